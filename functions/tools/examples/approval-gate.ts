@@ -1,0 +1,40 @@
+import * as z from 'zod';
+import { defineTool } from '../../../shared/runtime/tool.ts';
+
+/**
+ * An approval gate: before acting, asks a person to confirm through
+ * elicitation. While it waits the task is `input_required` and nothing runs.
+ * A decline (or a "no") ends the task with a tool-level refusal, not an error.
+ */
+export const approvalGate = defineTool({
+  name: 'approval_gate',
+  title: 'Approval gate',
+  description: 'Asks a person to approve an action (with an optional comment) before carrying it out.',
+  inputSchema: z.object({
+    action: z.string().min(1).max(500).describe('What will be done once approved, e.g. "deploy web@1.4.2 to production"'),
+  }),
+  execution: 'task',
+  handler: async ({ action }, ctx) => {
+    const answer = await ctx.elicit('approval', {
+      message: `Approve: ${action}?`,
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          approve: { type: 'boolean', title: 'Approve' },
+          comment: { type: 'string', title: 'Comment' },
+        },
+        required: ['approve'],
+      },
+    });
+    const approved = answer.action === 'accept' && answer.content?.['approve'] === true;
+    const comment = typeof answer.content?.['comment'] === 'string' ? answer.content['comment'] : undefined;
+    if (!approved) {
+      return { content: [{ type: 'text', text: `Not approved: ${action}` }], structuredContent: { approved: false }, isError: true };
+    }
+    await ctx.progress(`Approved; carrying out: ${action}`);
+    return {
+      content: [{ type: 'text', text: `Approved and done: ${action}${comment ? ` (${comment})` : ''}` }],
+      structuredContent: { approved: true, ...(comment ? { comment } : {}) },
+    };
+  },
+});

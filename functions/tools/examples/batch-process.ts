@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+import * as z from 'zod';
+import { defineTool } from '../../../shared/runtime/tool.ts';
+import { sleep } from '../sleep.ts';
+
+/**
+ * A batch job: processes items one by one and reports progress item by item
+ * (`statusMessage`), stopping promptly when the task is cancelled.
+ *
+ * "Processing" an item fingerprints it; `delayMs` stands in for real work.
+ */
+export const batchProcess = defineTool({
+  name: 'batch_process',
+  title: 'Batch process',
+  description: 'Processes a list of items one at a time, reporting progress after each item, and returns a per-item summary.',
+  inputSchema: z.object({
+    items: z.array(z.string().max(10_000)).min(1).max(1000).describe('The items to process'),
+    delayMs: z.number().int().min(0).max(60_000).default(500).describe('Simulated work per item, in milliseconds'),
+  }),
+  execution: 'optional',
+  handler: async ({ items, delayMs }, ctx) => {
+    const processed: Array<{ item: number; fingerprint: string }> = [];
+    for (const [index, item] of items.entries()) {
+      await sleep(delayMs, ctx.signal);
+      processed.push({ item: index, fingerprint: createHash('sha256').update(item).digest('hex').slice(0, 16) });
+      await ctx.progress(`Processed ${index + 1} of ${items.length} items`);
+    }
+    return {
+      content: [{ type: 'text', text: `Processed ${items.length} items` }],
+      structuredContent: { count: items.length, processed },
+    };
+  },
+});

@@ -1,0 +1,96 @@
+/**
+ * Configuration, read once at start-up from the environment and passed down.
+ * The variable names are shared with `infra/` so the stack and the functions
+ * can never disagree on them.
+ */
+
+/** Environment variable names, shared by `infra/` (which sets them) and `functions/` (which read them). */
+export const ENV = {
+  tableName: 'TASKS_TABLE_NAME',
+  queueUrl: 'TASKS_QUEUE_URL',
+  /** The principal tasks are bound to when no authorizer identifies the caller. */
+  localPrincipal: 'TASKS_LOCAL_PRINCIPAL',
+  /** `ttlMs` advertised on creation. */
+  taskTtlMs: 'TASKS_TTL_MS',
+  /** How long a task stays readable after its last change (e.g. its result). */
+  retentionMs: 'TASKS_RETENTION_MS',
+  pollIntervalMs: 'TASKS_POLL_INTERVAL_MS',
+  /** Lease a worker takes on a task while running it. */
+  leaseMs: 'TASKS_LEASE_MS',
+  /** How often a running handler checks for cancellation when it reports no progress. */
+  cancelCheckMs: 'TASKS_CANCEL_CHECK_MS',
+  /** Minimum time between two progress writes of one task. */
+  progressIntervalMs: 'TASKS_PROGRESS_INTERVAL_MS',
+  /** Longest a synchronous (non-task) tool call may run inside the request. */
+  syncBudgetMs: 'TASKS_SYNC_BUDGET_MS',
+  /** Which tool catalogue the endpoint serves: `product`, `conformance` or `all`. */
+  toolset: 'TASKS_TOOLSET',
+} as const;
+
+export type Toolset = 'product' | 'conformance' | 'all';
+
+export interface TaskSettings {
+  taskTtlMs: number;
+  retentionMs: number;
+  pollIntervalMs: number;
+  leaseMs: number;
+  cancelCheckMs: number;
+  progressIntervalMs: number;
+  syncBudgetMs: number;
+}
+
+export interface Config extends TaskSettings {
+  tableName: string;
+  queueUrl: string;
+  localPrincipal: string;
+  toolset: Toolset;
+}
+
+export const DEFAULT_SETTINGS: TaskSettings = {
+  taskTtlMs: 60 * 60 * 1000,
+  retentionMs: 60 * 60 * 1000,
+  pollIntervalMs: 1000,
+  leaseMs: 5 * 60 * 1000,
+  cancelCheckMs: 5000,
+  progressIntervalMs: 1000,
+  syncBudgetMs: 20_000,
+};
+
+type Env = Record<string, string | undefined>;
+
+/** Reads the configuration; required values missing is an error at start, not at first use. */
+export function loadConfig(env: Env = process.env): Config {
+  return {
+    tableName: required(env, ENV.tableName),
+    queueUrl: required(env, ENV.queueUrl),
+    localPrincipal: env[ENV.localPrincipal] || 'local',
+    toolset: toolset(env[ENV.toolset]),
+    taskTtlMs: positiveInt(env, ENV.taskTtlMs, DEFAULT_SETTINGS.taskTtlMs),
+    retentionMs: positiveInt(env, ENV.retentionMs, DEFAULT_SETTINGS.retentionMs),
+    pollIntervalMs: positiveInt(env, ENV.pollIntervalMs, DEFAULT_SETTINGS.pollIntervalMs),
+    leaseMs: positiveInt(env, ENV.leaseMs, DEFAULT_SETTINGS.leaseMs),
+    cancelCheckMs: positiveInt(env, ENV.cancelCheckMs, DEFAULT_SETTINGS.cancelCheckMs),
+    progressIntervalMs: positiveInt(env, ENV.progressIntervalMs, DEFAULT_SETTINGS.progressIntervalMs),
+    syncBudgetMs: positiveInt(env, ENV.syncBudgetMs, DEFAULT_SETTINGS.syncBudgetMs),
+  };
+}
+
+function required(env: Env, name: string): string {
+  const value = env[name];
+  if (!value) throw new Error(`Missing required environment variable ${name}`);
+  return value;
+}
+
+function positiveInt(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+function toolset(raw: string | undefined): Toolset {
+  if (raw === undefined || raw === '') return 'product';
+  if (raw === 'product' || raw === 'conformance' || raw === 'all') return raw;
+  throw new Error(`${ENV.toolset} must be product, conformance or all, got "${raw}"`);
+}

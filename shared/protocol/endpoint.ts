@@ -1,0 +1,207 @@
+import { randomUUID } from 'node:crypto';
+import { createMcpHandler, ProtocolError, Server, type McpRequestContext, type ServerContext } from '@modelcontextprotocol/server';
+import * as z from 'zod';
+import type { TaskSettings } from '../config.ts';
+import type { TaskQueue } from '../queue/queue.ts';
+import { runTool } from '../runtime/run.ts';
+import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
+import type { ClientCapabilities } from '../tasks/model.ts';
+import type { TaskStore } from '../tasks/store.ts';
+import { INTERNAL_ERROR, INVALID_PARAMS, missingTasksCapability, TASKS_EXTENSION, toProtocolError } from './errors.ts';
+import { decodeAnswers, encodeAnswers } from './request-state.ts';
+import { createTaskResult, detailedTask } from './render.ts';
+
+export const SERVER_INFO = { name: 'mcp-tasks-serverless', version: '0.1.0' } as const;
+
+export interface EndpointDeps {
+  store: TaskStore;
+  queue: TaskQueue;
+  tools: ReadonlyMap<string, ToolDefinition>;
+  settings: Pick<TaskSettings, 'taskTtlMs' | 'pollIntervalMs' | 'syncBudgetMs'>;
+  now?: () => number;
+  /** Structured, content-free log lines (never arguments, answers or tokens). */
+  log?: (event: Record<string, unknown>) => void;
+}
+
+/** A web-standard MCP endpoint: `fetch(request, principal)`. */
+export interface Endpoint {
+  fetch(request: Request, principal: string): Promise<Response>;
+}
+
+const TaskIdParams = z.object({ taskId: z.string().min(1) }).passthrough();
+
+/**
+ * Builds the MCP endpoint: the SDK serves the 2026-07-28 wire (discover,
+ * envelope, headers, `resultType`) and the 2025-era stateless fallback; this
+ * module adds the Tasks extension on top.
+ */
+export function createEndpoint(deps: EndpointDeps): Endpoint {
+  const now = deps.now ?? Date.now;
+  const handler = createMcpHandler((ctx) => buildServer(ctx), { responseMode: 'json' });
+
+  function buildServer(ctx: McpRequestContext): Server {
+    const principal = ctx.authInfo?.clientId;
+    if (!principal) throw new Error('Endpoint called without a principal');
+    const modern = ctx.era === 'modern';
+    const server = new TaskAwareServer(SERVER_INFO, {
+      capabilities: modern ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {} },
+    });
+    server.setRequestHandler('tools/list', async () => ({ tools: [...deps.tools.values()].map(describeTool) }));
+    // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
+    server.setRequestHandler('tools/call', (request, context) => callTool(request.params, context, principal, modern) as never);
+    if (modern) registerTaskMethods(server, principal);
+    return server;
+  }
+
+  async function callTool(
+    params: { name: string; arguments?: Record<string, unknown> },
+    ctx: ServerContext,
+    principal: string,
+    modern: boolean,
+  ) {
+    const tool = deps.tools.get(params.name);
+    if (!tool) throw new ProtocolError(INVALID_PARAMS, `Unknown tool: ${params.name}`);
+    const parsed = tool.inputSchema.safeParse(params.arguments ?? {});
+    if (!parsed.success) return invalidArguments(parsed.error);
+    const args = parsed.data;
+    const capabilities = clientCapabilities(ctx);
+    const declared = modern && declaresTasks(capabilities);
+
+    const inline = tool.execution === 'sync' || (tool.execution === 'optional' && (!declared || (tool.inline?.(args) ?? false)));
+    if (inline) return (await runInline(tool, args, ctx, capabilities)).result;
+    if (!declared) throw missingTasksCapability();
+
+    // Input the tool wants before it becomes a task is gathered synchronously
+    // (spec item 13); the answers are recorded on the task for its handler.
+    let answers: Record<string, unknown> = {};
+    if (tool.prepare) {
+      const prepare = tool.prepare;
+      const gathered = await runInline({ ...tool, handler: async (a, c) => (await prepare(a, c), '') }, args, ctx, capabilities);
+      if (gathered.result.resultType === 'input_required') return gathered.result;
+      answers = gathered.answers;
+    }
+    return createTask(tool, args, capabilities, principal, answers);
+  }
+
+  async function createTask(tool: ToolDefinition, args: Record<string, unknown>, capabilities: ClientCapabilities, principal: string, answers: Record<string, unknown>) {
+    const task = await deps.store.create({
+      taskId: randomUUID(),
+      owner: principal,
+      tool: tool.name,
+      arguments: args,
+      clientCapabilities: capabilities,
+      inputResponses: answers,
+      now: now(),
+      ttlMs: deps.settings.taskTtlMs,
+      pollIntervalMs: deps.settings.pollIntervalMs,
+    });
+    try {
+      await deps.queue.send({ taskId: task.taskId, reason: 'start' });
+    } catch {
+      // The row exists but no worker will ever see it: end it visibly rather than leave it working forever.
+      await deps.store.fail(task.taskId, { code: INTERNAL_ERROR, message: 'Internal error' }, 'The task could not be queued', now());
+      throw new ProtocolError(INTERNAL_ERROR, 'The task could not be queued');
+    }
+    deps.log?.({ event: 'task-created', taskId: task.taskId, tool: tool.name });
+    return createTaskResult(task);
+  }
+
+  /**
+   * Runs a tool inside the request. Elicitation goes through multi-round-trip
+   * requests: answers from earlier rounds travel in `requestState`. That state
+   * holds nothing but the client's own answers, so a forged one can only
+   * claim answers the client could have given anyway.
+   */
+  async function runInline(tool: ToolDefinition, args: Record<string, unknown>, ctx: ServerContext, capabilities: ClientCapabilities) {
+    const answers = { ...decodeAnswers(ctx.mcpReq.requestState<string>()), ...(ctx.mcpReq.inputResponses ?? {}) };
+    const signal = AbortSignal.any([ctx.mcpReq.signal, AbortSignal.timeout(deps.settings.syncBudgetMs)]);
+    const outcome = await runTool(tool, args, { taskId: undefined, clientCapabilities: capabilities, answers, cancel: signal, progress: async () => {} });
+    switch (outcome.kind) {
+      case 'result':
+        return { result: outcome.result as Record<string, unknown>, answers };
+      case 'protocol-error':
+        throw new ProtocolError(outcome.error.code, outcome.error.message, outcome.error.data);
+      case 'input':
+        return { result: { resultType: 'input_required', inputRequests: outcome.inputRequests, requestState: encodeAnswers(answers) }, answers };
+      case 'cancelled':
+        throw new ProtocolError(INTERNAL_ERROR, 'The tool did not finish within the synchronous time budget; call it as a task');
+    }
+  }
+
+  function registerTaskMethods(server: Server, principal: string) {
+    const guard = <R>(fn: (params: { taskId: string }, ctx: ServerContext) => Promise<R>) => async (params: { taskId: string }, ctx: ServerContext) => {
+      if (!declaresTasks(clientCapabilities(ctx))) throw missingTasksCapability();
+      try {
+        return await fn(params, ctx);
+      } catch (error) {
+        throw toProtocolError(error);
+      }
+    };
+
+    server.setRequestHandler('tasks/get', { params: TaskIdParams }, guard(async ({ taskId }) => {
+      const task = await deps.store.get(taskId, principal, now());
+      if (!task) throw new ProtocolError(INVALID_PARAMS, 'Task not found');
+      return detailedTask(task);
+    }));
+
+    // The SDK lifts `inputResponses` out of the params (as for any multi-round-trip retry).
+    server.setRequestHandler('tasks/update', { params: TaskIdParams }, guard(async ({ taskId }, ctx) => {
+      const inputResponses = ctx.mcpReq.inputResponses;
+      if (!inputResponses) throw new ProtocolError(INVALID_PARAMS, 'tasks/update requires inputResponses');
+      const { resumed } = await deps.store.answer(taskId, principal, inputResponses, now());
+      if (resumed) await deps.queue.send({ taskId, reason: 'resume' });
+      return {};
+    }));
+
+    server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, guard(async ({ taskId }) => {
+      await deps.store.cancel(taskId, principal, now());
+      return {};
+    }));
+  }
+
+  return {
+    fetch: (request, principal) => handler.fetch(request, { authInfo: { token: '', clientId: principal, scopes: [] } }),
+  };
+}
+
+/**
+ * The SDK normalises every `tools/call` result as a `CallToolResult` (adding
+ * `content: []`). A `CreateTaskResult` is a different result family and must
+ * stay flat and exact (spec §1.4), so it bypasses that step; every other
+ * result still goes through the SDK's validation.
+ */
+class TaskAwareServer extends Server {
+  protected override _wrapHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
+    if (method !== 'tools/call') return super._wrapHandler(method, handler);
+    return async (request, ctx) => {
+      const result = (await handler(request, ctx)) as Record<string, unknown>;
+      if (result['resultType'] === 'task') return result as never;
+      return super._wrapHandler(method, async () => result as never)(request, ctx);
+    };
+  }
+}
+
+function describeTool(tool: ToolDefinition) {
+  return {
+    name: tool.name,
+    ...(tool.title ? { title: tool.title } : {}),
+    description: tool.description,
+    inputSchema: z.toJSONSchema(tool.inputSchema, { io: 'input' }) as { type: 'object'; [key: string]: unknown },
+  };
+}
+
+function invalidArguments(error: z.ZodError): ToolResult {
+  const issues = error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ');
+  return { content: [{ type: 'text', text: `Invalid arguments: ${issues}` }], isError: true };
+}
+
+function clientCapabilities(ctx: ServerContext): ClientCapabilities {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  return (envelope?.['io.modelcontextprotocol/clientCapabilities'] ?? {}) as ClientCapabilities;
+}
+
+/** Whether the client declared the extension on this very request (spec items 2, 57, 58). */
+function declaresTasks(capabilities: ClientCapabilities): boolean {
+  const extensions = capabilities['extensions'];
+  return typeof extensions === 'object' && extensions !== null && TASKS_EXTENSION in extensions;
+}

@@ -1,0 +1,28 @@
+import { MissingRequiredClientCapabilityError, ProtocolError } from '@modelcontextprotocol/server';
+import { TaskNotFoundError } from '../tasks/store.ts';
+
+/** The extension's identifier (spec §1.10, item 53). */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+export const INVALID_PARAMS = -32602;
+export const INTERNAL_ERROR = -32603;
+
+/** `-32021` naming the tasks extension (spec items 3 and 45). */
+export function missingTasksCapability(): ProtocolError {
+  return new MissingRequiredClientCapabilityError(
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+    `Missing required client capability: declare the ${TASKS_EXTENSION} extension on this request`,
+  );
+}
+
+/**
+ * The one place where anything thrown inside a protocol handler becomes a
+ * JSON-RPC error. Domain errors keep their meaning; anything unexpected
+ * becomes a bare `-32603` with no stack or message text from the exception.
+ */
+export function toProtocolError(error: unknown): ProtocolError {
+  if (error instanceof ProtocolError) return error;
+  // Unknown, expired and foreign tasks answer alike (spec items 41, 42, 56).
+  if (error instanceof TaskNotFoundError) return new ProtocolError(INVALID_PARAMS, 'Task not found');
+  return new ProtocolError(INTERNAL_ERROR, 'Internal error');
+}

@@ -1,0 +1,104 @@
+import type * as z from 'zod';
+import type { ClientCapabilities, JsonRpcErrorObject } from '../tasks/model.ts';
+
+/** A `CallToolResult` as a tool returns it. */
+export interface ToolResult {
+  content: Array<Record<string, unknown>>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  [key: string]: unknown;
+}
+
+/**
+ * How a tool may be run:
+ * - `sync`: always answered inside the `tools/call` request;
+ * - `task`: only as a task (a client that did not declare the extension gets `-32021`);
+ * - `optional`: as a task when the client declared the extension on the request,
+ *   inside the request otherwise.
+ */
+export type Execution = 'sync' | 'task' | 'optional';
+
+/** The whole API a tool author sees while the handler runs. */
+export interface TaskContext {
+  /** The task id, or `undefined` when the call is answered synchronously. */
+  readonly taskId: string | undefined;
+  /** Fires when the task is cancelled (or the run is suspended); stop promptly. */
+  readonly signal: AbortSignal;
+  /** Capabilities the client declared on the originating `tools/call`. */
+  readonly clientCapabilities: ClientCapabilities;
+  /** Reports progress as the task's `statusMessage` (throttled; writes cost money). */
+  progress(message: string): Promise<void>;
+  /**
+   * Asks the client for input with `elicitation/create`. Returns the answer
+   * recorded under `key`; otherwise the run is suspended: the task goes
+   * `input_required` and the handler is replayed from the start once every
+   * outstanding key is answered. Keys identify requests for the task's whole
+   * life: use a fixed key per question, never one derived from time or chance.
+   */
+  elicit(key: string, params: ElicitParams): Promise<ElicitAnswer>;
+  /** Like {@link TaskContext.elicit}, with `sampling/createMessage`. */
+  sample(key: string, params: Record<string, unknown>): Promise<Record<string, unknown>>;
+}
+
+export interface ElicitParams {
+  mode?: 'form';
+  message: string;
+  requestedSchema: Record<string, unknown>;
+}
+
+export interface ElicitAnswer {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, unknown>;
+}
+
+/** A tool of the catalogue. */
+export interface ToolDefinition<Args = Record<string, unknown>> {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: z.ZodType<Args>;
+  execution: Execution;
+  /**
+   * For `optional` tools: whether a call that could become a task is cheap
+   * enough to answer inline anyway (e.g. zero work requested).
+   */
+  inline?: (args: Args) => boolean;
+  handler: (args: Args, ctx: TaskContext) => Promise<ToolResult | string>;
+  /**
+   * For `task` and `optional` tools: input to gather before the task exists,
+   * through multi-round-trip requests on the `tools/call` itself. The answers
+   * are recorded on the task, so the same `ctx.elicit(key, …)` calls in
+   * `handler` return them without asking again.
+   */
+  prepare?: (args: Args, ctx: TaskContext) => Promise<void>;
+}
+
+/** Declares a tool with its argument type inferred from the schema. */
+export function defineTool<S extends z.ZodType<Record<string, unknown>>>(
+  tool: Omit<ToolDefinition<z.output<S>>, 'inputSchema'> & { inputSchema: S },
+): ToolDefinition {
+  return tool as unknown as ToolDefinition;
+}
+
+/** A tool error: the call ran and failed at the tool level (`isError: true`, task `completed`). */
+export class ToolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolError';
+  }
+}
+
+/**
+ * A JSON-RPC error from the underlying request: the task ends `failed` with
+ * this error (spec item 51). Not retried.
+ */
+export class ToolProtocolError extends Error {
+  constructor(readonly code: number, message: string, readonly data?: unknown) {
+    super(message);
+    this.name = 'ToolProtocolError';
+  }
+
+  toJSON(): JsonRpcErrorObject {
+    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
+  }
+}

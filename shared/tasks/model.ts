@@ -1,0 +1,120 @@
+/**
+ * The task model: the spec's five statuses, the one table of allowed
+ * transitions, and the record the store keeps for every task.
+ *
+ * Wire names (`working`, `input_required`, …) are used verbatim so nothing
+ * needs translating between the row, the domain and the protocol.
+ */
+
+/** The statuses of `io.modelcontextprotocol/tasks` (spec §1.1). */
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+
+/** A terminal task never changes again (spec §2). */
+export function isTerminal(status: TaskStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+/**
+ * Allowed transitions (spec §2). A transition to the same status is not a
+ * transition: `working` → `working` is how progress and leases are written and
+ * is checked separately by the store.
+ */
+export const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
+  working: ['input_required', 'completed', 'failed', 'cancelled'],
+  input_required: ['working', 'completed', 'failed', 'cancelled'],
+  completed: [],
+  failed: [],
+  cancelled: [],
+};
+
+export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** A server-to-client request carried in `inputRequests` (`{method, params}`, no id). */
+export interface InputRequest {
+  method: 'elicitation/create' | 'sampling/createMessage' | 'roots/list';
+  params?: Record<string, unknown>;
+}
+
+/** A JSON-RPC error object, as carried by a `failed` task (spec §1.3). */
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** Client capabilities as declared on the originating `tools/call` (envelope `clientCapabilities`). */
+export type ClientCapabilities = Record<string, unknown>;
+
+/** Fields every task record has, whatever its status. */
+export interface TaskBase {
+  taskId: string;
+  /** The principal that created the task; only it may see or touch the task. */
+  owner: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  /** Capabilities the client declared on the `tools/call` that created the task. */
+  clientCapabilities: ClientCapabilities;
+  statusMessage?: string;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  /** Epoch milliseconds. */
+  lastUpdatedAt: number;
+  /** Lifetime from `createdAt`; only ever grows once advertised. */
+  ttlMs: number;
+  pollIntervalMs: number;
+  /** Answers recorded so far, by input-request key; replayed into the handler. */
+  inputResponses: Record<string, unknown>;
+  /** Every input-request key ever issued: keys are never reused (spec items 23–25). */
+  issuedKeys: string[];
+  cancelRequested: boolean;
+  /** The worker currently running the handler, while its lease is live. */
+  lease?: { owner: string; until: number };
+  attempts: number;
+  /** Optimistic-concurrency counter, incremented by every write. */
+  version: number;
+}
+
+export interface WorkingTask extends TaskBase {
+  status: 'working';
+}
+export interface InputRequiredTask extends TaskBase {
+  status: 'input_required';
+  /** The outstanding requests: answered keys are removed at once. */
+  inputRequests: Record<string, InputRequest>;
+}
+export interface CompletedTask extends TaskBase {
+  status: 'completed';
+  /** The `CallToolResult` of the tool (also when it has `isError: true`). */
+  result: Record<string, unknown>;
+}
+export interface FailedTask extends TaskBase {
+  status: 'failed';
+  error: JsonRpcErrorObject;
+}
+export interface CancelledTask extends TaskBase {
+  status: 'cancelled';
+}
+
+/** A task as the store keeps it: a union discriminated on `status`. */
+export type TaskRecord = WorkingTask | InputRequiredTask | CompletedTask | FailedTask | CancelledTask;
+
+/** How a handler run ended, as the runner hands it to the store. */
+export type TaskOutcome =
+  | { status: 'completed'; result: Record<string, unknown> }
+  | { status: 'failed'; error: JsonRpcErrorObject; statusMessage?: string }
+  | { status: 'cancelled'; statusMessage?: string }
+  | { status: 'input_required'; inputRequests: Record<string, InputRequest> };
+
+/** Whether a lease is live at `now` (a worker is running the handler). */
+export function isRunning(task: TaskRecord, now: number): boolean {
+  return task.lease !== undefined && task.lease.until > now;
+}
+
+/** Whether the task has passed `createdAt + ttlMs` and must be treated as gone. */
+export function isExpired(task: Pick<TaskBase, 'createdAt' | 'ttlMs'>, now: number): boolean {
+  return task.createdAt + task.ttlMs <= now;
+}

@@ -1,0 +1,37 @@
+import type { TaskOutcome, TaskRecord, WorkingTask } from './model.ts';
+import { extendedTtl } from './ttl.ts';
+
+/** The record after `outcome`: lease released, TTL extended, status-specific fields set. */
+export function applyOutcome(task: TaskRecord, outcome: TaskOutcome, now: number, retentionMs: number): TaskRecord {
+  const { lease: _released, ...base } = task;
+  const common = {
+    ...stripStatusFields(base),
+    lastUpdatedAt: now,
+    ttlMs: extendedTtl(task, now, retentionMs),
+    version: task.version + 1,
+  };
+  switch (outcome.status) {
+    case 'completed':
+      return { ...common, status: 'completed', result: outcome.result };
+    case 'failed':
+      return { ...common, status: 'failed', error: outcome.error, statusMessage: outcome.statusMessage ?? common.statusMessage };
+    case 'cancelled':
+      return { ...common, status: 'cancelled', statusMessage: outcome.statusMessage ?? common.statusMessage };
+    case 'input_required':
+      return {
+        ...common,
+        status: 'input_required',
+        inputRequests: outcome.inputRequests,
+        issuedKeys: [...new Set([...common.issuedKeys, ...Object.keys(outcome.inputRequests)])],
+      };
+  }
+}
+
+function stripStatusFields(task: Omit<TaskRecord, 'lease'>) {
+  const { status: _s, ...rest } = task as Record<string, unknown>;
+  delete rest['inputRequests'];
+  delete rest['result'];
+  delete rest['error'];
+  return rest as Omit<WorkingTask, 'status'>;
+}
+
