@@ -120,7 +120,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
       case 'result':
         return { result: outcome.result as Record<string, unknown>, answers };
       case 'protocol-error':
-        throw new ProtocolError(outcome.error.code, outcome.error.message, outcome.error.data);
+        throw ProtocolError.fromError(outcome.error.code, outcome.error.message, outcome.error.data);
       case 'input':
         return { result: { resultType: 'input_required', inputRequests: outcome.inputRequests, requestState: encodeAnswers(answers) }, answers };
       case 'cancelled':
@@ -160,8 +160,32 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
   }
 
   return {
-    fetch: (request, principal) => handler.fetch(request, { authInfo: { token: '', clientId: principal, scopes: [] } }),
+    async fetch(request, principal) {
+      const rejected = await rejectUndeclaredTaskSubscription(request);
+      return rejected ?? handler.fetch(request, { authInfo: { token: '', clientId: principal, scopes: [] } });
+    },
   };
+}
+
+/**
+ * `subscriptions/listen` asking for `taskIds` without declaring the extension
+ * gets `-32021` (spec items 37, 44). The SDK owns listen streams; on this
+ * buffered front they are acknowledged and end at once, and no task
+ * notifications are offered (they are optional: clients poll `tasks/get`).
+ */
+async function rejectUndeclaredTaskSubscription(request: Request): Promise<Response | undefined> {
+  if (request.method !== 'POST' || request.headers.get('mcp-method') !== 'subscriptions/listen') return undefined;
+  let body: { id?: unknown; params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> } };
+  try {
+    body = JSON.parse(await request.clone().text());
+  } catch {
+    return undefined; // malformed JSON: the SDK answers it
+  }
+  if (body?.params?.notifications?.taskIds === undefined) return undefined;
+  const capabilities = (body.params._meta?.['io.modelcontextprotocol/clientCapabilities'] ?? {}) as ClientCapabilities;
+  if (declaresTasks(capabilities)) return undefined;
+  const error = missingTasksCapability();
+  return Response.json({ jsonrpc: '2.0', id: body.id ?? null, error: { code: error.code, message: error.message, data: error.data } }, { status: 400 });
 }
 
 /**

@@ -102,4 +102,54 @@ const toolWithTask = defineTool({
   },
 });
 
-export const conformanceTools: ToolDefinition[] = [greet, slowCompute, failingJob, protocolErrorJob, confirmDelete, multiInput, toolWithTask];
+/** Needs sampling, which the stateless scenario never declares: answers `-32021`. */
+const missingCapability = defineTool({
+  name: 'test_missing_capability',
+  description: 'Asks the client for a sampling completion (requires the sampling capability).',
+  inputSchema: z.object({}),
+  execution: 'sync',
+  handler: async (_args, ctx) => {
+    const reply = await ctx.sample('completion', {
+      messages: [{ role: 'user', content: { type: 'text', text: 'Say hello' } }],
+      maxTokens: 20,
+    });
+    return JSON.stringify(reply);
+  },
+});
+
+/** Elicits inline: the answer is an `input_required` result, never a server-to-client request. */
+const streamingElicitation = defineTool({
+  name: 'test_streaming_elicitation',
+  description: 'Asks for a value through elicitation within the request.',
+  inputSchema: z.object({}),
+  execution: 'sync',
+  handler: async (_args, ctx) => {
+    const answer = await ctx.elicit('value', {
+      message: 'Enter a value',
+      requestedSchema: { type: 'object', properties: { value: { type: 'string' } }, required: ['value'] },
+    });
+    return `Received ${String(answer.content?.['value'] ?? answer.action)}`;
+  },
+});
+
+/** Logs nothing (no log level was requested) and answers at once. */
+const loggingTool = defineTool({
+  name: 'test_logging_tool',
+  description: 'Answers at once; would log only when the client asks for a log level.',
+  inputSchema: z.object({}),
+  execution: 'sync',
+  handler: async () => 'Done',
+});
+
+export const conformanceTools: ToolDefinition[] = [
+  greet,
+  slowCompute,
+  failingJob,
+  protocolErrorJob,
+  confirmDelete,
+  multiInput,
+  toolWithTask,
+  missingCapability,
+  streamingElicitation,
+  loggingTool,
+];

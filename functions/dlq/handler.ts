@@ -1,0 +1,24 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { parseTaskMessage } from '../../shared/queue/queue.ts';
+import { EXHAUSTED_ERROR } from '../../shared/runtime/worker.ts';
+import { log, store } from '../lib/deps.ts';
+
+/**
+ * Dead-letter queue consumer: a task whose messages kept failing is marked
+ * `failed` with a diagnostic `statusMessage` (spec item 48), so the client
+ * stops polling a task that will never finish.
+ */
+export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+  const failures: { itemIdentifier: string }[] = [];
+  for (const record of event.Records) {
+    try {
+      const { taskId } = parseTaskMessage(record.body);
+      const changed = await store.fail(taskId, EXHAUSTED_ERROR, 'The task failed repeatedly and was abandoned after its last attempt', Date.now());
+      log({ event: 'dead-lettered', taskId, changed });
+    } catch (error) {
+      if (error instanceof SyntaxError || (error instanceof Error && error.message === 'Not a task message')) continue;
+      failures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  return { batchItemFailures: failures };
+}

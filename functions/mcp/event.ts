@@ -1,0 +1,31 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+
+/** An HTTP API (payload 2.0) event as a web `Request`. */
+export function toRequest(event: APIGatewayProxyEventV2): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(event.headers ?? {})) if (value !== undefined) headers.set(name, value);
+  if (event.cookies?.length) headers.set('cookie', event.cookies.join('; '));
+  const host = headers.get('host') ?? event.requestContext.domainName ?? 'localhost';
+  const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
+  const method = event.requestContext.http.method;
+  const body = event.body === undefined || method === 'GET' || method === 'HEAD'
+    ? undefined
+    : event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body;
+  return new Request(`https://${host}${event.rawPath}${query}`, { method, headers, body });
+}
+
+/** A web `Response` as an HTTP API result (buffered: the front does not stream). */
+export async function toResult(response: Response): Promise<APIGatewayProxyResultV2> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return { statusCode: response.status, headers, body: await response.text(), isBase64Encoded: false };
+}
+
+/** The caller's identity from a JWT authorizer (`sub`), when the route has one. */
+export function principalOf(event: APIGatewayProxyEventV2): string | undefined {
+  const authorizer = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer;
+  const sub = authorizer?.jwt?.claims?.['sub'];
+  return typeof sub === 'string' && sub !== '' ? sub : undefined;
+}

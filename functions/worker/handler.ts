@@ -1,0 +1,27 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { parseTaskMessage } from '../../shared/queue/queue.ts';
+import { processTaskMessage } from '../../shared/runtime/worker.ts';
+import { config, log, store, tools } from '../lib/deps.ts';
+
+/**
+ * SQS event source with partial batch responses: a record whose task should
+ * run again is reported as failed and redelivered after the visibility
+ * timeout; after `maxReceiveCount` it reaches the dead-letter queue.
+ */
+export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+  const results = await Promise.all(
+    event.Records.map(async (record) => {
+      let message;
+      try {
+        message = parseTaskMessage(record.body);
+      } catch {
+        log({ event: 'malformed-message', messageId: record.messageId });
+        return 'done';
+      }
+      return processTaskMessage(message, { store, tools, settings: config, log }).catch(() => 'retry' as const);
+    }),
+  );
+  return {
+    batchItemFailures: event.Records.filter((_, i) => results[i] === 'retry').map((record) => ({ itemIdentifier: record.messageId })),
+  };
+}
