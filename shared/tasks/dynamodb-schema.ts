@@ -10,3 +10,11 @@
 export const TABLE_KEYS = { partition: 'pk', sort: 'sk' } as const;
 export const TTL_ATTRIBUTE = 'expiresAt';
 export const TASK_ROW_SK = 'task';
+
+/**
+ * Sparse index of non-terminal tasks, for the sweeper: only rows that carry
+ * `activeShard` appear in it (the attribute is removed when a task ends), so
+ * finding stuck work never scans the table. `sweepAt` (epoch ms) orders rows
+ * by when they are next due for a look.
+ */
+export const ACTIVE_INDEX = { name: 'active-tasks', partition: 'activeShard', sort: 'sweepAt' } as const;
