@@ -113,7 +113,6 @@ function watchCancellation(deps: WorkerDeps, task: TaskRecord, cancel: AbortCont
       () => {},
     );
   }, Math.max(50, Math.floor(deps.settings.cancelCheckMs / 2)));
-  timer.unref?.();
   return {
     async progress(message: string) {
       if (now() - lastProgress < deps.settings.progressIntervalMs) return;
