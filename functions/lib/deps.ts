@@ -14,7 +14,11 @@ import { toolCatalogue } from '../tools/index.ts';
 
 export const config = loadConfig();
 export const dynamodb = new DynamoDBClient({});
-export const sqs = new SQSClient({});
+// Requests go to the client's endpoint, not to the QueueUrl's host: on AWS the
+// two are the same origin (this is a no-op), while `AWS_ENDPOINT_URL_SQS` does
+// not count as a custom endpoint for the SDK's QueueUrl rewrite, so emulator
+// queue URLs (e.g. fauxqs' `sqs.us-east-1.localhost`) would otherwise win.
+export const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
 export const store = new DynamoDbTaskStore({ client: dynamodb, tableName: config.tableName, retentionMs: config.retentionMs });
 export const queue = new SqsTaskQueue({ client: sqs, queueUrl: config.queueUrl });
 export const tools = toolCatalogue(config.toolset);

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { createMcpHandler, ProtocolError, Server, type McpRequestContext, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
+  ProtocolError,
+  Server,
+  type McpRequestContext,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { TaskSettings } from '../config.ts';
 import type { TaskQueue } from '../queue/queue.ts';
@@ -7,7 +14,7 @@ import { runTool } from '../runtime/run.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
-import { INTERNAL_ERROR, INVALID_PARAMS, missingTasksCapability, TASKS_EXTENSION, toProtocolError } from './errors.ts';
+import { INTERNAL_ERROR, INVALID_PARAMS, missingTasksCapability, PROTOCOL_VERSION, TASKS_EXTENSION, toProtocolError } from './errors.ts';
 import { decodeAnswers, encodeAnswers } from './request-state.ts';
 import { createTaskResult, detailedTask } from './render.ts';
 
@@ -161,31 +168,54 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
 
   return {
     async fetch(request, principal) {
-      const rejected = await rejectUndeclaredTaskSubscription(request);
-      return rejected ?? handler.fetch(request, { authInfo: { token: '', clientId: principal, scopes: [] } });
+      const authInfo = { token: '', clientId: principal, scopes: [] };
+      if (request.method !== 'POST') return handler.fetch(request, { authInfo });
+      // The body is read and parsed once here and handed to the SDK parsed, so
+      // the checks below cost no second parse.
+      const text = await request.text();
+      if (Buffer.byteLength(text) > MAX_BODY_BYTES) return jsonRpcError(413, null, -32600, 'Request body too large');
+      const bare = new Request(request.url, { method: 'POST', headers: request.headers });
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return handler.fetch(new Request(bare, { body: text }), { authInfo }); // the SDK answers -32700
+      }
+      return preflight(request.headers, body) ?? handler.fetch(bare, { authInfo, parsedBody: body });
     },
   };
 }
 
+/** The largest request body accepted (the SDK's own default bound). */
+const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
+
 /**
- * `subscriptions/listen` asking for `taskIds` without declaring the extension
- * gets `-32021` (spec items 37, 44). The SDK owns listen streams; on this
- * buffered front they are acknowledged and end at once, and no task
- * notifications are offered (they are optional: clients poll `tasks/get`).
+ * Checks the SDK leaves to the extension or routes differently:
+ * - a JSON-RPC batch under the 2026-07-28 header is invalid (batches do not
+ *   exist in that revision); without this, envelope-less batches would be
+ *   routed to the 2025-era leg and refused with a misleading version error;
+ * - `subscriptions/listen` asking for `taskIds` without declaring the
+ *   extension gets `-32021` (spec items 37, 44). The SDK owns listen streams;
+ *   on this buffered front they are acknowledged and end at once, and no task
+ *   notifications are offered (they are optional: clients poll `tasks/get`).
  */
-async function rejectUndeclaredTaskSubscription(request: Request): Promise<Response | undefined> {
-  if (request.method !== 'POST' || request.headers.get('mcp-method') !== 'subscriptions/listen') return undefined;
-  let body: { id?: unknown; params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> } };
-  try {
-    body = JSON.parse(await request.clone().text());
-  } catch {
-    return undefined; // malformed JSON: the SDK answers it
+function preflight(headers: Headers, body: unknown): Response | undefined {
+  if (Array.isArray(body)) {
+    if (headers.get('mcp-protocol-version') === PROTOCOL_VERSION) {
+      return jsonRpcError(400, null, -32600, `JSON-RPC batches are not part of protocol revision ${PROTOCOL_VERSION}`);
+    }
+    return undefined;
   }
-  if (body?.params?.notifications?.taskIds === undefined) return undefined;
-  const capabilities = (body.params._meta?.['io.modelcontextprotocol/clientCapabilities'] ?? {}) as ClientCapabilities;
+  const message = body as { id?: unknown; method?: unknown; params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> } } | null;
+  if (message?.method !== 'subscriptions/listen' || message.params?.notifications?.taskIds === undefined) return undefined;
+  const capabilities = (message.params._meta?.['io.modelcontextprotocol/clientCapabilities'] ?? {}) as ClientCapabilities;
   if (declaresTasks(capabilities)) return undefined;
   const error = missingTasksCapability();
-  return Response.json({ jsonrpc: '2.0', id: body.id ?? null, error: { code: error.code, message: error.message, data: error.data } }, { status: 400 });
+  return jsonRpcError(400, message.id ?? null, error.code, error.message, error.data);
+}
+
+function jsonRpcError(status: number, id: unknown, code: number, message: string, data?: unknown): Response {
+  return Response.json({ jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } }, { status });
 }
 
 /**

@@ -4,6 +4,9 @@ import { TaskNotFoundError } from '../tasks/store.ts';
 /** The extension's identifier (spec §1.10, item 53). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
+/** The protocol revision that carries the extension. */
+export const PROTOCOL_VERSION = '2026-07-28';
+
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 

@@ -1,0 +1,123 @@
+import { Annotations, CfnOutput, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { HttpApi, HttpMethod, LogGroupLogDestination, type HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+
+/** Who may call the endpoint: callers presenting a JWT from `issuer` for one of `audience`. */
+export interface JwtSettings {
+  /** The token issuer URL (e.g. `https://cognito-idp.<region>.amazonaws.com/<pool id>`). */
+  readonly issuer: string;
+  readonly audience: string[];
+}
+
+export interface ApiThrottle {
+  /** Steady-state requests per second for the whole stage. */
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
+
+export interface ApiProps {
+  /** The MCP function behind `POST /mcp`. */
+  readonly handler: IFunction;
+  /** Without it the endpoint is open to anyone who knows its URL, and the stack says so. */
+  readonly jwt?: JwtSettings;
+  readonly throttle: ApiThrottle;
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/** The path MCP clients call. */
+export const MCP_PATH = '/mcp';
+
+/** Warning id of the open-endpoint annotation (also how a test finds it). */
+export const OPEN_ENDPOINT_WARNING = 'mcp-tasks:open-endpoint';
+
+/**
+ * The HTTP API in front of the MCP function: one route, `POST /mcp`, on the
+ * `$default` stage with stage-wide throttling and JSON access logs.
+ *
+ * An HTTP API buffers each response (no streaming): the MCP endpoint answers
+ * in JSON, and clients poll tasks instead of holding a stream open.
+ */
+export class Api extends Construct {
+  readonly httpApi: HttpApi;
+  readonly stage: HttpStage;
+  readonly accessLogs: LogGroup;
+  /** The URL to configure in an MCP client. */
+  readonly endpointUrl: string;
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+    this.httpApi = new HttpApi(this, 'HttpApi', {
+      description: 'MCP server with the Tasks extension',
+      createDefaultStage: false,
+    });
+
+    this.accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
+    this.stage = this.httpApi.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: props.throttle,
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(this.accessLogs),
+        // Who called what, when, and how it went; never headers or bodies
+        // (tokens, tool arguments). `sub` is the caller's identity when a JWT
+        // authorizer is configured.
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            requestTime: '$context.requestTime',
+            sourceIp: '$context.identity.sourceIp',
+            method: '$context.httpMethod',
+            routeKey: '$context.routeKey',
+            status: '$context.status',
+            protocol: '$context.protocol',
+            responseLength: '$context.responseLength',
+            responseLatency: '$context.responseLatency',
+            integrationLatency: '$context.integrationLatency',
+            integrationError: '$context.integrationErrorMessage',
+            authorizerError: '$context.authorizer.error',
+            sub: '$context.authorizer.claims.sub',
+          }),
+        ),
+      },
+    });
+
+    const authorizer = props.jwt
+      ? new HttpJwtAuthorizer('JwtAuthorizer', props.jwt.issuer, { jwtAudience: props.jwt.audience })
+      : undefined;
+    const [route] = this.httpApi.addRoutes({
+      path: MCP_PATH,
+      methods: [HttpMethod.POST],
+      integration: new HttpLambdaIntegration('McpIntegration', props.handler),
+      ...(authorizer ? { authorizer } : {}),
+    });
+
+    this.endpointUrl = `${this.httpApi.apiEndpoint}${MCP_PATH}`;
+    new CfnOutput(this, 'McpEndpointUrl', { value: this.endpointUrl, description: 'The URL MCP clients call (POST, Streamable HTTP)' });
+
+    if (!props.jwt) {
+      const message =
+        'The MCP endpoint is OPEN: no JWT authorizer is configured, so anyone who knows the URL can create and read tasks, all under one shared principal. ' +
+        'Deploy with `-c jwtIssuer=<issuer URL> -c jwtAudience=<audience>` to require a token.';
+      Annotations.of(this).addWarningV2(OPEN_ENDPOINT_WARNING, message);
+      new CfnOutput(this, 'Authentication', { value: `OPEN - ${message}`, description: 'Whether the endpoint requires a token' });
+      if (route) {
+        Validations.of(route).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason:
+            'No JWT issuer/audience was given, so the route has no authorizer by explicit choice; synth warns loudly and the stack outputs say the endpoint is OPEN. Setting jwtIssuer and jwtAudience adds the authorizer.',
+        });
+      }
+    } else {
+      new CfnOutput(this, 'Authentication', {
+        value: `JWT from ${props.jwt.issuer} for ${props.jwt.audience.join(', ')}`,
+        description: 'Whether the endpoint requires a token',
+      });
+    }
+  }
+}

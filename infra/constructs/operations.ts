@@ -1,0 +1,203 @@
+import { Duration } from 'aws-cdk-lib';
+import {
+  Alarm,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  LogQueryVisualizationType,
+  LogQueryWidget,
+  MathExpression,
+  Stats,
+  TextWidget,
+  TreatMissingData,
+  type IAlarm,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import type { Api } from './api.ts';
+import type { TaskFunction } from './task-function.ts';
+import type { TaskQueue } from './task-queue.ts';
+
+/** The longest delay SQS allows on one message (durable timers hop in steps of at most this). */
+const MAX_SQS_DELAY = Duration.minutes(15);
+
+export interface OperationsProps {
+  readonly api: Api;
+  readonly mcp: TaskFunction;
+  readonly tasks: TaskQueue;
+  /** An existing SNS topic that receives alarm and OK notifications; without it the alarms only change state. */
+  readonly alarmTopicArn?: string;
+}
+
+/**
+ * Alarms on what needs a person, and one dashboard.
+ *
+ * Task counts: the functions print one JSON line per event through `log()`
+ * (`functions/lib/deps.ts`): `task-created` (MCP function), `ran` with
+ * `outcome` (worker), `dead-lettered` with `changed` (DLQ handler). They go
+ * through `console.log(JSON.stringify(…))`, so the Lambda runtime prefixes
+ * each line with a timestamp, request id and level (text format) or wraps it
+ * as a *string* in `message` (JSON format). Either way a metric filter's JSON
+ * pattern cannot address `event`, and its plain-text syntax cannot express
+ * `"outcome":"result"` reliably (regex patterns reject `"`). The dashboard
+ * therefore counts tasks with Logs Insights queries, which match the exact
+ * JSON text, cost nothing at rest (no custom metrics) and a fraction of a cent
+ * per view at this log volume. Lambda metrics cannot tell completed from
+ * failed: the worker reports task outcomes, not invocation errors.
+ */
+export class Operations extends Construct {
+  readonly alarms: IAlarm[] = [];
+  readonly dashboard: Dashboard;
+
+  constructor(scope: Construct, id: string, props: OperationsProps) {
+    super(scope, id);
+    const { queue, deadLetterQueue, worker, deadLetterHandler } = props.tasks;
+    const api = props.api.httpApi;
+    const oneMinute = Duration.minutes(1);
+    const fiveMinutes = Duration.minutes(5);
+
+    // The DLQ handler drains the DLQ within seconds, so "not empty" means it
+    // keeps failing: count messages being handled (not visible) as well as
+    // waiting ones, or a message stuck in its retry cycle would hide between samples.
+    const deadLetterDepth = new MathExpression({
+      label: 'Dead-lettered messages (visible + in flight)',
+      expression: 'visible + inflight',
+      usingMetrics: {
+        visible: deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: oneMinute, statistic: Stats.MAXIMUM }),
+        inflight: deadLetterQueue.metricApproximateNumberOfMessagesNotVisible({ period: oneMinute, statistic: Stats.MAXIMUM }),
+      },
+      period: oneMinute,
+    });
+    this.alarm('DeadLetterQueueNotEmpty', {
+      description: 'Messages sit in the task dead-letter queue: the DLQ handler cannot mark their tasks failed. Check its logs.',
+      metric: deadLetterDepth,
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+    });
+    this.alarm('TasksDeadLettered', {
+      description: 'A task message failed on every delivery and was dead-lettered; its task is now failed. Check the worker logs for "error" events.',
+      metric: deadLetterHandler.function.metricInvocations({ period: fiveMinutes, statistic: Stats.SUM }),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+    });
+    // Per-record failures are partial batch responses, not errors: this
+    // counts invocations that crashed, ran out of memory or timed out.
+    this.alarm('WorkerErrors', {
+      description: 'Worker invocations failed as a whole (crash, out of memory or timeout).',
+      metric: worker.function.metricErrors({ period: fiveMinutes, statistic: Stats.SUM }),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+    });
+    // A message may legitimately wait for its longest delay (a durable timer)
+    // plus one visibility timeout (one failed delivery); older means the
+    // queue is not draining or deliveries keep failing.
+    const oldestAllowed = MAX_SQS_DELAY.plus(props.tasks.visibilityTimeout);
+    this.alarm('TaskQueueBacklogAge', {
+      description: `The oldest task message is older than ${oldestAllowed.toHumanString()}: the worker is not keeping up or keeps failing.`,
+      metric: queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: Stats.MAXIMUM }),
+      threshold: oldestAllowed.toSeconds(),
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+    });
+    // JSON-RPC errors are 200s; a 5xx is a crashed, timed-out or throttled MCP function.
+    this.alarm('Api5xx', {
+      description: 'The MCP endpoint answered 5xx: the MCP function failed, timed out or was throttled.',
+      metric: api.metricServerError({ period: fiveMinutes, statistic: Stats.SUM }),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+    });
+
+    if (props.alarmTopicArn) {
+      const action = new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn));
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
+
+    const taskLogGroups = [props.mcp.logGroup.logGroupName, worker.logGroup.logGroupName, deadLetterHandler.logGroup.logGroupName];
+    const countWidget = (title: string, filter: string) =>
+      new LogQueryWidget({
+        title,
+        logGroupNames: taskLogGroups,
+        queryLines: [`filter ${filter}`, 'stats count(*) as tasks by bin(5m)'],
+        view: LogQueryVisualizationType.LINE,
+        width: 8,
+      });
+
+    this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
+    this.dashboard.addWidgets(
+      new TextWidget({
+        markdown: '## MCP tasks\nTask counts come from the functions\' JSON log lines (Logs Insights); everything else from AWS metrics.',
+        width: 24,
+        height: 2,
+      }),
+    );
+    this.dashboard.addWidgets(
+      countWidget('Tasks created', '@message like /"event":"task-created"/'),
+      countWidget('Tasks completed', '@message like /"event":"ran"/ and @message like /"outcome":"result"/'),
+      countWidget(
+        'Tasks failed',
+        '(@message like /"event":"ran"/ and @message like /"outcome":"protocol-error"/) or (@message like /"event":"dead-lettered"/ and @message like /"changed":true/)',
+      ),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Task queue depth',
+        left: [
+          queue.metricApproximateNumberOfMessagesVisible({ period: oneMinute, statistic: Stats.MAXIMUM, label: 'waiting' }),
+          queue.metricApproximateNumberOfMessagesNotVisible({ period: oneMinute, statistic: Stats.MAXIMUM, label: 'in flight' }),
+          queue.metricApproximateNumberOfMessagesDelayed({ period: oneMinute, statistic: Stats.MAXIMUM, label: 'delayed' }),
+        ],
+        right: [deadLetterDepth],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Age of oldest task message (s)',
+        left: [queue.metricApproximateAgeOfOldestMessage({ period: oneMinute, statistic: Stats.MAXIMUM })],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Worker',
+        left: [
+          worker.function.metricInvocations({ period: fiveMinutes, statistic: Stats.SUM }),
+          worker.function.metricErrors({ period: fiveMinutes, statistic: Stats.SUM }),
+          worker.function.metricThrottles({ period: fiveMinutes, statistic: Stats.SUM }),
+        ],
+        right: [worker.function.metricDuration({ period: fiveMinutes, statistic: Stats.p(99) })],
+        width: 8,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'API latency (ms)',
+        left: [
+          api.metricLatency({ period: oneMinute, statistic: Stats.p(50) }),
+          api.metricLatency({ period: oneMinute, statistic: Stats.p(99) }),
+          api.metricIntegrationLatency({ period: oneMinute, statistic: Stats.p(99) }),
+        ],
+        width: 12,
+      }),
+      new GraphWidget({
+        title: 'API requests and errors',
+        left: [api.metricCount({ period: oneMinute, statistic: Stats.SUM })],
+        right: [
+          api.metricClientError({ period: oneMinute, statistic: Stats.SUM }),
+          api.metricServerError({ period: oneMinute, statistic: Stats.SUM }),
+        ],
+        width: 12,
+      }),
+    );
+  }
+
+  private alarm(id: string, props: ConstructorParameters<typeof Alarm>[2]): Alarm {
+    const alarm = new Alarm(this, id, { treatMissingData: TreatMissingData.NOT_BREACHING, ...props });
+    this.alarms.push(alarm);
+    return alarm;
+  }
+}

@@ -1,0 +1,114 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Validations, type Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing, type RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+
+/**
+ * The one Node.js runtime every function of the stack runs on. cdk-nag (L1)
+ * wants the newest Node.js runtime the installed `aws-cdk-lib` knows, which is
+ * 24.x for 2.276.
+ */
+export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
+
+/**
+ * esbuild's syntax target. Node 22 syntax is a subset of what the 24.x runtime
+ * runs, and it is the newest Node available on the build machines, where the
+ * bundle-start test imports every bundle.
+ */
+export const BUNDLE_TARGET = 'node22';
+
+/** The repository root: esbuild resolves `node_modules` and `tsconfig.json` from here. */
+const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Local esbuild (no Docker), one ESM file per function.
+ *
+ * - The AWS SDK is bundled rather than taken from the runtime: the code is
+ *   tested against the SDK version in `package-lock.json` (the SQS client's
+ *   `useQueueUrlAsEndpoint` option, for one, is newer than some runtime SDKs),
+ *   and a bundled, tree-shaken SDK starts no slower than the runtime's copy.
+ * - The banner gives the ESM bundle a `require`, so a CommonJS dependency that
+ *   calls `require('node:…')` at run time still works inside an ESM file
+ *   (esbuild's ESM output otherwise throws "Dynamic require … is not supported").
+ * - Source maps are linked files without embedded sources (smaller asset);
+ *   `NODE_OPTIONS=--enable-source-maps` makes stack traces point at the `.ts` lines.
+ */
+const BUNDLING: BundlingOptions = {
+  format: OutputFormat.ESM,
+  target: BUNDLE_TARGET,
+  minify: true,
+  sourceMap: true,
+  sourcesContent: false,
+  mainFields: ['module', 'main'],
+  bundleAwsSDK: true,
+  banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+};
+
+export interface TaskFunctionProps {
+  /** Entry file, relative to the repository root (e.g. `functions/mcp/handler.ts`); it exports `handler`. */
+  readonly entry: string;
+  readonly description: string;
+  readonly memorySize: number;
+  readonly timeout: Duration;
+  /** Variables named by `ENV` in `shared/config.ts`. */
+  readonly environment: Record<string, string>;
+  readonly logRetention: RetentionDays;
+  /** Applied to the function's log group. */
+  readonly removalPolicy: RemovalPolicy;
+  readonly recursiveLoop?: RecursiveLoop;
+}
+
+/**
+ * A function of the stack: a bundled `NodejsFunction` on {@link LAMBDA_RUNTIME}
+ * and ARM64 with active tracing, its own log group with a retention, and its
+ * own role that may write to that log group and nothing else until a
+ * construct grants it more (`table.grantReadWriteData`, `queue.grantSendMessages`,
+ * event sources).
+ */
+export class TaskFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly logGroup: LogGroup;
+  readonly role: Role;
+
+  constructor(scope: Construct, id: string, props: TaskFunctionProps) {
+    super(scope, id);
+    this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
+
+    // An own role instead of the AWSLambdaBasicExecutionRole managed policy
+    // (cdk-nag IAM4): that policy may create any log group and write to all of
+    // them; this one writes to this function's log group only.
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Execution role of: ${props.description}`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: join(PROJECT_ROOT, props.entry),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      runtime: LAMBDA_RUNTIME,
+      architecture: Architecture.ARM_64,
+      description: props.description,
+      memorySize: props.memorySize,
+      timeout: props.timeout,
+      tracing: Tracing.ACTIVE,
+      logGroup: this.logGroup,
+      role: this.role,
+      environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
+      bundling: BUNDLING,
+      ...(props.recursiveLoop ? { recursiveLoop: props.recursiveLoop } : {}),
+    });
+
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions (X-Ray accepts only "*"). No other statement of this role uses a wildcard resource.',
+    });
+  }
+}

@@ -1,0 +1,73 @@
+import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type CfnTable } from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import { ACTIVE_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
+import type { TaskFunction } from './task-function.ts';
+
+export interface TaskTableProps {
+  /**
+   * What happens to the table (and its tasks) when it leaves the stack.
+   * `RETAIN` keeps it and turns on deletion protection; `DESTROY` is for
+   * throw-away stacks.
+   */
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/**
+ * The task table, laid out by `shared/tasks/dynamodb-schema.ts`: `pk`/`sk`
+ * keys, `expiresAt` as the TTL attribute, and the sparse index of active tasks.
+ *
+ * - On-demand capacity: traffic is bursty (a poll per task per second while
+ *   clients wait) and idle most of the time; nothing to size, nothing paid at rest.
+ * - Point-in-time recovery: task rows hold arguments and results clients may
+ *   still fetch; a bad deployment should be recoverable.
+ * - Encryption with the AWS managed key (`aws/dynamodb`) rather than the
+ *   default AWS-owned key: every use of the key shows in the account's
+ *   CloudTrail, at no monthly key cost and with no key policy to get wrong. A
+ *   customer managed key (`TableEncryption.CUSTOMER_MANAGED`) would add
+ *   revocation and cross-account control for $1/month plus KMS requests, and
+ *   `grantReadWriteData` would grant its use automatically.
+ */
+export class TaskTable extends Construct {
+  readonly table: Table;
+
+  constructor(scope: Construct, id: string, props: TaskTableProps) {
+    super(scope, id);
+    const retain = props.removalPolicy !== RemovalPolicy.DESTROY;
+    this.table = new Table(this, 'Table', {
+      partitionKey: { name: TABLE_KEYS.partition, type: AttributeType.STRING },
+      sortKey: { name: TABLE_KEYS.sort, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: TableEncryption.AWS_MANAGED,
+      removalPolicy: props.removalPolicy,
+      deletionProtection: retain,
+    });
+    // Keys only: the sweeper needs the task ids that are due (`sweepAt`), and
+    // must read each row strongly consistently before acting anyway (an index
+    // is eventually consistent), so projecting more would only make every
+    // write of an active task cost more.
+    this.table.addGlobalSecondaryIndex({
+      indexName: ACTIVE_INDEX.name,
+      partitionKey: { name: ACTIVE_INDEX.partition, type: AttributeType.STRING },
+      sortKey: { name: ACTIVE_INDEX.sort, type: AttributeType.NUMBER },
+      projectionType: ProjectionType.KEYS_ONLY,
+    });
+  }
+
+  /**
+   * `grantReadWriteData` on the table for a function, and the acknowledgement
+   * of the one wildcard it produces (`<table>/index/*`).
+   */
+  grantReadWriteData(grantee: TaskFunction): void {
+    this.table.grantReadWriteData(grantee.function);
+    const stack = Stack.of(this);
+    const logicalId = stack.resolve(stack.getLogicalId(this.table.node.defaultChild as CfnTable)) as string;
+    Validations.of(grantee.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/index/*]`,
+      reason:
+        'grantReadWriteData scopes the statement to this table and its indexes; "index/*" names the indexes of this one table (only the active-tasks index exists), not other resources.',
+    });
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * `npm start`: the MCP Tasks server on this machine, no AWS account needed.
+ *
+ *   PORT            HTTP port on 127.0.0.1 (default 3000; 0 picks a free one)
+ *   LOCAL_DATA_DIR  where the task table is kept (default `.data`)
+ *   TASKS_*         the functions' own settings (see shared/config.ts);
+ *                   TASKS_TOOLSET defaults to `all` here
+ *
+ * Prints one line `MCP endpoint ready at <url>` once requests are served.
+ * SIGINT/SIGTERM stop everything and exit 0.
+ */
+import { startLocalStack } from './stack.ts';
+
+const SHUTDOWN_TIMEOUT_MS = 15_000;
+
+const port = Number(process.env.PORT || 3000);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`PORT must be a port number, got "${process.env.PORT}"`);
+  process.exit(1);
+}
+
+let stack;
+try {
+  stack = await startLocalStack({
+    port,
+    dataDir: process.env.LOCAL_DATA_DIR || '.data',
+    log: (event) => console.log(JSON.stringify(event)),
+  });
+} catch (error) {
+  console.error(`Local stack failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
+const { url, close } = stack;
+
+let stopping = false;
+function shutdown(signal: NodeJS.Signals): void {
+  // npm forwards the terminal's SIGINT that the child also received: stop once.
+  if (stopping) return;
+  stopping = true;
+  console.log(`${signal}: stopping the local stack`);
+  setTimeout(() => {
+    console.error('Local stack did not stop in time; exiting');
+    process.exit(1);
+  }, SHUTDOWN_TIMEOUT_MS).unref();
+  close().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(`Error while stopping: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    },
+  );
+}
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);
+
+const discover = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'server/discover',
+  params: {
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+    },
+  },
+});
+console.log(`
+Try it with a real client (Inspector 2.x needs Node >= 22.19, e.g. the one in node_modules/.bin):
+  npx @modelcontextprotocol/inspector --cli ${url} --protocol-era modern --method tools/call --tool-name slow_compute --tool-args-json '{"seconds":2}'
+
+Or with curl:
+  curl -s ${url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\
+    -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: server/discover' \\
+    -d '${discover}'
+
+Tasks are kept in ${process.env.LOCAL_DATA_DIR || '.data'}/dynamodb; queued messages are not (fauxqs is in memory).
+`);
+console.log(`MCP endpoint ready at ${url} (started in ${Math.round(process.uptime() * 1000)} ms)`);

@@ -1,0 +1,148 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
+
+/** An SQS Lambda handler with partial batch responses (`ReportBatchItemFailures`). */
+export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
+
+export interface PollerOptions {
+  client: SQSClient;
+  queueUrl: string;
+  queueArn: string;
+  region: string;
+  handler: SqsHandler;
+  /** Records per invocation, as the event source mapping's `batchSize` (1–10). */
+  batchSize?: number;
+  /** Long-poll wait; short so that `stop()` returns quickly. */
+  waitTimeSeconds?: number;
+  /** Diagnostic lines (names and ids only: never bodies). */
+  log?: (event: Record<string, unknown>) => void;
+}
+
+export interface Poller {
+  /** Stops polling; resolves once the batch in hand (if any) has been handled. */
+  stop(): Promise<void>;
+}
+
+const SYSTEM_ATTRIBUTES = ['ApproximateReceiveCount', 'SentTimestamp', 'SenderId', 'ApproximateFirstReceiveTimestamp'] as const;
+const RETRY_DELAY_MS = 1000;
+
+/**
+ * Emulates the Lambda SQS event source mapping with `ReportBatchItemFailures`:
+ * long-poll a batch, invoke the handler with an `SQSEvent`, delete the records
+ * it did not report as failed. Failed records are left alone, so they reappear
+ * after the visibility timeout and reach the dead-letter queue after
+ * `maxReceiveCount` receives — the queue's redrive policy, not this loop,
+ * decides that, as on AWS. A handler that throws fails the whole batch.
+ */
+export function startPoller(options: PollerOptions): Poller {
+  const log = options.log ?? (() => {});
+  const abort = new AbortController();
+  const loop = run();
+
+  async function run(): Promise<void> {
+    while (!abort.signal.aborted) {
+      let messages: Message[];
+      try {
+        const received = await options.client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: options.queueUrl,
+            MaxNumberOfMessages: options.batchSize ?? 10,
+            WaitTimeSeconds: options.waitTimeSeconds ?? 1,
+            MessageSystemAttributeNames: [...SYSTEM_ATTRIBUTES],
+            MessageAttributeNames: ['All'],
+          }),
+          { abortSignal: abort.signal },
+        );
+        messages = received.Messages ?? [];
+      } catch (error) {
+        if (abort.signal.aborted) return;
+        log({ event: 'poll-error', queueArn: options.queueArn, error: errorName(error) });
+        // The queue is unreachable: wait instead of spinning.
+        await delay(RETRY_DELAY_MS, undefined, { signal: abort.signal }).catch(() => {});
+        continue;
+      }
+      // An empty receive has already waited `WaitTimeSeconds`: no busy loop.
+      if (messages.length > 0) await deliver(messages);
+    }
+  }
+
+  async function deliver(messages: Message[]): Promise<void> {
+    const records = messages.map((message) => toRecord(message, options.queueArn, options.region));
+    let failed: Set<string>;
+    try {
+      failed = failedIds(await options.handler({ Records: records }), records);
+    } catch (error) {
+      log({ event: 'batch-failed', queueArn: options.queueArn, records: records.length, error: errorName(error) });
+      return;
+    }
+    const done = records.filter((record) => !failed.has(record.messageId));
+    if (done.length === 0) return;
+    try {
+      const result = await options.client.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: options.queueUrl,
+          Entries: done.map((record, i) => ({ Id: String(i), ReceiptHandle: record.receiptHandle })),
+        }),
+      );
+      // A record we could not delete is simply delivered again: handlers are idempotent.
+      if (result.Failed?.length) log({ event: 'delete-failed', queueArn: options.queueArn, records: result.Failed.length });
+    } catch (error) {
+      log({ event: 'delete-failed', queueArn: options.queueArn, records: done.length, error: errorName(error) });
+    }
+  }
+
+  return {
+    async stop() {
+      abort.abort();
+      await loop;
+    },
+  };
+}
+
+/**
+ * The message ids to keep on the queue. As Lambda does, a response naming an
+ * empty or unknown `itemIdentifier` counts as a failure of the whole batch.
+ */
+function failedIds(response: SQSBatchResponse | void, records: SQSRecord[]): Set<string> {
+  const ids = new Set(records.map((record) => record.messageId));
+  const failures = response?.batchItemFailures ?? [];
+  if (failures.some((failure) => !failure.itemIdentifier || !ids.has(failure.itemIdentifier))) return ids;
+  return new Set(failures.map((failure) => failure.itemIdentifier));
+}
+
+/** One received message as Lambda presents it in an `SQSEvent`. */
+export function toRecord(message: Message, queueArn: string, region: string): SQSRecord {
+  const attributes = message.Attributes ?? {};
+  const messageAttributes: SQSMessageAttributes = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    messageAttributes[name] = {
+      dataType: value.DataType ?? 'String',
+      stringValue: value.StringValue,
+      binaryValue: value.BinaryValue ? Buffer.from(value.BinaryValue).toString('base64') : undefined,
+      stringListValues: value.StringListValues ?? [],
+      binaryListValues: (value.BinaryListValues ?? []).map((item) => Buffer.from(item).toString('base64')),
+    };
+  }
+  return {
+    messageId: message.MessageId ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? '',
+      SenderId: attributes.SenderId ?? '',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? '',
+    } satisfies SQSRecordAttributes,
+    messageAttributes,
+    md5OfBody: message.MD5OfBody ?? '',
+    ...(message.MD5OfMessageAttributes ? { md5OfMessageAttributes: message.MD5OfMessageAttributes } : {}),
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: region,
+  };
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
+}

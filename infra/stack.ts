@@ -1,0 +1,174 @@
+import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct, Node } from 'constructs';
+import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
+import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
+import { Operations } from './constructs/operations.ts';
+import { TaskFunction } from './constructs/task-function.ts';
+import { TaskQueue } from './constructs/task-queue.ts';
+import { TaskTable } from './constructs/task-table.ts';
+
+/** Context keys the stack reads (`cdk.json` holds the defaults; override with `-c key=value`). */
+export const CONTEXT = {
+  toolset: 'toolset',
+  removalPolicy: 'removalPolicy',
+  jwtIssuer: 'jwtIssuer',
+  jwtAudience: 'jwtAudience',
+  throttleRateLimit: 'throttleRateLimit',
+  throttleBurstLimit: 'throttleBurstLimit',
+  logRetentionDays: 'logRetentionDays',
+  workerMaxConcurrency: 'workerMaxConcurrency',
+  alarmTopicArn: 'alarmTopicArn',
+} as const;
+
+export interface TasksStackProps extends StackProps {
+  /** Which tool catalogue the endpoint serves. */
+  readonly toolset: Toolset;
+  /** For the table and the log groups; `RETAIN` unless this is a throw-away stack. */
+  readonly removalPolicy: RemovalPolicy;
+  /** Without it the endpoint is open (and the stack says so). */
+  readonly jwt?: JwtSettings;
+  readonly throttle: ApiThrottle;
+  readonly logRetention: RetentionDays;
+  readonly workerMaxConcurrency: number;
+  readonly alarmTopicArn?: string;
+}
+
+/** Settings when neither props nor context say otherwise. */
+export const STACK_DEFAULTS = {
+  toolset: 'product',
+  removalPolicy: RemovalPolicy.RETAIN,
+  throttle: { rateLimit: 100, burstLimit: 200 },
+  logRetention: RetentionDays.ONE_MONTH,
+  workerMaxConcurrency: 10,
+} as const satisfies Partial<TasksStackProps>;
+
+/**
+ * The MCP Tasks server: task table, task queue with worker and dead-letter
+ * handler, the HTTP API in front of the MCP function, alarms and a dashboard.
+ * Environment-agnostic: nothing is looked up, so it synthesizes offline.
+ */
+export class TasksStack extends Stack {
+  readonly table: TaskTable;
+  readonly tasks: TaskQueue;
+  readonly mcp: TaskFunction;
+  readonly api: Api;
+  readonly operations: Operations;
+
+  constructor(scope: Construct, id: string, props: TasksStackProps) {
+    super(scope, id, props);
+    const common = { logRetention: props.logRetention, removalPolicy: props.removalPolicy };
+
+    this.table = new TaskTable(this, 'TaskTable', { removalPolicy: props.removalPolicy });
+    this.tasks = new TaskQueue(this, 'TaskQueue', {
+      ...common,
+      table: this.table,
+      environment: { [ENV.tableName]: this.table.table.tableName, [ENV.toolset]: props.toolset },
+      leaseMs: DEFAULT_SETTINGS.leaseMs,
+      workerMaxConcurrency: props.workerMaxConcurrency,
+    });
+
+    this.mcp = new TaskFunction(this, 'Mcp', {
+      ...common,
+      entry: 'functions/mcp/handler.ts',
+      description: 'MCP tasks: the MCP endpoint (POST /mcp)',
+      // Cold starts load the MCP SDK, zod and two AWS clients: more memory is more CPU.
+      memorySize: 512,
+      // Above the synchronous tool budget (`syncBudgetMs`), below the HTTP
+      // API's 30-second integration limit.
+      timeout: mcpTimeout(DEFAULT_SETTINGS.syncBudgetMs),
+      environment: this.tasks.environment,
+    });
+    this.table.grantReadWriteData(this.mcp);
+    this.tasks.queue.grantSendMessages(this.mcp.function);
+
+    this.api = new Api(this, 'Api', {
+      ...common,
+      handler: this.mcp.function,
+      throttle: props.throttle,
+      ...(props.jwt ? { jwt: props.jwt } : {}),
+    });
+    this.operations = new Operations(this, 'Operations', {
+      api: this.api,
+      mcp: this.mcp,
+      tasks: this.tasks,
+      ...(props.alarmTopicArn ? { alarmTopicArn: props.alarmTopicArn } : {}),
+    });
+  }
+}
+
+/** HTTP APIs end an integration after 30 seconds; the function must finish first. */
+const HTTP_API_INTEGRATION_LIMIT_MS = 30_000;
+
+function mcpTimeout(syncBudgetMs: number) {
+  const timeoutMs = syncBudgetMs + 5_000;
+  if (timeoutMs >= HTTP_API_INTEGRATION_LIMIT_MS) {
+    throw new Error(`The synchronous budget (${syncBudgetMs} ms) leaves the MCP function no room under the HTTP API's 30 s limit`);
+  }
+  return Duration.millis(timeoutMs);
+}
+
+/** Reads {@link TasksStackProps} from context; a malformed value fails synthesis with the key's name. */
+export function tasksStackPropsFromContext(node: Node): TasksStackProps {
+  const text = (key: string): string | undefined => {
+    const value: unknown = node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return undefined;
+    if (typeof value !== 'string') throw new Error(`Context "${key}" must be a string`);
+    return value;
+  };
+  const integer = (key: string, fallback: number): number => {
+    const value: unknown = node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return fallback;
+    const number = typeof value === 'number' ? value : Number(value);
+    if (!Number.isSafeInteger(number) || number <= 0) throw new Error(`Context "${key}" must be a positive integer, got ${JSON.stringify(value)}`);
+    return number;
+  };
+
+  const toolset = text(CONTEXT.toolset) ?? STACK_DEFAULTS.toolset;
+  if (toolset !== 'product' && toolset !== 'conformance' && toolset !== 'all') {
+    throw new Error(`Context "${CONTEXT.toolset}" must be product, conformance or all, got "${toolset}"`);
+  }
+
+  const removal = text(CONTEXT.removalPolicy) ?? 'retain';
+  if (removal !== 'retain' && removal !== 'destroy') throw new Error(`Context "${CONTEXT.removalPolicy}" must be retain or destroy, got "${removal}"`);
+
+  const logRetention = integer(CONTEXT.logRetentionDays, STACK_DEFAULTS.logRetention) as RetentionDays;
+  if (!Object.values(RetentionDays).includes(logRetention)) {
+    throw new Error(`Context "${CONTEXT.logRetentionDays}" must be a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, …), got ${logRetention}`);
+  }
+
+  const workerMaxConcurrency = integer(CONTEXT.workerMaxConcurrency, STACK_DEFAULTS.workerMaxConcurrency);
+  if (workerMaxConcurrency < 2 || workerMaxConcurrency > 1000) {
+    throw new Error(`Context "${CONTEXT.workerMaxConcurrency}" must be between 2 and 1000 (the SQS event source limits)`);
+  }
+
+  const alarmTopicArn = text(CONTEXT.alarmTopicArn);
+  return {
+    toolset,
+    removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    throttle: {
+      rateLimit: integer(CONTEXT.throttleRateLimit, STACK_DEFAULTS.throttle.rateLimit),
+      burstLimit: integer(CONTEXT.throttleBurstLimit, STACK_DEFAULTS.throttle.burstLimit),
+    },
+    logRetention,
+    workerMaxConcurrency,
+    ...jwtFromContext(node),
+    ...(alarmTopicArn ? { alarmTopicArn } : {}),
+  };
+}
+
+/** `jwtIssuer` and `jwtAudience` (a list, or one comma-separated string) come together or not at all. */
+function jwtFromContext(node: Node): { jwt?: JwtSettings } {
+  const issuer: unknown = node.tryGetContext(CONTEXT.jwtIssuer);
+  const rawAudience: unknown = node.tryGetContext(CONTEXT.jwtAudience);
+  const audience = (Array.isArray(rawAudience) ? rawAudience : typeof rawAudience === 'string' ? rawAudience.split(',') : [])
+    .map((value: unknown) => String(value).trim())
+    .filter((value) => value !== '');
+  const hasIssuer = typeof issuer === 'string' && issuer.trim() !== '';
+  if (!hasIssuer && audience.length === 0) return {};
+  if (!hasIssuer || audience.length === 0) {
+    throw new Error(`Context "${CONTEXT.jwtIssuer}" and "${CONTEXT.jwtAudience}" must be given together`);
+  }
+  if (!/^https:\/\/\S+$/.test(issuer.trim())) throw new Error(`Context "${CONTEXT.jwtIssuer}" must be an https URL`);
+  return { jwt: { issuer: issuer.trim(), audience } };
+}

@@ -1,0 +1,668 @@
+/**
+ * The wire contract of the Tasks extension over real HTTP, against the local
+ * stack (`npm start`: dynalite + fauxqs + HTTP adapter + SQS poller) started
+ * once as a child process for the whole file.
+ *
+ * Every task-method response is validated against the extension's own
+ * schemas (`@modelcontextprotocol/ext-tasks/core/v2`); test names cite the
+ * numbered requirements of `shared/spec/tasks-extension.md` §3.
+ *
+ * Not covered here: a task created by one principal being invisible to
+ * another (items 56, 41). The local HTTP adapter builds no authorizer context,
+ * so every request is the one configured local principal, and a second stack
+ * cannot share the first one's data directory (dynalite holds a lock on it).
+ * The task store contract suite checks that foreign tasks read as not found.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startLocalStackProcess } from '../support/local-stack.ts';
+import {
+  errorOf,
+  getTask,
+  isTerminalStatus,
+  pollUntil,
+  PROTOCOL_VERSION,
+  requestMeta,
+  resultOf,
+  rpc,
+  TASKS_EXTENSION,
+  type RpcOptions,
+  type RpcResponse,
+  type TaskView,
+} from '../support/mcp-http.ts';
+import { assertValid } from '../support/schemas.ts';
+
+/** A client that declared nothing (in particular not the tasks extension). */
+const NO_CAPABILITIES = {};
+/** Tasks declared, elicitation not. */
+const TASKS_ONLY = { extensions: { [TASKS_EXTENSION]: {} } };
+/** A 2025-era client: only the legacy `tasks` capability (spec item 58). */
+const LEGACY_TASKS_ONLY = { elicitation: {}, tasks: { requests: { tools: { call: {} } } } };
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+/** Keys a `CreateTaskResult` or an ack must never carry (spec §1.4, §1.6, §1.7; legacy names from §10). */
+const NOT_ON_CREATE = ['task', 'result', 'error', 'inputRequests', 'requestState', 'ttl', 'pollInterval'];
+const NOT_ON_ACK = ['taskId', 'status', 'result', 'error', 'inputRequests', 'requestState'];
+
+let stack: Awaited<ReturnType<typeof startLocalStackProcess>> | undefined;
+let url: string;
+
+before(async () => {
+  // A fresh data directory, removed on stop.
+  stack = await startLocalStackProcess({
+    env: {
+      TASKS_TOOLSET: 'all',
+      // Cancellation reaches a quiet handler within ~200 ms instead of 5 s.
+      TASKS_CANCEL_CHECK_MS: '200',
+      TASKS_PROGRESS_INTERVAL_MS: '50',
+    },
+  });
+  url = stack.url;
+});
+
+after(async () => {
+  await stack?.stop();
+});
+
+// ---------------------------------------------------------------------------
+// Helpers: each asserts one wire shape and validates it against ext-tasks.
+
+function callTool(name: string, args: Record<string, unknown>, options: RpcOptions = {}, extra: Record<string, unknown> = {}) {
+  return rpc(url, 'tools/call', { name, arguments: args, ...extra }, options);
+}
+
+/** Calls a tool that must answer a `CreateTaskResult`; returns it. */
+async function createTask(name: string, args: Record<string, unknown> = {}, options: RpcOptions = {}): Promise<Record<string, unknown> & { taskId: string }> {
+  const response = await callTool(name, args, options);
+  assert.equal(response.status, 200);
+  const result = resultOf(response);
+  assert.equal(result['resultType'], 'task', `expected a task, got ${response.text}`);
+  assertValid('CreateTaskResult', result);
+  return result as Record<string, unknown> & { taskId: string };
+}
+
+/** A synchronous `tools/call` result with `resultType: "complete"` (never a task). */
+async function callSync(name: string, args: Record<string, unknown>, options: RpcOptions = {}, extra: Record<string, unknown> = {}) {
+  const response = await callTool(name, args, options, extra);
+  assert.equal(response.status, 200, response.text);
+  const result = resultOf(response);
+  assertValid('CallToolResult', result);
+  assert.equal(result['resultType'], 'complete');
+  assert.ok(!('taskId' in result), 'a synchronous result carries no taskId');
+  return result as { content: Array<{ type: string; text?: string }>; isError?: boolean; [key: string]: unknown };
+}
+
+/** Asserts an empty acknowledgement (spec items 26, 31, 32, 35). */
+function assertAck(response: RpcResponse, schema: 'UpdateTaskResult' | 'CancelTaskResult'): void {
+  assert.equal(response.status, 200, response.text);
+  const result = resultOf(response);
+  assertValid(schema, result);
+  assert.equal(result['resultType'], 'complete');
+  for (const key of NOT_ON_ACK) assert.ok(!(key in result), `the ack must not carry ${key}`);
+  assert.deepEqual(Object.keys(result).filter((key) => key !== 'resultType' && key !== '_meta'), []);
+}
+
+async function updateTask(taskId: string, inputResponses: Record<string, unknown>): Promise<void> {
+  assertAck(await rpc(url, 'tasks/update', { taskId, inputResponses }), 'UpdateTaskResult');
+}
+
+async function cancelTask(taskId: string): Promise<void> {
+  assertAck(await rpc(url, 'tasks/cancel', { taskId }), 'CancelTaskResult');
+}
+
+/** Asserts a JSON-RPC error with this code (and HTTP status), echoing the request id. */
+function assertError(response: RpcResponse, code: number, httpStatus?: number) {
+  const error = errorOf(response);
+  assertValid('Error', error);
+  assert.equal(error.code, code, `expected ${code}, got ${response.text}`);
+  if (httpStatus !== undefined) assert.equal(response.status, httpStatus, `HTTP status for ${response.text}`);
+  if (code !== -32700) assert.equal(response.body?.id, response.requestId, 'the error echoes the request id');
+  assert.ok(error.message.length > 0, 'errors carry a message (item 46)');
+  return error;
+}
+
+/** `-32021` naming the tasks extension in `data.requiredCapabilities`, HTTP 400 (items 3, 45, 84). */
+function assertMissingTasksCapability(response: RpcResponse): void {
+  const error = assertError(response, -32021, 400);
+  const data = error.data as { requiredCapabilities?: { extensions?: Record<string, unknown> } } | undefined;
+  assert.deepEqual(data?.requiredCapabilities?.extensions?.[TASKS_EXTENSION], {}, `requiredCapabilities names the extension: ${response.text}`);
+}
+
+const terminal = (task: TaskView) => isTerminalStatus(task.status);
+const inputRequired = (task: TaskView) => task.status === 'input_required' || terminal(task);
+
+function textOf(result: Record<string, unknown> | undefined): string {
+  const content = result?.['content'] as Array<{ type: string; text?: string }> | undefined;
+  assert.ok(Array.isArray(content) && content.length > 0, `non-empty content: ${JSON.stringify(result)}`);
+  return content.map((block) => block.text ?? '').join('\n');
+}
+
+/** ≥122 random bits: a v4 UUID, or base64url/hex of at least that many bits (item 55). */
+function assertUnguessableId(taskId: string): void {
+  const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+  const base64url = /^[A-Za-z0-9_-]{21,}$/;
+  assert.ok(uuidV4.test(taskId) || base64url.test(taskId), `task id ${taskId} is not a ≥122-bit random id`);
+}
+
+// ---------------------------------------------------------------------------
+
+describe('discovery', () => {
+  it('item 62, §5.1: server/discover advertises the tasks extension and no legacy capabilities.tasks', async () => {
+    const response = await rpc(url, 'server/discover', {}, { capabilities: NO_CAPABILITIES });
+    assert.equal(response.status, 200);
+    const result = resultOf(response);
+    assert.equal(result['resultType'], 'complete');
+    assert.ok((result['supportedVersions'] as string[]).includes(PROTOCOL_VERSION));
+    const capabilities = result['capabilities'] as Record<string, unknown>;
+    assert.deepEqual((capabilities['extensions'] as Record<string, unknown>)[TASKS_EXTENSION], {});
+    assert.ok(!('tasks' in capabilities), 'no legacy capabilities.tasks');
+    assert.ok(capabilities['tools'], 'tools are advertised');
+  });
+
+  it('tools/list lists the product and fixture tools, each with an object JSON Schema and no legacy taskSupport', async () => {
+    const result = resultOf(await rpc(url, 'tools/list', {}));
+    const tools = result['tools'] as Array<Record<string, unknown> & { name: string; inputSchema: Record<string, unknown> }>;
+    for (const tool of tools) {
+      assertValid('Tool', tool);
+      assert.equal(tool.inputSchema['type'], 'object', tool.name);
+      assert.ok(!('execution' in tool), `${tool.name}: no execution.taskSupport in the 2026-07-28 Tool`);
+    }
+    const names = tools.map((tool) => tool.name);
+    for (const name of [
+      'batch_process', 'approval_gate', 'greet', 'slow_compute', 'failing_job', 'protocol_error_job', 'confirm_delete',
+      'multi_input', 'test_tool_with_task', 'test_missing_capability', 'test_streaming_elicitation', 'test_logging_tool',
+    ]) {
+      assert.ok(names.includes(name), `tools/list includes ${name}`);
+    }
+    const batch = tools.find((tool) => tool.name === 'batch_process')!;
+    const properties = batch.inputSchema['properties'] as Record<string, { type?: string }>;
+    assert.equal(properties['items']?.type, 'array');
+    assert.deepEqual(batch.inputSchema['required'], ['items']);
+  });
+});
+
+describe('tools/call', () => {
+  it('item 5: a synchronous tool (greet) answers resultType "complete", never a task', async () => {
+    const result = await callSync('greet', { name: 'Ada' });
+    assert.equal(textOf(result), 'Hello, Ada!');
+  });
+
+  it('items 1, 4, 11, 55: an optional tool with the extension declared answers a flat CreateTaskResult, readable at once by tasks/get', async () => {
+    const created = await createTask('slow_compute', { seconds: 60, label: 'create' });
+    try {
+      for (const key of NOT_ON_CREATE) assert.ok(!Object.hasOwn(created, key), `CreateTaskResult must not carry ${key}`);
+      assert.equal(created['status'], 'working');
+      for (const key of ['createdAt', 'lastUpdatedAt']) {
+        const value = created[key] as string;
+        assert.match(value, ISO_8601, key);
+        assert.ok(!Number.isNaN(Date.parse(value)), key);
+      }
+      assert.ok(Number.isSafeInteger(created['ttlMs']) && (created['ttlMs'] as number) > 0, 'ttlMs is a positive integer');
+      assert.ok(Number.isSafeInteger(created['pollIntervalMs']) && (created['pollIntervalMs'] as number) > 0, 'pollIntervalMs is a positive integer');
+      assertUnguessableId(created.taskId);
+
+      // Durable before the answer (item 11): no delay, no retry.
+      const task = await getTask(url, created.taskId);
+      assert.equal(task.resultType, 'complete');
+      assert.equal(task.taskId, created.taskId);
+      assert.equal(task.status, 'working'); // item 16
+      assert.equal(task.createdAt, created['createdAt']);
+    } finally {
+      await cancelTask(created.taskId);
+    }
+  });
+
+  it('item 55: every task gets a fresh id', async () => {
+    const ids = await Promise.all([1, 2, 3].map(async () => (await createTask('failing_job')).taskId));
+    assert.equal(new Set(ids).size, 3);
+  });
+
+  it('item 2, §5.4: without the extension an optional tool runs synchronously (slow_compute seconds 0)', async () => {
+    const result = await callSync('slow_compute', { seconds: 0, label: 'sync' }, { capabilities: NO_CAPABILITIES });
+    assert.match(textOf(result), /Computed sync after 0s/);
+  });
+
+  it('item 2: without the extension a call that would have become a task still runs synchronously (seconds 1)', async () => {
+    const result = await callSync('slow_compute', { seconds: 1, label: 'sync-1' }, { capabilities: NO_CAPABILITIES });
+    assert.match(textOf(result), /Computed sync-1 after 1s/);
+  });
+
+  it('item 3: a task-only tool (failing_job) without the extension → -32021 naming the extension, HTTP 400', async () => {
+    assertMissingTasksCapability(await callTool('failing_job', {}, { capabilities: NO_CAPABILITIES }));
+  });
+
+  it('items 2, 85: the extension declared on an earlier request does not carry over to the next', async () => {
+    await createTask('failing_job');
+    assertMissingTasksCapability(await callTool('failing_job', {}, { capabilities: { elicitation: {} } }));
+  });
+
+  it('item 58: a client declaring only the legacy tasks capability is non-declaring', async () => {
+    assertMissingTasksCapability(await callTool('failing_job', {}, { capabilities: LEGACY_TASKS_ONLY }));
+    await callSync('slow_compute', { seconds: 0 }, { capabilities: LEGACY_TASKS_ONLY });
+  });
+
+  it('item 84: a tool needing sampling the client did not declare → -32021 with requiredCapabilities.sampling, HTTP 400', async () => {
+    const error = assertError(await callTool('test_missing_capability', {}, { capabilities: NO_CAPABILITIES }), -32021, 400);
+    assert.deepEqual((error.data as { requiredCapabilities?: unknown }).requiredCapabilities, { sampling: {} });
+  });
+
+  it('an unknown tool → JSON-RPC error -32602 naming the tool', async () => {
+    const error = assertError(await callTool('no_such_tool', {}), -32602);
+    assert.match(error.message, /no_such_tool/);
+  });
+
+  it('invalid arguments → a tool result with isError, not a task and not a protocol error', async () => {
+    const optional = await callSync('slow_compute', { seconds: 'soon' });
+    assert.equal(optional.isError, true);
+    assert.match(textOf(optional), /seconds/);
+    const taskOnly = await callSync('confirm_delete', { filename: 42 });
+    assert.equal(taskOnly.isError, true);
+    assert.match(textOf(taskOnly), /filename/);
+  });
+
+  it('item 61: the legacy params.task is ignored, never an opt-in', async () => {
+    const legacy = { task: { ttl: 60_000, pollInterval: 100 } };
+    const greet = await callSync('greet', { name: 'legacy-hint' }, {}, legacy);
+    assert.equal(textOf(greet), 'Hello, legacy-hint!');
+    // Without the extension, params.task does not turn a call into a task…
+    await callSync('slow_compute', { seconds: 0 }, { capabilities: NO_CAPABILITIES }, legacy);
+    assertMissingTasksCapability(await callTool('failing_job', {}, { capabilities: NO_CAPABILITIES }, legacy));
+    // …and with it, the task carries none of the legacy field names.
+    const response = await callTool('failing_job', {}, {}, legacy);
+    const created = resultOf(response);
+    assertValid('CreateTaskResult', created);
+    for (const key of NOT_ON_CREATE) assert.ok(!Object.hasOwn(created, key), key);
+  });
+
+  it('item 13: test_tool_with_task gathers input through a multi-round-trip request, then creates the task', async () => {
+    const first = resultOf(await callTool('test_tool_with_task', {}));
+    assertValid('CallToolResult', first);
+    assert.equal(first['resultType'], 'input_required');
+    assert.ok(!('taskId' in first), 'no task before the input is gathered');
+    const requests = first['inputRequests'] as Record<string, { method: string }>;
+    assertValid('InputRequests', requests);
+    const [key] = Object.keys(requests);
+    assert.ok(key);
+    assert.equal(requests[key]!.method, 'elicitation/create');
+
+    const second = await callTool('test_tool_with_task', {}, {}, {
+      inputResponses: { [key]: { action: 'accept', content: { name: 'Alice' } } },
+      ...(first['requestState'] === undefined ? {} : { requestState: first['requestState'] }),
+    });
+    const created = resultOf(second);
+    assert.equal(created['resultType'], 'task', second.text);
+    assertValid('CreateTaskResult', created);
+    for (const key of NOT_ON_CREATE) assert.ok(!Object.hasOwn(created, key), key);
+
+    const done = await pollUntil(url, created['taskId'] as string, terminal);
+    assert.equal(done.status, 'completed');
+    assert.match(textOf(done.result), /Alice/);
+  });
+});
+
+describe('tasks/* gating, routing and errors', () => {
+  let realTaskId: string;
+  before(async () => {
+    // Unvalidated on purpose: these tests are about gating, not about the CreateTaskResult shape.
+    realTaskId = resultOf(await callTool('confirm_delete', { filename: 'gating.txt' }))['taskId'] as string;
+  });
+  after(async () => {
+    await cancelTask(realTaskId);
+  });
+
+  const calls = (taskId: string): Array<[string, Record<string, unknown>]> => [
+    ['tasks/get', { taskId }],
+    ['tasks/update', { taskId, inputResponses: {} }],
+    ['tasks/cancel', { taskId }],
+  ];
+
+  it('item 45: tasks/get, tasks/update and tasks/cancel without the extension on that request → -32021, even for an unknown id', async () => {
+    for (const [method, params] of calls('gate-test')) {
+      assertMissingTasksCapability(await rpc(url, method, params, { capabilities: NO_CAPABILITIES }));
+    }
+  });
+
+  it('item 45: … and for a task the same client created with the extension declared', async () => {
+    for (const [method, params] of calls(realTaskId)) {
+      assertMissingTasksCapability(await rpc(url, method, params, { capabilities: { elicitation: {} } }));
+      assertMissingTasksCapability(await rpc(url, method, params, { capabilities: LEGACY_TASKS_ONLY })); // item 58
+    }
+    // The refused cancel changed nothing.
+    assert.notEqual((await getTask(url, realTaskId)).status, 'cancelled');
+  });
+
+  it('item 41: tasks/get on an unknown id → -32602', async () => {
+    assertError(await rpc(url, 'tasks/get', { taskId: 'tasks-conformance-nonexistent-12345' }), -32602);
+  });
+
+  it('item 42: tasks/update on an unknown id → -32602', async () => {
+    assertError(await rpc(url, 'tasks/update', { taskId: 'no-such-task', inputResponses: { confirm: { action: 'accept' } } }), -32602);
+  });
+
+  it('item 42: tasks/cancel on an unknown id → -32602', async () => {
+    assertError(await rpc(url, 'tasks/cancel', { taskId: 'no-such-task' }), -32602);
+  });
+
+  it('tasks/get without a taskId and tasks/update without inputResponses → -32602', async () => {
+    assertError(await rpc(url, 'tasks/get', {}), -32602);
+    assertError(await rpc(url, 'tasks/update', { taskId: realTaskId }), -32602);
+  });
+
+  it('item 60: tasks/result → -32601, HTTP 404', async () => {
+    assertError(await rpc(url, 'tasks/result', { taskId: realTaskId }), -32601, 404);
+    assertError(await rpc(url, 'tasks/result', { taskId: realTaskId }, { headers: { 'Mcp-Name': realTaskId } }), -32601, 404);
+  });
+
+  it('§10: tasks/list → -32601, HTTP 404', async () => {
+    assertError(await rpc(url, 'tasks/list', {}), -32601, 404);
+  });
+
+  it('item 79: tasks/get without Mcp-Name → -32020, HTTP 400', async () => {
+    assertError(await rpc(url, 'tasks/get', { taskId: realTaskId }, { headers: { 'Mcp-Name': undefined } }), -32020, 400);
+  });
+
+  it('item 79: Mcp-Name not matching params.taskId on tasks/get, tasks/update, tasks/cancel → -32020, HTTP 400', async () => {
+    for (const [method, params] of calls(realTaskId)) {
+      assertError(await rpc(url, method, params, { headers: { 'Mcp-Name': 'sep-2663-wrong-task-id' } }), -32020, 400);
+    }
+    assert.equal((await getTask(url, realTaskId)).taskId, realTaskId, 'the refused cancel changed nothing');
+    assert.notEqual((await getTask(url, realTaskId)).status, 'cancelled');
+  });
+
+  it('item 79: Mcp-Method not matching the body method → -32020, HTTP 400', async () => {
+    assertError(await callTool('greet', { name: 'header-mismatch' }, { headers: { 'Mcp-Method': 'tasks/get' } }), -32020, 400);
+    assertError(await rpc(url, 'tasks/get', { taskId: realTaskId }, { headers: { 'Mcp-Method': undefined } }), -32020, 400);
+  });
+
+  it('item 82: a request without _meta → -32602, HTTP 400', async () => {
+    assertError(await rpc(url, 'tasks/get', { taskId: realTaskId }, { meta: null }), -32602, 400);
+    assertError(await callTool('greet', { name: 'x' }, { meta: null }), -32602, 400);
+  });
+
+  it('item 82: _meta without clientCapabilities or without protocolVersion → -32602, HTTP 400', async () => {
+    const { ['io.modelcontextprotocol/clientCapabilities']: _caps, ...noCapabilities } = requestMeta();
+    assertError(await rpc(url, 'tasks/get', { taskId: realTaskId }, { meta: noCapabilities }), -32602, 400);
+    const { ['io.modelcontextprotocol/protocolVersion']: _version, ...noVersion } = requestMeta();
+    assertError(await rpc(url, 'tasks/get', { taskId: realTaskId }, { meta: noVersion }), -32602, 400);
+  });
+
+  it('an unsupported protocol version → -32022 with data.supported and data.requested, HTTP 400', async () => {
+    const error = assertError(await rpc(url, 'tasks/get', { taskId: realTaskId }, { protocolVersion: 'v999.0.0' }), -32022, 400);
+    const data = error.data as { supported?: string[]; requested?: string };
+    assert.ok(data.supported?.includes(PROTOCOL_VERSION));
+    assert.equal(data.requested, 'v999.0.0');
+  });
+
+  it('MCP-Protocol-Version header differing from _meta, or missing → -32020, HTTP 400', async () => {
+    assertError(await rpc(url, 'server/discover', {}, { meta: requestMeta(undefined, 'v999.0.0') }), -32020, 400);
+    assertError(await rpc(url, 'server/discover', {}, { headers: { 'MCP-Protocol-Version': undefined } }), -32020, 400);
+  });
+
+  it('a malformed JSON body → -32700 parse error, HTTP 400', async () => {
+    const response = await rpc(url, 'tasks/get', { taskId: realTaskId }, { rawBody: '{"jsonrpc":"2.0","id":1,"method":' });
+    assertError(response, -32700, 400);
+    assert.equal(response.body?.id, null);
+  });
+
+  it('§5.3: a JSON-RPC batch → -32600 Invalid Request, HTTP 400 (one request per POST)', async () => {
+    const message = { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: requestMeta() } };
+    const response = await rpc(url, 'server/discover', {}, { rawBody: JSON.stringify([message]) });
+    assert.equal(response.status, 400, response.text);
+    const error = errorOf(response);
+    assert.equal(error.code, -32600, `expected Invalid Request, got ${response.text}`);
+    assert.doesNotMatch(error.message, /Unsupported protocol version/, 'the error must not claim that 2026-07-28 is unsupported');
+  });
+
+  it('§5.3: a batch of envelope-less requests under MCP-Protocol-Version 2026-07-28 → -32600 too, not "2026-07-28 unsupported"', async () => {
+    const message = { jsonrpc: '2.0', id: 1, method: 'server/discover', params: {} };
+    for (const rawBody of [JSON.stringify([message]), '[]']) {
+      const response = await rpc(url, 'server/discover', {}, { rawBody });
+      assert.equal(response.status, 400, `${rawBody}: ${response.text}`);
+      const error = errorOf(response);
+      assert.doesNotMatch(error.message, /Unsupported protocol version/, `${rawBody}: the server supports 2026-07-28 (${response.text})`);
+      assert.equal(error.code, -32600, `${rawBody}: ${response.text}`);
+    }
+  });
+
+  it('a body that is not a JSON object → -32600 Invalid Request, HTTP 400', async () => {
+    for (const rawBody of ['42', '"tasks/get"', 'null']) {
+      const response = await rpc(url, 'server/discover', {}, { rawBody });
+      assert.equal(response.status, 400, `${rawBody}: ${response.text}`);
+      assert.equal(errorOf(response).code, -32600, `${rawBody}: ${response.text}`);
+    }
+  });
+
+  it('an unknown method → -32601, HTTP 404', async () => {
+    assertError(await rpc(url, 'unknown/method', {}), -32601, 404);
+  });
+});
+
+describe('task lifecycle', { concurrency: true }, () => {
+  it('items 17, 72: confirm_delete goes input_required with one elicitation/create request', async () => {
+    const { taskId } = await createTask('confirm_delete', { filename: 'report.txt' });
+    try {
+      const task = await pollUntil(url, taskId, inputRequired);
+      assert.equal(task.status, 'input_required');
+      assertValid('InputRequests', task.inputRequests);
+      const entries = Object.entries(task.inputRequests!);
+      assert.equal(entries.length, 1);
+      const [, request] = entries[0]!;
+      assert.equal(request.method, 'elicitation/create');
+      assert.match(String(request.params?.['message']), /report\.txt/);
+      assert.equal((request.params?.['requestedSchema'] as { type?: string }).type, 'object');
+      // A later poll shows the same outstanding key again (§6).
+      assert.deepEqual(Object.keys((await getTask(url, taskId)).inputRequests!), entries.map(([key]) => key));
+    } finally {
+      await cancelTask(taskId);
+    }
+  });
+
+  it('items 26, 31, 52: answering the one input request resumes the task to completed, with the answer reflected', async () => {
+    const { taskId } = await createTask('confirm_delete', { filename: 'resume.txt' });
+    const waiting = await pollUntil(url, taskId, inputRequired);
+    const [key] = Object.keys(waiting.inputRequests ?? {});
+    assert.ok(key, JSON.stringify(waiting));
+    await updateTask(taskId, { [key]: { action: 'accept', content: { confirm: true } } });
+    const next = await getTask(url, taskId);
+    assert.ok(!next.inputRequests?.[key], 'the answered key is gone at once');
+    const done = await pollUntil(url, taskId, terminal);
+    assert.equal(done.status, 'completed');
+    assert.equal(textOf(done.result), 'Deleted resume.txt');
+  });
+
+  it('items 29, 30: multi_input — a partial update removes the answered key at once; unknown and answered keys are acked and ignored; the last key completes', async () => {
+    const { taskId } = await createTask('multi_input');
+    const waiting = await pollUntil(url, taskId, (task) => Object.keys(task.inputRequests ?? {}).length >= 2 || terminal(task));
+    assert.equal(waiting.status, 'input_required');
+    assertValid('InputRequests', waiting.inputRequests);
+    assert.deepEqual(Object.keys(waiting.inputRequests!).sort(), ['color', 'name']);
+    for (const request of Object.values(waiting.inputRequests!)) assert.equal(request.method, 'elicitation/create');
+
+    // Item 29: a key never issued is acked and ignored, even with a value that is no valid answer.
+    await updateTask(taskId, { 'unknown-key': { ignored: true } });
+    assert.deepEqual(Object.keys((await getTask(url, taskId)).inputRequests ?? {}).sort(), ['color', 'name']);
+
+    // Item 30: a strict subset is accepted; the task stays input_required with the rest.
+    await updateTask(taskId, { name: { action: 'accept', content: { name: 'partial-1' } } });
+    const partial = await getTask(url, taskId);
+    assert.equal(partial.status, 'input_required');
+    assert.deepEqual(Object.keys(partial.inputRequests ?? {}), ['color']);
+
+    // Item 29: an already answered key is ignored (the first answer stands).
+    await updateTask(taskId, { name: { action: 'accept', content: { name: 'overwritten' } } });
+    assert.deepEqual(Object.keys((await getTask(url, taskId)).inputRequests ?? {}), ['color']);
+
+    await updateTask(taskId, { color: { action: 'accept', content: { color: 'blue' } } });
+    const done = await pollUntil(url, taskId, terminal);
+    assert.equal(done.status, 'completed');
+    assert.equal(textOf(done.result), 'name=partial-1, color=blue');
+  });
+
+  it('§12.3: tasks/update on a terminal task → ack, and the task is unchanged', async () => {
+    const { taskId } = await createTask('failing_job');
+    const done = await pollUntil(url, taskId, terminal);
+    await updateTask(taskId, { confirm: { action: 'accept', content: { confirm: true } } });
+    const after = await getTask(url, taskId);
+    assert.equal(after.status, done.status);
+    assert.deepEqual(after.result, done.result);
+  });
+
+  it('items 18, 21, 52: a completed task inlines the tool result with resultType "complete" and no related-task _meta', async () => {
+    const { taskId } = await createTask('slow_compute', { seconds: 1, label: 'inline' });
+    const done = await pollUntil(url, taskId, terminal);
+    assert.equal(done.status, 'completed');
+    assert.equal(done.resultType, 'complete');
+    assertValid('CallToolResult', done.result);
+    assert.equal(done.result?.['resultType'], 'complete');
+    assert.equal(textOf(done.result), 'Computed inline after 1s');
+    const meta = done.result?.['_meta'] as Record<string, unknown> | undefined;
+    assert.ok(!meta || !('io.modelcontextprotocol/related-task' in meta), 'no related-task _meta on the inlined result');
+    assert.ok(!('error' in done) && !('inputRequests' in done));
+  });
+
+  it('items 10, 50, 52: failing_job (a tool error) → completed with result.isError true', async () => {
+    const { taskId } = await createTask('failing_job');
+    const done = await pollUntil(url, taskId, terminal);
+    assert.equal(done.status, 'completed');
+    assert.equal(done.result?.['isError'], true);
+    assert.match(textOf(done.result), /simulated tool error/);
+    assert.ok(!('error' in done));
+  });
+
+  it('items 20, 48, 49, 51: protocol_error_job → failed with error {code, message}, a statusMessage and no result', async () => {
+    const { taskId } = await createTask('protocol_error_job');
+    const done = await pollUntil(url, taskId, terminal);
+    assert.equal(done.status, 'failed');
+    assertValid('Error', done.error);
+    assert.equal(done.error?.code, -32603);
+    assert.equal(done.error?.message, 'Simulated protocol error');
+    assert.ok(done.statusMessage && done.statusMessage.length > 0, 'a diagnostic statusMessage (item 48)');
+    assert.ok(!('result' in done), 'a failed task carries no result');
+  });
+
+  it('items 32, 34, 35: cancelling a just-created slow_compute (seconds 60) acks, then the task ends cancelled within seconds', async () => {
+    const { taskId } = await createTask('slow_compute', { seconds: 60, label: 'cancel-queued' });
+    await cancelTask(taskId);
+    const done = await pollUntil(url, taskId, terminal, 5_000);
+    assert.equal(done.status, 'cancelled');
+  });
+
+  it('items 32, 34: cancelling a running slow_compute (seconds 60) acks, then its worker stops it within seconds', async () => {
+    const { taskId } = await createTask('slow_compute', { seconds: 60, label: 'cancel-running' });
+    // There is no observable "running" state: watch the task stay `working`
+    // long enough for the poller to have handed it to a worker.
+    const since = Date.now();
+    const running = await pollUntil(url, taskId, (task) => task.status !== 'working' || Date.now() - since >= 750);
+    assert.equal(running.status, 'working');
+    await cancelTask(taskId);
+    const done = await pollUntil(url, taskId, terminal, 5_000);
+    assert.equal(done.status, 'cancelled');
+  });
+
+  it('cancelling a task that waits for input ends it cancelled at once (nothing is running)', async () => {
+    const { taskId } = await createTask('confirm_delete', { filename: 'cancel-waiting.txt' });
+    assert.equal((await pollUntil(url, taskId, inputRequired)).status, 'input_required');
+    await cancelTask(taskId);
+    const task = await getTask(url, taskId);
+    assert.equal(task.status, 'cancelled');
+    assert.ok(!('inputRequests' in task));
+    // Answers arriving after the cancel are acked and ignored.
+    await updateTask(taskId, { confirm: { action: 'accept', content: { confirm: true } } });
+    assert.equal((await getTask(url, taskId)).status, 'cancelled');
+  });
+
+  it('§12.2: tasks/cancel on a terminal task → the same empty ack; the task stays as it was', async () => {
+    const { taskId } = await createTask('failing_job');
+    const done = await pollUntil(url, taskId, terminal);
+    await cancelTask(taskId);
+    await cancelTask(taskId);
+    const after = await getTask(url, taskId);
+    assert.equal(after.status, done.status);
+    assert.deepEqual(after.result, done.result);
+  });
+
+  it('items 7, 16: batch_process reports statusMessage progress while working and completes with structuredContent', async () => {
+    const items = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'];
+    const { taskId } = await createTask('batch_process', { items, delayMs: 150 });
+    const working = await pollUntil(url, taskId, (task) => (task.status === 'working' && task.statusMessage !== undefined) || terminal(task));
+    assert.equal(working.status, 'working', 'progress is visible while the task works');
+    assert.match(working.statusMessage ?? '', /^Processed [1-6] of 6 items$/);
+
+    const done = await pollUntil(url, taskId, terminal);
+    assert.equal(done.status, 'completed');
+    assert.equal(textOf(done.result), 'Processed 6 items');
+    const structured = done.result?.['structuredContent'] as { count: number; processed: Array<{ item: number; fingerprint: string }> };
+    assert.equal(structured.count, 6);
+    assert.deepEqual(structured.processed.map((entry) => entry.item), [0, 1, 2, 3, 4, 5]);
+    for (const entry of structured.processed) assert.match(entry.fingerprint, /^[0-9a-f]{16}$/);
+  });
+
+  it('item 50: approval_gate declined → completed with isError true (a refusal is a tool result, not a failure)', async () => {
+    const { taskId } = await createTask('approval_gate', { action: 'deploy web@1.4.2 to production' });
+    const waiting = await pollUntil(url, taskId, inputRequired);
+    assert.equal(waiting.status, 'input_required');
+    assert.deepEqual(Object.keys(waiting.inputRequests ?? {}), ['approval']);
+    assert.match(String(waiting.inputRequests!['approval']!.params?.['message']), /deploy web@1\.4\.2 to production/);
+    await updateTask(taskId, { approval: { action: 'decline' } });
+    const done = await pollUntil(url, taskId, terminal);
+    assert.equal(done.status, 'completed');
+    assert.equal(done.result?.['isError'], true);
+    assert.deepEqual(done.result?.['structuredContent'], { approved: false });
+  });
+
+  it('approval_gate approved with a comment → completed with the comment in structuredContent', async () => {
+    const { taskId } = await createTask('approval_gate', { action: 'rotate keys' });
+    await pollUntil(url, taskId, inputRequired);
+    await updateTask(taskId, { approval: { action: 'accept', content: { approve: true, comment: 'go ahead' } } });
+    const done = await pollUntil(url, taskId, terminal);
+    assert.equal(done.status, 'completed');
+    assert.ok(!done.result?.['isError']);
+    assert.deepEqual(done.result?.['structuredContent'], { approved: true, comment: 'go ahead' });
+    assert.equal(textOf(done.result), 'Approved and done: rotate keys (go ahead)');
+  });
+
+  it('item 98: a task that needs elicitation from a client that did not declare it ends failed with -32021, never input_required', async () => {
+    const { taskId } = await createTask('confirm_delete', { filename: 'no-elicitation.txt' }, { capabilities: TASKS_ONLY });
+    const done = await pollUntil(url, taskId, (task) => task.status !== 'working');
+    assert.equal(done.status, 'failed', JSON.stringify(done));
+    assert.equal(done.error?.code, -32021);
+    assert.deepEqual((done.error?.data as { requiredCapabilities?: unknown }).requiredCapabilities, { elicitation: {} });
+  });
+});
+
+describe('subscriptions/listen', () => {
+  it('items 37, 44: subscriptions/listen asking for taskIds without the extension → -32021, HTTP 400', async () => {
+    const { taskId } = await createTask('failing_job');
+    assertMissingTasksCapability(
+      await rpc(url, 'subscriptions/listen', { notifications: { taskIds: [taskId] } }, { capabilities: NO_CAPABILITIES }),
+    );
+  });
+
+  it('items 92–94, 96: with the extension → an acknowledged stream that ends gracefully', async () => {
+    const { taskId } = await createTask('failing_job');
+    const response = await rpc(url, 'subscriptions/listen', { notifications: { taskIds: [taskId] } }, { timeoutMs: 10_000 });
+    assert.equal(response.status, 200, response.text);
+    const [first, ...rest] = response.messages;
+    assert.equal(first?.method, 'notifications/subscriptions/acknowledged', 'the acknowledgement comes first');
+    const subscriptionId = (message: typeof first) => (message?.params?.['_meta'] as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/subscriptionId'];
+    assert.equal(subscriptionId(first), response.requestId, 'tagged with the subscription id');
+    const acknowledged = first?.params?.['notifications'] as { taskIds?: string[] };
+    assertValid('TaskSubscriptionAcknowledgedNotifications', acknowledged);
+    for (const id of acknowledged.taskIds ?? []) assert.equal(id, taskId, 'only requested ids are acknowledged');
+
+    for (const message of rest.filter((message) => message.method !== undefined)) {
+      assert.match(message.method!, /^notifications\//, 'no server-to-client requests on the stream (item 99)');
+      assert.equal(subscriptionId(message), response.requestId);
+      if (message.method === 'notifications/tasks') {
+        assert.ok(acknowledged.taskIds?.includes(taskId), 'task notifications only once acknowledged (item 92)');
+        assertValid('TaskStatusNotification', message);
+      } else {
+        assert.fail(`unrequested notification ${message.method} (item 92)`);
+      }
+    }
+    const end = response.body;
+    assert.equal(end?.id, response.requestId);
+    assert.equal(end?.result?.['resultType'], 'complete', 'graceful completion result');
+    assert.equal((end?.result?.['_meta'] as Record<string, unknown>)['io.modelcontextprotocol/subscriptionId'], response.requestId);
+  });
+});
