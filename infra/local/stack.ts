@@ -1,6 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { ENV } from '../../shared/config.ts';
 import { ensureTaskTable, startDynalite } from './dynamodb.ts';
 import { startHttpAdapter } from './http.ts';
@@ -20,6 +21,8 @@ export interface LocalStackOptions {
   /** How long `close()` waits for a batch still being handled (default 5 s). */
   drainMs?: number;
   log?: (event: Record<string, unknown>) => void;
+  /** Called with the SQS client standing in for the event source mappings (benchmarks count its calls). */
+  instrumentPollerClient?: (client: SQSClient) => void;
 }
 
 export interface LocalStack {
@@ -93,6 +96,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     // The event source mappings: the poller's own client, not the functions'.
     const sqsClient = localSqsClient(sqs.endpoint, REGION);
+    options.instrumentPollerClient?.(sqsClient);
     cleanup.push(async () => sqsClient.destroy());
     const pollers: Poller[] = [
       startPoller({ client: sqsClient, queueUrl: sqs.queueUrl, queueArn: sqs.queueArn, region: REGION, handler: worker.handler, log }),
