@@ -23,11 +23,24 @@ export const ENV = {
   progressIntervalMs: 'TASKS_PROGRESS_INTERVAL_MS',
   /** Longest a synchronous (non-task) tool call may run inside the request. */
   syncBudgetMs: 'TASKS_SYNC_BUDGET_MS',
+  /** Longest `pollIntervalMs` suggested to clients of an old task. */
+  maxPollIntervalMs: 'TASKS_MAX_POLL_INTERVAL_MS',
+  /** How long a task may go unnoticed past its next expected event before the sweeper re-enqueues it. */
+  sweepGraceMs: 'TASKS_SWEEP_GRACE_MS',
+  /** How long step checkpoints are kept (the longest a step-structured job may run). */
+  stepRetentionMs: 'TASKS_STEP_RETENTION_MS',
+  /** Most time one worker invocation spends on a task before handing over to a continuation. */
+  invocationBudgetMs: 'TASKS_INVOCATION_BUDGET_MS',
+  /** Runs a task may take through `RetryableError` before it ends `failed`. */
+  maxAttempts: 'TASKS_MAX_ATTEMPTS',
+  /** First retry delay; doubles with each attempt (capped at SQS's 15 minutes). */
+  retryBaseDelayMs: 'TASKS_RETRY_BASE_DELAY_MS',
   /** Which tool catalogue the endpoint serves: `product`, `conformance` or `all`. */
   toolset: 'TASKS_TOOLSET',
 } as const;
 
-export type Toolset = 'product' | 'conformance' | 'all';
+/** `test` adds the durability fixtures to `all`; tests only. */
+export type Toolset = 'product' | 'conformance' | 'all' | 'test';
 
 export interface TaskSettings {
   taskTtlMs: number;
@@ -37,6 +50,12 @@ export interface TaskSettings {
   cancelCheckMs: number;
   progressIntervalMs: number;
   syncBudgetMs: number;
+  maxPollIntervalMs: number;
+  sweepGraceMs: number;
+  stepRetentionMs: number;
+  invocationBudgetMs: number;
+  maxAttempts: number;
+  retryBaseDelayMs: number;
 }
 
 export interface Config extends TaskSettings {
@@ -54,13 +73,22 @@ export const DEFAULT_SETTINGS: TaskSettings = {
   cancelCheckMs: 5000,
   progressIntervalMs: 1000,
   syncBudgetMs: 20_000,
+  maxPollIntervalMs: 30_000,
+  sweepGraceMs: 60_000,
+  stepRetentionMs: 30 * 24 * 60 * 60 * 1000,
+  invocationBudgetMs: 14 * 60 * 1000,
+  maxAttempts: 5,
+  retryBaseDelayMs: 2000,
 };
+
+/** The longest retention that may be configured: results are not an archive. */
+export const MAX_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 type Env = Record<string, string | undefined>;
 
 /** Reads the configuration; required values missing is an error at start, not at first use. */
 export function loadConfig(env: Env = process.env): Config {
-  return {
+  const config: Config = {
     tableName: required(env, ENV.tableName),
     queueUrl: required(env, ENV.queueUrl),
     localPrincipal: env[ENV.localPrincipal] || 'local',
@@ -72,7 +100,15 @@ export function loadConfig(env: Env = process.env): Config {
     cancelCheckMs: positiveInt(env, ENV.cancelCheckMs, DEFAULT_SETTINGS.cancelCheckMs),
     progressIntervalMs: positiveInt(env, ENV.progressIntervalMs, DEFAULT_SETTINGS.progressIntervalMs),
     syncBudgetMs: positiveInt(env, ENV.syncBudgetMs, DEFAULT_SETTINGS.syncBudgetMs),
+    maxPollIntervalMs: positiveInt(env, ENV.maxPollIntervalMs, DEFAULT_SETTINGS.maxPollIntervalMs),
+    sweepGraceMs: positiveInt(env, ENV.sweepGraceMs, DEFAULT_SETTINGS.sweepGraceMs),
+    stepRetentionMs: positiveInt(env, ENV.stepRetentionMs, DEFAULT_SETTINGS.stepRetentionMs),
+    invocationBudgetMs: positiveInt(env, ENV.invocationBudgetMs, DEFAULT_SETTINGS.invocationBudgetMs),
+    maxAttempts: positiveInt(env, ENV.maxAttempts, DEFAULT_SETTINGS.maxAttempts),
+    retryBaseDelayMs: positiveInt(env, ENV.retryBaseDelayMs, DEFAULT_SETTINGS.retryBaseDelayMs),
   };
+  if (config.retentionMs > MAX_RETENTION_MS) throw new Error(`${ENV.retentionMs} may be at most ${MAX_RETENTION_MS} (30 days)`);
+  return config;
 }
 
 function required(env: Env, name: string): string {
@@ -91,6 +127,6 @@ function positiveInt(env: Env, name: string, fallback: number): number {
 
 function toolset(raw: string | undefined): Toolset {
   if (raw === undefined || raw === '') return 'product';
-  if (raw === 'product' || raw === 'conformance' || raw === 'all') return raw;
-  throw new Error(`${ENV.toolset} must be product, conformance or all, got "${raw}"`);
+  if (raw === 'product' || raw === 'conformance' || raw === 'all' || raw === 'test') return raw;
+  throw new Error(`${ENV.toolset} must be product, conformance, all or test, got "${raw}"`);
 }

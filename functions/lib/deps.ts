@@ -19,7 +19,7 @@ export const dynamodb = new DynamoDBClient({});
 // not count as a custom endpoint for the SDK's QueueUrl rewrite, so emulator
 // queue URLs (e.g. fauxqs' `sqs.us-east-1.localhost`) would otherwise win.
 export const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
-export const store = new DynamoDbTaskStore({ client: dynamodb, tableName: config.tableName, retentionMs: config.retentionMs });
+export const store = new DynamoDbTaskStore({ client: dynamodb, tableName: config.tableName, policy: config });
 export const queue = new SqsTaskQueue({ client: sqs, queueUrl: config.queueUrl });
 export const tools = toolCatalogue(config.toolset);
 

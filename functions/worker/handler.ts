@@ -1,14 +1,15 @@
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { parseTaskMessage } from '../../shared/queue/queue.ts';
 import { processTaskMessage } from '../../shared/runtime/worker.ts';
-import { config, log, store, tools } from '../lib/deps.ts';
+import { config, log, queue, store, tools } from '../lib/deps.ts';
 
 /**
  * SQS event source with partial batch responses: a record whose task should
  * run again is reported as failed and redelivered after the visibility
  * timeout; after `maxReceiveCount` it reaches the dead-letter queue.
  */
-export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+export async function handler(event: SQSEvent, context?: Pick<Context, 'getRemainingTimeInMillis'>): Promise<SQSBatchResponse> {
+  const remainingMs = context ? () => context.getRemainingTimeInMillis() : undefined;
   const results = await Promise.all(
     event.Records.map(async (record) => {
       let message;
@@ -18,7 +19,7 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
         log({ event: 'malformed-message', messageId: record.messageId });
         return 'done';
       }
-      return processTaskMessage(message, { store, tools, settings: config, log }).catch(() => 'retry' as const);
+      return processTaskMessage(message, { store, queue, tools, settings: config, log, remainingMs }).catch(() => 'retry' as const);
     }),
   );
   return {

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, ResourceInUseException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
-import { TABLE_KEYS } from '../../shared/tasks/dynamodb-schema.ts';
+import { ACTIVE_INDEX, TABLE_KEYS } from '../../shared/tasks/dynamodb-schema.ts';
 
 /** A running dynalite (DynamoDB API) on 127.0.0.1. */
 export interface LocalDynamoDb {
@@ -28,9 +28,12 @@ export async function startDynalite(options: { path?: string; port?: number } = 
 }
 
 /**
- * Creates the task table if it does not exist. The key schema is the one the
- * CDK stack declares. dynalite has no TTL support (UpdateTimeToLive is
- * unknown to it), which is harmless: every read checks `expiresAt` itself.
+ * Creates the task table if it does not exist: the key schema and the sparse
+ * active-task index (keys only) that the CDK stack declares. dynalite has no
+ * TTL support (UpdateTimeToLive is unknown to it), which is harmless: every
+ * read checks `expiresAt` itself. dynalite cannot add an index to an existing
+ * table either, so a table kept on disk from before the index existed is
+ * reported rather than silently used without it.
  */
 export async function ensureTaskTable(client: DynamoDBClient, tableName: string): Promise<void> {
   try {
@@ -41,15 +44,30 @@ export async function ensureTaskTable(client: DynamoDBClient, tableName: string)
         AttributeDefinitions: [
           { AttributeName: TABLE_KEYS.partition, AttributeType: 'S' },
           { AttributeName: TABLE_KEYS.sort, AttributeType: 'S' },
+          { AttributeName: ACTIVE_INDEX.partition, AttributeType: 'S' },
+          { AttributeName: ACTIVE_INDEX.sort, AttributeType: 'N' },
         ],
         KeySchema: [
           { AttributeName: TABLE_KEYS.partition, KeyType: 'HASH' },
           { AttributeName: TABLE_KEYS.sort, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: ACTIVE_INDEX.name,
+            KeySchema: [
+              { AttributeName: ACTIVE_INDEX.partition, KeyType: 'HASH' },
+              { AttributeName: ACTIVE_INDEX.sort, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
+          },
         ],
       }),
     );
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }
-  await client.send(new DescribeTableCommand({ TableName: tableName }));
+  const { Table: table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  if (!table?.GlobalSecondaryIndexes?.some((index) => index.IndexName === ACTIVE_INDEX.name)) {
+    throw new Error(`Table ${tableName} has no ${ACTIVE_INDEX.name} index (it predates it): delete the local data directory to recreate it`);
+  }
 }

@@ -3,6 +3,7 @@
  *
  *   PORT            HTTP port on 127.0.0.1 (default 3000; 0 picks a free one)
  *   LOCAL_DATA_DIR  where the task table is kept (default `.data`)
+ *   LOCAL_SWEEP_INTERVAL_MS  how often the sweeper runs (default 30 s)
  *   TASKS_*         the functions' own settings (see shared/config.ts);
  *                   TASKS_TOOLSET defaults to `all` here
  *
@@ -24,6 +25,7 @@ try {
   stack = await startLocalStack({
     port,
     dataDir: process.env.LOCAL_DATA_DIR || '.data',
+    ...(process.env.LOCAL_SWEEP_INTERVAL_MS ? { sweepIntervalMs: Number(process.env.LOCAL_SWEEP_INTERVAL_MS) } : {}),
     log: (event) => console.log(JSON.stringify(event)),
   });
 } catch (error) {

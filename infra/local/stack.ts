@@ -21,6 +21,8 @@ export interface LocalStackOptions {
   /** How long `close()` waits for a batch still being handled (default 5 s). */
   drainMs?: number;
   log?: (event: Record<string, unknown>) => void;
+  /** How often the sweeper runs (it also runs once at start-up); default 30 s. */
+  sweepIntervalMs?: number;
   /** Called with the SQS client standing in for the event source mappings (benchmarks count its calls). */
   instrumentPollerClient?: (client: SQSClient) => void;
 }
@@ -88,10 +90,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     process.env.AWS_ACCESS_KEY_ID ||= LOCAL_CREDENTIALS.accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY ||= LOCAL_CREDENTIALS.secretAccessKey;
 
-    const [mcp, worker, dlq] = await Promise.all([
+    const [mcp, worker, dlq, sweeper] = await Promise.all([
       import('../../functions/mcp/handler.ts'),
       import('../../functions/worker/handler.ts'),
       import('../../functions/dlq/handler.ts'),
+      import('../../functions/sweeper/handler.ts'),
     ]);
 
     // The event source mappings: the poller's own client, not the functions'.
@@ -106,6 +109,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // task's lease expires and the task is picked up again later.
     const drainMs = options.drainMs ?? 5000;
     cleanup.push(() => withTimeout(Promise.all(pollers.map((poller) => poller.stop())), drainMs));
+
+    // The scheduled sweeper: once now, since the queues did not survive a
+    // restart but unfinished tasks in the table did, then periodically.
+    const runSweeper = () =>
+      sweeper.handler().then(
+        ({ requeued }) => requeued > 0 && log({ event: 'sweep', requeued }),
+        (error: unknown) => log({ event: 'sweep-error', error: error instanceof Error ? error.name : 'unknown' }),
+      );
+    await runSweeper();
+    const sweepTimer = setInterval(runSweeper, options.sweepIntervalMs ?? 30_000);
+    cleanup.push(async () => clearInterval(sweepTimer));
 
     const http = await startHttpAdapter({ handler: mcp.handler, port: options.port, log });
     cleanup.push(http.close);

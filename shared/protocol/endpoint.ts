@@ -13,10 +13,10 @@ import type { TaskQueue } from '../queue/queue.ts';
 import { runTool } from '../runtime/run.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
-import type { TaskStore } from '../tasks/store.ts';
+import { IdempotencyConflictError, type TaskStore } from '../tasks/store.ts';
 import { INTERNAL_ERROR, INVALID_PARAMS, missingTasksCapability, PROTOCOL_VERSION, TASKS_EXTENSION, toProtocolError } from './errors.ts';
 import { decodeAnswers, encodeAnswers } from './request-state.ts';
-import { createTaskResult, detailedTask } from './render.ts';
+import { createTaskResult, detailedTask, type RenderContext } from './render.ts';
 
 export const SERVER_INFO = { name: 'mcp-tasks-serverless', version: '0.1.0' } as const;
 
@@ -24,7 +24,7 @@ export interface EndpointDeps {
   store: TaskStore;
   queue: TaskQueue;
   tools: ReadonlyMap<string, ToolDefinition>;
-  settings: Pick<TaskSettings, 'taskTtlMs' | 'pollIntervalMs' | 'syncBudgetMs'>;
+  settings: Pick<TaskSettings, 'taskTtlMs' | 'pollIntervalMs' | 'maxPollIntervalMs' | 'retentionMs' | 'syncBudgetMs'>;
   now?: () => number;
   /** Structured, content-free log lines (never arguments, answers or tokens). */
   log?: (event: Record<string, unknown>) => void;
@@ -76,7 +76,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
 
     const inline = tool.execution === 'sync' || (tool.execution === 'optional' && (!declared || (tool.inline?.(args) ?? false)));
     if (inline) return (await runInline(tool, args, ctx, capabilities)).result;
-    if (!declared) throw missingTasksCapability();
+    if (!declared) throw missingTasksCapability(modern ? 'modern' : 'legacy');
 
     // Input the tool wants before it becomes a task is gathered synchronously
     // (spec item 13); the answers are recorded on the task for its handler.
@@ -87,30 +87,53 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
       if (gathered.result.resultType === 'input_required') return gathered.result;
       answers = gathered.answers;
     }
-    return createTask(tool, args, capabilities, principal, answers);
+    return createTask(tool, args, capabilities, principal, answers, idempotencyKey(ctx));
   }
 
-  async function createTask(tool: ToolDefinition, args: Record<string, unknown>, capabilities: ClientCapabilities, principal: string, answers: Record<string, unknown>) {
-    const task = await deps.store.create({
-      taskId: randomUUID(),
-      owner: principal,
-      tool: tool.name,
-      arguments: args,
-      clientCapabilities: capabilities,
-      inputResponses: answers,
-      now: now(),
-      ttlMs: deps.settings.taskTtlMs,
-      pollIntervalMs: deps.settings.pollIntervalMs,
-    });
+  async function createTask(
+    tool: ToolDefinition,
+    args: Record<string, unknown>,
+    capabilities: ClientCapabilities,
+    principal: string,
+    answers: Record<string, unknown>,
+    key: string | undefined,
+  ) {
+    let created;
     try {
-      await deps.queue.send({ taskId: task.taskId, reason: 'start' });
-    } catch {
-      // The row exists but no worker will ever see it: end it visibly rather than leave it working forever.
-      await deps.store.fail(task.taskId, { code: INTERNAL_ERROR, message: 'Internal error' }, 'The task could not be queued', now());
-      throw new ProtocolError(INTERNAL_ERROR, 'The task could not be queued');
+      created = await deps.store.create(
+        {
+          taskId: randomUUID(),
+          owner: principal,
+          tool: tool.name,
+          arguments: args,
+          clientCapabilities: capabilities,
+          inputResponses: answers,
+          now: now(),
+          ttlMs: deps.settings.taskTtlMs,
+          pollIntervalMs: tool.pollIntervalMs ?? deps.settings.pollIntervalMs,
+        },
+        key === undefined ? {} : { idempotencyKey: key },
+      );
+    } catch (error) {
+      if (error instanceof IdempotencyConflictError) throw new ProtocolError(INVALID_PARAMS, `${IDEMPOTENCY_KEY} was already used for a call with other arguments`);
+      throw error;
     }
-    deps.log?.({ event: 'task-created', taskId: task.taskId, tool: tool.name });
-    return createTaskResult(task);
+    const { task } = created;
+    if (created.created) {
+      try {
+        await deps.queue.send({ taskId: task.taskId, reason: 'start' });
+      } catch {
+        // The task is durable and due for the sweeper after its grace period,
+        // which enqueues it again: answer now rather than fail a call whose task exists.
+        deps.log?.({ event: 'enqueue-failed', taskId: task.taskId });
+      }
+      deps.log?.({ event: 'task-created', taskId: task.taskId, tool: tool.name });
+    }
+    return createTaskResult(task, renderContext());
+  }
+
+  function renderContext(): RenderContext {
+    return { now: now(), settings: deps.settings };
   }
 
   /**
@@ -132,6 +155,12 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
         return { result: { resultType: 'input_required', inputRequests: outcome.inputRequests, requestState: encodeAnswers(answers) }, answers };
       case 'cancelled':
         throw new ProtocolError(INTERNAL_ERROR, 'The tool did not finish within the synchronous time budget; call it as a task');
+      case 'retry':
+        throw new ProtocolError(INTERNAL_ERROR, 'The tool failed transiently; try again');
+      case 'sleep':
+      case 'continue':
+        // Without a journal steps run directly and sleeps wait in-process: neither suspends.
+        throw new Error(`Inline run suspended as ${outcome.kind}`);
     }
   }
 
@@ -148,7 +177,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     server.setRequestHandler('tasks/get', { params: TaskIdParams }, guard(async ({ taskId }) => {
       const task = await deps.store.get(taskId, principal, now());
       if (!task) throw new ProtocolError(INVALID_PARAMS, 'Task not found');
-      return detailedTask(task);
+      return detailedTask(task, renderContext());
     }));
 
     // The SDK lifts `inputResponses` out of the params (as for any multi-round-trip retry).
@@ -247,6 +276,22 @@ function describeTool(tool: ToolDefinition) {
 function invalidArguments(error: z.ZodError): ToolResult {
   const issues = error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ');
   return { content: [{ type: 'text', text: `Invalid arguments: ${issues}` }], isError: true };
+}
+
+/**
+ * The `_meta` key under which a client may pass an idempotency key on
+ * `tools/call`: retrying the call with the same key (and arguments) returns
+ * the task the first call created instead of starting a second job.
+ */
+export const IDEMPOTENCY_KEY = 'dev.mcp-tasks-serverless/idempotencyKey';
+
+function idempotencyKey(ctx: ServerContext): string | undefined {
+  const value = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[IDEMPOTENCY_KEY];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0 || value.length > 256) {
+    throw new ProtocolError(INVALID_PARAMS, `${IDEMPOTENCY_KEY} must be a non-empty string of at most 256 characters`);
+  }
+  return value;
 }
 
 function clientCapabilities(ctx: ServerContext): ClientCapabilities {

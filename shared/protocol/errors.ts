@@ -11,10 +11,12 @@ export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 
 /** `-32021` naming the tasks extension (spec items 3 and 45). */
-export function missingTasksCapability(): ProtocolError {
+export function missingTasksCapability(era: 'modern' | 'legacy' = 'modern'): ProtocolError {
   return new MissingRequiredClientCapabilityError(
     { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
-    `Missing required client capability: declare the ${TASKS_EXTENSION} extension on this request`,
+    era === 'modern'
+      ? `Missing required client capability: declare the ${TASKS_EXTENSION} extension on this request`
+      : `This tool runs only as a task: call it with protocol ${PROTOCOL_VERSION} and the ${TASKS_EXTENSION} extension`,
   );
 }
 

@@ -1,26 +1,45 @@
-import type { TaskRecord } from '../tasks/model.ts';
+import type { TaskSettings } from '../config.ts';
+import { isTerminal, type TaskRecord } from '../tasks/model.ts';
+import { renderedTtlMs } from '../tasks/ttl.ts';
+
+/** What rendering needs besides the task: the clock and the timing policy. */
+export interface RenderContext {
+  now: number;
+  settings: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs'>;
+}
+
+/**
+ * The suggested poll interval: short while a task is young, growing with its
+ * age (a tenth of it) up to a ceiling. Most polling happens on long tasks,
+ * so this is the biggest lever on what polling costs.
+ */
+export function pollIntervalMs(task: TaskRecord, { now, settings }: RenderContext): number {
+  if (isTerminal(task.status)) return settings.maxPollIntervalMs;
+  const floor = Math.max(task.pollIntervalMs, settings.pollIntervalMs);
+  return Math.min(Math.max(floor, Math.round((now - task.createdAt) / 10)), Math.max(floor, settings.maxPollIntervalMs));
+}
 
 /** The `Task` fields every task-bearing message carries (spec §1.2). */
-export function taskFields(task: TaskRecord) {
+export function taskFields(task: TaskRecord, context: RenderContext) {
   return {
     taskId: task.taskId,
     status: task.status,
     ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
     createdAt: new Date(task.createdAt).toISOString(),
     lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
-    ttlMs: task.ttlMs,
-    pollIntervalMs: task.pollIntervalMs,
+    ttlMs: renderedTtlMs(task, context.now, context.settings.retentionMs),
+    pollIntervalMs: pollIntervalMs(task, context),
   };
 }
 
 /** The flat `CreateTaskResult` (spec §1.4): no `result`, `error` or `inputRequests`. */
-export function createTaskResult(task: TaskRecord) {
-  return { resultType: 'task' as const, ...taskFields(task) };
+export function createTaskResult(task: TaskRecord, context: RenderContext) {
+  return { resultType: 'task' as const, ...taskFields(task, context) };
 }
 
 /** The `DetailedTask` of a `tasks/get` result (spec §1.3, items 16–20). */
-export function detailedTask(task: TaskRecord) {
-  const fields = taskFields(task);
+export function detailedTask(task: TaskRecord, context: RenderContext) {
+  const fields = taskFields(task, context);
   switch (task.status) {
     case 'input_required':
       return { ...fields, inputRequests: task.inputRequests };

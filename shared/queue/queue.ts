@@ -1,5 +1,9 @@
-/** Why a task message was sent: the worker treats all of them the same way. */
-export type TaskMessageReason = 'start' | 'resume' | 'retry';
+/**
+ * Why a task message was sent. The worker treats all of them the same way
+ * (claim, replay, settle); the reason is for logs and metrics.
+ */
+export const TASK_MESSAGE_REASONS = ['start', 'resume', 'continue', 'wake', 'retry', 'sweep'] as const;
+export type TaskMessageReason = (typeof TASK_MESSAGE_REASONS)[number];
 
 /** A queue message carries only what locates the task; all state is in the store. */
 export interface TaskMessage {
@@ -19,7 +23,7 @@ export function parseTaskMessage(body: string): TaskMessage {
   if (
     typeof value === 'object' && value !== null &&
     typeof (value as TaskMessage).taskId === 'string' &&
-    ['start', 'resume', 'retry'].includes((value as TaskMessage).reason)
+    (TASK_MESSAGE_REASONS as readonly string[]).includes((value as TaskMessage).reason)
   ) {
     return { taskId: (value as TaskMessage).taskId, reason: (value as TaskMessage).reason };
   }

@@ -38,6 +38,20 @@ export interface TaskContext {
   elicit(key: string, params: ElicitParams): Promise<ElicitAnswer>;
   /** Like {@link TaskContext.elicit}, with `sampling/createMessage`. */
   sample(key: string, params: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /**
+   * Runs `fn` once for the task's whole life and checkpoints its (JSON) result;
+   * on every later replay returns the checkpoint without running `fn`. Names
+   * identify steps: one name, one step. At-least-once: if the invocation dies
+   * after `fn` ran but before the checkpoint was written, `fn` runs again.
+   * Step boundaries are also where a long job hands over to a continuation.
+   */
+  step<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Waits durably: the invocation ends and the task is woken through the
+   * queue after `ms` (chained SQS delays beyond 15 minutes). No compute runs
+   * meanwhile. Inside a request (no task) it simply waits.
+   */
+  sleep(ms: number): Promise<void>;
 }
 
 export interface ElicitParams {
@@ -71,6 +85,8 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * `handler` return them without asking again.
    */
   prepare?: (args: Args, ctx: TaskContext) => Promise<void>;
+  /** Shortest `pollIntervalMs` to suggest for this tool's tasks (default: the server's). */
+  pollIntervalMs?: number;
 }
 
 /** Declares a tool with its argument type inferred from the schema. */
@@ -85,6 +101,17 @@ export class ToolError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ToolError';
+  }
+}
+
+/**
+ * A transient failure: the run is retried later with exponential backoff,
+ * up to the worker's attempt limit, after which the task ends `failed`.
+ */
+export class RetryableError extends Error {
+  constructor(message: string, readonly options: { delayMs?: number } = {}) {
+    super(message);
+    this.name = 'RetryableError';
   }
 }
 

@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskSettings } from '../config.ts';
-import type { TaskOutcome, TaskRecord } from '../tasks/model.ts';
+import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
+import { MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { LeaseLostError, type TaskStore } from '../tasks/store.ts';
-import type { TaskMessage } from '../queue/queue.ts';
-import { runTool, type RunOutcome } from './run.ts';
+import { runTool, type Journal, type RunOutcome } from './run.ts';
 import type { ToolDefinition } from './tool.ts';
 
 export interface WorkerDeps {
   store: TaskStore;
+  queue: TaskQueue;
   tools: ReadonlyMap<string, ToolDefinition>;
-  settings: Pick<TaskSettings, 'leaseMs' | 'cancelCheckMs' | 'progressIntervalMs'>;
+  settings: Pick<TaskSettings, 'leaseMs' | 'cancelCheckMs' | 'progressIntervalMs' | 'invocationBudgetMs' | 'maxAttempts' | 'retryBaseDelayMs'>;
+  /** Time left in this invocation (Lambda's `getRemainingTimeInMillis`), when there is a limit. */
+  remainingMs?: () => number;
   now?: () => number;
   log?: (event: Record<string, unknown>) => void;
 }
@@ -23,16 +26,25 @@ export type Disposition = 'done' | 'retry';
 /** The error a task ends with once every delivery attempt failed unexpectedly. */
 export const EXHAUSTED_ERROR = { code: -32603, message: 'Internal error' } as const;
 
+/** Time kept back from a Lambda invocation's limit to write a checkpoint and hand over. */
+const HANDOVER_RESERVE_MS = 30_000;
+/** The longest delay SQS accepts on a message; longer waits are chained. */
+const MAX_DELAY_SECONDS = 900;
+
 /**
  * Runs the task a message points at.
  *
  * 1. Claim the lease (one conditional write). No lease means there is nothing
- *    to do: the task is gone, terminal, waiting for input or already running.
- * 2. Run the handler, replaying recorded answers; progress writes and a
- *    periodic read carry cancellation to `ctx.signal`.
- * 3. Write the outcome under the lease (one conditional write).
+ *    to do: the task is gone, terminal, waiting for input or running elsewhere
+ *    (a duplicate delivery). A worker that crashed leaves its lease to expire;
+ *    its message comes back after the visibility timeout, which outlasts it.
+ * 2. Run the handler, replaying recorded answers and steps. A heartbeat renews
+ *    the lease and carries cancellation to `ctx.signal`.
+ * 3. Write the outcome under the lease (one conditional write), or hand over:
+ *    release the lease, then enqueue the continuation, wake-up or retry. If
+ *    that enqueue fails the message itself is retried, so nothing is lost.
  *
- * An unexpected exception releases the lease and asks for redelivery.
+ * Every write is fenced by the lease: a worker that lost it changes nothing.
  */
 export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps): Promise<Disposition> {
   const now = deps.now ?? Date.now;
@@ -49,25 +61,67 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
   const tool = deps.tools.get(task.tool);
   if (!tool) return finish({ status: 'failed', error: { code: -32602, message: `Unknown tool: ${task.tool}` } });
 
+  const deadline = now() + Math.min(deps.settings.invocationBudgetMs, (deps.remainingMs?.() ?? Infinity) - HANDOVER_RESERVE_MS);
   const cancel = new AbortController();
-  const watcher = watchCancellation(deps, task, cancel, now);
+  const heartbeat = startHeartbeat(deps, task, leaseOwner, cancel, now);
   try {
     const outcome = await runTool(tool, task.arguments, {
       taskId: task.taskId,
       clientCapabilities: task.clientCapabilities,
       answers: task.inputResponses,
       cancel: cancel.signal,
-      progress: watcher.progress,
+      progress: heartbeat.progress,
+      journal: journal(deps.store, task.taskId, now),
+      shouldYield: () => now() >= deadline,
+      now,
     });
-    log({ event: 'ran', taskId: task.taskId, tool: task.tool, outcome: outcome.kind });
-    return await finish(toTaskOutcome(outcome));
+    heartbeat.stop();
+    log({ event: 'ran', taskId: task.taskId, tool: task.tool, outcome: outcome.kind, attempt: task.attempts });
+    return await settle(outcome, task, leaseOwner, deps, now, finish);
   } catch (error) {
     if (error instanceof LeaseLostError) return 'done';
     log({ event: 'error', taskId: task.taskId, tool: task.tool, error: error instanceof Error ? error.name : 'unknown' });
-    await deps.store.release(task.taskId, leaseOwner);
+    await deps.store.release(task.taskId, leaseOwner, now(), now()).catch(() => {});
     return 'retry';
   } finally {
-    watcher.stop();
+    heartbeat.stop();
+  }
+}
+
+/** Writes a finished run's outcome, or hands the task over to a later invocation. */
+async function settle(
+  outcome: RunOutcome,
+  task: TaskRecord,
+  leaseOwner: string,
+  deps: WorkerDeps,
+  now: () => number,
+  finish: (outcome: TaskOutcome) => Promise<Disposition>,
+): Promise<Disposition> {
+  const handOver = async (reason: TaskMessage['reason'], resumeAt: number) => {
+    await deps.store.release(task.taskId, leaseOwner, now(), resumeAt);
+    const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((resumeAt - now()) / 1000)));
+    await deps.queue.send({ taskId: task.taskId, reason }, delaySeconds > 0 ? { delaySeconds } : undefined);
+    return 'done' as const;
+  };
+  switch (outcome.kind) {
+    case 'sleep':
+      // Waits past SQS's 15-minute limit are chained: the wake-up finds the sleep not yet due and sleeps again.
+      return handOver('wake', outcome.wakeAt);
+    case 'continue':
+      return handOver('continue', now());
+    case 'retry': {
+      if (task.attempts >= deps.settings.maxAttempts) {
+        return finish({
+          status: 'failed',
+          error: EXHAUSTED_ERROR,
+          statusMessage: `Gave up after ${task.attempts} attempts: ${outcome.error.message}`,
+        });
+      }
+      const backoff = outcome.error.options.delayMs ?? deps.settings.retryBaseDelayMs * 2 ** (task.attempts - 1);
+      return handOver('retry', now() + Math.min(backoff, MAX_DELAY_SECONDS * 1000));
+    }
+    default:
+      return finish(toTaskOutcome(outcome));
   }
 }
 
@@ -80,51 +134,81 @@ async function finishUnderLease(store: TaskStore, task: TaskRecord, leaseOwner: 
   return 'done';
 }
 
-/** Maps a run to a task outcome (spec items 50–52: tool errors complete, protocol errors fail). */
-export function toTaskOutcome(outcome: RunOutcome): TaskOutcome {
+/** Maps a finished run to a task outcome (spec items 50–52: tool errors complete, protocol errors fail). */
+export function toTaskOutcome(outcome: Extract<RunOutcome, { kind: 'result' | 'protocol-error' | 'input' | 'cancelled' }>): TaskOutcome {
   switch (outcome.kind) {
-    case 'result':
-      return { status: 'completed', result: { ...outcome.result, resultType: 'complete' } };
+    case 'result': {
+      const result = { ...outcome.result, resultType: 'complete' };
+      const bytes = Buffer.byteLength(JSON.stringify(result));
+      if (bytes > MAX_RESULT_BYTES) {
+        const message = `The tool's result is too large: ${bytes} bytes, the limit is ${MAX_RESULT_BYTES}`;
+        return { status: 'failed', error: { code: -32603, message }, statusMessage: message };
+      }
+      return { status: 'completed', result };
+    }
     case 'protocol-error':
       return { status: 'failed', error: outcome.error, statusMessage: outcome.error.message };
     case 'input':
       return { status: 'input_required', inputRequests: outcome.inputRequests };
     case 'cancelled':
-      return { status: 'cancelled', statusMessage: 'Cancelled at the client\'s request' };
+      return { status: 'cancelled', statusMessage: "Cancelled at the client's request" };
   }
 }
 
-/**
- * Carries cancellation to the handler. Progress writes return the
- * `cancelRequested` flag at no extra cost; when the handler is quiet, one
- * consistent read every `cancelCheckMs` does the same.
- */
-function watchCancellation(deps: WorkerDeps, task: TaskRecord, cancel: AbortController, now: () => number) {
-  let lastProgress = 0;
-  let lastCheck = now();
-  const seen = (cancelRequested: boolean) => {
-    lastCheck = now();
-    if (cancelRequested && !cancel.signal.aborted) cancel.abort(new Error('cancelled'));
-  };
-  const timer = setInterval(() => {
-    if (now() - lastCheck < deps.settings.cancelCheckMs) return;
-    deps.store.get(task.taskId, task.owner, now()).then(
-      (current) => seen(current === undefined || current.cancelRequested || current.status !== 'working'),
-      () => {},
-    );
-  }, Math.max(50, Math.floor(deps.settings.cancelCheckMs / 2)));
+/** Step checkpoints, loaded with one query the first time a step or sleep needs them. */
+function journal(store: TaskStore, taskId: string, now: () => number): Journal {
+  let steps: Promise<Map<string, unknown>> | undefined;
+  const load = () => (steps ??= store.loadSteps(taskId));
   return {
-    async progress(message: string) {
-      if (now() - lastProgress < deps.settings.progressIntervalMs) return;
-      lastProgress = now();
-      const { cancelRequested } = await deps.store.progress(task, leaseOwnerOf(task), message, now());
-      seen(cancelRequested);
+    async lookup(name) {
+      const loaded = await load();
+      return loaded.has(name) ? { value: loaded.get(name) } : undefined;
     },
-    stop: () => clearInterval(timer),
+    async record(name, value) {
+      const stored = await store.saveStep(taskId, name, value, now());
+      (await load()).set(name, stored);
+      return stored;
+    },
   };
 }
 
-function leaseOwnerOf(task: TaskRecord): string {
-  if (!task.lease) throw new LeaseLostError(task.taskId);
-  return task.lease.owner;
+/**
+ * Keeps the lease alive and carries cancellation to the handler. Every
+ * `cancelCheckMs` it either renews the lease (a write, once a third of it has
+ * passed) or reads the task (a read costs a fifth of a write); both report
+ * `cancelRequested`. Progress messages ride on the renewal, throttled.
+ */
+function startHeartbeat(deps: WorkerDeps, task: TaskRecord, leaseOwner: string, cancel: AbortController, now: () => number) {
+  const { taskId, owner } = task;
+  const { leaseMs, cancelCheckMs, progressIntervalMs } = deps.settings;
+  let renewedAt = now();
+  let lastProgress = 0;
+  let busy = false;
+  const seen = (cancelRequested: boolean) => {
+    if (cancelRequested && !cancel.signal.aborted) cancel.abort(new Error('cancelled'));
+  };
+  const renew = async (statusMessage?: string) => {
+    renewedAt = now();
+    const { cancelRequested } = await deps.store.heartbeat(taskId, leaseOwner, renewedAt, leaseMs, statusMessage);
+    seen(cancelRequested);
+  };
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    const check = now() - renewedAt >= leaseMs / 3
+      ? renew()
+      : deps.store.get(taskId, owner, now()).then((current) => seen(current?.cancelRequested ?? true));
+    check.catch((error: unknown) => {
+      // A lost lease means another worker owns the task now: stop this run.
+      if (error instanceof LeaseLostError) cancel.abort(error);
+    }).finally(() => (busy = false));
+  }, cancelCheckMs);
+  return {
+    async progress(message: string) {
+      if (now() - lastProgress < progressIntervalMs) return;
+      lastProgress = now();
+      await renew(message);
+    },
+    stop: () => clearInterval(timer),
+  };
 }

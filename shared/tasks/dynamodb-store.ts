@@ -1,13 +1,19 @@
+import { createHash, randomUUID } from 'node:crypto';
 import {
+  BatchGetItemCommand,
+  BatchWriteItemCommand,
   ConditionalCheckFailedException,
   GetItemCommand,
   PutItemCommand,
+  QueryCommand,
   UpdateItemCommand,
   type AttributeValue,
   type DynamoDBClient,
+  type KeysAndAttributes,
   type ReturnValue,
+  type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
-import { TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
+import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
 import {
   isExpired,
   isRunning,
@@ -20,46 +26,103 @@ import {
   type WorkingTask,
 } from './model.ts';
 import { applyOutcome } from './outcome.ts';
-import { LeaseLostError, TaskNotFoundError, type AnswerResult, type CancelResult, type NewTask, type TaskStore } from './store.ts';
+import {
+  IdempotencyConflictError,
+  LeaseLostError,
+  TaskNotFoundError,
+  type AnswerResult,
+  type CancelResult,
+  type NewTask,
+  type StorePolicy,
+  type TaskStore,
+} from './store.ts';
 import { expiresAtSeconds } from './ttl.ts';
 
 type Item = Record<string, AttributeValue>;
 
-/** How often `answer`, `cancel` and `fail` re-read and retry after losing a race. */
-const MAX_ATTEMPTS = 5;
+/**
+ * How many partitions of the active-task index the rows are spread over
+ * (`activeShard` = `s0` … `s<n-1>`, derived from the task id). `findDue`
+ * queries each of them. Changing it strands the rows already written under
+ * the old count until their next write, so it is fixed.
+ */
+export const ACTIVE_SHARD_COUNT = 4;
+
+/** Sort-key prefixes of the items a task keeps besides its row (`sk = 'task'`). */
+export const STEP_SK_PREFIX = 'step#';
+export const RESULT_SK_PREFIX = 'result#';
+
+/** Partition-key prefix and sort key of idempotency-key items. */
+export const IDEMPOTENCY_PK_PREFIX = 'idem#';
+export const IDEMPOTENCY_SK = 'idem';
 
 /**
- * `createdAt + ttlMs` in epoch milliseconds. Condition expressions cannot add
- * two attributes, so `claim` compares against this copy to refuse expired
- * tasks exactly (`expiresAt` is rounded up to whole seconds).
+ * How long an idempotency key outlives the retention window of the task it
+ * created. A retry of the same call comes within seconds or minutes; a day
+ * leaves room for clients that retry from a persisted queue.
+ */
+export const IDEMPOTENCY_GRACE_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A completed row whose estimated size (inline result included) would pass
+ * this many bytes keeps its result in chunk items instead. DynamoDB's item
+ * limit is 400 KB; the margin covers a `statusMessage` written after the
+ * claim and the estimate's rounding.
+ */
+export const INLINE_ROW_LIMIT_BYTES = 300 * 1024;
+
+/** Serialised result bytes per chunk item (key, `expiresAt` and names add under 100 bytes). */
+export const RESULT_CHUNK_BYTES = 350 * 1024;
+
+/** How often `answer`, `cancel`, `fail` and idempotent `create` re-read and retry after losing a race. */
+const MAX_ATTEMPTS = 5;
+
+/** How often a batch call is repeated for items DynamoDB left unprocessed without any progress. */
+const MAX_IDLE_BATCH_ROUNDS = 8;
+
+/**
+ * `createdAt + ttlMs` in epoch milliseconds, on terminal rows only (next to
+ * `expiresAt`, which is rounded up to whole seconds for DynamoDB's TTL).
  */
 const EXPIRES_AT_MS = 'expiresAtMs';
 
-/** Optional attributes a write removes when the new record lacks them (`statusMessage` is never cleared). */
-const CLEARABLE = ['leaseOwner', 'leaseUntil', 'inputRequests', 'result', 'error'] as const;
+/** Where a chunked result lives: `{ id, chunks }` (a map attribute). */
+const RESULT_REF = 'resultRef';
 
+/** Optional attributes a write removes when the new record lacks them (`statusMessage` is never cleared). */
+const CLEARABLE = ['leaseOwner', 'leaseUntil', 'inputRequests', 'result', 'error', 'sweepAt', ACTIVE_INDEX.partition] as const;
 
 /**
  * {@link TaskStore} on one DynamoDB table (layout in `dynamodb-schema.ts`).
  *
+ * Items of a task share its partition: the row (`sk = 'task'`), step
+ * checkpoints (`step#<name>`) and, for a result too large for the row, its
+ * chunks (`result#<id>#<n>`). Idempotency keys have partitions of their own
+ * (`idem#<hash>`).
+ *
  * Every state change is one conditional `PutItem`/`UpdateItem`; a failed
  * condition is translated here into the port's results and errors. Writes
- * made under a lease (`claim`, `progress`, `finish`, `release`) need no read;
+ * made under a lease (`claim`, `heartbeat`, `finish`, `release`) need no read;
  * `answer`, `cancel` and `fail` read once and write guarded by the `version`
  * they read, retrying a few times when another writer got there first.
+ *
+ * Only terminal rows carry the TTL attribute: a task that is working or
+ * waiting for input never expires. Working rows carry `activeShard` and
+ * `sweepAt`, which put them in the sparse {@link ACTIVE_INDEX}; every write
+ * that leaves `working` removes both in the same request.
  */
 export class DynamoDbTaskStore implements TaskStore {
   readonly #client: DynamoDBClient;
   readonly #tableName: string;
-  readonly #retentionMs: number;
+  readonly #policy: StorePolicy;
 
-  constructor(options: { client: DynamoDBClient; tableName: string; retentionMs: number }) {
+  constructor(options: { client: DynamoDBClient; tableName: string; policy: StorePolicy }) {
     this.#client = options.client;
     this.#tableName = options.tableName;
-    this.#retentionMs = options.retentionMs;
+    this.#policy = options.policy;
   }
 
-  async create(task: NewTask): Promise<WorkingTask> {
+  async create(task: NewTask, options: { idempotencyKey?: string } = {}): Promise<{ task: TaskRecord; created: boolean }> {
     const record: WorkingTask = {
       taskId: task.taskId,
       owner: task.owner,
@@ -75,76 +138,95 @@ export class DynamoDbTaskStore implements TaskStore {
       issuedKeys: [],
       cancelRequested: false,
       attempts: 0,
+      sweepAt: task.now + this.#policy.sweepGraceMs,
       version: 1,
     };
-    try {
-      await this.#client.send(
-        new PutItemCommand({
-          TableName: this.#tableName,
-          Item: toItem(record),
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': TABLE_KEYS.partition },
-        }),
-      );
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new Error(`Task id collision: ${task.taskId}`);
-      throw error;
+    if (options.idempotencyKey === undefined) {
+      if (!(await this.#putRow(record))) throw new Error(`Task id collision: ${task.taskId}`);
+      return { task: fromItem(toItem(record)), created: true };
     }
-    return record;
+    return this.#createOnce(record, options.idempotencyKey, task.now);
   }
 
   async get(taskId: string, owner: string, now: number): Promise<TaskRecord | undefined> {
-    return visible(await this.#read(taskId), owner, now);
+    const item = await this.#readItem(taskId);
+    const task = item && visible(fromItem(item), owner, now);
+    return task && item && this.#withResult(task, item);
   }
 
   async claim(taskId: string, leaseOwner: string, now: number, leaseMs: number): Promise<TaskRecord | undefined> {
+    // No expiry check: only terminal tasks expire, and those are never `working`.
     const item = await this.#update(taskId, {
-      set: { leaseOwner: { S: leaseOwner }, leaseUntil: number(now + leaseMs) },
+      set: {
+        leaseOwner: { S: leaseOwner },
+        leaseUntil: number(now + leaseMs),
+        sweepAt: number(now + leaseMs + this.#policy.sweepGraceMs),
+      },
       increment: ['attempts'],
-      condition: `#status = :working AND (attribute_not_exists(#leaseUntil) OR #leaseUntil <= :now) AND #${EXPIRES_AT_MS} > :now`,
+      condition: '#status = :working AND (attribute_not_exists(#leaseUntil) OR #leaseUntil <= :now)',
       values: { ':working': { S: 'working' }, ':now': number(now) },
       returnValues: 'ALL_NEW',
     });
     return item && fromItem(item);
   }
 
-  async progress(task: TaskRecord, leaseOwner: string, statusMessage: string, now: number): Promise<{ cancelRequested: boolean }> {
-    const item = await this.#update(task.taskId, {
-      set: { statusMessage: { S: statusMessage }, lastUpdatedAt: number(now) },
-      ...leaseHeldBy(leaseOwner),
-      returnValues: 'ALL_NEW',
+  async heartbeat(taskId: string, leaseOwner: string, now: number, leaseMs: number, statusMessage?: string): Promise<{ cancelRequested: boolean }> {
+    const until = now + leaseMs;
+    const item = await this.#update(taskId, {
+      set: {
+        leaseUntil: number(until),
+        sweepAt: number(until + this.#policy.sweepGraceMs),
+        ...(statusMessage === undefined ? {} : { statusMessage: { S: statusMessage }, lastUpdatedAt: number(now) }),
+      },
+      // A no-op assignment, so that `UPDATED_NEW` reports `cancelRequested`
+      // without sending back the whole row.
+      setExpressions: ['#cancelRequested = if_not_exists(#cancelRequested, :false)'],
+      ...leaseHeldBy(leaseOwner, { ':false': { BOOL: false } }),
+      returnValues: 'UPDATED_NEW',
     });
-    if (!item) throw new LeaseLostError(task.taskId);
+    if (!item) throw new LeaseLostError(taskId);
     return { cancelRequested: item['cancelRequested']?.BOOL === true };
   }
 
   async finish(task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number): Promise<TaskRecord> {
-    const next = applyOutcome(task, outcome, now, this.#retentionMs);
+    const next = applyOutcome(task, outcome, now, this.#policy.retentionMs);
     // Only what this outcome decides is written: `cancelRequested`, a newer
-    // progress `statusMessage` and the answers stay as other writers left them.
+    // heartbeat `statusMessage` and the answers stay as other writers left them.
     const forced = ['status', 'lastUpdatedAt', ...('statusMessage' in outcome && outcome.statusMessage !== undefined ? ['statusMessage'] : [])];
-    const item = await this.#update(task.taskId, {
-      ...changes(task, next, forced),
-      ...leaseHeldBy(leaseOwner),
-      returnValues: 'ALL_NEW',
-    });
+    const write = changes(task, next, forced);
+
+    let chunkedResult: Record<string, unknown> | undefined;
+    const text = write.set['result']?.S;
+    if (next.status === 'completed' && text !== undefined && itemBytes(toItem(next)) > INLINE_ROW_LIMIT_BYTES) {
+      // The chunks go first, under an id of this call's own: a row only ever
+      // names chunks that were complete before it was written, and chunks of
+      // an attempt whose write below fails are never named (their TTL removes them).
+      const id = randomUUID();
+      const chunks = await this.#putChunks(task.taskId, id, Buffer.from(text, 'utf8'), expiresAtSeconds(next.createdAt, next.ttlMs));
+      delete write.set['result'];
+      write.set[RESULT_REF] = { M: { id: { S: id }, chunks: number(chunks) } };
+      chunkedResult = JSON.parse(text) as Record<string, unknown>;
+    }
+
+    const item = await this.#update(task.taskId, { ...write, ...leaseHeldBy(leaseOwner), returnValues: 'ALL_NEW' });
     if (!item) throw new LeaseLostError(task.taskId);
-    return fromItem(item);
+    const finished = fromItem(item);
+    return chunkedResult && finished.status === 'completed' ? { ...finished, result: chunkedResult } : finished;
   }
 
-  async release(taskId: string, leaseOwner: string): Promise<void> {
+  async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number): Promise<void> {
     // A failed condition means the lease is not ours (any more): nothing to release.
     await this.#update(taskId, {
+      set: { sweepAt: number(resumeAt + this.#policy.sweepGraceMs) },
       remove: ['leaseOwner', 'leaseUntil'],
-      condition: '#leaseOwner = :leaseOwner',
-      values: { ':leaseOwner': { S: leaseOwner } },
+      ...leaseHeldBy(leaseOwner),
     });
   }
 
   async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<boolean> {
     return this.#rewrite(taskId, (task) => {
-      if (!task || isTerminal(task.status)) return { result: false };
-      return { result: true, next: applyOutcome(task, { status: 'failed', error, statusMessage }, now, this.#retentionMs) };
+      if (!task || isTerminal(task.status) || isRunning(task, now)) return { result: false };
+      return { result: true, next: applyOutcome(task, { status: 'failed', error, statusMessage }, now, this.#policy.retentionMs) };
     });
   }
 
@@ -161,7 +243,7 @@ export class DynamoDbTaskStore implements TaskStore {
       const inputResponses = { ...task.inputResponses, ...Object.fromEntries(accepted.map((key) => [key, responses[key]])) };
       const resumed = Object.keys(outstanding).length === 0;
       const next: TaskRecord = resumed
-        ? { ...rest, status: 'working', inputResponses, lastUpdatedAt: now }
+        ? { ...rest, status: 'working', inputResponses, lastUpdatedAt: now, sweepAt: now + this.#policy.sweepGraceMs }
         : { ...task, inputRequests: outstanding, inputResponses, lastUpdatedAt: now };
       return { result: { accepted, resumed }, next };
     });
@@ -173,25 +255,265 @@ export class DynamoDbTaskStore implements TaskStore {
       if (!task) throw new TaskNotFoundError(taskId);
       if (isTerminal(task.status)) return { result: 'terminal' };
       if (isRunning(task, now)) return { result: 'requested', next: { ...task, cancelRequested: true } };
-      return { result: 'cancelled', next: applyOutcome({ ...task, cancelRequested: true }, { status: 'cancelled' }, now, this.#retentionMs) };
+      return { result: 'cancelled', next: applyOutcome({ ...task, cancelRequested: true }, { status: 'cancelled' }, now, this.#policy.retentionMs) };
     });
   }
 
+  async loadSteps(taskId: string): Promise<Map<string, unknown>> {
+    const steps = new Map<string, unknown>();
+    let startKey: Item | undefined;
+    do {
+      const page = await this.#client.send(
+        new QueryCommand({
+          TableName: this.#tableName,
+          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+          ExpressionAttributeNames: { '#pk': TABLE_KEYS.partition, '#sk': TABLE_KEYS.sort },
+          ExpressionAttributeValues: { ':pk': { S: taskId }, ':prefix': { S: STEP_SK_PREFIX } },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) steps.set(readString(item, TABLE_KEYS.sort).slice(STEP_SK_PREFIX.length), stepValue(item));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return steps;
+  }
+
+  async saveStep(taskId: string, name: string, value: unknown, now: number): Promise<unknown> {
+    const stepKey = { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: stepSortKey(name) } };
+    const text = JSON.stringify(value);
+    const item: Item = {
+      ...stepKey,
+      [TTL_ATTRIBUTE]: number(Math.ceil((now + this.#policy.stepRetentionMs) / 1000)),
+      // `undefined` (a step that returns nothing) is stored as no `value` at all.
+      ...(text === undefined ? {} : { value: { S: text } }),
+    };
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+      if (await this.#put(item, 'attribute_not_exists(#sk)', { '#sk': TABLE_KEYS.sort })) return stepValue(item);
+      // Another run recorded it first: its value is the one to go on with.
+      const { Item: stored } = await this.#client.send(new GetItemCommand({ TableName: this.#tableName, Key: stepKey, ConsistentRead: true }));
+      if (stored) return stepValue(stored);
+    }
+    throw new Error(`Step ${name} of task ${taskId} could be neither written nor read`);
+  }
+
+  async findDue(now: number, limit: number): Promise<string[]> {
+    if (limit <= 0) return [];
+    const shards = Array.from({ length: ACTIVE_SHARD_COUNT }, (_, index) => `s${index}`);
+    const due = (await Promise.all(shards.map((shard) => this.#dueIn(shard, now, limit)))).flat();
+    return due
+      .sort((a, b) => a.sweepAt - b.sweepAt)
+      .slice(0, limit)
+      .map((entry) => entry.taskId);
+  }
+
+  async reschedule(taskId: string, now: number, nextAt: number): Promise<boolean> {
+    const item = await this.#update(taskId, {
+      set: { sweepAt: number(nextAt) },
+      condition: 'attribute_exists(#activeShard) AND #sweepAt <= :now',
+      values: { ':now': number(now) },
+    });
+    return item !== undefined;
+  }
+
+  // --- creation with an idempotency key ---------------------------------------
+
+  /**
+   * `create` with an idempotency key: the key item (naming the task id and the
+   * call's fingerprint) is written first, then the row. A call that finds the
+   * key taken returns the task it names, writing the row itself when the call
+   * that took the key died before doing so.
+   */
+  async #createOnce(record: WorkingTask, idempotencyKey: string, now: number): Promise<{ task: TaskRecord; created: boolean }> {
+    const keyPk = IDEMPOTENCY_PK_PREFIX + sha256(`${record.owner}\u0000${idempotencyKey}`);
+    const fingerprint = fingerprintOf(record);
+    const keyItem: Item = {
+      [TABLE_KEYS.partition]: { S: keyPk },
+      [TABLE_KEYS.sort]: { S: IDEMPOTENCY_SK },
+      taskId: { S: record.taskId },
+      fingerprint: { S: fingerprint },
+      createdAt: number(now),
+      [TTL_ATTRIBUTE]: number(Math.ceil((now + this.#policy.retentionMs + IDEMPOTENCY_GRACE_MS) / 1000)),
+    };
+    const names = { '#pk': TABLE_KEYS.partition, '#expiresAt': TTL_ATTRIBUTE };
+    // DynamoDB deletes expired items late: an expired key is as good as none.
+    const nowSeconds = { ':nowSeconds': number(Math.floor(now / 1000)) };
+
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+      if (await this.#put(keyItem, 'attribute_not_exists(#pk) OR #expiresAt <= :nowSeconds', names, nowSeconds)) {
+        return this.#putRowOrFind(record, fingerprint);
+      }
+      const { Item: earlier } = await this.#client.send(
+        new GetItemCommand({
+          TableName: this.#tableName,
+          Key: { [TABLE_KEYS.partition]: { S: keyPk }, [TABLE_KEYS.sort]: { S: IDEMPOTENCY_SK } },
+          ConsistentRead: true,
+        }),
+      );
+      if (!earlier || readNumber(earlier, TTL_ATTRIBUTE) * 1000 <= now) continue;
+      if (readString(earlier, 'fingerprint') !== fingerprint) throw new IdempotencyConflictError();
+      const earlierTaskId = readString(earlier, 'taskId');
+
+      if (now < readNumber(earlier, 'createdAt') + this.#policy.retentionMs) {
+        // The first task cannot have expired yet (a row lives at least
+        // `retentionMs`): if its row is missing, the call that took the key
+        // died before writing it, and this call writes it instead.
+        return this.#putRowOrFind({ ...record, taskId: earlierTaskId }, fingerprint);
+      }
+      const item = await this.#readItem(earlierTaskId);
+      const existing = item && visible(fromItem(item), record.owner, now);
+      if (existing && item) return { task: await this.#withResult(existing, item), created: false };
+      // The first task has expired: the key starts over with this call's task.
+      const replaced = await this.#put(keyItem, '#taskId = :earlierTaskId', { '#taskId': 'taskId' }, { ':earlierTaskId': { S: earlierTaskId } });
+      if (replaced) return this.#putRowOrFind(record, fingerprint);
+    }
+    throw new Error(`Idempotency key of task ${record.taskId} kept changing: gave up after ${MAX_ATTEMPTS} attempts`);
+  }
+
+  /**
+   * Writes the row of a task whose idempotency key names it. When the row
+   * exists already, it is the same call's task (written by a concurrent
+   * retry) unless owner or fingerprint differ, which is a task id collision.
+   */
+  async #putRowOrFind(record: WorkingTask, fingerprint: string): Promise<{ task: TaskRecord; created: boolean }> {
+    if (await this.#putRow(record)) return { task: fromItem(toItem(record)), created: true };
+    const item = await this.#readItem(record.taskId);
+    const existing = item && fromItem(item);
+    if (!item || !existing || existing.owner !== record.owner || fingerprintOf(existing) !== fingerprint) {
+      throw new Error(`Task id collision: ${record.taskId}`);
+    }
+    return { task: await this.#withResult(existing, item), created: false };
+  }
+
+  // --- items -------------------------------------------------------------------
+
+  /** The row, if absent: false when a row with this task id exists. */
+  #putRow(record: TaskRecord): Promise<boolean> {
+    return this.#put(toItem(record), 'attribute_not_exists(#pk)', { '#pk': TABLE_KEYS.partition });
+  }
+
+  /** One conditional `PutItem`; false when the condition failed. */
+  async #put(item: Item, condition: string, names: Record<string, string>, values?: Item): Promise<boolean> {
+    try {
+      await this.#client.send(
+        new PutItemCommand({
+          TableName: this.#tableName,
+          Item: item,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
   /** One strongly consistent read of the task row, whoever owns it and however old it is. */
-  async #read(taskId: string): Promise<TaskRecord | undefined> {
+  async #readItem(taskId: string): Promise<Item | undefined> {
     const { Item: item } = await this.#client.send(
-      new GetItemCommand({ TableName: this.#tableName, Key: key(taskId), ConsistentRead: true }),
+      new GetItemCommand({ TableName: this.#tableName, Key: rowKey(taskId), ConsistentRead: true }),
     );
-    return item && fromItem(item);
+    return item;
+  }
+
+  /** `task` read from `item`, with its result put together from its chunks when the row only points to them. */
+  async #withResult(task: TaskRecord, item: Item): Promise<TaskRecord> {
+    const ref = item[RESULT_REF]?.M;
+    if (task.status !== 'completed' || !ref) return task;
+    const id = readString(ref, 'id');
+    const count = readNumber(ref, 'chunks');
+    const keys = Array.from({ length: count }, (_, index) => chunkKey(task.taskId, id, index));
+    const found = new Map<string, Uint8Array>();
+    for (const item of await this.#batchGet(keys)) {
+      const data = item['data']?.B;
+      if (data) found.set(readString(item, TABLE_KEYS.sort), data);
+    }
+    const parts = keys.map((key) => found.get(key[TABLE_KEYS.sort]!.S!));
+    if (parts.some((part) => part === undefined)) throw new Error(`Task ${task.taskId}: result chunks of ${id} are missing`);
+    const text = Buffer.concat(parts as Uint8Array[]).toString('utf8');
+    return { ...task, result: JSON.parse(text) as Record<string, unknown> };
+  }
+
+  /** Writes `data` as chunk items `result#<id>#<n>`; resolves to the number of chunks. */
+  async #putChunks(taskId: string, id: string, data: Buffer, expiresAt: number): Promise<number> {
+    const count = Math.max(1, Math.ceil(data.length / RESULT_CHUNK_BYTES));
+    const requests: WriteRequest[] = Array.from({ length: count }, (_, index) => ({
+      PutRequest: {
+        Item: {
+          ...chunkKey(taskId, id, index),
+          data: { B: data.subarray(index * RESULT_CHUNK_BYTES, (index + 1) * RESULT_CHUNK_BYTES) },
+          [TTL_ATTRIBUTE]: number(expiresAt),
+        },
+      },
+    }));
+    for (let start = 0; start < requests.length; start += 25) {
+      let pending: WriteRequest[] = requests.slice(start, start + 25);
+      for (let idle = 0; pending.length > 0; ) {
+        const { UnprocessedItems } = await this.#client.send(new BatchWriteItemCommand({ RequestItems: { [this.#tableName]: pending } }));
+        const left = UnprocessedItems?.[this.#tableName] ?? [];
+        idle = left.length < pending.length ? 0 : idle + 1;
+        if (idle >= MAX_IDLE_BATCH_ROUNDS) throw new Error(`Task ${taskId}: result chunks could not be written`);
+        if (idle > 0) await backoff(idle);
+        pending = left;
+      }
+    }
+    return count;
+  }
+
+  /** Strongly consistent `BatchGetItem` of `keys` (all of this table), repeated for what DynamoDB leaves unprocessed. */
+  async #batchGet(keys: Item[]): Promise<Item[]> {
+    const items: Item[] = [];
+    for (let start = 0; start < keys.length; start += 100) {
+      let pending: KeysAndAttributes | undefined = { Keys: keys.slice(start, start + 100), ConsistentRead: true };
+      for (let idle = 0; pending?.Keys?.length; ) {
+        const requested: number = pending.Keys.length;
+        const { Responses, UnprocessedKeys } = await this.#client.send(new BatchGetItemCommand({ RequestItems: { [this.#tableName]: pending } }));
+        items.push(...(Responses?.[this.#tableName] ?? []));
+        pending = UnprocessedKeys?.[this.#tableName];
+        idle = (pending?.Keys?.length ?? 0) < requested ? 0 : idle + 1;
+        if (idle >= MAX_IDLE_BATCH_ROUNDS) throw new Error('Result chunks could not be read');
+        if (idle > 0) await backoff(idle);
+      }
+    }
+    return items;
+  }
+
+  /** The due rows of one index partition, earliest first, at most `limit`. */
+  async #dueIn(shard: string, now: number, limit: number): Promise<Array<{ taskId: string; sweepAt: number }>> {
+    const due: Array<{ taskId: string; sweepAt: number }> = [];
+    let startKey: Item | undefined;
+    do {
+      const page = await this.#client.send(
+        new QueryCommand({
+          TableName: this.#tableName,
+          IndexName: ACTIVE_INDEX.name,
+          KeyConditionExpression: '#shard = :shard AND #sweepAt <= :now',
+          ExpressionAttributeNames: { '#shard': ACTIVE_INDEX.partition, '#sweepAt': ACTIVE_INDEX.sort },
+          ExpressionAttributeValues: { ':shard': { S: shard }, ':now': number(now) },
+          Limit: limit - due.length,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        due.push({ taskId: readString(item, TABLE_KEYS.partition), sweepAt: readNumber(item, ACTIVE_INDEX.sort) });
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey && due.length < limit);
+    return due;
   }
 
   /**
    * Read, decide, write `next` only if the row is still the version read;
-   * when another writer got in between, decide again on a fresh read.
+   * when another writer got in between, decide again on a fresh read. The
+   * result of a chunked row is not loaded: terminal rows are never rewritten.
    */
   async #rewrite<T>(taskId: string, decide: (task: TaskRecord | undefined) => { result: T; next?: TaskRecord }): Promise<T> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
-      const current = await this.#read(taskId);
+      const item = await this.#readItem(taskId);
+      const current = item && fromItem(item);
       const { result, next } = decide(current);
       if (!current || !next) return result;
       const written = await this.#update(taskId, {
@@ -205,14 +527,15 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   /**
-   * One conditional `UpdateItem` that also increments `version`. Resolves to
-   * the returned attributes (`{}` without `returnValues`), or `undefined` when
-   * the condition failed.
+   * One conditional `UpdateItem` of the task row that also increments
+   * `version`. Resolves to the returned attributes (`{}` without
+   * `returnValues`), or `undefined` when the condition failed.
    */
   async #update(taskId: string, write: RowWrite): Promise<Item | undefined> {
     const set = Object.entries(write.set ?? {});
+    const assignments = [...set.map(([name]) => `#${name} = :${name}`), ...(write.setExpressions ?? [])];
     const clauses = [
-      set.length > 0 ? `SET ${set.map(([name]) => `#${name} = :${name}`).join(', ')}` : '',
+      assignments.length > 0 ? `SET ${assignments.join(', ')}` : '',
       write.remove?.length ? `REMOVE ${write.remove.map((name) => `#${name}`).join(', ')}` : '',
       `ADD ${['version', ...(write.increment ?? [])].map((name) => `#${name} :one`).join(', ')}`,
     ];
@@ -226,7 +549,7 @@ export class DynamoDbTaskStore implements TaskStore {
       const { Attributes } = await this.#client.send(
         new UpdateItemCommand({
           TableName: this.#tableName,
-          Key: key(taskId),
+          Key: rowKey(taskId),
           UpdateExpression: updateExpression,
           ConditionExpression: write.condition,
           ExpressionAttributeNames: attributeNames(updateExpression, write.condition),
@@ -244,7 +567,10 @@ export class DynamoDbTaskStore implements TaskStore {
 
 /** A conditional update of the task row, by attribute name (placeholders are derived from the names). */
 interface RowWrite {
+  /** `SET #name = :name` for each entry. */
   set?: Item;
+  /** Further `SET` assignments, written out (their values go in `values`). */
+  setExpressions?: readonly string[];
   remove?: readonly string[];
   /** Counters incremented by one besides `version`, which every write increments. */
   increment?: readonly string[];
@@ -255,10 +581,10 @@ interface RowWrite {
 }
 
 /** The condition of every write made under a lease: still ours, and the task not terminal. */
-function leaseHeldBy(leaseOwner: string): Pick<RowWrite, 'condition' | 'values'> {
+function leaseHeldBy(leaseOwner: string, extraValues: Item = {}): Pick<RowWrite, 'condition' | 'values'> {
   return {
     condition: '#leaseOwner = :leaseOwner AND #status IN (:working, :input_required)',
-    values: { ':leaseOwner': { S: leaseOwner }, ':working': { S: 'working' }, ':input_required': { S: 'input_required' } },
+    values: { ':leaseOwner': { S: leaseOwner }, ':working': { S: 'working' }, ':input_required': { S: 'input_required' }, ...extraValues },
   };
 }
 
@@ -291,8 +617,67 @@ function attributeNames(...expressions: string[]): Record<string, string> {
   return names;
 }
 
-function key(taskId: string): Item {
+function rowKey(taskId: string): Item {
   return { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: TASK_ROW_SK } };
+}
+
+function chunkKey(taskId: string, id: string, index: number): Item {
+  return { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: `${RESULT_SK_PREFIX}${id}#${String(index).padStart(4, '0')}` } };
+}
+
+/**
+ * `step#<name>`. Any well-formed name fits that DynamoDB's sort-key limit
+ * (1024 bytes) allows; a name with a lone surrogate would not survive UTF-8
+ * and could collide with another, so it is refused like one too long.
+ */
+function stepSortKey(name: string): string {
+  const sortKey = STEP_SK_PREFIX + name;
+  if (/\p{Surrogate}/u.test(name) || Buffer.byteLength(sortKey, 'utf8') > 1024) {
+    throw new Error('Step names must be well-formed Unicode of at most 1019 bytes (UTF-8)');
+  }
+  return sortKey;
+}
+
+function stepValue(item: Item): unknown {
+  const text = item['value']?.S;
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+/** The active-index partition of a task: spread by a hash of its id. */
+export function activeShardOf(taskId: string): string {
+  return `s${createHash('sha256').update(taskId).digest()[0]! % ACTIVE_SHARD_COUNT}`;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** What an idempotency key is bound to: the tool and its arguments. */
+function fingerprintOf(task: Pick<TaskBase, 'tool' | 'arguments'>): string {
+  return sha256(JSON.stringify([task.tool, task.arguments]));
+}
+
+function backoff(round: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+}
+
+/**
+ * DynamoDB's size of an item (names plus values, UTF-8), slightly
+ * overestimated for numbers and containers.
+ */
+function itemBytes(item: Item): number {
+  let total = 0;
+  for (const [name, value] of Object.entries(item)) total += Buffer.byteLength(name, 'utf8') + valueBytes(value);
+  return total;
+}
+
+function valueBytes(value: AttributeValue): number {
+  if (value.S !== undefined) return Buffer.byteLength(value.S, 'utf8');
+  if (value.N !== undefined) return 21;
+  if (value.B !== undefined) return value.B.length;
+  if (value.M !== undefined) return 3 + itemBytes(value.M);
+  if (value.L !== undefined) return 3 + value.L.reduce((sum, element) => sum + 1 + valueBytes(element), 0);
+  return 1;
 }
 
 function number(value: number): AttributeValue {
@@ -303,10 +688,14 @@ function json(value: unknown): AttributeValue {
   return { S: JSON.stringify(value) };
 }
 
-/** The task row: scalars as native types, structured values as JSON text. */
+/**
+ * The task row: scalars as native types, structured values as JSON text.
+ * Only terminal rows carry the TTL attribute; only rows with a `sweepAt`
+ * (working ones) carry the active-index attributes.
+ */
 function toItem(task: TaskRecord): Item {
   const item: Item = {
-    ...key(task.taskId),
+    ...rowKey(task.taskId),
     status: { S: task.status },
     owner: { S: task.owner },
     tool: { S: task.tool },
@@ -315,8 +704,6 @@ function toItem(task: TaskRecord): Item {
     createdAt: number(task.createdAt),
     lastUpdatedAt: number(task.lastUpdatedAt),
     ttlMs: number(task.ttlMs),
-    [TTL_ATTRIBUTE]: number(expiresAtSeconds(task.createdAt, task.ttlMs)),
-    [EXPIRES_AT_MS]: number(task.createdAt + task.ttlMs),
     pollIntervalMs: number(task.pollIntervalMs),
     inputResponses: json(task.inputResponses),
     issuedKeys: json(task.issuedKeys),
@@ -324,6 +711,14 @@ function toItem(task: TaskRecord): Item {
     attempts: number(task.attempts),
     version: number(task.version),
   };
+  if (isTerminal(task.status)) {
+    item[TTL_ATTRIBUTE] = number(expiresAtSeconds(task.createdAt, task.ttlMs));
+    item[EXPIRES_AT_MS] = number(task.createdAt + task.ttlMs);
+  }
+  if (task.sweepAt !== undefined) {
+    item[ACTIVE_INDEX.partition] = { S: activeShardOf(task.taskId) };
+    item[ACTIVE_INDEX.sort] = number(task.sweepAt);
+  }
   if (task.statusMessage !== undefined) item['statusMessage'] = { S: task.statusMessage };
   if (task.lease) {
     item['leaseOwner'] = { S: task.lease.owner };
@@ -335,6 +730,10 @@ function toItem(task: TaskRecord): Item {
   return item;
 }
 
+/**
+ * The record of a task row. A result kept in chunks is not in the row: the
+ * record has `{}` in its place until {@link DynamoDbTaskStore.#withResult}.
+ */
 function fromItem(item: Item): TaskRecord {
   const base: TaskBase = {
     taskId: readString(item, TABLE_KEYS.partition),
@@ -354,6 +753,7 @@ function fromItem(item: Item): TaskRecord {
   };
   if (item['statusMessage']) base.statusMessage = readString(item, 'statusMessage');
   if (item['leaseOwner']) base.lease = { owner: readString(item, 'leaseOwner'), until: readNumber(item, 'leaseUntil') };
+  if (item[ACTIVE_INDEX.sort]) base.sweepAt = readNumber(item, ACTIVE_INDEX.sort);
 
   const status = readString(item, 'status') as TaskStatus;
   switch (status) {
@@ -363,7 +763,7 @@ function fromItem(item: Item): TaskRecord {
     case 'input_required':
       return { ...base, status, inputRequests: readJson(item, 'inputRequests') };
     case 'completed':
-      return { ...base, status, result: readJson(item, 'result') };
+      return { ...base, status, result: item['result'] ? readJson(item, 'result') : {} };
     case 'failed':
       return { ...base, status, error: readJson(item, 'error') };
     default:
@@ -373,13 +773,13 @@ function fromItem(item: Item): TaskRecord {
 
 function readString(item: Item, name: string): string {
   const value = item[name]?.S;
-  if (value === undefined) throw new Error(`Task row attribute ${name} is missing or not a string`);
+  if (value === undefined) throw new Error(`Attribute ${name} is missing or not a string`);
   return value;
 }
 
 function readNumber(item: Item, name: string): number {
   const value = item[name]?.N;
-  if (value === undefined) throw new Error(`Task row attribute ${name} is missing or not a number`);
+  if (value === undefined) throw new Error(`Attribute ${name} is missing or not a number`);
   return Number(value);
 }
 

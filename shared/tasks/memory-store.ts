@@ -1,6 +1,15 @@
 import { isExpired, isRunning, isTerminal, type TaskOutcome, type TaskRecord, type WorkingTask } from './model.ts';
-import { LeaseLostError, TaskNotFoundError, type AnswerResult, type CancelResult, type NewTask, type TaskStore } from './store.ts';
 import { applyOutcome } from './outcome.ts';
+import {
+  IdempotencyConflictError,
+  LeaseLostError,
+  TaskNotFoundError,
+  type AnswerResult,
+  type CancelResult,
+  type NewTask,
+  type StorePolicy,
+  type TaskStore,
+} from './store.ts';
 
 /**
  * An in-process {@link TaskStore}: the reference semantics the DynamoDB
@@ -9,14 +18,29 @@ import { applyOutcome } from './outcome.ts';
  */
 export class InMemoryTaskStore implements TaskStore {
   readonly #tasks = new Map<string, TaskRecord>();
-  readonly #retentionMs: number;
+  readonly #steps = new Map<string, Map<string, unknown>>();
+  readonly #idempotency = new Map<string, { taskId: string; fingerprint: string }>();
+  readonly #policy: StorePolicy;
 
-  constructor(options: { retentionMs: number }) {
-    this.#retentionMs = options.retentionMs;
+  constructor(policy: StorePolicy) {
+    this.#policy = policy;
   }
 
-  async create(task: NewTask): Promise<WorkingTask> {
+  async create(task: NewTask, options: { idempotencyKey?: string } = {}): Promise<{ task: TaskRecord; created: boolean }> {
+    const scope = options.idempotencyKey === undefined ? undefined : `${task.owner}\u0000${options.idempotencyKey}`;
+    const fingerprint = JSON.stringify([task.tool, task.arguments]);
+    if (scope !== undefined) {
+      const earlier = this.#idempotency.get(scope);
+      if (earlier) {
+        if (earlier.fingerprint !== fingerprint) throw new IdempotencyConflictError();
+        // Once the first task has expired, the key starts over with this call's task.
+        const existing = this.#live(earlier.taskId, task.now);
+        if (existing) return { task: copy(existing), created: false };
+      }
+    }
+    // Checked before the key is recorded, so that a key never names another's task.
     if (this.#tasks.has(task.taskId)) throw new Error(`Task id collision: ${task.taskId}`);
+    if (scope !== undefined) this.#idempotency.set(scope, { taskId: task.taskId, fingerprint });
     const record: WorkingTask = {
       taskId: task.taskId,
       owner: task.owner,
@@ -32,10 +56,11 @@ export class InMemoryTaskStore implements TaskStore {
       issuedKeys: [],
       cancelRequested: false,
       attempts: 0,
+      sweepAt: task.now + this.#policy.sweepGraceMs,
       version: 1,
     };
     this.#tasks.set(task.taskId, copy(record));
-    return copy(record);
+    return { task: copy(record), created: true };
   }
 
   async get(taskId: string, owner: string, now: number): Promise<TaskRecord | undefined> {
@@ -47,37 +72,43 @@ export class InMemoryTaskStore implements TaskStore {
     const task = this.#live(taskId, now);
     if (!task || task.status !== 'working' || isRunning(task, now)) return undefined;
     task.lease = { owner: leaseOwner, until: now + leaseMs };
+    task.sweepAt = now + leaseMs + this.#policy.sweepGraceMs;
     task.attempts += 1;
     task.version += 1;
     return copy(task);
   }
 
-  async progress(task: TaskRecord, leaseOwner: string, statusMessage: string, now: number) {
-    const stored = this.#leased(task.taskId, leaseOwner);
-    stored.statusMessage = statusMessage;
-    stored.lastUpdatedAt = now;
+  async heartbeat(taskId: string, leaseOwner: string, now: number, leaseMs: number, statusMessage?: string) {
+    const stored = this.#leased(taskId, leaseOwner);
+    stored.lease = { owner: leaseOwner, until: now + leaseMs };
+    stored.sweepAt = now + leaseMs + this.#policy.sweepGraceMs;
+    if (statusMessage !== undefined) {
+      stored.statusMessage = statusMessage;
+      stored.lastUpdatedAt = now;
+    }
     stored.version += 1;
     return { cancelRequested: stored.cancelRequested };
   }
 
   async finish(task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number): Promise<TaskRecord> {
     const stored = this.#leased(task.taskId, leaseOwner);
-    const next = applyOutcome(stored, outcome, now, this.#retentionMs);
+    const next = applyOutcome(stored, outcome, now, this.#policy.retentionMs);
     this.#tasks.set(task.taskId, next);
     return copy(next);
   }
 
-  async release(taskId: string, leaseOwner: string): Promise<void> {
+  async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number): Promise<void> {
     const task = this.#tasks.get(taskId);
-    if (task?.lease?.owner !== leaseOwner) return;
+    if (task?.lease?.owner !== leaseOwner || isTerminal(task.status)) return;
     delete task.lease;
+    task.sweepAt = resumeAt + this.#policy.sweepGraceMs;
     task.version += 1;
   }
 
   async fail(taskId: string, error: { code: number; message: string }, statusMessage: string, now: number): Promise<boolean> {
     const task = this.#tasks.get(taskId);
-    if (!task || isTerminal(task.status)) return false;
-    this.#tasks.set(taskId, applyOutcome(task, { status: 'failed', error, statusMessage }, now, this.#retentionMs));
+    if (!task || isTerminal(task.status) || isRunning(task, now)) return false;
+    this.#tasks.set(taskId, applyOutcome(task, { status: 'failed', error, statusMessage }, now, this.#policy.retentionMs));
     return true;
   }
 
@@ -96,7 +127,7 @@ export class InMemoryTaskStore implements TaskStore {
     const resumed = Object.keys(task.inputRequests).length === 0;
     if (resumed) {
       const { inputRequests: _answered, ...rest } = task;
-      this.#tasks.set(taskId, { ...rest, status: 'working' });
+      this.#tasks.set(taskId, { ...rest, status: 'working', sweepAt: now + this.#policy.sweepGraceMs });
     }
     return { accepted, resumed };
   }
@@ -110,9 +141,36 @@ export class InMemoryTaskStore implements TaskStore {
       task.version += 1;
       return 'requested';
     }
-    const cancelled = applyOutcome({ ...task, cancelRequested: true }, { status: 'cancelled' }, now, this.#retentionMs);
+    const cancelled = applyOutcome({ ...task, cancelRequested: true }, { status: 'cancelled' }, now, this.#policy.retentionMs);
     this.#tasks.set(taskId, cancelled);
     return 'cancelled';
+  }
+
+  async loadSteps(taskId: string): Promise<Map<string, unknown>> {
+    return copy(this.#steps.get(taskId) ?? new Map());
+  }
+
+  async saveStep(taskId: string, name: string, value: unknown): Promise<unknown> {
+    const steps = this.#steps.get(taskId) ?? new Map<string, unknown>();
+    this.#steps.set(taskId, steps);
+    if (!steps.has(name)) steps.set(name, copy(value));
+    return copy(steps.get(name));
+  }
+
+  async findDue(now: number, limit: number): Promise<string[]> {
+    return [...this.#tasks.values()]
+      .filter((task) => task.sweepAt !== undefined && task.sweepAt <= now)
+      .sort((a, b) => (a.sweepAt ?? 0) - (b.sweepAt ?? 0))
+      .slice(0, limit)
+      .map((task) => task.taskId);
+  }
+
+  async reschedule(taskId: string, now: number, nextAt: number): Promise<boolean> {
+    const task = this.#tasks.get(taskId);
+    if (!task || task.sweepAt === undefined || task.sweepAt > now) return false;
+    task.sweepAt = nextAt;
+    task.version += 1;
+    return true;
   }
 
   #live(taskId: string, now: number): TaskRecord | undefined {

@@ -73,7 +73,13 @@ export interface TaskBase {
   cancelRequested: boolean;
   /** The worker currently running the handler, while its lease is live. */
   lease?: { owner: string; until: number };
+  /** Runs started (leases taken) so far. */
   attempts: number;
+  /**
+   * When the sweeper should look at the task if nothing has happened by then
+   * (epoch ms). Absent while waiting for input and once terminal.
+   */
+  sweepAt?: number;
   /** Optimistic-concurrency counter, incremented by every write. */
   version: number;
 }
@@ -114,7 +120,17 @@ export function isRunning(task: TaskRecord, now: number): boolean {
   return task.lease !== undefined && task.lease.until > now;
 }
 
-/** Whether the task has passed `createdAt + ttlMs` and must be treated as gone. */
-export function isExpired(task: Pick<TaskBase, 'createdAt' | 'ttlMs'>, now: number): boolean {
-  return task.createdAt + task.ttlMs <= now;
+/**
+ * Whether the task must be treated as gone: terminal and past
+ * `createdAt + ttlMs`. A task still working or waiting for input never expires.
+ */
+export function isExpired(task: Pick<TaskRecord, 'status' | 'createdAt' | 'ttlMs'>, now: number): boolean {
+  return isTerminal(task.status) && task.createdAt + task.ttlMs <= now;
 }
+
+/**
+ * The largest result a task may have, serialised (bytes). Above it the task
+ * ends `failed`: a `tasks/get` carrying it would not fit a Lambda response
+ * (6 MB) once wrapped.
+ */
+export const MAX_RESULT_BYTES = 5 * 1024 * 1024;

@@ -3,7 +3,8 @@ import { extendedTtl } from './ttl.ts';
 
 /** The record after `outcome`: lease released, TTL extended, status-specific fields set. */
 export function applyOutcome(task: TaskRecord, outcome: TaskOutcome, now: number, retentionMs: number): TaskRecord {
-  const { lease: _released, ...base } = task;
+  // The lease is released; no outcome leaves work for the sweeper to find.
+  const { lease: _released, sweepAt: _swept, ...base } = task;
   const common = {
     ...stripStatusFields(base),
     lastUpdatedAt: now,

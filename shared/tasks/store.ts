@@ -30,50 +30,80 @@ export type CancelResult =
   /** Already terminal: nothing changed. */
   | 'terminal';
 
+/** Timing the store applies to every task it keeps. */
+export interface StorePolicy {
+  /**
+   * How long a task stays readable after it reaches a terminal state. While a
+   * task is not terminal it never expires (see `renderedTtlMs`).
+   */
+  retentionMs: number;
+  /**
+   * How long past its expected next event (a lease ending, a wake-up, a
+   * resume) a non-terminal task may go unnoticed before the sweeper looks at it.
+   */
+  sweepGraceMs: number;
+  /** How long step checkpoints are kept after they are written (the longest a job may run). */
+  stepRetentionMs: number;
+}
+
 /**
  * The task store port. Every state change is a single conditional write that
  * names the state it comes from; a terminal task never changes again.
  *
- * Reads are strongly consistent. Tasks past `createdAt + ttlMs`, missing tasks
- * and tasks of another owner are indistinguishable: all are `undefined` /
- * {@link TaskNotFoundError}.
+ * Reads are strongly consistent. A task that is missing, of another owner, or
+ * terminal and past `createdAt + ttlMs` is indistinguishable from the others:
+ * `undefined` / {@link TaskNotFoundError}. A task that is not terminal never
+ * expires.
+ *
+ * Non-terminal tasks that are not waiting for input carry a `sweepAt` time:
+ * when no worker has touched them by then, {@link TaskStore.findDue} returns
+ * them so the sweeper can enqueue them again.
  */
 export interface TaskStore {
-  /** Durably creates a `working` task; readable by `get` as soon as this resolves. */
-  create(task: NewTask): Promise<WorkingTask>;
+  /**
+   * Durably creates a `working` task; readable by `get` as soon as this
+   * resolves. With an idempotency key, a second call by the same owner with
+   * the same key returns the first task (`created: false`) instead of making
+   * another; with other arguments it throws {@link IdempotencyConflictError}.
+   */
+  create(task: NewTask, options?: { idempotencyKey?: string }): Promise<{ task: TaskRecord; created: boolean }>;
 
-  /** One strongly consistent read; `undefined` when missing, expired or not the owner's. */
+  /** One strongly consistent read (plus the chunks of a large result); `undefined` when not found. */
   get(taskId: string, owner: string, now: number): Promise<TaskRecord | undefined>;
 
   /**
    * Takes the run lease on a `working` task that no live lease holds. Returns
    * the task as leased (check `cancelRequested` on it), or `undefined` when it
-   * is gone, expired, terminal, waiting for input or held by another live lease.
+   * is gone, terminal, waiting for input or held by another live lease.
    */
   claim(taskId: string, leaseOwner: string, now: number, leaseMs: number): Promise<TaskRecord | undefined>;
 
   /**
-   * Writes `statusMessage` while the lease is held. Returns whether
-   * cancellation has been requested (so progress doubles as a cancel check).
+   * Renews the lease for `leaseMs` from `now`, optionally writing
+   * `statusMessage`. Returns whether cancellation has been requested.
    * Throws {@link LeaseLostError} when the lease is no longer ours.
    */
-  progress(task: TaskRecord, leaseOwner: string, statusMessage: string, now: number): Promise<{ cancelRequested: boolean }>;
+  heartbeat(taskId: string, leaseOwner: string, now: number, leaseMs: number, statusMessage?: string): Promise<{ cancelRequested: boolean }>;
 
   /**
    * Records the outcome of a handler run and releases the lease: a terminal
    * outcome, or `input_required` with the new outstanding requests. `task` is
-   * the record as claimed; the TTL grows so the outcome stays readable for the
-   * store's retention window (it is never shortened).
+   * the record as claimed. A terminal task's TTL becomes
+   * `max(ttlMs, age + retentionMs)` (never shorter than anything advertised).
    * Throws {@link LeaseLostError} when the lease is no longer ours.
    */
   finish(task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number): Promise<TaskRecord>;
 
-  /** Releases the lease without changing the status (the run will be retried). */
-  release(taskId: string, leaseOwner: string): Promise<void>;
+  /**
+   * Releases the lease; the task stays `working` and is due for the sweeper
+   * at `resumeAt + sweepGraceMs` (the caller enqueues its own continuation or
+   * retry for `resumeAt`). A lease that is no longer ours is left alone.
+   */
+  release(taskId: string, leaseOwner: string, now: number, resumeAt: number): Promise<void>;
 
   /**
-   * Marks a non-terminal task `failed` without a lease (used once every
-   * delivery attempt is exhausted). Returns false if it was already terminal.
+   * Marks a task `failed` that is not terminal and that no live lease holds
+   * (used once every delivery attempt is exhausted). Returns false otherwise.
    */
   fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<boolean>;
 
@@ -86,6 +116,24 @@ export interface TaskStore {
 
   /** Requests cancellation (see {@link CancelResult}). */
   cancel(taskId: string, owner: string, now: number): Promise<CancelResult>;
+
+  /** The step checkpoints recorded for a task, by name (one query). */
+  loadSteps(taskId: string): Promise<Map<string, unknown>>;
+
+  /**
+   * Records a step's value once: the first write wins, and what is stored is
+   * returned (a replay that raced another worker gets the other's value).
+   */
+  saveStep(taskId: string, name: string, value: unknown, now: number): Promise<unknown>;
+
+  /** Non-terminal tasks not waiting for input whose `sweepAt` has passed (no table scan). */
+  findDue(now: number, limit: number): Promise<string[]>;
+
+  /**
+   * Moves a due task's `sweepAt` to `nextAt`, if it is still due at `now`.
+   * Returns false when another sweeper (or a worker) got there first.
+   */
+  reschedule(taskId: string, now: number, nextAt: number): Promise<boolean>;
 }
 
 /** The task does not exist for this caller (missing, expired or foreign). */
@@ -105,3 +153,11 @@ export class LeaseLostError extends Error {
 }
 
 export type { InputRequest };
+
+/** An idempotency key reused by the same owner for a call with other arguments. */
+export class IdempotencyConflictError extends Error {
+  constructor() {
+    super('Idempotency key already used for a different call');
+    this.name = 'IdempotencyConflictError';
+  }
+}

@@ -1,4 +1,4 @@
-import type { TaskBase } from './model.ts';
+import { isTerminal, type TaskBase, type TaskRecord } from './model.ts';
 
 /**
  * The TTL a write should advertise: long enough that the task stays readable
@@ -7,6 +7,17 @@ import type { TaskBase } from './model.ts';
  */
 export function extendedTtl(task: Pick<TaskBase, 'createdAt' | 'ttlMs'>, now: number, keepMs: number): number {
   return Math.max(task.ttlMs, now - task.createdAt + keepMs);
+}
+
+/**
+ * The `ttlMs` to advertise at `now`. A terminal task has its final TTL. A task
+ * still running or waiting never expires, and says so by always advertising
+ * at least `retentionMs` beyond its current age; the TTL it gets on reaching a
+ * terminal state (`age + retentionMs` or more) is therefore never shorter than
+ * anything advertised before.
+ */
+export function renderedTtlMs(task: Pick<TaskRecord, 'status' | 'createdAt' | 'ttlMs'>, now: number, retentionMs: number): number {
+  return isTerminal(task.status) ? task.ttlMs : extendedTtl(task, now, retentionMs);
 }
 
 /** Epoch seconds for DynamoDB's TTL attribute (rounded up so it is never early). */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { canTransition, isExpired, isTerminal, TRANSITIONS, type TaskStatus } from '../../../shared/tasks/model.ts';
-import { expiresAtSeconds, extendedTtl } from '../../../shared/tasks/ttl.ts';
+import { expiresAtSeconds, extendedTtl, renderedTtlMs } from '../../../shared/tasks/ttl.ts';
 
 const ALL: TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
 
@@ -33,9 +33,19 @@ describe('task state machine (spec §2)', () => {
 });
 
 describe('TTL', () => {
-  it('expires exactly at createdAt + ttlMs', () => {
-    assert.equal(isExpired({ createdAt: 1000, ttlMs: 500 }, 1499), false);
-    assert.equal(isExpired({ createdAt: 1000, ttlMs: 500 }, 1500), true);
+  it('a terminal task expires exactly at createdAt + ttlMs', () => {
+    assert.equal(isExpired({ status: 'completed', createdAt: 1000, ttlMs: 500 }, 1499), false);
+    assert.equal(isExpired({ status: 'completed', createdAt: 1000, ttlMs: 500 }, 1500), true);
+  });
+
+  it('a task still working or waiting for input never expires', () => {
+    assert.equal(isExpired({ status: 'working', createdAt: 0, ttlMs: 1 }, 10 ** 12), false);
+    assert.equal(isExpired({ status: 'input_required', createdAt: 0, ttlMs: 1 }, 10 ** 12), false);
+  });
+
+  it('advertises a TTL that outlives a non-terminal task, and keeps a terminal one as it is', () => {
+    assert.equal(renderedTtlMs({ status: 'working', createdAt: 0, ttlMs: 1000 }, 5000, 60_000), 65_000);
+    assert.equal(renderedTtlMs({ status: 'completed', createdAt: 0, ttlMs: 1000 }, 5000, 60_000), 1000);
   });
 
   it('extends to keep the task readable for the window, never shortens (item 8)', () => {

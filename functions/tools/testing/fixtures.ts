@@ -1,0 +1,92 @@
+/**
+ * Fixtures for the durability tests: each records its side effects (see
+ * `effects.ts`) so a test can tell a step that ran once from one that ran
+ * twice. Served only with `TASKS_TOOLSET=test`.
+ */
+import * as z from 'zod';
+import { defineTool, RetryableError, type ToolDefinition } from '../../../shared/runtime/tool.ts';
+import { sleep } from '../sleep.ts';
+import { readEffects, recordEffect } from './effects.ts';
+
+const label = z.string().regex(/^[A-Za-z0-9_-]+$/).max(100);
+
+/** `steps` checkpointed steps of `stepMs` each; step i's effect is recorded once it has run. */
+const stepSequence = defineTool({
+  name: 'step_sequence',
+  description: 'Runs a number of checkpointed steps, each taking a while.',
+  inputSchema: z.object({ label, steps: z.number().int().min(1).max(1000), stepMs: z.number().int().min(0).max(60_000).default(0) }),
+  execution: 'task',
+  handler: async ({ label, steps, stepMs }, ctx) => {
+    let total = 0;
+    for (let i = 1; i <= steps; i++) {
+      total += await ctx.step(`step-${i}`, async () => {
+        await sleep(stepMs, ctx.signal);
+        recordEffect(label, `step-${i}`);
+        return i;
+      });
+      await ctx.progress(`Finished step ${i} of ${steps}`);
+    }
+    return { content: [{ type: 'text', text: `sum=${total}` }], structuredContent: { sum: total } };
+  },
+});
+
+/** A step, a durable sleep, another step. */
+const durableSleep = defineTool({
+  name: 'durable_sleep',
+  description: 'Sleeps durably between two steps.',
+  inputSchema: z.object({ label, ms: z.number().int().min(0).max(24 * 3600 * 1000) }),
+  execution: 'task',
+  handler: async ({ label, ms }, ctx) => {
+    const startedAt = await ctx.step('before', async () => {
+      recordEffect(label, 'before');
+      return Date.now();
+    });
+    await ctx.sleep(ms);
+    const wokeAt = await ctx.step('after', async () => {
+      recordEffect(label, 'after');
+      return Date.now();
+    });
+    return { content: [{ type: 'text', text: `slept ${wokeAt - startedAt} ms` }], structuredContent: { sleptMs: wokeAt - startedAt } };
+  },
+});
+
+/** Fails with an unexpected error on every attempt: ends in the dead-letter queue. */
+const poison = defineTool({
+  name: 'poison',
+  description: 'Always throws an unexpected error.',
+  inputSchema: z.object({ label }),
+  execution: 'task',
+  handler: async ({ label }) => {
+    recordEffect(label, 'attempt');
+    throw new Error('poisoned');
+  },
+});
+
+/** Fails transiently `failures` times, then succeeds. */
+const flaky = defineTool({
+  name: 'flaky',
+  description: 'Fails transiently a given number of times, then succeeds.',
+  inputSchema: z.object({ label, failures: z.number().int().min(0).max(100) }),
+  execution: 'task',
+  handler: async ({ label, failures }) => {
+    const attempt = readEffects(label).length + 1;
+    recordEffect(label, `attempt-${attempt}`);
+    if (attempt <= failures) throw new RetryableError(`transient failure ${attempt}`, { delayMs: 0 });
+    return `succeeded on attempt ${attempt}`;
+  },
+});
+
+/** Counts its executions: for duplicate-delivery tests. */
+const counter = defineTool({
+  name: 'counter',
+  description: 'Records one side effect per execution and takes a moment.',
+  inputSchema: z.object({ label, ms: z.number().int().min(0).max(60_000).default(200) }),
+  execution: 'task',
+  handler: async ({ label, ms }, ctx) => {
+    recordEffect(label, 'ran');
+    await sleep(ms, ctx.signal);
+    return 'counted';
+  },
+});
+
+export const testingTools: ToolDefinition[] = [stepSequence, durableSleep, poison, flaky, counter];

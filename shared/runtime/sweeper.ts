@@ -1,0 +1,33 @@
+import type { TaskSettings } from '../config.ts';
+import type { TaskQueue } from '../queue/queue.ts';
+import type { TaskStore } from '../tasks/store.ts';
+
+export interface SweeperDeps {
+  store: TaskStore;
+  queue: TaskQueue;
+  settings: Pick<TaskSettings, 'sweepGraceMs'>;
+  now?: () => number;
+  log?: (event: Record<string, unknown>) => void;
+}
+
+/**
+ * Finds work nobody is doing and puts it back on the queue: a task whose
+ * start message was never enqueued, whose worker vanished (lease expired,
+ * message lost), or whose continuation or wake-up went missing. The store's
+ * sparse index of non-terminal tasks makes this a query, never a scan.
+ *
+ * Each due task is first rescheduled (a conditional write, so two sweepers
+ * never both take it), then enqueued. A task that was merely slow gets a
+ * duplicate message, which its lease makes harmless.
+ */
+export async function sweep(deps: SweeperDeps, limit = 100): Promise<{ requeued: string[] }> {
+  const now = (deps.now ?? Date.now)();
+  const requeued: string[] = [];
+  for (const taskId of await deps.store.findDue(now, limit)) {
+    if (!(await deps.store.reschedule(taskId, now, now + deps.settings.sweepGraceMs))) continue;
+    await deps.queue.send({ taskId, reason: 'sweep' });
+    requeued.push(taskId);
+    deps.log?.({ event: 'swept', taskId });
+  }
+  return { requeued };
+}
