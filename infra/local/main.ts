@@ -4,6 +4,8 @@
  *   PORT            HTTP port on 127.0.0.1 (default 3000; 0 picks a free one)
  *   LOCAL_DATA_DIR  where the task table is kept (default `.data`)
  *   LOCAL_SWEEP_INTERVAL_MS  how often the sweeper runs (default 30 s)
+ *   LOCAL_VISIBILITY_TIMEOUT_SECONDS, LOCAL_MAX_RECEIVE_COUNT
+ *                   the task queue's redelivery settings (default 30 s, 3)
  *   TASKS_*         the functions' own settings (see shared/config.ts);
  *                   TASKS_TOOLSET defaults to `all` here
  *
@@ -26,6 +28,8 @@ try {
     port,
     dataDir: process.env.LOCAL_DATA_DIR || '.data',
     ...(process.env.LOCAL_SWEEP_INTERVAL_MS ? { sweepIntervalMs: Number(process.env.LOCAL_SWEEP_INTERVAL_MS) } : {}),
+    ...(process.env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ? { visibilityTimeoutSeconds: Number(process.env.LOCAL_VISIBILITY_TIMEOUT_SECONDS) } : {}),
+    ...(process.env.LOCAL_MAX_RECEIVE_COUNT ? { maxReceiveCount: Number(process.env.LOCAL_MAX_RECEIVE_COUNT) } : {}),
     log: (event) => console.log(JSON.stringify(event)),
   });
 } catch (error) {
