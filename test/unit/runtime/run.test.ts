@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
 import { runTool, type RunOptions } from '../../../shared/runtime/run.ts';
-import { defineTool, ToolError, ToolProtocolError, type TaskContext, type ToolDefinition } from '../../../shared/runtime/tool.ts';
+import { defineTool, RetryableError, ToolError, ToolProtocolError, type TaskContext, type ToolDefinition } from '../../../shared/runtime/tool.ts';
 
 function options(overrides: Partial<RunOptions> = {}): RunOptions {
   return {
@@ -83,5 +83,100 @@ describe('runTool', () => {
   it('fails with -32021 when the client did not declare the capability an input request needs (MRTR rule 98)', async () => {
     const outcome = await runTool(tool(async (_a, ctx) => { await ctx.sample('s', { messages: [] }); return ''; }), {}, options({ clientCapabilities: {} }));
     assert.deepEqual(outcome, { kind: 'protocol-error', error: { code: -32021, message: 'Missing required client capability', data: { requiredCapabilities: { sampling: {} } } } });
+  });
+});
+
+describe('runTool: steps and sleeps', () => {
+  function memoryJournal(initial: Record<string, unknown> = {}) {
+    const steps = new Map(Object.entries(initial));
+    const writes: string[] = [];
+    return {
+      steps,
+      writes,
+      journal: {
+        lookup: async (name: string) => (steps.has(name) ? { value: steps.get(name) } : undefined),
+        record: async (name: string, value: unknown) => {
+          writes.push(name);
+          if (!steps.has(name)) steps.set(name, value);
+          return steps.get(name);
+        },
+      },
+    };
+  }
+
+  it('runs a step once and returns its checkpoint on replay', async () => {
+    let calls = 0;
+    const stepTool = tool(async (_a, ctx) => String(await ctx.step('compute', async () => ++calls)));
+    const state = memoryJournal();
+    assert.deepEqual(await runTool(stepTool, {}, options({ journal: state.journal })), { kind: 'result', result: { content: [{ type: 'text', text: '1' }] } });
+    assert.deepEqual(await runTool(stepTool, {}, options({ journal: state.journal })), { kind: 'result', result: { content: [{ type: 'text', text: '1' }] } });
+    assert.equal(calls, 1);
+    assert.deepEqual(state.writes, ['compute']);
+  });
+
+  it('returns the value stored by whoever recorded the step first', async () => {
+    const state = memoryJournal();
+    state.journal.record = async (name: string) => {
+      state.steps.set(name, 'theirs');
+      return 'theirs';
+    };
+    const outcome = await runTool(tool(async (_a, ctx) => String(await ctx.step('s', async () => 'mine'))), {}, options({ journal: state.journal }));
+    assert.deepEqual(outcome, { kind: 'result', result: { content: [{ type: 'text', text: 'theirs' }] } });
+  });
+
+  it('yields at the next step boundary once the budget is spent, keeping recorded steps', async () => {
+    const state = memoryJournal({ a: 1 });
+    let ran = 0;
+    const outcome = await runTool(
+      tool(async (_a, ctx) => {
+        await ctx.step('a', async () => ++ran);
+        await ctx.step('b', async () => ++ran);
+        return 'done';
+      }),
+      {},
+      options({ journal: state.journal, shouldYield: () => true }),
+    );
+    assert.deepEqual(outcome, { kind: 'continue' });
+    assert.equal(ran, 0);
+  });
+
+  it('sleeps until the recorded wake-up time, across replays', async () => {
+    let clock = 1000;
+    const state = memoryJournal();
+    const sleeper = tool(async (_a, ctx) => {
+      await ctx.sleep(500);
+      return 'awake';
+    });
+    assert.deepEqual(await runTool(sleeper, {}, options({ journal: state.journal, now: () => clock })), { kind: 'sleep', wakeAt: 1500 });
+    clock = 1400;
+    assert.deepEqual(await runTool(sleeper, {}, options({ journal: state.journal, now: () => clock })), { kind: 'sleep', wakeAt: 1500 });
+    clock = 1500;
+    assert.deepEqual(await runTool(sleeper, {}, options({ journal: state.journal, now: () => clock })), { kind: 'result', result: { content: [{ type: 'text', text: 'awake' }] } });
+  });
+
+  it('waits in-process when there is no journal (an inline call)', async () => {
+    const started = Date.now();
+    const outcome = await runTool(tool(async (_a, ctx) => { await ctx.sleep(30); return 'ok'; }), {}, options());
+    assert.equal(outcome.kind, 'result');
+    assert.ok(Date.now() - started >= 25);
+  });
+
+  it('asks for input before sleeping when both are pending', async () => {
+    const state = memoryJournal();
+    const outcome = await runTool(
+      tool(async (_a, ctx) => {
+        await Promise.all([ctx.sleep(10_000), ctx.elicit('k', form('?'))]);
+        return '';
+      }),
+      {},
+      options({ journal: state.journal }),
+    );
+    assert.equal(outcome.kind, 'input');
+  });
+
+  it('maps a RetryableError to a retry outcome', async () => {
+    const outcome = await runTool(tool(async () => { throw new RetryableError('busy', { delayMs: 5 }); }), {}, options());
+    assert.equal(outcome.kind, 'retry');
+    assert.equal(outcome.kind === 'retry' && outcome.error.options.delayMs, 5);
   });
 });
