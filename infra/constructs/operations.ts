@@ -10,7 +10,6 @@ import {
   Stats,
   TextWidget,
   TreatMissingData,
-  type IAlarm,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -44,10 +43,12 @@ export interface OperationsProps {
  * therefore counts tasks with Logs Insights queries, which match the exact
  * JSON text, cost nothing at rest (no custom metrics) and a fraction of a cent
  * per view at this log volume. Lambda metrics cannot tell completed from
- * failed: the worker reports task outcomes, not invocation errors.
+ * failed: the worker reports task outcomes, not invocation errors. The counts
+ * follow per-run log lines, so they are close but not exact (a run whose
+ * outcome write loses its lease still logs `ran`).
  */
 export class Operations extends Construct {
-  readonly alarms: IAlarm[] = [];
+  readonly alarms: Alarm[] = [];
   readonly dashboard: Dashboard;
 
   constructor(scope: Construct, id: string, props: OperationsProps) {
@@ -70,14 +71,14 @@ export class Operations extends Construct {
       period: oneMinute,
     });
     this.alarm('DeadLetterQueueNotEmpty', {
-      description: 'Messages sit in the task dead-letter queue: the DLQ handler cannot mark their tasks failed. Check its logs.',
+      alarmDescription: 'Messages sit in the task dead-letter queue: the DLQ handler cannot mark their tasks failed. Check its logs.',
       metric: deadLetterDepth,
       threshold: 0,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
     });
     this.alarm('TasksDeadLettered', {
-      description: 'A task message failed on every delivery and was dead-lettered; its task is now failed. Check the worker logs for "error" events.',
+      alarmDescription: 'A task message failed on every delivery and was dead-lettered; its task is now failed. Check the worker logs for "error" events.',
       metric: deadLetterHandler.function.metricInvocations({ period: fiveMinutes, statistic: Stats.SUM }),
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -86,7 +87,7 @@ export class Operations extends Construct {
     // Per-record failures are partial batch responses, not errors: this
     // counts invocations that crashed, ran out of memory or timed out.
     this.alarm('WorkerErrors', {
-      description: 'Worker invocations failed as a whole (crash, out of memory or timeout).',
+      alarmDescription: 'Worker invocations failed as a whole (crash, out of memory or timeout).',
       metric: worker.function.metricErrors({ period: fiveMinutes, statistic: Stats.SUM }),
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -97,7 +98,7 @@ export class Operations extends Construct {
     // queue is not draining or deliveries keep failing.
     const oldestAllowed = MAX_SQS_DELAY.plus(props.tasks.visibilityTimeout);
     this.alarm('TaskQueueBacklogAge', {
-      description: `The oldest task message is older than ${oldestAllowed.toHumanString()}: the worker is not keeping up or keeps failing.`,
+      alarmDescription: `The oldest task message is older than ${oldestAllowed.toHumanString()}: the worker is not keeping up or keeps failing.`,
       metric: queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: Stats.MAXIMUM }),
       threshold: oldestAllowed.toSeconds(),
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -105,7 +106,7 @@ export class Operations extends Construct {
     });
     // JSON-RPC errors are 200s; a 5xx is a crashed, timed-out or throttled MCP function.
     this.alarm('Api5xx', {
-      description: 'The MCP endpoint answered 5xx: the MCP function failed, timed out or was throttled.',
+      alarmDescription: 'The MCP endpoint answered 5xx: the MCP function failed, timed out or was throttled.',
       metric: api.metricServerError({ period: fiveMinutes, statistic: Stats.SUM }),
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

@@ -31,9 +31,11 @@ const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  *   tested against the SDK version in `package-lock.json` (the SQS client's
  *   `useQueueUrlAsEndpoint` option, for one, is newer than some runtime SDKs),
  *   and a bundled, tree-shaken SDK starts no slower than the runtime's copy.
- * - The banner gives the ESM bundle a `require`, so a CommonJS dependency that
- *   calls `require('node:…')` at run time still works inside an ESM file
- *   (esbuild's ESM output otherwise throws "Dynamic require … is not supported").
+ * - The banner gives the ESM bundle a `require`. Today every dependency
+ *   resolves to an ESM build and the bundles load without it (checked); it is
+ *   there so a CommonJS dependency added later that calls `require('node:…')`
+ *   lazily does not fail in production with esbuild's "Dynamic require … is
+ *   not supported" — a failure an import-time test would not see.
  * - Source maps are linked files without embedded sources (smaller asset);
  *   `NODE_OPTIONS=--enable-source-maps` makes stack traces point at the `.ts` lines.
  */

@@ -27,6 +27,9 @@ export const MAX_RECEIVE_COUNT = 5;
  *   redelivered message would find the lease still live and be dropped,
  *   leaving the task to the sweeper.
  * Two minutes keeps both margins wide and redelivery after a failure at 12 minutes.
+ * (The first bound exists because the runtime does not renew a lease while a
+ * handler runs; once it heartbeats, only the second remains, and any
+ * per-invocation time budget the runtime keeps must stay below this timeout.)
  */
 export const WORKER_TIMEOUT = Duration.minutes(2);
 
@@ -99,13 +102,15 @@ export class TaskQueue extends Construct {
       environment: { ...this.environment, [ENV.leaseMs]: String(props.leaseMs) },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
-      // Continuations and durable timers re-enqueue a task on this queue from
-      // the worker itself (SQS → Lambda → SQS). That chain is by design and
-      // bounded by the task, so Lambda's recursive-loop guard, which drops the
-      // 16th hop, must not cut long tasks short.
+      // The worker hands tasks over to its own queue (below), so SQS → Lambda
+      // → SQS chains are by design, bounded by the task; Lambda's recursive-
+      // loop guard, which drops a chain's 16th hop, would cut long tasks short.
       recursiveLoop: RecursiveLoop.ALLOW,
     });
     props.table.grantReadWriteData(this.worker);
+    // Continuations, durable timers and retries hand a task over by sending a
+    // new message to this queue (`shared/runtime/worker.ts`).
+    this.queue.grantSendMessages(this.worker.function);
     this.worker.function.addEventSource(
       new SqsEventSource(this.queue, {
         // Records of a batch run concurrently in one invocation; a handful
