@@ -15,6 +15,7 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
       const { taskId } = parseTaskMessage(record.body);
       const changed = await store.fail(taskId, EXHAUSTED_ERROR, 'The task failed repeatedly and was abandoned after its last attempt', Date.now());
       log({ event: 'dead-lettered', taskId, changed });
+      if (changed) log({ event: 'task-ended', taskId, status: 'failed' });
     } catch (error) {
       if (error instanceof SyntaxError || (error instanceof Error && error.message === 'Not a task message')) continue;
       failures.push({ itemIdentifier: record.messageId });

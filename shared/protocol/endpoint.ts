@@ -190,7 +190,9 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     }));
 
     server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, guard(async ({ taskId }) => {
-      await deps.store.cancel(taskId, principal, now());
+      if ((await deps.store.cancel(taskId, principal, now())) === 'cancelled') {
+        deps.log?.({ event: 'task-ended', taskId, status: 'cancelled' });
+      }
       return {};
     }));
   }

@@ -55,7 +55,12 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     log({ event: 'skip', taskId: message.taskId, reason: message.reason });
     return 'done';
   }
-  const finish = (outcome: TaskOutcome) => finishUnderLease(deps.store, task, leaseOwner, outcome, now());
+  const finish = async (outcome: TaskOutcome) => {
+    const disposition = await finishUnderLease(deps.store, task, leaseOwner, outcome, now());
+    // One line per task that reaches an end here: what dashboards count.
+    if (outcome.status !== 'input_required') log({ event: 'task-ended', taskId: task.taskId, tool: task.tool, status: outcome.status });
+    return disposition;
+  };
   if (task.cancelRequested) return finish({ status: 'cancelled' });
 
   const tool = deps.tools.get(task.tool);
