@@ -35,6 +35,11 @@ export const ENV = {
   maxAttempts: 'TASKS_MAX_ATTEMPTS',
   /** First retry delay; doubles with each attempt (capped at SQS's 15 minutes). */
   retryBaseDelayMs: 'TASKS_RETRY_BASE_DELAY_MS',
+  /**
+   * When SQS redelivers a message the worker did not delete: the task queue's
+   * visibility timeout (set by the stack). The sweeper leaves such a task alone until then.
+   */
+  redeliveryMs: 'TASKS_REDELIVERY_MS',
   /** Which tool catalogue the endpoint serves: `product`, `conformance` or `all`. */
   toolset: 'TASKS_TOOLSET',
 } as const;
@@ -56,6 +61,7 @@ export interface TaskSettings {
   invocationBudgetMs: number;
   maxAttempts: number;
   retryBaseDelayMs: number;
+  redeliveryMs: number;
 }
 
 export interface Config extends TaskSettings {
@@ -79,6 +85,7 @@ export const DEFAULT_SETTINGS: TaskSettings = {
   invocationBudgetMs: 14 * 60 * 1000,
   maxAttempts: 5,
   retryBaseDelayMs: 2000,
+  redeliveryMs: 30_000,
 };
 
 /** The longest retention that may be configured: results are not an archive. */
@@ -106,6 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
     invocationBudgetMs: positiveInt(env, ENV.invocationBudgetMs, DEFAULT_SETTINGS.invocationBudgetMs),
     maxAttempts: positiveInt(env, ENV.maxAttempts, DEFAULT_SETTINGS.maxAttempts),
     retryBaseDelayMs: positiveInt(env, ENV.retryBaseDelayMs, DEFAULT_SETTINGS.retryBaseDelayMs),
+    redeliveryMs: positiveInt(env, ENV.redeliveryMs, DEFAULT_SETTINGS.redeliveryMs),
   };
   if (config.retentionMs > MAX_RETENTION_MS) throw new Error(`${ENV.retentionMs} may be at most ${MAX_RETENTION_MS} (30 days)`);
   return config;

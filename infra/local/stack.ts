@@ -86,6 +86,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       AWS_REGION: REGION,
     });
     process.env[ENV.toolset] ||= 'all';
+    process.env[ENV.redeliveryMs] = String((options.visibilityTimeoutSeconds ?? 30) * 1000);
     // The emulators ignore credentials, but the SDK's provider chain needs some.
     process.env.AWS_ACCESS_KEY_ID ||= LOCAL_CREDENTIALS.accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY ||= LOCAL_CREDENTIALS.secretAccessKey;

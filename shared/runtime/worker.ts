@@ -10,7 +10,10 @@ export interface WorkerDeps {
   store: TaskStore;
   queue: TaskQueue;
   tools: ReadonlyMap<string, ToolDefinition>;
-  settings: Pick<TaskSettings, 'leaseMs' | 'cancelCheckMs' | 'progressIntervalMs' | 'invocationBudgetMs' | 'maxAttempts' | 'retryBaseDelayMs'>;
+  settings: Pick<
+    TaskSettings,
+    'leaseMs' | 'cancelCheckMs' | 'progressIntervalMs' | 'invocationBudgetMs' | 'maxAttempts' | 'retryBaseDelayMs' | 'redeliveryMs'
+  >;
   /** Time left in this invocation (Lambda's `getRemainingTimeInMillis`), when there is a limit. */
   remainingMs?: () => number;
   now?: () => number;
@@ -86,7 +89,9 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
   } catch (error) {
     if (error instanceof LeaseLostError) return 'done';
     log({ event: 'error', taskId: task.taskId, tool: task.tool, error: error instanceof Error ? error.name : 'unknown' });
-    await deps.store.release(task.taskId, leaseOwner, now(), now()).catch(() => {});
+    // SQS redelivers the message after its visibility timeout (and dead-letters
+    // it after the last attempt); the sweeper must not step in before that.
+    await deps.store.release(task.taskId, leaseOwner, now(), now() + deps.settings.redeliveryMs).catch(() => {});
     return 'retry';
   } finally {
     heartbeat.stop();

@@ -8,6 +8,7 @@ import {
   QueryCommand,
   UpdateItemCommand,
   type AttributeValue,
+  type BatchGetItemCommandOutput,
   type DynamoDBClient,
   type KeysAndAttributes,
   type ReturnValue,
@@ -470,9 +471,9 @@ export class DynamoDbTaskStore implements TaskStore {
       let pending: KeysAndAttributes | undefined = { Keys: keys.slice(start, start + 100), ConsistentRead: true };
       for (let idle = 0; pending?.Keys?.length; ) {
         const requested: number = pending.Keys.length;
-        const { Responses, UnprocessedKeys } = await this.#client.send(new BatchGetItemCommand({ RequestItems: { [this.#tableName]: pending } }));
-        items.push(...(Responses?.[this.#tableName] ?? []));
-        pending = UnprocessedKeys?.[this.#tableName];
+        const output: BatchGetItemCommandOutput = await this.#client.send(new BatchGetItemCommand({ RequestItems: { [this.#tableName]: pending } }));
+        items.push(...(output.Responses?.[this.#tableName] ?? []));
+        pending = output.UnprocessedKeys?.[this.#tableName];
         idle = (pending?.Keys?.length ?? 0) < requested ? 0 : idle + 1;
         if (idle >= MAX_IDLE_BATCH_ROUNDS) throw new Error('Result chunks could not be read');
         if (idle > 0) await backoff(idle);
@@ -732,7 +733,7 @@ function toItem(task: TaskRecord): Item {
 
 /**
  * The record of a task row. A result kept in chunks is not in the row: the
- * record has `{}` in its place until {@link DynamoDbTaskStore.#withResult}.
+ * record has `{}` in its place until the store reads the chunks (`get`).
  */
 function fromItem(item: Item): TaskRecord {
   const base: TaskBase = {

@@ -3,15 +3,26 @@
  * (`describeTaskStore(name, makeStore)`), so the in-memory store and the
  * DynamoDB adapter cannot drift apart. Time is always passed in (`now`), never
  * slept through; every task gets a fresh id, so one store serves the suite.
+ *
+ * The sweeper cases (`findDue`) need a store in which no other case's task is
+ * due: each of them works in a time window of its own, far before `T0` and
+ * before every earlier window, so nothing created elsewhere is ever due there.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { InputRequest, JsonRpcErrorObject, TaskOutcome, TaskRecord, WorkingTask } from '../../shared/tasks/model.ts';
-import { LeaseLostError, TaskNotFoundError, type NewTask, type TaskStore } from '../../shared/tasks/store.ts';
+import {
+  IdempotencyConflictError,
+  LeaseLostError,
+  TaskNotFoundError,
+  type NewTask,
+  type StorePolicy,
+  type TaskStore,
+} from '../../shared/tasks/store.ts';
 
-/** The retention window (`retentionMs`) every store under test must be built with. */
-export const CONTRACT_RETENTION_MS = 10 * 60_000;
+/** The policy every store under test must be built with. */
+export const CONTRACT_POLICY: StorePolicy = { retentionMs: 3_600_000, sweepGraceMs: 60_000, stepRetentionMs: 30 * 86_400_000 };
 
 /** What `makeStore` hands the suite; `close` runs once, after the last case. */
 export interface StoreUnderTest {
@@ -19,12 +30,15 @@ export interface StoreUnderTest {
   close?: () => Promise<void>;
 }
 
-const RETENTION = CONTRACT_RETENTION_MS;
+const RETENTION = CONTRACT_POLICY.retentionMs;
+const GRACE = CONTRACT_POLICY.sweepGraceMs;
 const T0 = 1_700_000_000_000;
 const TTL = 60_000;
 const LEASE = 10_000;
 const OWNER = 'alice';
 const STRANGER = 'mallory';
+/** Far past every TTL and retention window the suite uses. */
+const MUCH_LATER = 1000 * (TTL + RETENTION);
 
 const ELICIT: InputRequest = {
   method: 'elicitation/create',
@@ -37,6 +51,13 @@ const ERROR: JsonRpcErrorObject = { code: -32602, message: 'Bad input', data: { 
 /** Milliseconds after the suite's epoch `T0`. */
 function at(ms: number): number {
   return T0 + ms;
+}
+
+let windows = 0;
+/** The start of a sweeper window no other case shares (see the file comment). */
+function isolatedWindow(): number {
+  windows += 1;
+  return T0 - windows * 10_000_000_000;
 }
 
 function newTask(overrides: Partial<NewTask> = {}): NewTask {
@@ -56,7 +77,7 @@ function newTask(overrides: Partial<NewTask> = {}): NewTask {
 
 /**
  * Registers the contract cases for one adapter. `makeStore` is called once
- * (in `before`); the store must use {@link CONTRACT_RETENTION_MS}.
+ * (in `before`); the store must use {@link CONTRACT_POLICY}.
  */
 export function describeTaskStore(name: string, makeStore: () => Promise<StoreUnderTest>): void {
   describe(`TaskStore contract: ${name}`, () => {
@@ -78,7 +99,11 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
       return task;
     };
 
-    const created = (overrides: Partial<NewTask> = {}): Promise<WorkingTask> => store().create(newTask(overrides));
+    const created = async (overrides: Partial<NewTask> = {}): Promise<TaskRecord> => {
+      const { task, created: isNew } = await store().create(newTask(overrides));
+      assert.equal(isNew, true);
+      return task;
+    };
 
     /** A task claimed at `now` by a fresh lease owner. */
     const claimed = async (overrides: Partial<NewTask> = {}, now = at(1)) => {
@@ -89,12 +114,20 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
       return { task, leaseOwner };
     };
 
-    /** A task waiting for input on `requests` (claimed at 1 ms, finished at 2 ms). */
+    /** A task waiting for input on `requests` (claimed at `now` + 1 ms, finished at `now` + 2 ms). */
     const waiting = async (requests: Record<string, InputRequest>, overrides: Partial<NewTask> = {}) => {
-      const { task, leaseOwner } = await claimed(overrides);
-      const finished = await store().finish(task, leaseOwner, { status: 'input_required', inputRequests: requests }, at(2));
+      const base = overrides.now ?? T0;
+      const { task, leaseOwner } = await claimed(overrides, base + 1);
+      const finished = await store().finish(task, leaseOwner, { status: 'input_required', inputRequests: requests }, base + 2);
       assert.equal(finished.status, 'input_required');
       return finished;
+    };
+
+    /** A task completed at `now` + 2 ms (claimed at `now` + 1 ms). */
+    const completed = async (overrides: Partial<NewTask> = {}) => {
+      const base = overrides.now ?? T0;
+      const { task, leaseOwner } = await claimed(overrides, base + 1);
+      return store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, base + 2);
     };
 
     // --- create / get -------------------------------------------------------
@@ -102,7 +135,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     describe('create and get', () => {
       it('create returns the new working task and get reads back every field', async () => {
         const input = newTask({ inputResponses: { early: { action: 'accept' } } });
-        const task = await store().create(input);
+        const result = await store().create(input);
         const expected: WorkingTask = {
           taskId: input.taskId,
           owner: OWNER,
@@ -118,9 +151,10 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
           issuedKeys: [],
           cancelRequested: false,
           attempts: 0,
+          sweepAt: T0 + GRACE,
           version: 1,
         };
-        assert.deepEqual(task, expected);
+        assert.deepEqual(result, { task: expected, created: true });
         assert.deepEqual(await store().get(input.taskId, OWNER, at(1)), expected);
       });
 
@@ -147,15 +181,46 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
       it('get of an unknown task is undefined', async () => {
         assert.equal(await store().get(randomUUID(), OWNER, at(1)), undefined);
       });
+    });
 
+    // --- expiry -------------------------------------------------------------
+
+    describe('expiry', () => {
+      const live: Array<{ name: string; make: () => Promise<TaskRecord> }> = [
+        { name: 'queued', make: () => created() },
+        { name: 'running', make: async () => (await claimed()).task },
+        { name: 'waiting for input', make: () => waiting({ a: ELICIT }) },
+      ];
+      for (const { name, make } of live) {
+        it(`a ${name} task never expires: get long after createdAt + ttlMs still finds it`, async () => {
+          const task = await make();
+          assert.deepEqual(await store().get(task.taskId, OWNER, at(TTL)), task);
+          assert.deepEqual(await store().get(task.taskId, OWNER, at(MUCH_LATER)), task);
+        });
+      }
+
+      it('a queued task can still be claimed long after createdAt + ttlMs', async () => {
+        const task = await created();
+        assert.equal((await store().claim(task.taskId, 'w1', at(MUCH_LATER), LEASE))?.lease?.owner, 'w1');
+      });
+
+      it('a task waiting for input still takes answers long after createdAt + ttlMs', async () => {
+        const task = await waiting({ a: ELICIT });
+        assert.deepEqual(await store().answer(task.taskId, OWNER, { a: 'A' }, at(MUCH_LATER)), { accepted: ['a'], resumed: true });
+        assert.equal((await read(task.taskId, at(MUCH_LATER))).status, 'working');
+      });
+
+      // Completed at 2 ms: ttlMs becomes max(TTL, 2 + RETENTION).
+      const terminalTtl = 2 + RETENTION;
       const expiry: Array<{ offset: number; visible: boolean }> = [
-        { offset: TTL - 1, visible: true },
-        { offset: TTL, visible: false },
-        { offset: TTL + 1, visible: false },
+        { offset: terminalTtl - 1, visible: true },
+        { offset: terminalTtl, visible: false },
+        { offset: terminalTtl + 1, visible: false },
       ];
       for (const { offset, visible } of expiry) {
-        it(`get at createdAt + ${offset} ms (ttl ${TTL}) is ${visible ? 'the task' : 'undefined'}`, async () => {
-          const task = await created();
+        it(`a terminal task (ttl ${terminalTtl}) at createdAt + ${offset} ms is ${visible ? 'found' : 'gone'}`, async () => {
+          const task = await completed();
+          assert.equal(task.ttlMs, terminalTtl);
           const found = await store().get(task.taskId, OWNER, at(offset));
           assert.equal(found?.taskId, visible ? task.taskId : undefined);
         });
@@ -171,6 +236,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         assert.ok(leased);
         assert.equal(leased.status, 'working');
         assert.deepEqual(leased.lease, { owner: 'w1', until: at(5 + LEASE) });
+        assert.equal(leased.sweepAt, at(5 + LEASE + GRACE));
         assert.equal(leased.attempts, 1);
         assert.equal(leased.version, task.version + 1);
         assert.equal(leased.cancelRequested, false);
@@ -190,13 +256,6 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         assert.deepEqual(again.lease, { owner: 'w2', until: at(1 + 2 * LEASE) });
         assert.equal(again.attempts, 2);
         assert.equal(again.version, task.version + 1);
-      });
-
-      it('a claim after the lease was released succeeds at once', async () => {
-        const { task, leaseOwner } = await claimed();
-        await store().release(task.taskId, leaseOwner);
-        const again = await store().claim(task.taskId, 'w2', at(2), LEASE);
-        assert.equal(again?.lease?.owner, 'w2');
       });
 
       it('returns cancelRequested when cancellation was requested before the claim', async () => {
@@ -231,40 +290,56 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
       it('an unknown task cannot be claimed', async () => {
         assert.equal(await store().claim(randomUUID(), 'w1', at(1), LEASE), undefined);
       });
-
-      const expiry: Array<{ offset: number; claimable: boolean }> = [
-        { offset: TTL - 1, claimable: true },
-        { offset: TTL, claimable: false },
-      ];
-      for (const { offset, claimable } of expiry) {
-        it(`a claim at createdAt + ${offset} ms (ttl ${TTL}) ${claimable ? 'succeeds' : 'is undefined'}`, async () => {
-          const task = await created();
-          const leased = await store().claim(task.taskId, 'w1', at(offset), LEASE);
-          assert.equal(leased?.lease?.owner, claimable ? 'w1' : undefined);
-        });
-      }
     });
 
-    // --- progress -----------------------------------------------------------
+    // --- heartbeat ----------------------------------------------------------
 
-    describe('progress', () => {
-      it('writes statusMessage and lastUpdatedAt and reports cancelRequested', async () => {
+    describe('heartbeat', () => {
+      it('renews the lease: another worker cannot claim until the renewed lease ends', async () => {
+        const { task, leaseOwner } = await claimed({}, at(1));
+        const renewedAt = 8_000;
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(renewedAt), LEASE), { cancelRequested: false });
+        const stored = await read(task.taskId);
+        assert.deepEqual(stored.lease, { owner: leaseOwner, until: at(renewedAt + LEASE) });
+        assert.equal(stored.sweepAt, at(renewedAt + LEASE + GRACE));
+        assert.equal(stored.version, task.version + 1);
+        assert.equal(stored.lastUpdatedAt, task.lastUpdatedAt, 'a bare heartbeat is not an update the client sees');
+        assert.equal(stored.statusMessage, undefined);
+
+        assert.equal(await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE), undefined, 'the first lease would have ended here');
+        assert.equal(await store().claim(task.taskId, 'w2', at(renewedAt + LEASE - 1), LEASE), undefined);
+        assert.equal((await store().claim(task.taskId, 'w2', at(renewedAt + LEASE), LEASE))?.lease?.owner, 'w2');
+      });
+
+      it('writes statusMessage and lastUpdatedAt when given one', async () => {
         const { task, leaseOwner } = await claimed();
-        assert.deepEqual(await store().progress(task, leaseOwner, 'step 1 of 3', at(5)), { cancelRequested: false });
+        await store().heartbeat(task.taskId, leaseOwner, at(5), LEASE, 'step 1 of 3');
         const stored = await read(task.taskId);
         assert.equal(stored.statusMessage, 'step 1 of 3');
         assert.equal(stored.lastUpdatedAt, at(5));
         assert.equal(stored.version, task.version + 1);
-        assert.deepEqual(stored.lease, task.lease);
+      });
 
+      it('reports cancelRequested once cancellation was requested', async () => {
+        const { task, leaseOwner } = await claimed();
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(5), LEASE, 'step 1 of 3'), { cancelRequested: false });
         assert.equal(await store().cancel(task.taskId, OWNER, at(6)), 'requested');
-        assert.deepEqual(await store().progress(task, leaseOwner, 'step 2 of 3', at(7)), { cancelRequested: true });
-        assert.equal((await read(task.taskId)).statusMessage, 'step 2 of 3');
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(7), LEASE, 'step 2 of 3'), { cancelRequested: true });
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(8), LEASE), { cancelRequested: true });
+        const stored = await read(task.taskId);
+        assert.equal(stored.statusMessage, 'step 2 of 3');
+        assert.equal(stored.cancelRequested, true);
+      });
+
+      it('still renews a lease that ran out while nobody took it over', async () => {
+        const { task, leaseOwner } = await claimed({}, at(1));
+        await store().heartbeat(task.taskId, leaseOwner, at(2 * LEASE), LEASE);
+        assert.deepEqual((await read(task.taskId)).lease, { owner: leaseOwner, until: at(3 * LEASE) });
       });
 
       it('throws LeaseLostError for another lease owner and changes nothing', async () => {
         const { task } = await claimed();
-        await assert.rejects(store().progress(task, 'not-the-holder', 'hijack', at(5)), LeaseLostError);
+        await assert.rejects(store().heartbeat(task.taskId, 'not-the-holder', at(5), LEASE, 'hijack'), LeaseLostError);
         assert.deepEqual(await read(task.taskId), task);
       });
 
@@ -272,19 +347,18 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         const { task, leaseOwner } = await claimed({}, at(1));
         const takeover = await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE);
         assert.ok(takeover);
-        await assert.rejects(store().progress(task, leaseOwner, 'late', at(2 + LEASE)), LeaseLostError);
+        await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(2 + LEASE), LEASE, 'late'), LeaseLostError);
         assert.deepEqual(await read(task.taskId), takeover);
       });
 
       it('throws LeaseLostError after the lease was released', async () => {
         const { task, leaseOwner } = await claimed();
-        await store().release(task.taskId, leaseOwner);
-        await assert.rejects(store().progress(task, leaseOwner, 'late', at(5)), LeaseLostError);
+        await store().release(task.taskId, leaseOwner, at(2), at(2));
+        await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(5), LEASE), LeaseLostError);
       });
 
       it('throws LeaseLostError for an unknown task', async () => {
-        const { task, leaseOwner } = await claimed();
-        await assert.rejects(store().progress({ ...task, taskId: randomUUID() }, leaseOwner, 'x', at(5)), LeaseLostError);
+        await assert.rejects(store().heartbeat(randomUUID(), 'w1', at(5), LEASE), LeaseLostError);
       });
     });
 
@@ -316,12 +390,13 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         },
       ];
       for (const { outcome, check } of cases) {
-        it(`records a ${outcome.status} outcome and releases the lease`, async () => {
+        it(`records a ${outcome.status} outcome, releases the lease and leaves nothing for the sweeper`, async () => {
           const { task, leaseOwner } = await claimed();
           const finished = await store().finish(task, leaseOwner, outcome, at(100));
           assert.equal(finished.status, outcome.status);
           check(finished);
           assert.equal(finished.lease, undefined);
+          assert.equal('sweepAt' in finished, false);
           assert.equal(finished.lastUpdatedAt, at(100));
           assert.equal(finished.version, task.version + 1);
           assert.equal(finished.attempts, 1);
@@ -350,6 +425,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         const finished = await store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(100));
         assert.equal(finished.ttlMs, longTtl);
         assert.ok(await store().get(task.taskId, OWNER, at(longTtl - 1)));
+        assert.equal(await store().get(task.taskId, OWNER, at(longTtl)), undefined);
       });
 
       it('accumulates issuedKeys across input rounds and keeps every answer', async () => {
@@ -364,9 +440,9 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         assert.deepEqual(await read(first.taskId), second);
       });
 
-      it('keeps cancelRequested and the latest progress message written by others since the claim', async () => {
+      it('keeps cancelRequested and the latest heartbeat message written since the claim', async () => {
         const { task, leaseOwner } = await claimed();
-        await store().progress(task, leaseOwner, 'halfway', at(3));
+        await store().heartbeat(task.taskId, leaseOwner, at(3), LEASE, 'halfway');
         assert.equal(await store().cancel(task.taskId, OWNER, at(4)), 'requested');
         const finished = await store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(5));
         assert.equal(finished.cancelRequested, true);
@@ -377,12 +453,12 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
 
       it('writes the outcome\'s statusMessage even when it equals the one in the claimed record', async () => {
         const { task, leaseOwner } = await claimed();
-        await store().progress(task, leaseOwner, 'A', at(2));
-        await store().release(task.taskId, leaseOwner);
+        await store().heartbeat(task.taskId, leaseOwner, at(2), LEASE, 'A');
+        await store().release(task.taskId, leaseOwner, at(2), at(2));
         const second = await store().claim(task.taskId, 'w2', at(3), LEASE);
         assert.ok(second);
         assert.equal(second.statusMessage, 'A');
-        await store().progress(second, 'w2', 'B', at(4));
+        await store().heartbeat(task.taskId, 'w2', at(4), LEASE, 'B');
         const finished = await store().finish(second, 'w2', { status: 'failed', error: ERROR, statusMessage: 'A' }, at(5));
         assert.equal(finished.statusMessage, 'A');
       });
@@ -400,30 +476,48 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         await assert.rejects(store().finish(task, 'someone-else', { status: 'cancelled' }, at(5)), LeaseLostError);
         assert.deepEqual(await read(task.taskId), task);
       });
+
+      it('a result with every kind of JSON value and non-ASCII text round-trips', async () => {
+        const result = { content: [{ type: 'text', text: 'Grüße, 世界 😀 "quoted" \\ \n' }], structuredContent: { a: [1.5, -2, 0, true, false, null, { b: '' }] } };
+        const { task, leaseOwner } = await claimed();
+        await store().finish(task, leaseOwner, { status: 'completed', result }, at(5));
+        const stored = await read(task.taskId);
+        assert.deepEqual(stored.status === 'completed' && stored.result, result);
+      });
     });
 
     // --- release ------------------------------------------------------------
 
     describe('release', () => {
-      it('drops the lease of its holder without changing the status', async () => {
+      it('drops the lease of its holder, keeps the status and is due at resumeAt + sweepGraceMs', async () => {
         const { task, leaseOwner } = await claimed();
-        await store().release(task.taskId, leaseOwner);
+        const resumeAt = at(5_000);
+        await store().release(task.taskId, leaseOwner, at(2), resumeAt);
         const stored = await read(task.taskId);
         assert.equal(stored.status, 'working');
         assert.equal(stored.lease, undefined);
+        assert.equal(stored.sweepAt, resumeAt + GRACE);
         assert.equal(stored.version, task.version + 1);
         assert.equal(stored.attempts, task.attempts);
       });
 
+      it('then another worker can claim at once', async () => {
+        const { task, leaseOwner } = await claimed();
+        await store().release(task.taskId, leaseOwner, at(2), at(2));
+        const again = await store().claim(task.taskId, 'w2', at(3), LEASE);
+        assert.equal(again?.lease?.owner, 'w2');
+        assert.equal(again?.attempts, 2);
+      });
+
       it('is a no-op for anyone but the holder', async () => {
         const { task } = await claimed();
-        await store().release(task.taskId, 'not-the-holder');
+        await store().release(task.taskId, 'not-the-holder', at(2), at(2));
         assert.deepEqual(await read(task.taskId), task);
       });
 
       it('is a no-op for an unknown task', async () => {
         const taskId = randomUUID();
-        await store().release(taskId, 'w1');
+        await store().release(taskId, 'w1', at(1), at(1));
         assert.equal(await store().get(taskId, OWNER, at(1)), undefined);
       });
     });
@@ -433,7 +527,12 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     describe('fail', () => {
       const from: Array<{ name: string; make: () => Promise<TaskRecord> }> = [
         { name: 'a queued task', make: () => created() },
-        { name: 'a running task', make: async () => (await claimed()).task },
+        { name: 'a task whose lease has expired', make: async () => (await claimed({}, at(1))).task },
+        { name: 'a released task', make: async () => {
+          const { task, leaseOwner } = await claimed();
+          await store().release(task.taskId, leaseOwner, at(2), at(2));
+          return read(task.taskId);
+        } },
         { name: 'a task waiting for input', make: () => waiting({ a: ELICIT }) },
       ];
       for (const { name, make } of from) {
@@ -447,6 +546,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
           assert.equal(stored.statusMessage, 'Abandoned after the last attempt');
           assert.equal(stored.lease, undefined);
           assert.equal('inputRequests' in stored, false);
+          assert.equal('sweepAt' in stored, false);
           assert.equal(stored.lastUpdatedAt, at(failedAt));
           assert.equal(stored.version, task.version + 1);
           assert.equal(stored.ttlMs, failedAt + RETENTION);
@@ -454,11 +554,23 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         });
       }
 
-      it('a running task that was failed rejects its worker\'s finish', async () => {
-        const { task, leaseOwner } = await claimed();
-        assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(3)), true);
-        await assert.rejects(store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(4)), LeaseLostError);
+      it('is refused while a live lease is held, and allowed once it has expired', async () => {
+        const { task, leaseOwner } = await claimed({}, at(1));
+        assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(2)), false);
+        assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(LEASE)), false);
+        assert.deepEqual(await read(task.taskId), task);
+
+        assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE)), true);
+        await assert.rejects(store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(2 + LEASE)), LeaseLostError);
+        await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(2 + LEASE), LEASE), LeaseLostError);
         assert.equal((await read(task.taskId)).status, 'failed');
+      });
+
+      it('is refused while a renewed lease is live', async () => {
+        const { task, leaseOwner } = await claimed({}, at(1));
+        await store().heartbeat(task.taskId, leaseOwner, at(LEASE), LEASE);
+        assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE)), false);
+        assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(2 * LEASE)), true);
       });
 
       it('returns false for an unknown task', async () => {
@@ -479,6 +591,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         assert.deepEqual(stored.inputResponses, { a: answer });
         assert.equal(stored.lastUpdatedAt, at(10));
         assert.equal(stored.version, task.version + 1);
+        assert.equal('sweepAt' in stored, false);
       });
 
       it('answering the last key moves the task back to working; unknown keys are ignored', async () => {
@@ -490,6 +603,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         assert.equal('inputRequests' in stored, false);
         assert.deepEqual(stored.inputResponses, { a: 'A', b: 'B' });
         assert.equal(stored.lastUpdatedAt, at(11));
+        assert.equal(stored.sweepAt, at(11 + GRACE));
         assert.equal(stored.version, task.version + 2);
         assert.equal((await store().claim(task.taskId, 'w2', at(12), LEASE))?.lease?.owner, 'w2');
       });
@@ -533,7 +647,6 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
       const notFound: Array<{ name: string; call: (taskId: string) => Promise<unknown> }> = [
         { name: 'another owner', call: (taskId) => store().answer(taskId, STRANGER, { a: 'A' }, at(10)) },
         { name: 'an unknown task', call: () => store().answer(randomUUID(), OWNER, { a: 'A' }, at(10)) },
-        { name: 'an expired task', call: (taskId) => store().answer(taskId, OWNER, { a: 'A' }, at(10 * RETENTION)) },
       ];
       for (const { name, call } of notFound) {
         it(`throws TaskNotFoundError for ${name} and changes nothing`, async () => {
@@ -542,6 +655,12 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
           assert.deepEqual(await read(task.taskId), task);
         });
       }
+
+      it('throws TaskNotFoundError for an expired terminal task', async () => {
+        const task = await completed();
+        await assert.rejects(store().answer(task.taskId, OWNER, { a: 'A' }, T0 + task.ttlMs), TaskNotFoundError);
+        assert.deepEqual(await read(task.taskId), task);
+      });
     });
 
     // --- cancel -------------------------------------------------------------
@@ -557,6 +676,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         assert.equal(stored.lastUpdatedAt, at(cancelledAt));
         assert.equal(stored.version, task.version + 1);
         assert.equal(stored.ttlMs, cancelledAt + RETENTION);
+        assert.equal('sweepAt' in stored, false);
         assert.equal(await store().claim(task.taskId, 'w1', at(cancelledAt + 1), LEASE), undefined);
       });
 
@@ -576,6 +696,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         assert.equal(stored.status, 'working');
         assert.equal(stored.cancelRequested, true);
         assert.deepEqual(stored.lease, task.lease);
+        assert.equal(stored.sweepAt, task.sweepAt);
         assert.equal(stored.version, task.version + 1);
         assert.equal(await store().cancel(task.taskId, OWNER, at(3)), 'requested');
         assert.equal((await read(task.taskId)).status, 'working');
@@ -594,7 +715,6 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
       const notFound: Array<{ name: string; call: (taskId: string) => Promise<unknown> }> = [
         { name: 'another owner', call: (taskId) => store().cancel(taskId, STRANGER, at(10)) },
         { name: 'an unknown task', call: () => store().cancel(randomUUID(), OWNER, at(10)) },
-        { name: 'an expired task', call: (taskId) => store().cancel(taskId, OWNER, at(TTL)) },
       ];
       for (const { name, call } of notFound) {
         it(`throws TaskNotFoundError for ${name} and changes nothing`, async () => {
@@ -603,6 +723,12 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
           assert.deepEqual(await read(task.taskId, at(1)), task);
         });
       }
+
+      it('throws TaskNotFoundError for an expired terminal task', async () => {
+        const task = await completed();
+        await assert.rejects(store().cancel(task.taskId, OWNER, T0 + task.ttlMs), TaskNotFoundError);
+        assert.deepEqual(await read(task.taskId), task);
+      });
     });
 
     // --- terminal tasks never change ----------------------------------------
@@ -612,11 +738,11 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         { name: 'completed by its worker', end: (task, leaseOwner) => store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(2)) },
         { name: 'failed by its worker', end: (task, leaseOwner) => store().finish(task, leaseOwner, { status: 'failed', error: ERROR }, at(2)) },
         { name: 'cancelled by its worker', end: (task, leaseOwner) => store().finish(task, leaseOwner, { status: 'cancelled' }, at(2)) },
-        { name: 'failed by fail()', end: (task) => store().fail(task.taskId, ERROR, 'gave up', at(2)) },
+        { name: 'failed by fail()', end: (task) => store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE)) },
         { name: 'cancelled by cancel()', end: (task) => store().cancel(task.taskId, OWNER, at(1 + LEASE)) },
       ];
       for (const { name, end } of endings) {
-        it(`${name}: finish, progress, fail, answer, cancel, claim and release change nothing`, async () => {
+        it(`${name}: finish, heartbeat, release, fail, answer, cancel, claim and reschedule change nothing`, async () => {
           const { task, leaseOwner } = await claimed({}, at(1));
           await end(task, leaseOwner);
           const terminal = await read(task.taskId);
@@ -626,8 +752,10 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
 
           await assert.rejects(store().finish(task, leaseOwner, { status: 'completed', result: { other: true } }, now), LeaseLostError);
           await unchanged('finish');
-          await assert.rejects(store().progress(task, leaseOwner, 'late', now), LeaseLostError);
-          await unchanged('progress');
+          await assert.rejects(store().heartbeat(task.taskId, leaseOwner, now, LEASE, 'late'), LeaseLostError);
+          await unchanged('heartbeat');
+          await store().release(task.taskId, leaseOwner, now, now);
+          await unchanged('release');
           assert.equal(await store().fail(task.taskId, ERROR, 'late', now), false);
           await unchanged('fail');
           assert.deepEqual(await store().answer(task.taskId, OWNER, { a: 'A' }, now), { accepted: [], resumed: false });
@@ -636,10 +764,232 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
           await unchanged('cancel');
           assert.equal(await store().claim(task.taskId, 'w2', now, LEASE), undefined);
           await unchanged('claim');
-          await store().release(task.taskId, leaseOwner);
-          await unchanged('release');
+          assert.equal(await store().reschedule(task.taskId, at(MUCH_LATER), at(MUCH_LATER)), false);
+          await unchanged('reschedule');
         });
       }
+    });
+
+    // --- steps --------------------------------------------------------------
+
+    describe('steps', () => {
+      it('a task without steps loads an empty map', async () => {
+        assert.deepEqual(await store().loadSteps(randomUUID()), new Map());
+      });
+
+      it('saveStep returns the value it recorded and loadSteps returns every step of the task', async () => {
+        const { task } = await claimed();
+        const names = ['fetch', 'step#2', 'with spaces / and: colons', 'Ünïcødé 世界 😀', '', '#', 'fetch#again'];
+        for (const [index, name] of names.entries()) {
+          assert.deepEqual(await store().saveStep(task.taskId, name, { index, name }, at(5)), { index, name });
+        }
+        const other = await created();
+        await store().saveStep(other.taskId, 'fetch', 'not this task', at(5));
+
+        const steps = await store().loadSteps(task.taskId);
+        assert.deepEqual(new Set(steps.keys()), new Set(names));
+        for (const [index, name] of names.entries()) assert.deepEqual(steps.get(name), { index, name });
+      });
+
+      it('is write-once: a second save of the same name returns the first value', async () => {
+        const { task } = await claimed();
+        assert.deepEqual(await store().saveStep(task.taskId, 'charge', { chargeId: 'ch_1' }, at(5)), { chargeId: 'ch_1' });
+        assert.deepEqual(await store().saveStep(task.taskId, 'charge', { chargeId: 'ch_2' }, at(6)), { chargeId: 'ch_1' });
+        assert.deepEqual(await store().loadSteps(task.taskId), new Map([['charge', { chargeId: 'ch_1' }]]));
+      });
+
+      it('of two concurrent saves of one step, both get the same recorded value', async () => {
+        const { task } = await claimed();
+        const results = await Promise.all(['first', 'second', 'third'].map((value) => store().saveStep(task.taskId, 'race', value, at(5))));
+        assert.equal(new Set(results).size, 1);
+        assert.deepEqual(await store().loadSteps(task.taskId), new Map([['race', results[0]]]));
+      });
+
+      const values: Array<{ name: string; value: unknown }> = [
+        { name: 'null', value: null },
+        { name: 'a number', value: 42.5 },
+        { name: 'a string', value: 'text 😀' },
+        { name: 'false', value: false },
+        { name: 'an array', value: [1, 'two', { three: [3] }] },
+        { name: 'nothing (undefined)', value: undefined },
+      ];
+      for (const { name, value } of values) {
+        it(`records ${name} as a step value`, async () => {
+          const { task } = await claimed();
+          assert.deepEqual(await store().saveStep(task.taskId, 'v', value, at(5)), value);
+          const steps = await store().loadSteps(task.taskId);
+          assert.equal(steps.has('v'), true);
+          assert.deepEqual(steps.get('v'), value);
+          assert.deepEqual(await store().saveStep(task.taskId, 'v', 'other', at(6)), value);
+        });
+      }
+    });
+
+    // --- sweeper: findDue / reschedule ----------------------------------------
+
+    describe('findDue and reschedule', () => {
+      it('a created task becomes due sweepGraceMs after it was created', async () => {
+        const base = isolatedWindow();
+        const task = await created({ now: base });
+        assert.deepEqual(await store().findDue(base + GRACE - 1, 10), []);
+        assert.deepEqual(await store().findDue(base + GRACE, 10), [task.taskId]);
+      });
+
+      it('a claimed task becomes due sweepGraceMs after its lease ends; a heartbeat pushes that back', async () => {
+        const base = isolatedWindow();
+        const { task, leaseOwner } = await claimed({ now: base }, base + 1);
+        assert.deepEqual(await store().findDue(base + 1 + LEASE + GRACE - 1, 10), []);
+        assert.deepEqual(await store().findDue(base + 1 + LEASE + GRACE, 10), [task.taskId]);
+
+        await store().heartbeat(task.taskId, leaseOwner, base + 5_000, LEASE);
+        assert.deepEqual(await store().findDue(base + 5_000 + LEASE + GRACE - 1, 10), []);
+        assert.deepEqual(await store().findDue(base + 5_000 + LEASE + GRACE, 10), [task.taskId]);
+      });
+
+      it('a released task becomes due sweepGraceMs after resumeAt', async () => {
+        const base = isolatedWindow();
+        const { task, leaseOwner } = await claimed({ now: base }, base + 1);
+        const resumeAt = base + 7 * LEASE;
+        await store().release(task.taskId, leaseOwner, base + 2, resumeAt);
+        assert.deepEqual(await store().findDue(resumeAt + GRACE - 1, 10), []);
+        assert.deepEqual(await store().findDue(resumeAt + GRACE, 10), [task.taskId]);
+      });
+
+      it('tasks waiting for input and terminal tasks are never due', async () => {
+        const base = isolatedWindow();
+        await waiting({ a: ELICIT }, { now: base });
+        await completed({ now: base });
+        const queued = await created({ now: base });
+        assert.equal(await store().fail(queued.taskId, ERROR, 'gave up', base + 1), true);
+        const other = await created({ now: base });
+        assert.equal(await store().cancel(other.taskId, OWNER, base + 1), 'cancelled');
+        const { task, leaseOwner } = await claimed({ now: base }, base + 1);
+        await store().finish(task, leaseOwner, { status: 'failed', error: ERROR }, base + 2);
+        assert.deepEqual(await store().findDue(base + MUCH_LATER, 100), []);
+      });
+
+      it('an answered task that is working again becomes due sweepGraceMs after the answer', async () => {
+        const base = isolatedWindow();
+        const task = await waiting({ a: ELICIT, b: SAMPLE }, { now: base });
+        await store().answer(task.taskId, OWNER, { a: 'A' }, base + 10);
+        assert.deepEqual(await store().findDue(base + MUCH_LATER, 10), [], 'still waiting for b');
+        await store().answer(task.taskId, OWNER, { b: 'B' }, base + 20);
+        assert.deepEqual(await store().findDue(base + 20 + GRACE - 1, 10), []);
+        assert.deepEqual(await store().findDue(base + 20 + GRACE, 10), [task.taskId]);
+      });
+
+      it('returns the longest-due tasks first, at most limit of them', async () => {
+        const base = isolatedWindow();
+        const tasks: TaskRecord[] = [];
+        for (let index = 0; index < 9; index += 1) tasks.push(await created({ now: base + index }));
+        const ids = tasks.map((task) => task.taskId);
+        assert.deepEqual(await store().findDue(base + 8 + GRACE, 100), ids);
+        assert.deepEqual(await store().findDue(base + 8 + GRACE, 4), ids.slice(0, 4));
+        assert.deepEqual(await store().findDue(base + 4 + GRACE, 100), ids.slice(0, 5));
+        assert.deepEqual(await store().findDue(base + 8 + GRACE, 0), []);
+      });
+
+      it('reschedule moves a due task to nextAt, once', async () => {
+        const base = isolatedWindow();
+        const task = await created({ now: base });
+        const now = base + GRACE;
+        assert.equal(await store().reschedule(task.taskId, now, now + GRACE), true);
+        assert.equal((await read(task.taskId, now)).sweepAt, now + GRACE);
+        assert.equal((await read(task.taskId, now)).version, task.version + 1);
+        assert.deepEqual(await store().findDue(now, 10), []);
+        assert.equal(await store().reschedule(task.taskId, now, now + GRACE), false, 'no longer due');
+        assert.deepEqual(await store().findDue(now + GRACE, 10), [task.taskId]);
+      });
+
+      it('reschedule refuses a task that is not due yet, one waiting for input and an unknown one', async () => {
+        const base = isolatedWindow();
+        const task = await created({ now: base });
+        assert.equal(await store().reschedule(task.taskId, base + GRACE - 1, base + 2 * GRACE), false);
+        assert.deepEqual(await read(task.taskId, base), task);
+        const waits = await waiting({ a: ELICIT }, { now: base });
+        assert.equal(await store().reschedule(waits.taskId, base + MUCH_LATER, base + MUCH_LATER), false);
+        assert.deepEqual(await read(waits.taskId, base), waits);
+        assert.equal(await store().reschedule(randomUUID(), base + MUCH_LATER, base + MUCH_LATER), false);
+      });
+
+      it('of two concurrent reschedules exactly one wins', async () => {
+        const base = isolatedWindow();
+        const tasks = await Promise.all(Array.from({ length: 4 }, () => created({ now: base })));
+        for (const task of tasks) {
+          const now = base + GRACE;
+          const results = await Promise.all([store().reschedule(task.taskId, now, now + GRACE), store().reschedule(task.taskId, now, now + GRACE)]);
+          assert.deepEqual(results.filter(Boolean).length, 1);
+        }
+      });
+    });
+
+    // --- idempotent create ----------------------------------------------------
+
+    describe('create with an idempotency key', () => {
+      it('the same key with the same call returns the first task, not created', async () => {
+        const key = randomUUID();
+        const first = await store().create(newTask(), { idempotencyKey: key });
+        assert.equal(first.created, true);
+        const second = await store().create(newTask(), { idempotencyKey: key });
+        assert.deepEqual(second, { task: first.task, created: false });
+        assert.deepEqual(await read(first.task.taskId), first.task);
+      });
+
+      it('returns the task as it is now', async () => {
+        const key = randomUUID();
+        const { task } = await store().create(newTask(), { idempotencyKey: key });
+        const leased = await store().claim(task.taskId, 'w1', at(1), LEASE);
+        const again = await store().create(newTask({ now: at(2) }), { idempotencyKey: key });
+        assert.deepEqual(again, { task: leased, created: false });
+      });
+
+      it('the same key with other arguments or another tool is an IdempotencyConflictError', async () => {
+        const key = randomUUID();
+        const { task } = await store().create(newTask(), { idempotencyKey: key });
+        await assert.rejects(store().create(newTask({ arguments: { filename: 'b.txt' } }), { idempotencyKey: key }), IdempotencyConflictError);
+        await assert.rejects(store().create(newTask({ tool: 'other_tool' }), { idempotencyKey: key }), IdempotencyConflictError);
+        assert.deepEqual((await store().create(newTask(), { idempotencyKey: key })).task.taskId, task.taskId);
+      });
+
+      it('the same key used by another owner is another task', async () => {
+        const key = randomUUID();
+        const mine = await store().create(newTask(), { idempotencyKey: key });
+        const theirs = await store().create(newTask({ owner: STRANGER, arguments: { other: true } }), { idempotencyKey: key });
+        assert.equal(theirs.created, true);
+        assert.notEqual(theirs.task.taskId, mine.task.taskId);
+        assert.equal(theirs.task.owner, STRANGER);
+        assert.equal(await store().get(theirs.task.taskId, OWNER, at(1)), undefined);
+      });
+
+      it('another key, or no key, is another task', async () => {
+        const first = await store().create(newTask(), { idempotencyKey: randomUUID() });
+        const second = await store().create(newTask(), { idempotencyKey: randomUUID() });
+        const third = await store().create(newTask());
+        assert.equal(new Set([first.task.taskId, second.task.taskId, third.task.taskId]).size, 3);
+        assert.deepEqual([first.created, second.created, third.created], [true, true, true]);
+      });
+
+      it('of concurrent creates with one key exactly one creates the task', async () => {
+        const key = randomUUID();
+        const results = await Promise.all(Array.from({ length: 3 }, () => store().create(newTask(), { idempotencyKey: key })));
+        assert.equal(results.filter((result) => result.created).length, 1);
+        assert.equal(new Set(results.map((result) => result.task.taskId)).size, 1);
+        assert.ok(await read(results[0]!.task.taskId));
+      });
+
+      it('once the first task has expired, the key creates a new task', async () => {
+        const key = randomUUID();
+        const { task: first } = await store().create(newTask(), { idempotencyKey: key });
+        const leased = await store().claim(first.taskId, 'w1', at(1), LEASE);
+        assert.ok(leased);
+        const finished = await store().finish(leased, 'w1', { status: 'completed', result: RESULT }, at(2));
+        const later = T0 + finished.ttlMs;
+        const second = await store().create(newTask({ now: later }), { idempotencyKey: key });
+        assert.equal(second.created, true);
+        assert.notEqual(second.task.taskId, first.taskId);
+        const third = await store().create(newTask({ now: later + 1 }), { idempotencyKey: key });
+        assert.deepEqual(third, { task: second.task, created: false });
+      });
     });
 
     // --- races ----------------------------------------------------------------
@@ -684,6 +1034,24 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         const stored = await read(task.taskId);
         assert.equal(stored.status, 'completed');
         assert.equal(stored.cancelRequested, cancel.value === 'requested');
+      });
+
+      it('a fail racing a claim either fails the task or loses to the new lease', async () => {
+        const tasks = await Promise.all(Array.from({ length: 4 }, () => created()));
+        for (const task of tasks) {
+          const [failed, leased] = await Promise.all([
+            store().fail(task.taskId, ERROR, 'gave up', at(1)),
+            store().claim(task.taskId, 'w1', at(1), LEASE),
+          ]);
+          const stored = await read(task.taskId);
+          if (failed) {
+            assert.equal(stored.status, 'failed');
+            assert.equal(leased, undefined);
+          } else {
+            assert.ok(leased);
+            assert.deepEqual(stored, leased);
+          }
+        }
       });
     });
   });

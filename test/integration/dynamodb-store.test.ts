@@ -1,12 +1,33 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  type AttributeValue,
+} from '@aws-sdk/client-dynamodb';
 import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../infra/local/dynamodb.ts';
-import { TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
-import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
+import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
+import {
+  ACTIVE_SHARD_COUNT,
+  DynamoDbTaskStore,
+  IDEMPOTENCY_GRACE_MS,
+  IDEMPOTENCY_PK_PREFIX,
+  IDEMPOTENCY_SK,
+  RESULT_CHUNK_BYTES,
+  RESULT_SK_PREFIX,
+  STEP_SK_PREFIX,
+  activeShardOf,
+} from '../../shared/tasks/dynamodb-store.ts';
+import { MAX_RESULT_BYTES, type TaskRecord } from '../../shared/tasks/model.ts';
+import { LeaseLostError } from '../../shared/tasks/store.ts';
 import { expiresAtSeconds } from '../../shared/tasks/ttl.ts';
-import { CONTRACT_RETENTION_MS, describeTaskStore } from '../contract/task-store.contract.ts';
+import { CONTRACT_POLICY, describeTaskStore } from '../contract/task-store.contract.ts';
+
+type Item = Record<string, AttributeValue>;
 
 /** A fresh in-memory dynalite with the task table under a unique name. */
 async function localTable(): Promise<{ local: LocalDynamoDb; client: DynamoDBClient; tableName: string }> {
@@ -24,7 +45,7 @@ async function localTable(): Promise<{ local: LocalDynamoDb; client: DynamoDBCli
 describeTaskStore('DynamoDbTaskStore on dynalite', async () => {
   const { local, client, tableName } = await localTable();
   return {
-    store: new DynamoDbTaskStore({ client, tableName, retentionMs: CONTRACT_RETENTION_MS }),
+    store: new DynamoDbTaskStore({ client, tableName, policy: CONTRACT_POLICY }),
     close: async () => {
       client.destroy();
       await local.close();
@@ -32,24 +53,31 @@ describeTaskStore('DynamoDbTaskStore on dynalite', async () => {
   };
 });
 
-describe('DynamoDbTaskStore row and request costs', () => {
+describe('DynamoDbTaskStore rows and request costs', () => {
   const T0 = 1_700_000_000_123;
+  const RETENTION = CONTRACT_POLICY.retentionMs;
+  const GRACE = CONTRACT_POLICY.sweepGraceMs;
+  const LEASE = 10_000;
   let local: LocalDynamoDb;
   let client: DynamoDBClient;
   let tableName: string;
   let store: DynamoDbTaskStore;
-  const sent: string[] = [];
+  const sent: Array<{ command: string; output: unknown }> = [];
 
   before(async () => {
     ({ local, client, tableName } = await localTable());
     client.middlewareStack.add(
       (next, context) => async (args) => {
-        sent.push(String(context.commandName));
-        return next(args);
+        const result = await next(args).catch((error: unknown) => {
+          sent.push({ command: String(context.commandName), output: error });
+          throw error;
+        });
+        sent.push({ command: String(context.commandName), output: result.output });
+        return result;
       },
       { step: 'initialize', name: 'countCommands' },
     );
-    store = new DynamoDbTaskStore({ client, tableName, retentionMs: CONTRACT_RETENTION_MS });
+    store = new DynamoDbTaskStore({ client, tableName, policy: CONTRACT_POLICY });
   });
   after(async () => {
     client.destroy();
@@ -60,76 +88,242 @@ describe('DynamoDbTaskStore row and request costs', () => {
   async function commandsOf(action: () => Promise<unknown>): Promise<string[]> {
     sent.length = 0;
     await action();
-    return [...sent];
+    return sent.map((entry) => entry.command.replace(/Command$/, ''));
   }
 
-  async function rawRow(taskId: string) {
+  async function rawItem(pk: string, sk: string): Promise<Item | undefined> {
     const { Item } = await client.send(
-      new GetItemCommand({ TableName: tableName, Key: { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: TASK_ROW_SK } }, ConsistentRead: true }),
+      new GetItemCommand({ TableName: tableName, Key: { [TABLE_KEYS.partition]: { S: pk }, [TABLE_KEYS.sort]: { S: sk } }, ConsistentRead: true }),
     );
-    assert.ok(Item);
     return Item;
   }
 
-  const newTask = (taskId: string) => ({
+  async function rawRow(taskId: string): Promise<Item> {
+    const row = await rawItem(taskId, TASK_ROW_SK);
+    assert.ok(row);
+    return row;
+  }
+
+  /** Every item of a task's partition whose sort key starts with `prefix`. */
+  async function itemsOf(taskId: string, prefix: string): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: Item | undefined;
+    do {
+      const page = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+          ExpressionAttributeNames: { '#pk': TABLE_KEYS.partition, '#sk': TABLE_KEYS.sort },
+          ExpressionAttributeValues: { ':pk': { S: taskId }, ':prefix': { S: prefix } },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  /** Whether the active index holds the task (queried in the task's own shard). */
+  async function indexed(taskId: string): Promise<boolean> {
+    const { Items } = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: ACTIVE_INDEX.name,
+        KeyConditionExpression: '#shard = :shard',
+        ExpressionAttributeNames: { '#shard': ACTIVE_INDEX.partition },
+        ExpressionAttributeValues: { ':shard': { S: activeShardOf(taskId) } },
+      }),
+    );
+    return (Items ?? []).some((item) => item[TABLE_KEYS.partition]?.S === taskId);
+  }
+
+  const newTask = (taskId = randomUUID(), now = T0) => ({
     taskId,
     owner: 'alice',
     tool: 'echo',
-    arguments: {},
+    arguments: { text: 'hi' },
     clientCapabilities: {},
     inputResponses: {},
-    now: T0,
+    now,
     ttlMs: 60_000,
     pollIntervalMs: 1000,
   });
 
-  it('a simple task costs one write each to create, claim and finish; get is one read', async () => {
-    const taskId = randomUUID();
-    assert.deepEqual(await commandsOf(() => store.create(newTask(taskId))), ['PutItemCommand']);
-    let claimed;
-    assert.deepEqual(await commandsOf(async () => (claimed = await store.claim(taskId, 'w1', T0 + 1, 10_000))), ['UpdateItemCommand']);
+  const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+  const keyPk = (owner: string, key: string) => IDEMPOTENCY_PK_PREFIX + sha256(`${owner}\u0000${key}`);
+
+  async function claimedTask(now = T0 + 1): Promise<TaskRecord> {
+    const { task } = await store.create(newTask(randomUUID(), now - 1));
+    const claimed = await store.claim(task.taskId, 'w1', now, LEASE);
     assert.ok(claimed);
-    assert.deepEqual(await commandsOf(() => store.progress(claimed!, 'w1', 'busy', T0 + 2)), ['UpdateItemCommand']);
+    return claimed;
+  }
+
+  /** A `CallToolResult` whose JSON is exactly `bytes` long, with multi-byte characters across chunk boundaries. */
+  function resultOfSize(bytes: number, seed: string): Record<string, unknown> {
+    const empty = JSON.stringify({ content: [{ type: 'text', text: '' }] });
+    const filler = `${seed}ü€😀`; // 1 + 2 + 3 + 4 bytes beyond the seed
+    let text = filler.repeat(Math.floor((bytes - empty.length) / Buffer.byteLength(filler)));
+    text += 'x'.repeat(bytes - empty.length - Buffer.byteLength(text));
+    const result = { content: [{ type: 'text', text }] };
+    assert.equal(Buffer.byteLength(JSON.stringify(result)), bytes);
+    return result;
+  }
+
+  it('ensureTaskTable creates the sparse active index, keys only', async () => {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const index = Table?.GlobalSecondaryIndexes?.find((candidate) => candidate.IndexName === ACTIVE_INDEX.name);
+    assert.ok(index);
+    assert.deepEqual(index.KeySchema, [
+      { AttributeName: ACTIVE_INDEX.partition, KeyType: 'HASH' },
+      { AttributeName: ACTIVE_INDEX.sort, KeyType: 'RANGE' },
+    ]);
+    assert.equal(index.Projection?.ProjectionType, 'KEYS_ONLY');
+    await ensureTaskTable(client, tableName); // a second call is harmless
+  });
+
+  it('request counts: create 1 PutItem, claim, heartbeat, release and finish 1 UpdateItem each, get 1 GetItem', async () => {
+    const taskId = randomUUID();
+    assert.deepEqual(await commandsOf(() => store.create(newTask(taskId))), ['PutItem']);
+    let claimed: TaskRecord | undefined;
+    assert.deepEqual(await commandsOf(async () => (claimed = await store.claim(taskId, 'w1', T0 + 1, LEASE))), ['UpdateItem']);
+    assert.ok(claimed);
+    assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 2, LEASE, 'busy')), ['UpdateItem']);
+    assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 3, LEASE)), ['UpdateItem']);
+    assert.deepEqual(await commandsOf(() => store.release(taskId, 'w1', T0 + 4, T0 + 4)), ['UpdateItem']);
+    claimed = await store.claim(taskId, 'w2', T0 + 5, LEASE);
+    assert.ok(claimed);
     assert.deepEqual(
-      await commandsOf(() => store.finish(claimed!, 'w1', { status: 'completed', result: { content: [] } }, T0 + 3)),
-      ['UpdateItemCommand'],
+      await commandsOf(() => store.finish(claimed!, 'w2', { status: 'completed', result: { content: [] } }, T0 + 6)),
+      ['UpdateItem'],
     );
-    assert.deepEqual(await commandsOf(() => store.get(taskId, 'alice', T0 + 4)), ['GetItemCommand']);
+    assert.deepEqual(await commandsOf(() => store.get(taskId, 'alice', T0 + 7)), ['GetItem']);
+    assert.deepEqual(await commandsOf(() => store.cancel(taskId, 'alice', T0 + 8)), ['GetItem']);
   });
 
-  it('answer and cancel read once and write once when uncontended', async () => {
-    const taskId = randomUUID();
-    await store.create(newTask(taskId));
-    const claimed = await store.claim(taskId, 'w1', T0 + 1, 10_000);
-    assert.ok(claimed);
-    await store.finish(claimed, 'w1', { status: 'input_required', inputRequests: { a: { method: 'roots/list' } } }, T0 + 2);
-    assert.deepEqual(await commandsOf(() => store.answer(taskId, 'alice', { a: [] }, T0 + 3)), ['GetItemCommand', 'UpdateItemCommand']);
-    assert.deepEqual(await commandsOf(() => store.cancel(taskId, 'alice', T0 + 4)), ['GetItemCommand', 'UpdateItemCommand']);
-    assert.deepEqual(await commandsOf(() => store.cancel(taskId, 'alice', T0 + 5)), ['GetItemCommand']);
+  it('heartbeat learns cancelRequested without the row coming back', async () => {
+    const task = await claimedTask();
+    sent.length = 0;
+    await store.heartbeat(task.taskId, 'w1', T0 + 5, LEASE, 'busy');
+    const returned = Object.keys((sent[0]?.output as { Attributes?: Item }).Attributes ?? {}).sort();
+    assert.deepEqual(returned, ['cancelRequested', 'lastUpdatedAt', 'leaseUntil', 'statusMessage', 'sweepAt', 'version']);
   });
 
-  it('writes the key, and expiresAt (epoch seconds, rounded up) whenever ttlMs changes', async () => {
+  it('answer and cancel read once and write once when uncontended; fail too', async () => {
+    const task = await claimedTask();
+    await store.finish(task, 'w1', { status: 'input_required', inputRequests: { a: { method: 'roots/list' } } }, T0 + 2);
+    assert.deepEqual(await commandsOf(() => store.answer(task.taskId, 'alice', { a: [] }, T0 + 3)), ['GetItem', 'UpdateItem']);
+    assert.deepEqual(await commandsOf(() => store.cancel(task.taskId, 'alice', T0 + 4)), ['GetItem', 'UpdateItem']);
+    assert.deepEqual(await commandsOf(() => store.cancel(task.taskId, 'alice', T0 + 5)), ['GetItem']);
+    const other = await store.create(newTask());
+    assert.deepEqual(await commandsOf(() => store.fail(other.task.taskId, { code: -32603, message: 'x' }, 'gave up', T0 + 1)), ['GetItem', 'UpdateItem']);
+  });
+
+  it('sweeper requests: findDue queries each shard of the index, reschedule is one UpdateItem', async () => {
+    assert.equal(ACTIVE_SHARD_COUNT, 4);
+    assert.deepEqual(await commandsOf(() => store.findDue(T0, 10)), Array(ACTIVE_SHARD_COUNT).fill('Query'));
+    for (const entry of sent) assert.equal(entry.command, 'QueryCommand');
+    const { task } = await store.create(newTask());
+    assert.deepEqual(await commandsOf(() => store.reschedule(task.taskId, T0 + GRACE, T0 + 2 * GRACE)), ['UpdateItem']);
+    assert.deepEqual(await commandsOf(() => store.reschedule(task.taskId, T0 + GRACE, T0 + 2 * GRACE)), ['UpdateItem']);
+  });
+
+  it('step requests: saveStep is one PutItem (plus a read when the step exists), loadSteps one Query', async () => {
+    const task = await claimedTask();
+    assert.deepEqual(await commandsOf(() => store.saveStep(task.taskId, 'a', 1, T0 + 2)), ['PutItem']);
+    assert.deepEqual(await commandsOf(() => store.saveStep(task.taskId, 'a', 2, T0 + 3)), ['PutItem', 'GetItem']);
+    assert.deepEqual(await commandsOf(() => store.loadSteps(task.taskId)), ['Query']);
+  });
+
+  it('step items: sk is step#<name>, the value is JSON, expiresAt is stepRetentionMs after the write', async () => {
+    const task = await claimedTask();
+    await store.saveStep(task.taskId, 'fetch #1', { ok: true }, T0 + 2_500);
+    const item = await rawItem(task.taskId, `${STEP_SK_PREFIX}fetch #1`);
+    assert.ok(item);
+    assert.equal(item['value']?.S, '{"ok":true}');
+    assert.equal(item[TTL_ATTRIBUTE]?.N, String(Math.ceil((T0 + 2_500 + CONTRACT_POLICY.stepRetentionMs) / 1000)));
+  });
+
+  it('loadSteps pages through more than one query page of steps', async () => {
+    const task = await claimedTask();
+    const big = 'x'.repeat(200_000);
+    for (let index = 0; index < 7; index += 1) await store.saveStep(task.taskId, `s${index}`, `${index}${big}`, T0 + 2);
+    const commands = await commandsOf(async () => {
+      const steps = await store.loadSteps(task.taskId);
+      assert.equal(steps.size, 7);
+      assert.equal(steps.get('s6'), `6${big}`);
+    });
+    assert.ok(commands.length > 1 && commands.every((command) => command === 'Query'), commands.join());
+  });
+
+  it('non-terminal rows never expire and sit in the active index; input_required and terminal rows leave it', async () => {
     const taskId = randomUUID();
+    const shard = activeShardOf(taskId);
+    assert.match(shard, /^s[0-3]$/);
+    const inIndex = (row: Item) => [ACTIVE_INDEX.partition, ACTIVE_INDEX.sort].filter((name) => name in row);
+    const expiry = (row: Item) => [TTL_ATTRIBUTE, 'expiresAtMs'].filter((name) => name in row);
+
     await store.create(newTask(taskId));
     let row = await rawRow(taskId);
-    assert.equal(row[TABLE_KEYS.sort]?.S, TASK_ROW_SK);
-    assert.equal(row[TTL_ATTRIBUTE]?.N, String(expiresAtSeconds(T0, 60_000)));
-    assert.equal(row[TTL_ATTRIBUTE]?.N, String(Math.ceil((T0 + 60_000) / 1000)));
+    assert.equal(row[ACTIVE_INDEX.partition]?.S, shard);
+    assert.equal(row[ACTIVE_INDEX.sort]?.N, String(T0 + GRACE));
+    assert.deepEqual(expiry(row), []);
+    assert.equal(await indexed(taskId), true);
 
-    const claimed = await store.claim(taskId, 'w1', T0 + 1, 10_000);
-    assert.ok(claimed);
-    const finished = await store.finish(claimed, 'w1', { status: 'completed', result: {} }, T0 + 5_000);
-    assert.equal(finished.ttlMs, 5_000 + CONTRACT_RETENTION_MS);
+    const first = await store.claim(taskId, 'w1', T0 + 1, LEASE);
+    assert.ok(first);
     row = await rawRow(taskId);
-    assert.equal(row[TTL_ATTRIBUTE]?.N, String(expiresAtSeconds(T0, 5_000 + CONTRACT_RETENTION_MS)));
-    assert.equal(row['leaseOwner'], undefined);
-    assert.equal(row['leaseUntil'], undefined);
+    assert.equal(row[ACTIVE_INDEX.sort]?.N, String(T0 + 1 + LEASE + GRACE));
+    assert.deepEqual(expiry(row), []);
+
+    await store.finish(first, 'w1', { status: 'input_required', inputRequests: { a: { method: 'roots/list' } } }, T0 + 2);
+    row = await rawRow(taskId);
+    assert.deepEqual(inIndex(row), []);
+    assert.deepEqual(expiry(row), []);
+    assert.equal(await indexed(taskId), false);
+
+    await store.answer(taskId, 'alice', { a: [] }, T0 + 3);
+    row = await rawRow(taskId);
+    assert.equal(row[ACTIVE_INDEX.partition]?.S, shard);
+    assert.equal(row[ACTIVE_INDEX.sort]?.N, String(T0 + 3 + GRACE));
+    assert.deepEqual(expiry(row), []);
+    assert.equal(await indexed(taskId), true);
+
+    const second = await store.claim(taskId, 'w2', T0 + 4, LEASE);
+    assert.ok(second);
+    const finished = await store.finish(second, 'w2', { status: 'completed', result: {} }, T0 + 5_000);
+    assert.equal(finished.ttlMs, 5_000 + RETENTION);
+    row = await rawRow(taskId);
+    assert.deepEqual(inIndex(row), []);
+    assert.equal(row[TTL_ATTRIBUTE]?.N, String(expiresAtSeconds(T0, 5_000 + RETENTION)));
+    assert.equal(row[TTL_ATTRIBUTE]?.N, String(Math.ceil((T0 + 5_000 + RETENTION) / 1000)));
+    assert.equal(row['expiresAtMs']?.N, String(T0 + 5_000 + RETENTION));
+    assert.equal(await indexed(taskId), false);
   });
+
+  const endings: Array<{ name: string; end: (task: TaskRecord) => Promise<unknown> }> = [
+    { name: 'fail', end: (task) => store.fail(task.taskId, { code: -32603, message: 'x' }, 'gave up', T0 + 2 + LEASE) },
+    { name: 'cancel', end: (task) => store.cancel(task.taskId, 'alice', T0 + 2 + LEASE) },
+    { name: 'finish (cancelled)', end: (task) => store.finish(task, 'w1', { status: 'cancelled' }, T0 + 2) },
+  ];
+  for (const { name, end } of endings) {
+    it(`${name} takes the row out of the index and gives it expiresAt`, async () => {
+      const task = await claimedTask();
+      assert.equal(await indexed(task.taskId), true);
+      await end(task);
+      const row = await rawRow(task.taskId);
+      assert.equal(ACTIVE_INDEX.partition in row || ACTIVE_INDEX.sort in row, false);
+      assert.ok(row[TTL_ATTRIBUTE]);
+      assert.equal(await indexed(task.taskId), false);
+    });
+  }
 
   it('removes the attributes that do not belong to the new status from the row', async () => {
     const taskId = randomUUID();
     await store.create(newTask(taskId));
-    const first = await store.claim(taskId, 'w1', T0 + 1, 10_000);
+    const first = await store.claim(taskId, 'w1', T0 + 1, LEASE);
     assert.ok(first);
     await store.finish(first, 'w1', { status: 'input_required', inputRequests: { a: { method: 'roots/list' } } }, T0 + 2);
     assert.ok((await rawRow(taskId))['inputRequests']);
@@ -137,13 +331,177 @@ describe('DynamoDbTaskStore row and request costs', () => {
     await store.answer(taskId, 'alice', { a: [] }, T0 + 3);
     assert.deepEqual(Object.keys(await rawRow(taskId)).filter((name) => ['inputRequests', 'leaseOwner', 'leaseUntil'].includes(name)), []);
 
-    const second = await store.claim(taskId, 'w2', T0 + 4, 10_000);
+    const second = await store.claim(taskId, 'w2', T0 + 4, LEASE);
     assert.ok(second);
     await store.finish(second, 'w2', { status: 'failed', error: { code: -32603, message: 'Internal error' } }, T0 + 5);
     const row = await rawRow(taskId);
     assert.deepEqual(
-      ['inputRequests', 'result', 'error', 'leaseOwner', 'leaseUntil'].filter((name) => name in row),
+      ['inputRequests', 'result', 'resultRef', 'error', 'leaseOwner', 'leaseUntil'].filter((name) => name in row),
       ['error'],
     );
+  });
+
+  // --- large results ---------------------------------------------------------
+
+  it(`a result of MAX_RESULT_BYTES (${MAX_RESULT_BYTES}) round-trips through chunk items`, async () => {
+    const task = await claimedTask();
+    const result = resultOfSize(MAX_RESULT_BYTES, 'a');
+    let finished: TaskRecord | undefined;
+    assert.deepEqual(
+      await commandsOf(async () => (finished = await store.finish(task, 'w1', { status: 'completed', result }, T0 + 2))),
+      ['BatchWriteItem', 'UpdateItem'],
+    );
+    assert.ok(finished?.status === 'completed');
+    assert.deepEqual(finished.result, result);
+
+    const row = await rawRow(task.taskId);
+    assert.equal('result' in row, false);
+    const ref = row['resultRef']?.M;
+    assert.ok(ref);
+    const chunks = await itemsOf(task.taskId, RESULT_SK_PREFIX);
+    const count = Math.ceil(MAX_RESULT_BYTES / RESULT_CHUNK_BYTES);
+    assert.equal(ref['chunks']?.N, String(count));
+    assert.equal(chunks.length, count);
+    for (const [index, chunk] of chunks.entries()) {
+      assert.equal(chunk[TABLE_KEYS.sort]?.S, `${RESULT_SK_PREFIX}${ref['id']?.S}#${String(index).padStart(4, '0')}`);
+      assert.equal(chunk[TTL_ATTRIBUTE]?.N, row[TTL_ATTRIBUTE]?.N);
+    }
+
+    let read: TaskRecord | undefined;
+    const commands = await commandsOf(async () => (read = await store.get(task.taskId, 'alice', T0 + 3)));
+    assert.deepEqual(read, finished);
+    // One GetItem, then the chunks by key. Real DynamoDB answers up to 16 MB
+    // in one BatchGetItem; dynalite stops each answer near 1 MB.
+    assert.equal(commands[0], 'GetItem');
+    assert.ok(commands.length >= 2 && commands.slice(1).every((command) => command === 'BatchGetItem'), commands.join());
+  });
+
+  it('a chunked result that fits one batch answer costs one GetItem and one BatchGetItem to read', async () => {
+    const task = await claimedTask();
+    const result = resultOfSize(2 * RESULT_CHUNK_BYTES - 1000, 'b');
+    await store.finish(task, 'w1', { status: 'completed', result }, T0 + 2);
+    assert.equal((await itemsOf(task.taskId, RESULT_SK_PREFIX)).length, 2);
+    let read: TaskRecord | undefined;
+    assert.deepEqual(await commandsOf(async () => (read = await store.get(task.taskId, 'alice', T0 + 3))), ['GetItem', 'BatchGetItem']);
+    assert.deepEqual(read?.status === 'completed' && read.result, result);
+    assert.deepEqual(await commandsOf(() => store.cancel(task.taskId, 'alice', T0 + 4)), ['GetItem'], 'no chunk reads to decide on a terminal task');
+  });
+
+  it('a result that fits the row stays in the row and costs exactly one GetItem to read', async () => {
+    const task = await claimedTask();
+    const result = resultOfSize(200_000, 'c');
+    assert.deepEqual(await commandsOf(() => store.finish(task, 'w1', { status: 'completed', result }, T0 + 2)), ['UpdateItem']);
+    assert.deepEqual(await itemsOf(task.taskId, RESULT_SK_PREFIX), []);
+    let read: TaskRecord | undefined;
+    assert.deepEqual(await commandsOf(async () => (read = await store.get(task.taskId, 'alice', T0 + 3))), ['GetItem']);
+    assert.deepEqual(read?.status === 'completed' && read.result, result);
+  });
+
+  it('the chunks of an attempt that lost its lease are never mixed in', async () => {
+    const stale = await claimedTask();
+    const current = await store.claim(stale.taskId, 'w2', T0 + 1 + LEASE, LEASE);
+    assert.ok(current);
+    const staleResult = resultOfSize(3 * RESULT_CHUNK_BYTES, 'd');
+    await assert.rejects(store.finish(stale, 'w1', { status: 'completed', result: staleResult }, T0 + 2 + LEASE), LeaseLostError);
+    const result = resultOfSize(2 * RESULT_CHUNK_BYTES, 'e');
+    await store.finish(current, 'w2', { status: 'completed', result }, T0 + 3 + LEASE);
+    assert.equal((await itemsOf(stale.taskId, RESULT_SK_PREFIX)).length, 5, 'both attempts wrote chunks');
+    const read = await store.get(stale.taskId, 'alice', T0 + 4 + LEASE);
+    assert.deepEqual(read?.status === 'completed' && read.result, result);
+  });
+
+  it('a chunked result is gone with its task once the task expires', async () => {
+    const task = await claimedTask();
+    const finished = await store.finish(task, 'w1', { status: 'completed', result: resultOfSize(RESULT_CHUNK_BYTES * 2, 'f') }, T0 + 2);
+    assert.deepEqual(await commandsOf(async () => assert.equal(await store.get(task.taskId, 'alice', finished.createdAt + finished.ttlMs), undefined)), ['GetItem']);
+    assert.deepEqual(await commandsOf(async () => assert.equal(await store.get(task.taskId, 'mallory', T0 + 3), undefined)), ['GetItem']);
+  });
+
+  // --- idempotency -------------------------------------------------------------
+
+  it('create with a key costs two PutItems; a repeat reads the key and finds the row', async () => {
+    const key = randomUUID();
+    const taskId = randomUUID();
+    assert.deepEqual(await commandsOf(() => store.create(newTask(taskId), { idempotencyKey: key })), ['PutItem', 'PutItem']);
+    const keyItem = await rawItem(keyPk('alice', key), IDEMPOTENCY_SK);
+    assert.ok(keyItem);
+    assert.equal(keyItem['taskId']?.S, taskId);
+    assert.equal(keyItem['fingerprint']?.S, sha256(JSON.stringify(['echo', { text: 'hi' }])));
+    assert.equal(keyItem[TTL_ATTRIBUTE]?.N, String(Math.ceil((T0 + RETENTION + IDEMPOTENCY_GRACE_MS) / 1000)));
+
+    assert.deepEqual(
+      await commandsOf(() => store.create(newTask(), { idempotencyKey: key })),
+      ['PutItem', 'GetItem', 'PutItem', 'GetItem'],
+    );
+  });
+
+  it('a create that finds the key but no row (its first call died in between) writes the row under the recorded id', async () => {
+    const key = randomUUID();
+    const recordedId = randomUUID();
+    await client.send(
+      new PutItemCommand({
+        TableName: tableName,
+        Item: {
+          [TABLE_KEYS.partition]: { S: keyPk('alice', key) },
+          [TABLE_KEYS.sort]: { S: IDEMPOTENCY_SK },
+          taskId: { S: recordedId },
+          fingerprint: { S: sha256(JSON.stringify(['echo', { text: 'hi' }])) },
+          createdAt: { N: String(T0) },
+          [TTL_ATTRIBUTE]: { N: String(Math.ceil((T0 + RETENTION + IDEMPOTENCY_GRACE_MS) / 1000)) },
+        },
+      }),
+    );
+    const recovered = await store.create(newTask(randomUUID(), T0 + 5_000), { idempotencyKey: key });
+    assert.equal(recovered.created, true);
+    assert.equal(recovered.task.taskId, recordedId);
+    assert.equal((await store.get(recordedId, 'alice', T0 + 5_001))?.status, 'working');
+    assert.deepEqual(await store.create(newTask(randomUUID(), T0 + 6_000), { idempotencyKey: key }), { task: recovered.task, created: false });
+  });
+
+  it('a key whose task is long gone (row deleted by TTL) starts over with a new task', async () => {
+    const key = randomUUID();
+    const goneId = randomUUID();
+    const keyItem = (now: number): Item => ({
+      [TABLE_KEYS.partition]: { S: keyPk('alice', key) },
+      [TABLE_KEYS.sort]: { S: IDEMPOTENCY_SK },
+      taskId: { S: goneId },
+      fingerprint: { S: sha256(JSON.stringify(['echo', { text: 'hi' }])) },
+      createdAt: { N: String(now) },
+      [TTL_ATTRIBUTE]: { N: String(Math.ceil((now + RETENTION + IDEMPOTENCY_GRACE_MS) / 1000)) },
+    });
+    await client.send(new PutItemCommand({ TableName: tableName, Item: keyItem(T0) }));
+    const later = T0 + RETENTION + 1;
+    const fresh = await store.create(newTask(randomUUID(), later), { idempotencyKey: key });
+    assert.equal(fresh.created, true);
+    assert.notEqual(fresh.task.taskId, goneId);
+    assert.equal(await rawItem(goneId, TASK_ROW_SK), undefined, 'the gone task is not brought back');
+    assert.equal((await rawItem(keyPk('alice', key), IDEMPOTENCY_SK))?.['taskId']?.S, fresh.task.taskId);
+  });
+
+  it('an expired key item that DynamoDB has not deleted yet counts as absent', async () => {
+    const key = randomUUID();
+    await client.send(
+      new PutItemCommand({
+        TableName: tableName,
+        Item: {
+          [TABLE_KEYS.partition]: { S: keyPk('alice', key) },
+          [TABLE_KEYS.sort]: { S: IDEMPOTENCY_SK },
+          taskId: { S: randomUUID() },
+          fingerprint: { S: 'something else entirely' },
+          createdAt: { N: String(T0 - 10 * IDEMPOTENCY_GRACE_MS) },
+          [TTL_ATTRIBUTE]: { N: String(Math.floor(T0 / 1000) - 1) },
+        },
+      }),
+    );
+    const taskId = randomUUID();
+    assert.deepEqual(await commandsOf(() => store.create(newTask(taskId), { idempotencyKey: key })), ['PutItem', 'PutItem']);
+    assert.equal((await rawItem(keyPk('alice', key), IDEMPOTENCY_SK))?.['taskId']?.S, taskId);
+  });
+
+  it('refuses step names that cannot be a sort key', async () => {
+    const task = await claimedTask();
+    await assert.rejects(store.saveStep(task.taskId, 'x'.repeat(1020), 1, T0 + 2));
+    await assert.rejects(store.saveStep(task.taskId, 'lone \ud800 surrogate', 1, T0 + 2));
+    assert.equal(await store.saveStep(task.taskId, 'y'.repeat(1019), 1, T0 + 2), 1);
   });
 });

@@ -1,4 +1,4 @@
 import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
-import { CONTRACT_RETENTION_MS, describeTaskStore } from '../contract/task-store.contract.ts';
+import { CONTRACT_POLICY, describeTaskStore } from '../contract/task-store.contract.ts';
 
-describeTaskStore('InMemoryTaskStore', async () => ({ store: new InMemoryTaskStore({ retentionMs: CONTRACT_RETENTION_MS }) }));
+describeTaskStore('InMemoryTaskStore', async () => ({ store: new InMemoryTaskStore(CONTRACT_POLICY) }));
