@@ -45,6 +45,8 @@ const TaskIdParams = z.object({ taskId: z.string().min(1) }).passthrough();
 export function createEndpoint(deps: EndpointDeps): Endpoint {
   const now = deps.now ?? Date.now;
   const handler = createMcpHandler((ctx) => buildServer(ctx), { responseMode: 'json' });
+  // The catalogue is fixed for the life of the endpoint: describe it once.
+  let toolList: ReturnType<typeof describeTool>[] | undefined;
 
   function buildServer(ctx: McpRequestContext): Server {
     const principal = ctx.authInfo?.clientId;
@@ -53,7 +55,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     const server = new TaskAwareServer(SERVER_INFO, {
       capabilities: modern ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {} },
     });
-    server.setRequestHandler('tools/list', async () => ({ tools: [...deps.tools.values()].map(describeTool) }));
+    server.setRequestHandler('tools/list', async () => ({ tools: (toolList ??= [...deps.tools.values()].map(describeTool)) }));
     // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
     server.setRequestHandler('tools/call', (request, context) => callTool(request.params, context, principal, modern) as never);
     if (modern) registerTaskMethods(server, principal);
