@@ -99,6 +99,7 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
    * next replay. Steps are at-least-once; make their effects idempotent.
    */
   const step = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    options.cancel.throwIfAborted(); // a cancelled task starts no new step
     const journal = options.journal;
     if (!journal) return fn();
     const recorded = await journal.lookup(name);
@@ -113,6 +114,7 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
 
   let sleeps = 0;
   const sleep = async (ms: number): Promise<void> => {
+    options.cancel.throwIfAborted(); // nor goes to sleep
     const name = `sleep#${++sleeps}`;
     if (!options.journal) return new Promise((resolve) => setTimeout(resolve, ms));
     const due = (await step(name, async () => now() + ms)) as number;

@@ -85,6 +85,8 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     });
     heartbeat.stop();
     log({ event: 'ran', taskId: task.taskId, tool: task.tool, outcome: outcome.kind, attempt: task.attempts });
+    // A cancel seen while the run was handing over wins over the hand-over.
+    if (cancel.signal.aborted && ['sleep', 'continue', 'retry'].includes(outcome.kind)) return await finish(toTaskOutcome({ kind: 'cancelled' }));
     return await settle(outcome, task, leaseOwner, deps, now, finish);
   } catch (error) {
     if (error instanceof LeaseLostError) return 'done';

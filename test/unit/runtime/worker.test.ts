@@ -227,3 +227,28 @@ describe('durable execution', () => {
     assert.deepEqual(queue.sent.map((m) => m.reason), ['retry', 'retry']);
   });
 });
+
+describe('cancellation and hand-over', () => {
+  beforeEach(() => {
+    store = new InMemoryTaskStore({ retentionMs: 3_600_000, sweepGraceMs: 60_000, stepRetentionMs: 86_400_000 });
+    queue = new InMemoryTaskQueue();
+  });
+
+  it('a cancel that arrives just before the handler goes to sleep ends the task cancelled, not asleep', async () => {
+    const sleepsAfterCancel = defineTool({
+      name: 'sleeps-after-cancel', description: '', inputSchema: z.object({}), execution: 'task',
+      handler: async (_a, ctx) => {
+        await new Promise((resolve) => setTimeout(resolve, 150)); // the heartbeat sees the cancel meanwhile
+        await ctx.sleep(60 * 60 * 1000);
+        return 'woke';
+      },
+    });
+    const taskId = await create('sleeps-after-cancel');
+    const run = processTaskMessage({ taskId, reason: 'start' }, { ...deps({ cancelCheckMs: 20 }), tools: new Map([[sleepsAfterCancel.name, sleepsAfterCancel]]) });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(await store.cancel(taskId, OWNER, Date.now()), 'requested');
+    assert.equal(await run, 'done');
+    assert.equal(await status(taskId), 'cancelled');
+    assert.deepEqual(queue.sent, []);
+  });
+});

@@ -1,0 +1,276 @@
+/**
+ * Durable execution on the local stack (issue 3, "What must show"): duplicate
+ * deliveries and racing workers, poison messages through the DLQ, a lost
+ * enqueue recovered by the sweeper, continuations past the invocation budget,
+ * retries, durable sleeps, idempotent creation and cancellation while asleep.
+ *
+ * The stack runs in this process (dynalite + fauxqs + pollers + sweeper), so
+ * the tests can reach the functions' own queue and store
+ * (`functions/lib/deps.ts`): that module reads its configuration from the
+ * environment when first imported, so the environment is set before the stack
+ * imports it, and this file gets one stack (node:test runs each file in its
+ * own process). The side effects of the fixtures are counted from the files
+ * they append to (`functions/tools/testing/effects.ts`).
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { readEffects } from '../../functions/tools/testing/effects.ts';
+import { startLocalStack, type LocalStack } from '../../infra/local/stack.ts';
+import type { TaskMessage } from '../../shared/queue/queue.ts';
+import { processTaskMessage } from '../../shared/runtime/worker.ts';
+import { countEntries, createTask, durableEnv, sleepMs, uniqueLabel, waitFor, waitForEffects } from '../support/durable.ts';
+import { errorOf, getTask, pollUntil, requestMeta, resultOf, rpc } from '../support/mcp-http.ts';
+
+type Deps = typeof import('../../functions/lib/deps.ts');
+
+const VISIBILITY_TIMEOUT_SECONDS = 1;
+const MAX_RECEIVE_COUNT = 3;
+const INVOCATION_BUDGET_MS = 300;
+
+describe('durable execution on the local stack', () => {
+  let root: string;
+  let effectsDir: string;
+  let stack: LocalStack;
+  let deps: Deps;
+  /** Log lines: the functions' (console.log JSON) and the stack's. */
+  const events: Record<string, unknown>[] = [];
+  /** Every message the functions' queue accepted. */
+  const sent: { message: TaskMessage; delaySeconds?: number }[] = [];
+  /** When set, the next `start` message (only the MCP function sends those) fails to enqueue. */
+  let failNextStart = false;
+  const originalLog = console.log;
+  const savedEnv = { ...process.env };
+  const restoreEnv = () => {
+    for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
+    Object.assign(process.env, savedEnv);
+  };
+
+  const logsOf = (taskId: string, event: string) => events.filter((e) => e['taskId'] === taskId && e['event'] === event);
+  const sentFor = (taskId: string) => sent.filter((s) => s.message.taskId === taskId).map((s) => s.message.reason);
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'mcp-tasks-durability-'));
+    effectsDir = join(root, 'effects');
+    const env = durableEnv(effectsDir, { TASKS_INVOCATION_BUDGET_MS: String(INVOCATION_BUDGET_MS) });
+    for (const [name, value] of Object.entries(env)) if (name.startsWith('TASKS_')) process.env[name] = value;
+
+    console.log = (...args: unknown[]) => {
+      if (typeof args[0] === 'string' && args[0].startsWith('{')) {
+        try {
+          events.push(JSON.parse(args[0]) as Record<string, unknown>);
+          return;
+        } catch {
+          // not one of ours
+        }
+      }
+      originalLog(...args);
+    };
+    stack = await startLocalStack({
+      port: 0,
+      dataDir: join(root, 'data'),
+      visibilityTimeoutSeconds: VISIBILITY_TIMEOUT_SECONDS,
+      maxReceiveCount: MAX_RECEIVE_COUNT,
+      sweepIntervalMs: Number(env['LOCAL_SWEEP_INTERVAL_MS']),
+      drainMs: 2000,
+      log: (event) => events.push(event),
+    });
+    deps = await import('../../functions/lib/deps.ts');
+    assert.equal(deps.config.invocationBudgetMs, INVOCATION_BUDGET_MS, 'the functions read this file\'s settings');
+
+    const send = deps.queue.send.bind(deps.queue);
+    deps.queue.send = async (message, options) => {
+      if (failNextStart && message.reason === 'start') {
+        failNextStart = false;
+        throw new Error('Injected SendMessage failure');
+      }
+      await send(message, options);
+      sent.push({ message, ...(options?.delaySeconds === undefined ? {} : { delaySeconds: options.delaySeconds }) });
+    };
+  });
+
+  after(async () => {
+    await stack?.close();
+    console.log = originalLog;
+    restoreEnv();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('(a) runs a task once when its message is delivered more than once', async () => {
+    const label = uniqueLabel('dup');
+    const taskId = await createTask(stack.url, 'counter', { label, ms: 500 });
+    // A duplicate of the start message right away, another while the first run holds the lease.
+    await deps.queue.send({ taskId, reason: 'start' });
+    await waitForEffects(label, effectsDir, (effects) => effects.length > 0);
+    await deps.queue.send({ taskId, reason: 'start' });
+
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 10_000);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    // And one after the outcome was written.
+    await deps.queue.send({ taskId, reason: 'start' });
+    await waitFor('every duplicate to be handled', () => logsOf(taskId, 'skip').length >= 3, 10_000);
+
+    assert.deepEqual(readEffects(label, effectsDir), ['ran']);
+    assert.equal(logsOf(taskId, 'ran').length, 1, 'one handler run');
+    assert.deepEqual(await getTask(stack.url, taskId), done, 'the outcome never changed');
+  });
+
+  it('(b) runs a task once when two workers race for it', async () => {
+    const label = uniqueLabel('race');
+    const taskId = randomUUID();
+    const now = Date.now();
+    await deps.store.create({
+      taskId,
+      owner: deps.config.localPrincipal,
+      tool: 'counter',
+      arguments: { label, ms: 300 },
+      clientCapabilities: requestMeta()['io.modelcontextprotocol/clientCapabilities'] as Record<string, unknown>,
+      inputResponses: {},
+      now,
+      ttlMs: deps.config.taskTtlMs,
+      pollIntervalMs: deps.config.pollIntervalMs,
+    });
+    const worker = { store: deps.store, queue: deps.queue, tools: deps.tools, settings: deps.config, log: (e: Record<string, unknown>) => events.push(e) };
+    const message: TaskMessage = { taskId, reason: 'start' };
+    const dispositions = await Promise.all([processTaskMessage(message, worker), processTaskMessage(message, worker)]);
+
+    assert.deepEqual(dispositions, ['done', 'done']);
+    assert.deepEqual(readEffects(label, effectsDir), ['ran']);
+    assert.equal(logsOf(taskId, 'ran').length, 1, 'one handler run');
+    const task = await getTask(stack.url, taskId);
+    assert.equal(task.status, 'completed', JSON.stringify(task));
+    assert.deepEqual(task.result?.['content'], [{ type: 'text', text: 'counted' }]);
+  });
+
+  it('(c) ends a poison task `failed` through the DLQ after maxReceiveCount attempts', async () => {
+    const label = uniqueLabel('poison');
+    const taskId = await createTask(stack.url, 'poison', { label });
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 20_000, 100);
+
+    assert.equal(done.status, 'failed', JSON.stringify(done));
+    assert.equal(done.error?.code, -32603);
+    assert.ok(done.statusMessage && /attempt/i.test(done.statusMessage), `diagnostic statusMessage: ${done.statusMessage}`);
+    assert.ok(logsOf(taskId, 'dead-lettered').some((e) => e['changed'] === true), 'marked failed by the DLQ handler');
+    // Exactly maxReceiveCount: between redeliveries the sweeper must leave the task to SQS
+    // (sweepGraceMs < visibility timeout, as on AWS); a sweep message would start a fresh receive count.
+    const attempts = readEffects(label, effectsDir).length;
+    assert.equal(attempts, MAX_RECEIVE_COUNT, `handler ran ${attempts} times; queue messages: ${JSON.stringify(sentFor(taskId))}`);
+  });
+
+  it('(d) recovers a task whose start message could not be enqueued', async () => {
+    const label = uniqueLabel('lost-start');
+    failNextStart = true;
+    const taskId = await createTask(stack.url, 'counter', { label, ms: 100 });
+    assert.equal(failNextStart, false, 'the start message was attempted');
+    assert.equal(logsOf(taskId, 'enqueue-failed').length, 1);
+
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 10_000, 100);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.deepEqual(readEffects(label, effectsDir), ['ran']);
+    assert.deepEqual(sentFor(taskId), ['sweep'], 'enqueued by the sweeper');
+  });
+
+  it('(e) completes a job longer than the invocation budget through continuations', async () => {
+    const label = uniqueLabel('continue');
+    const taskId = await createTask(stack.url, 'step_sequence', { label, steps: 6, stepMs: 150 });
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 15_000, 100);
+
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.deepEqual(done.result?.['structuredContent'], { sum: 21 });
+    assert.deepEqual(readEffects(label, effectsDir), ['step-1', 'step-2', 'step-3', 'step-4', 'step-5', 'step-6']);
+    const runs = logsOf(taskId, 'ran').map((e) => e['outcome']);
+    assert.ok(runs.length > 1 && runs.slice(0, -1).every((o) => o === 'continue') && runs.at(-1) === 'result', `runs: ${JSON.stringify(runs)}`);
+    assert.equal(sentFor(taskId).filter((reason) => reason === 'continue').length, runs.length - 1);
+  });
+
+  it('(f) retries a RetryableError and completes on the third attempt', async () => {
+    const label = uniqueLabel('flaky');
+    const taskId = await createTask(stack.url, 'flaky', { label, failures: 2 });
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 15_000, 100);
+
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.deepEqual(done.result?.['content'], [{ type: 'text', text: 'succeeded on attempt 3' }]);
+    assert.deepEqual(readEffects(label, effectsDir), ['attempt-1', 'attempt-2', 'attempt-3']);
+    assert.deepEqual(sentFor(taskId), ['start', 'retry', 'retry']);
+  });
+
+  it('(g) wakes a durable sleep and finishes; the task stays `working` with no lease meanwhile', async () => {
+    const label = uniqueLabel('sleep');
+    const createdAt = Date.now();
+    const taskId = await createTask(stack.url, 'durable_sleep', { label, ms: 1500 });
+    await waitForEffects(label, effectsDir, (effects) => effects.includes('before'));
+    await waitFor('the worker to hand over', async () => {
+      const row = await deps.store.get(taskId, deps.config.localPrincipal, Date.now());
+      return row?.status === 'working' && row.lease === undefined;
+    }, 5_000);
+
+    // Asleep: nothing runs, and the client sees `working`.
+    while (Date.now() < createdAt + 1000) {
+      assert.equal((await getTask(stack.url, taskId)).status, 'working');
+      const row = await deps.store.get(taskId, deps.config.localPrincipal, Date.now());
+      assert.equal(row?.lease, undefined, 'no lease while asleep');
+      await sleepMs(100);
+    }
+    assert.deepEqual(readEffects(label, effectsDir), ['before']);
+
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 10_000, 100);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    const sleptMs = (done.result?.['structuredContent'] as { sleptMs?: number } | undefined)?.sleptMs;
+    assert.ok(typeof sleptMs === 'number' && sleptMs >= 1500, `slept ${sleptMs} ms`);
+    assert.deepEqual(readEffects(label, effectsDir), ['before', 'after']);
+    const runs = logsOf(taskId, 'ran').map((e) => e['outcome']);
+    assert.equal(runs[0], 'sleep', JSON.stringify(runs));
+    assert.equal(runs.at(-1), 'result', JSON.stringify(runs));
+    assert.ok(sentFor(taskId).includes('wake'), JSON.stringify(sentFor(taskId)));
+  });
+
+  it('(h) returns the same task for a retried tools/call with the same idempotency key', async () => {
+    const label = uniqueLabel('idem');
+    const key = `key-${randomUUID()}`;
+    const args = { label, ms: 200 };
+    const first = await createTask(stack.url, 'counter', args, { idempotencyKey: key });
+    const again = await createTask(stack.url, 'counter', args, { idempotencyKey: key });
+    assert.equal(again, first);
+
+    // Two concurrent retries with a fresh key also get one task.
+    const racingLabel = uniqueLabel('idem-race');
+    const racingKey = `key-${randomUUID()}`;
+    const racing = await Promise.all([1, 2].map(() => createTask(stack.url, 'counter', { label: racingLabel, ms: 200 }, { idempotencyKey: racingKey })));
+    assert.equal(racing[0], racing[1]);
+
+    for (const taskId of [first, racing[0]!]) {
+      const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 10_000, 100);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+    }
+    assert.equal(await createTask(stack.url, 'counter', args, { idempotencyKey: key }), first, 'still the same task once it finished');
+    assert.deepEqual(readEffects(label, effectsDir), ['ran']);
+    assert.deepEqual(readEffects(racingLabel, effectsDir), ['ran']);
+
+    const conflict = await rpc(stack.url, 'tools/call', { name: 'counter', arguments: { label, ms: 201 } }, {
+      meta: { ...requestMeta(), 'dev.mcp-tasks-serverless/idempotencyKey': key },
+    });
+    assert.equal(errorOf(conflict).code, -32602, conflict.text);
+  });
+
+  it('(i) cancels a task during a durable sleep at once', async () => {
+    const label = uniqueLabel('cancel-sleep');
+    const taskId = await createTask(stack.url, 'durable_sleep', { label, ms: 2000 });
+    await waitForEffects(label, effectsDir, (effects) => effects.includes('before'));
+    await waitFor('the worker to hand over', async () => {
+      const row = await deps.store.get(taskId, deps.config.localPrincipal, Date.now());
+      return row?.status === 'working' && row.lease === undefined;
+    }, 5_000);
+
+    resultOf(await rpc(stack.url, 'tasks/cancel', { taskId }));
+    const cancelled = await getTask(stack.url, taskId);
+    assert.equal(cancelled.status, 'cancelled', JSON.stringify(cancelled));
+
+    // The wake-up still arrives: it changes nothing and runs nothing.
+    await waitFor('the wake-up to be handled', () => logsOf(taskId, 'skip').length > 0, 6_000);
+    assert.deepEqual(readEffects(label, effectsDir), ['before']);
+    assert.deepEqual(await getTask(stack.url, taskId), cancelled);
+  });
+});

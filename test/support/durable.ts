@@ -1,0 +1,79 @@
+/**
+ * Helpers for the durability and crash-recovery tests: small timings for the
+ * stack, creating a task over HTTP, waiting on side effects recorded by the
+ * durability fixtures (`functions/tools/testing/`), and counting them.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readEffects } from '../../functions/tools/testing/effects.ts';
+import { IDEMPOTENCY_KEY } from '../../shared/protocol/endpoint.ts';
+import { requestMeta, resultOf, rpc, type RpcOptions } from './mcp-http.ts';
+
+/**
+ * Timings small enough for a test to see leases expire, sweeps happen and
+ * redeliveries come back within seconds. `TASKS_*` are the functions' own
+ * settings; `LOCAL_*` are read by `infra/local/main.ts` only.
+ */
+export function durableEnv(effectsDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    TASKS_TOOLSET: 'test',
+    TASKS_TEST_EFFECTS_DIR: effectsDir,
+    TASKS_LEASE_MS: '1500',
+    TASKS_SWEEP_GRACE_MS: '500',
+    TASKS_CANCEL_CHECK_MS: '200',
+    TASKS_PROGRESS_INTERVAL_MS: '100',
+    TASKS_RETRY_BASE_DELAY_MS: '100',
+    LOCAL_SWEEP_INTERVAL_MS: '300',
+    LOCAL_VISIBILITY_TIMEOUT_SECONDS: '1',
+    LOCAL_MAX_RECEIVE_COUNT: '3',
+    ...extra,
+  };
+}
+
+/** A label unique to this run, so that effect files never mix between tests. */
+export function uniqueLabel(prefix: string): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
+
+/** `tools/call` as a task-aware client; returns the CreateTaskResult's task id. */
+export async function createTask(
+  url: string,
+  name: string,
+  args: Record<string, unknown>,
+  options: { idempotencyKey?: string } & RpcOptions = {},
+): Promise<string> {
+  const { idempotencyKey, ...rpcOptions } = options;
+  const meta = idempotencyKey === undefined ? undefined : { ...requestMeta(), [IDEMPOTENCY_KEY]: idempotencyKey };
+  const created = resultOf(await rpc(url, 'tools/call', { name, arguments: args }, meta ? { ...rpcOptions, meta } : rpcOptions));
+  assert.equal(created['resultType'], 'task', `expected a CreateTaskResult, got ${JSON.stringify(created)}`);
+  assert.equal(typeof created['taskId'], 'string');
+  return created['taskId'] as string;
+}
+
+/** Polls `check` until it returns something other than `undefined`/`false`; fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() >= deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** Waits until the effects recorded for `label` satisfy `predicate`; returns them. */
+export function waitForEffects(label: string, dir: string, predicate: (effects: string[]) => boolean, timeoutMs = 10_000): Promise<string[]> {
+  return waitFor(`effects of ${label}`, () => {
+    const effects = readEffects(label, dir);
+    return predicate(effects) ? effects : undefined;
+  }, timeoutMs);
+}
+
+/** How many times each entry occurs. */
+export function countEntries(entries: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const entry of entries) counts.set(entry, (counts.get(entry) ?? 0) + 1);
+  return counts;
+}
+
+export const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
