@@ -4,9 +4,10 @@ import type { Construct, Node } from 'constructs';
 import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
-import { TaskFunction } from './constructs/task-function.ts';
+import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
 import { TaskQueue } from './constructs/task-queue.ts';
 import { TaskTable } from './constructs/task-table.ts';
+import { DEFAULT_SWEEP_INTERVAL, durableTimings, timingsEnvironment } from './timings.ts';
 
 /** Context keys the stack reads (`cdk.json` holds the defaults; override with `-c key=value`). */
 export const CONTEXT = {
@@ -19,6 +20,7 @@ export const CONTEXT = {
   logRetentionDays: 'logRetentionDays',
   workerMaxConcurrency: 'workerMaxConcurrency',
   alarmTopicArn: 'alarmTopicArn',
+  sweepIntervalMinutes: 'sweepIntervalMinutes',
 } as const;
 
 export interface TasksStackProps extends StackProps {
@@ -32,6 +34,8 @@ export interface TasksStackProps extends StackProps {
   readonly logRetention: RetentionDays;
   readonly workerMaxConcurrency: number;
   readonly alarmTopicArn?: string;
+  /** How often the sweeper looks for stuck tasks (whole minutes; checked against the other timings in `infra/timings.ts`). */
+  readonly sweepInterval: Duration;
 }
 
 /** Settings when neither props nor context say otherwise. */
@@ -41,11 +45,13 @@ export const STACK_DEFAULTS = {
   throttle: { rateLimit: 100, burstLimit: 200 },
   logRetention: RetentionDays.ONE_MONTH,
   workerMaxConcurrency: 10,
+  sweepInterval: DEFAULT_SWEEP_INTERVAL,
 } as const satisfies Partial<TasksStackProps>;
 
 /**
- * The MCP Tasks server: task table, task queue with worker and dead-letter
- * handler, the HTTP API in front of the MCP function, alarms and a dashboard.
+ * The MCP Tasks server: task table, task queue with worker, dead-letter
+ * handler and scheduled sweeper, the HTTP API in front of the MCP function,
+ * alarms and a dashboard.
  * Environment-agnostic: nothing is looked up, so it synthesizes offline.
  */
 export class TasksStack extends Stack {
@@ -58,19 +64,24 @@ export class TasksStack extends Stack {
   constructor(scope: Construct, id: string, props: TasksStackProps) {
     super(scope, id, props);
     const common = { logRetention: props.logRetention, removalPolicy: props.removalPolicy };
+    const timings = durableTimings(props.sweepInterval);
 
     this.table = new TaskTable(this, 'TaskTable', { removalPolicy: props.removalPolicy });
     this.tasks = new TaskQueue(this, 'TaskQueue', {
       ...common,
       table: this.table,
-      environment: { [ENV.tableName]: this.table.table.tableName, [ENV.toolset]: props.toolset },
-      leaseMs: DEFAULT_SETTINGS.leaseMs,
+      environment: {
+        [ENV.tableName]: this.table.table.tableName,
+        [ENV.toolset]: props.toolset,
+        ...timingsEnvironment(timings),
+      },
+      timings,
       workerMaxConcurrency: props.workerMaxConcurrency,
     });
 
     this.mcp = new TaskFunction(this, 'Mcp', {
       ...common,
-      entry: 'functions/mcp/handler.ts',
+      entry: FUNCTION_ENTRIES.mcp,
       description: 'MCP tasks: the MCP endpoint (POST /mcp)',
       // Cold starts load the MCP SDK, zod and two AWS clients: more memory is more CPU.
       memorySize: 512,
@@ -92,6 +103,7 @@ export class TasksStack extends Stack {
       api: this.api,
       mcp: this.mcp,
       tasks: this.tasks,
+      sweepInterval: props.sweepInterval,
       ...(props.alarmTopicArn ? { alarmTopicArn: props.alarmTopicArn } : {}),
     });
   }
@@ -142,6 +154,12 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     throw new Error(`Context "${CONTEXT.workerMaxConcurrency}" must be between 2 and 1000 (the SQS event source limits)`);
   }
 
+  const sweepInterval = Duration.minutes(integer(CONTEXT.sweepIntervalMinutes, STACK_DEFAULTS.sweepInterval.toMinutes()));
+  try {
+    durableTimings(sweepInterval);
+  } catch (error) {
+    throw new Error(`Context "${CONTEXT.sweepIntervalMinutes}" does not fit the other timings: ${(error as Error).message}`);
+  }
   const alarmTopicArn = text(CONTEXT.alarmTopicArn);
   return {
     toolset,
@@ -152,6 +170,7 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     },
     logRetention,
     workerMaxConcurrency,
+    sweepInterval,
     ...jwtFromContext(node),
     ...(alarmTopicArn ? { alarmTopicArn } : {}),
   };

@@ -1,7 +1,8 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { parseTaskMessage } from '../../shared/queue/queue.ts';
 import { EXHAUSTED_ERROR } from '../../shared/runtime/worker.ts';
-import { log, store } from '../lib/deps.ts';
+import { log } from '../lib/log.ts';
+import { store } from '../lib/store.ts';
 
 /**
  * Dead-letter queue consumer: a task whose messages kept failing is marked

@@ -1,6 +1,10 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { createEndpoint } from '../../shared/protocol/endpoint.ts';
-import { config, log, queue, store, tools } from '../lib/deps.ts';
+import { config } from '../lib/config.ts';
+import { log } from '../lib/log.ts';
+import { queue } from '../lib/queue.ts';
+import { store } from '../lib/store.ts';
+import { tools } from '../lib/tools.ts';
 import { principalOf, toRequest, toResult } from './event.ts';
 
 const endpoint = createEndpoint({ store, queue, tools, settings: config, log });

@@ -1,5 +1,8 @@
 import { sweep } from '../../shared/runtime/sweeper.ts';
-import { config, log, queue, store } from '../lib/deps.ts';
+import { config } from '../lib/config.ts';
+import { log } from '../lib/log.ts';
+import { queue } from '../lib/queue.ts';
+import { store } from '../lib/store.ts';
 
 /** Scheduled: re-enqueues tasks that no worker has touched past their grace period. */
 export async function handler(): Promise<{ requeued: number }> {

@@ -1,7 +1,11 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { parseTaskMessage } from '../../shared/queue/queue.ts';
 import { processTaskMessage } from '../../shared/runtime/worker.ts';
-import { config, log, queue, store, tools } from '../lib/deps.ts';
+import { config } from '../lib/config.ts';
+import { log } from '../lib/log.ts';
+import { queue } from '../lib/queue.ts';
+import { store } from '../lib/store.ts';
+import { tools } from '../lib/tools.ts';
 
 /**
  * SQS event source with partial batch responses: a record whose task should

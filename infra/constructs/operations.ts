@@ -25,6 +25,8 @@ export interface OperationsProps {
   readonly api: Api;
   readonly mcp: TaskFunction;
   readonly tasks: TaskQueue;
+  /** How often the sweeper runs: its error alarm looks at periods at least this long. */
+  readonly sweepInterval: Duration;
   /** An existing SNS topic that receives alarm and OK notifications; without it the alarms only change state. */
   readonly alarmTopicArn?: string;
 }
@@ -33,19 +35,20 @@ export interface OperationsProps {
  * Alarms on what needs a person, and one dashboard.
  *
  * Task counts: the functions print one JSON line per event through `log()`
- * (`functions/lib/deps.ts`): `task-created` (MCP function), `ran` with
- * `outcome` (worker), `dead-lettered` with `changed` (DLQ handler). They go
- * through `console.log(JSON.stringify(…))`, so the Lambda runtime prefixes
- * each line with a timestamp, request id and level (text format) or wraps it
- * as a *string* in `message` (JSON format). Either way a metric filter's JSON
- * pattern cannot address `event`, and its plain-text syntax cannot express
- * `"outcome":"result"` reliably (regex patterns reject `"`). The dashboard
- * therefore counts tasks with Logs Insights queries, which match the exact
- * JSON text, cost nothing at rest (no custom metrics) and a fraction of a cent
- * per view at this log volume. Lambda metrics cannot tell completed from
- * failed: the worker reports task outcomes, not invocation errors. The counts
- * follow per-run log lines, so they are close but not exact (a run whose
- * outcome write loses its lease still logs `ran`).
+ * (`functions/lib/log.ts`): `task-created` (MCP function) when a task is
+ * created, and `task-ended` with its terminal `status` once per task that
+ * reaches one (the worker; the MCP function for a cancel that ends a task at
+ * once; the DLQ handler for a task it fails), and `swept` per task the
+ * sweeper re-enqueues. They go through `console.log(JSON.stringify(…))`, so
+ * the Lambda runtime prefixes each line with a timestamp, request id and level
+ * (text format) or wraps it as a *string* in `message` (JSON format). Either
+ * way a metric filter's JSON pattern cannot address `event`, and its
+ * plain-text syntax cannot express `"status":"completed"` reliably (regex
+ * patterns reject `"`). The dashboard therefore counts tasks with Logs
+ * Insights queries, which match the exact JSON text, cost nothing at rest (no
+ * custom metrics) and a fraction of a cent per view at this log volume.
+ * Lambda metrics cannot tell completed from failed: the worker reports task
+ * outcomes, not invocation errors.
  */
 export class Operations extends Construct {
   readonly alarms: Alarm[] = [];
@@ -53,7 +56,7 @@ export class Operations extends Construct {
 
   constructor(scope: Construct, id: string, props: OperationsProps) {
     super(scope, id);
-    const { queue, deadLetterQueue, worker, deadLetterHandler } = props.tasks;
+    const { queue, deadLetterQueue, worker, deadLetterHandler, sweeper } = props.tasks;
     const api = props.api.httpApi;
     const oneMinute = Duration.minutes(1);
     const fiveMinutes = Duration.minutes(5);
@@ -104,6 +107,19 @@ export class Operations extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
     });
+    // The sweeper is the only path back for a task whose message was lost or
+    // whose worker died, so a sweeper that keeps failing needs a person. One
+    // failed run is not enough (the next one, a minute later, retries): it must
+    // fail in two consecutive periods, each at least one sweep interval long.
+    const sweeperPeriod = Duration.minutes(Math.max(5, props.sweepInterval.toMinutes()));
+    this.alarm('SweeperErrors', {
+      alarmDescription: `The sweeper failed in two consecutive ${sweeperPeriod.toHumanString()} periods: stuck tasks are not being re-enqueued. Check its logs.`,
+      metric: sweeper.function.metricErrors({ period: sweeperPeriod, statistic: Stats.SUM }),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 2,
+      datapointsToAlarm: 2,
+    });
     // JSON-RPC errors are 200s; a 5xx is a crashed, timed-out or throttled MCP function.
     this.alarm('Api5xx', {
       alarmDescription: 'The MCP endpoint answered 5xx: the MCP function failed, timed out or was throttled.',
@@ -122,14 +138,15 @@ export class Operations extends Construct {
     }
 
     const taskLogGroups = [props.mcp.logGroup.logGroupName, worker.logGroup.logGroupName, deadLetterHandler.logGroup.logGroupName];
-    const countWidget = (title: string, filter: string) =>
+    const countWidget = (title: string, filter: string, logGroupNames = taskLogGroups, width = 8) =>
       new LogQueryWidget({
         title,
-        logGroupNames: taskLogGroups,
+        logGroupNames,
         queryLines: [`filter ${filter}`, 'stats count(*) as tasks by bin(5m)'],
         view: LogQueryVisualizationType.LINE,
-        width: 8,
+        width,
       });
+    const ended = (status: string) => `@message like /"event":"task-ended"/ and @message like /"status":"${status}"/`;
 
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     this.dashboard.addWidgets(
@@ -140,12 +157,9 @@ export class Operations extends Construct {
       }),
     );
     this.dashboard.addWidgets(
-      countWidget('Tasks created', '@message like /"event":"task-created"/'),
-      countWidget('Tasks completed', '@message like /"event":"ran"/ and @message like /"outcome":"result"/'),
-      countWidget(
-        'Tasks failed',
-        '(@message like /"event":"ran"/ and @message like /"outcome":"protocol-error"/) or (@message like /"event":"dead-lettered"/ and @message like /"changed":true/)',
-      ),
+      countWidget('Tasks created', '@message like /"event":"task-created"/', [props.mcp.logGroup.logGroupName]),
+      countWidget('Tasks completed', ended('completed')),
+      countWidget('Tasks failed', ended('failed')),
     );
     this.dashboard.addWidgets(
       new GraphWidget({
@@ -192,6 +206,18 @@ export class Operations extends Construct {
           api.metricServerError({ period: oneMinute, statistic: Stats.SUM }),
         ],
         width: 12,
+      }),
+    );
+    this.dashboard.addWidgets(
+      countWidget('Tasks cancelled', ended('cancelled'), taskLogGroups, 12),
+      countWidget('Tasks re-enqueued by the sweeper', '@message like /"event":"swept"/', [sweeper.logGroup.logGroupName], 6),
+      new GraphWidget({
+        title: 'Sweeper runs',
+        left: [
+          sweeper.function.metricInvocations({ period: fiveMinutes, statistic: Stats.SUM }),
+          sweeper.function.metricErrors({ period: fiveMinutes, statistic: Stats.SUM }),
+        ],
+        width: 6,
       }),
     );
   }

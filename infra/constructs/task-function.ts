@@ -39,7 +39,7 @@ const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * - Source maps are linked files without embedded sources (smaller asset);
  *   `NODE_OPTIONS=--enable-source-maps` makes stack traces point at the `.ts` lines.
  */
-const BUNDLING: BundlingOptions = {
+export const BUNDLING: BundlingOptions = {
   format: OutputFormat.ESM,
   target: BUNDLE_TARGET,
   minify: true,
@@ -50,9 +50,22 @@ const BUNDLING: BundlingOptions = {
   banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
 };
 
+/**
+ * The entry of every function of the stack, relative to the repository root.
+ * One list, so that `test/bench/bundles.ts` measures exactly what is deployed.
+ */
+export const FUNCTION_ENTRIES = {
+  mcp: 'functions/mcp/handler.ts',
+  worker: 'functions/worker/handler.ts',
+  deadLetter: 'functions/dlq/handler.ts',
+  sweeper: 'functions/sweeper/handler.ts',
+} as const;
+
+export type FunctionEntry = (typeof FUNCTION_ENTRIES)[keyof typeof FUNCTION_ENTRIES];
+
 export interface TaskFunctionProps {
-  /** Entry file, relative to the repository root (e.g. `functions/mcp/handler.ts`); it exports `handler`. */
-  readonly entry: string;
+  /** Entry file, relative to the repository root (one of {@link FUNCTION_ENTRIES}); it exports `handler`. */
+  readonly entry: FunctionEntry;
   readonly description: string;
   readonly memorySize: number;
   readonly timeout: Duration;
@@ -62,6 +75,10 @@ export interface TaskFunctionProps {
   /** Applied to the function's log group. */
   readonly removalPolicy: RemovalPolicy;
   readonly recursiveLoop?: RecursiveLoop;
+  /** Asynchronous invocations only (the sweeper's schedule): retries after a function error (Lambda's default is 2). */
+  readonly retryAttempts?: number;
+  /** Asynchronous invocations only: how long an event may wait to be processed (Lambda's default is 6 hours). */
+  readonly maxEventAge?: Duration;
 }
 
 /**
@@ -105,6 +122,8 @@ export class TaskFunction extends Construct {
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
       bundling: BUNDLING,
       ...(props.recursiveLoop ? { recursiveLoop: props.recursiveLoop } : {}),
+      ...(props.retryAttempts !== undefined ? { retryAttempts: props.retryAttempts } : {}),
+      ...(props.maxEventAge ? { maxEventAge: props.maxEventAge } : {}),
     });
 
     Validations.of(this.role).acknowledge({

@@ -1,4 +1,5 @@
 import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Grant } from 'aws-cdk-lib/aws-iam';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type CfnTable } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { ACTIVE_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
@@ -69,5 +70,22 @@ export class TaskTable extends Construct {
       reason:
         'grantReadWriteData scopes the statement to this table and its indexes; "index/*" names the indexes of this one table (only the active-tasks index exists), not other resources.',
     });
+  }
+
+  /**
+   * What the sweeper needs and no more: `Query` on the active-tasks index
+   * (finding due tasks) and `UpdateItem` on the table (moving a due task's
+   * `sweepAt` on, conditionally, before re-enqueueing it). Both name their
+   * resource exactly, so there is no wildcard to acknowledge. The table's
+   * AWS managed key needs no grant.
+   */
+  grantSweep(grantee: TaskFunction): void {
+    Grant.addToPrincipal({
+      grantee: grantee.function,
+      actions: ['dynamodb:Query'],
+      resourceArns: [`${this.table.tableArn}/index/${ACTIVE_INDEX.name}`],
+    });
+    // Not `table.grant`, which would add `<table>/index/*` to an action that only applies to the table.
+    Grant.addToPrincipal({ grantee: grantee.function, actions: ['dynamodb:UpdateItem'], resourceArns: [this.table.tableArn] });
   }
 }

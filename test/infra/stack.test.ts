@@ -11,14 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Validations, type App } from 'aws-cdk-lib';
+import { Duration, Validations, type App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { createApp } from '../../infra/app.ts';
 import { OPEN_ENDPOINT_WARNING } from '../../infra/constructs/api.ts';
 import { LAMBDA_RUNTIME } from '../../infra/constructs/task-function.ts';
-import { MAX_RECEIVE_COUNT, VISIBILITY_TIMEOUT_FACTOR } from '../../infra/constructs/task-queue.ts';
+import { MAX_RECEIVE_COUNT } from '../../infra/constructs/task-queue.ts';
+import { durableTimings, HANDOVER_RESERVE, timingProblems, VISIBILITY_TIMEOUT_FACTOR, type DurableTimings } from '../../infra/timings.ts';
 import { DEFAULT_SETTINGS, ENV } from '../../shared/config.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
 
@@ -67,7 +68,12 @@ const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
 /** The functions by entry, told apart by their description. */
 function functions(json: Json) {
   const byDescription = (text: string) => only(json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes(text));
-  return { mcp: byDescription('MCP endpoint'), worker: byDescription('runs queued tasks'), deadLetter: byDescription('dead-lettered') };
+  return {
+    mcp: byDescription('MCP endpoint'),
+    worker: byDescription('runs queued tasks'),
+    deadLetter: byDescription('dead-lettered'),
+    sweeper: byDescription('sweeper'),
+  };
 }
 
 function queues(json: Json) {
@@ -99,6 +105,7 @@ before(() => {
     jwtAudience: 'mcp-tasks, other-client',
     toolset: 'conformance',
     removalPolicy: 'destroy',
+    sweepIntervalMinutes: 5,
     // The functions are the same as in the default stack: skip esbuild.
     'aws:cdk:bundling-stacks': [],
   });
@@ -202,20 +209,122 @@ describe('task queue and worker', () => {
     }
   });
 
-  it('keeps the worker timeout below the task lease and the visibility timeout above it', () => {
+  it('sets the durable-execution timings so that they fit each other (as deployed)', () => {
     const [, worker] = functions(base.json).worker;
+    const [, sweeper] = functions(base.json).sweeper;
     const { queue: [, queue] } = queues(base.json);
-    const leaseMs = Number(worker['Properties']['Environment']['Variables'][ENV.leaseMs]);
-    assert.equal(leaseMs, DEFAULT_SETTINGS.leaseMs);
-    assert.ok(worker['Properties']['Timeout'] * 1000 < leaseMs, 'a lease must outlive the invocation that took it');
-    assert.ok(queue['Properties']['VisibilityTimeout'] * 1000 > leaseMs, 'a redelivery must find the lease of a crashed invocation expired');
+    const [, rule] = only(base.json, 'AWS::Events::Rule');
+    const variables = worker['Properties']['Environment']['Variables'] as Json;
+    const leaseMs = Number(variables[ENV.leaseMs]);
+    const graceMs = Number(variables[ENV.sweepGraceMs]);
+    const budgetMs = Number(variables[ENV.invocationBudgetMs]);
+    const timeoutMs = (worker['Properties']['Timeout'] as number) * 1000;
+    const visibilityMs = (queue['Properties']['VisibilityTimeout'] as number) * 1000;
+    const intervalMs = Number(/^rate\((\d+) minutes?\)$/.exec(rule['Properties']['ScheduleExpression'])![1]) * 60_000;
+    for (const value of [leaseMs, graceMs, budgetMs]) assert.ok(Number.isSafeInteger(value) && value > 0);
+
+    // The lease is renewed by heartbeats, so it need not outlive the invocation; the
+    // visibility timeout must outlive both, so a redelivery after a crash finds the lease expired.
+    assert.ok(visibilityMs >= timeoutMs + leaseMs, 'a redelivery must find the lease of a crashed invocation expired');
+    assert.ok(visibilityMs > leaseMs);
+    assert.ok(leaseMs > 3 * DEFAULT_SETTINGS.cancelCheckMs, 'a heartbeat tick in each third of the lease');
+    // A step started just before the budget runs out still ends before the timeout.
+    assert.ok(budgetMs + HANDOVER_RESERVE.toMilliseconds() <= timeoutMs, `budget ${budgetMs} ms + reserve must fit the ${timeoutMs} ms timeout`);
+    // After a crash the sweeper recovers the task before SQS redelivers it.
+    assert.ok(leaseMs + graceMs + intervalMs < visibilityMs);
+    assert.ok((sweeper['Properties']['Timeout'] as number) * 1000 < intervalMs, 'sweeper runs do not overlap');
+  });
+});
+
+describe('timings', () => {
+  const valid = durableTimings();
+  const cancelCheckMs = DEFAULT_SETTINGS.cancelCheckMs;
+
+  it('no longer require the lease to outlast the worker timeout (heartbeats renew it)', () => {
+    assert.ok(valid.lease.toMilliseconds() < valid.workerTimeout.toMilliseconds());
+    assert.deepEqual(timingProblems(valid, cancelCheckMs), []);
+  });
+
+  const broken: Array<[string, Partial<DurableTimings>, RegExp]> = [
+    ['a visibility timeout under 6 × the worker timeout', { visibilityTimeout: Duration.minutes(29) }, /at least 6 × the worker timeout/],
+    ['a visibility timeout the lease could outlast', { lease: Duration.minutes(26) }, /worker timeout plus the lease/],
+    ['a lease too short for heartbeats', { lease: Duration.seconds(15) }, /heartbeat ticks/],
+    ['a budget that leaves no hand-over reserve', { invocationBudget: Duration.seconds(280) }, /hand-over reserve/],
+    ['a sweep slower than redelivery', { sweepInterval: Duration.minutes(25) }, /shorter than the visibility timeout/],
+    ['a sweeper timeout as long as the interval', { sweeperTimeout: Duration.minutes(1) }, /sweep interval/],
+  ];
+  for (const [what, change, message] of broken) {
+    it(`reject ${what}`, () => {
+      const problems = timingProblems({ ...valid, ...change }, cancelCheckMs);
+      assert.equal(problems.length, 1, problems.join('; '));
+      assert.match(problems[0]!, message);
+    });
+  }
+});
+
+describe('sweeper', () => {
+  it('runs on a schedule, every minute by default and as configured', () => {
+    const [sweeperId] = functions(base.json).sweeper;
+    const [ruleId, rule] = only(base.json, 'AWS::Events::Rule');
+    assert.equal(rule['Properties']['ScheduleExpression'], `rate(${CDK_CONTEXT['sweepIntervalMinutes']} minute)`);
+    assert.equal(rule['Properties']['State'], 'ENABLED');
+    const targets = rule['Properties']['Targets'] as Json[];
+    assert.equal(targets.length, 1);
+    assert.deepEqual(targets[0]!['Arn'], arnOf(sweeperId));
+    // EventBridge may invoke the sweeper, from this rule only.
+    const [, permission] = only(base.json, 'AWS::Lambda::Permission', (p) => p['Properties']['Principal'] === 'events.amazonaws.com');
+    assert.deepEqual(permission['Properties']['FunctionName'], arnOf(sweeperId));
+    assert.deepEqual(permission['Properties']['SourceArn'], arnOf(ruleId));
+
+    const [, configured] = only(jwt.json, 'AWS::Events::Rule');
+    assert.equal(configured['Properties']['ScheduleExpression'], 'rate(5 minutes)');
+  });
+
+  it('is not retried by Lambda: the next scheduled run is the retry', () => {
+    const [sweeperId] = functions(base.json).sweeper;
+    const [, config] = only(base.json, 'AWS::Lambda::EventInvokeConfig', (c) => c['Properties']['FunctionName']['Ref'] === sweeperId);
+    assert.equal(config['Properties']['MaximumRetryAttempts'], 0);
+    assert.equal(config['Properties']['MaximumEventAgeInSeconds'], 60 * (CDK_CONTEXT['sweepIntervalMinutes'] as number));
+  });
+
+  it('may query the active-tasks index, update the table and send to the task queue, nothing more', () => {
+    const [tableId] = only(base.json, 'AWS::DynamoDB::Table');
+    const { queue: [queueId] } = queues(base.json);
+    const [, sweeper] = functions(base.json).sweeper;
+    const statements = statementsOf(base.json, roleLogicalIdOf(sweeper));
+    const on = (prefix: string) => statements.filter((s) => asList<string>(s['Action']).some((a) => a.startsWith(prefix)));
+
+    const dynamo = on('dynamodb:').map((s) => ({ actions: asList<string>(s['Action']), resource: s['Resource'] }));
+    assert.deepEqual(
+      dynamo.sort((a, b) => a.actions[0]!.localeCompare(b.actions[0]!)),
+      [
+        { actions: ['dynamodb:Query'], resource: { 'Fn::Join': ['', [arnOf(tableId), `/index/${ACTIVE_INDEX.name}`]] } },
+        { actions: ['dynamodb:UpdateItem'], resource: arnOf(tableId) },
+      ],
+    );
+
+    const sqs = on('sqs:');
+    assert.ok(sqs.length > 0);
+    for (const statement of sqs) assert.deepEqual(statement['Resource'], arnOf(queueId));
+    const sqsActions = sqs.flatMap((s) => asList<string>(s['Action']));
+    assert.ok(sqsActions.includes('sqs:SendMessage'));
+    assert.ok(!sqsActions.some((a) => ['sqs:ReceiveMessage', 'sqs:DeleteMessage'].includes(a)));
+
+    // Besides: its own log group, and X-Ray.
+    const others = statements.filter((s) => !asList<string>(s['Action']).some((a) => a.startsWith('dynamodb:') || a.startsWith('sqs:')));
+    for (const statement of others) assert.ok(asList<string>(statement['Action']).every((a) => a.startsWith('logs:') || a.startsWith('xray:')), JSON.stringify(statement));
+  });
+
+  it('has no event source: the schedule is its only trigger', () => {
+    const [sweeperId] = functions(base.json).sweeper;
+    assert.equal(resourcesOf(base.json, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => m['Properties']['FunctionName']['Ref'] === sweeperId).length, 0);
   });
 });
 
 describe('functions', () => {
   it('run on the one runtime constant, ARM64, with active tracing and their own log group', () => {
     const fns = resourcesOf(base.json, 'AWS::Lambda::Function');
-    assert.equal(fns.length, 3);
+    assert.equal(fns.length, 4);
     for (const [id, fn] of fns) {
       const props = fn['Properties'];
       assert.equal(props['Runtime'], LAMBDA_RUNTIME.name, id);
@@ -229,7 +338,7 @@ describe('functions', () => {
     }
   });
 
-  it('get environment variables named by ENV, pointing at this stack\'s table and queue', () => {
+  it('get environment variables named by ENV, pointing at this stack\'s table and queue, with the same timings', () => {
     const allowed = new Set<string>([...Object.values(ENV), 'NODE_OPTIONS']);
     const [tableId] = only(base.json, 'AWS::DynamoDB::Table');
     const { queue: [queueId] } = queues(base.json);
@@ -240,6 +349,12 @@ describe('functions', () => {
       assert.deepEqual(variables[ENV.queueUrl], refTo(queueId), id);
       assert.equal(variables[ENV.toolset], 'product', id);
     }
+    // Every function that writes a task applies the store's policy (sweepAt = lease end or resume + grace).
+    const timings = Object.values(functions(base.json)).map(([, fn]) => {
+      const variables = fn['Properties']['Environment']['Variables'] as Json;
+      return [variables[ENV.leaseMs], variables[ENV.sweepGraceMs], variables[ENV.invocationBudgetMs]];
+    });
+    for (const each of timings) assert.deepEqual(each, timings[0]);
     for (const [, fn] of Object.values(functions(jwt.json))) assert.equal(fn['Properties']['Environment']['Variables'][ENV.toolset], 'conformance');
   });
 
@@ -272,9 +387,10 @@ describe('IAM', () => {
     for (const [id, role] of resourcesOf(base.json, 'AWS::IAM::Role')) assert.equal(role['Properties']['ManagedPolicyArns'], undefined, id);
   });
 
-  it('grants table access on the table and its indexes only, to the three functions', () => {
+  it('grants table access on the table and its indexes only, to the MCP function, the worker and the DLQ handler', () => {
     const [tableId] = only(base.json, 'AWS::DynamoDB::Table');
-    for (const [id, fn] of Object.values(functions(base.json))) {
+    const { mcp, worker, deadLetter } = functions(base.json);
+    for (const [id, fn] of [mcp, worker, deadLetter]) {
       const dynamo = statementsOf(base.json, roleLogicalIdOf(fn)).filter((s) => asList<string>(s['Action']).some((a) => a.startsWith('dynamodb:')));
       assert.equal(dynamo.length, 1, id);
       assert.deepEqual(dynamo[0]!['Resource'], [arnOf(tableId), { 'Fn::Join': ['', [arnOf(tableId), '/index/*']] }], id);
@@ -282,7 +398,7 @@ describe('IAM', () => {
     }
   });
 
-  it('lets the MCP function and the worker send to the task queue, and each consumer receive from its own queue only', () => {
+  it('lets the MCP function, the worker and the sweeper send to the task queue, and each consumer receive from its own queue only', () => {
     const fns = functions(base.json);
     const { queue: [queueId], deadLetter: [deadLetterId] } = queues(base.json);
     const sqs = (fn: Json) => statementsOf(base.json, roleLogicalIdOf(fn)).filter((s) => asList<string>(s['Action']).some((a) => a.startsWith('sqs:')));
@@ -362,9 +478,9 @@ describe('api', () => {
 });
 
 describe('operations', () => {
-  it('alarms on the DLQ, dead-lettered tasks, worker errors, queue age and API 5xx', () => {
+  it('alarms on the DLQ, dead-lettered tasks, worker errors, sweeper errors, queue age and API 5xx', () => {
     const alarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm['Properties'] as Json);
-    assert.equal(alarms.length, 5);
+    assert.equal(alarms.length, 6);
     const metricsOf = (alarm: Json): Array<{ name: string; namespace: string }> =>
       alarm['Metrics']
         ? (alarm['Metrics'] as Json[]).filter((m) => m['MetricStat']).map((m) => ({ name: m['MetricStat']['Metric']['MetricName'], namespace: m['MetricStat']['Metric']['Namespace'] }))
@@ -380,6 +496,21 @@ describe('operations', () => {
     for (const alarm of alarms) assert.equal(alarm['TreatMissingData'], 'notBreaching');
   });
 
+  it('alarms when the sweeper fails in two consecutive periods', () => {
+    const errorAlarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').filter(([, a]) => a['Properties']['MetricName'] === 'Errors');
+    const [sweeperId] = functions(base.json).sweeper;
+    const sweeper = errorAlarms.filter(([, a]) => JSON.stringify(a['Properties']['Dimensions']) === JSON.stringify([{ Name: 'FunctionName', Value: refTo(sweeperId) }]));
+    assert.equal(sweeper.length, 1);
+    const props = sweeper[0]![1]['Properties'];
+    assert.equal(props['Namespace'], 'AWS/Lambda');
+    assert.equal(props['Statistic'], 'Sum');
+    assert.equal(props['Threshold'], 1);
+    assert.equal(props['ComparisonOperator'], 'GreaterThanOrEqualToThreshold');
+    assert.equal(props['EvaluationPeriods'], 2);
+    assert.equal(props['DatapointsToAlarm'], 2);
+    assert.ok(props['Period'] >= 60 * (CDK_CONTEXT['sweepIntervalMinutes'] as number));
+  });
+
   it('watches the dead-letter queue, and the worker queue for age', () => {
     const { queue: [queueId], deadLetter: [deadLetterId] } = queues(base.json);
     const ageAlarm = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').find(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage')!;
@@ -391,11 +522,27 @@ describe('operations', () => {
   it('has a dashboard with task counts, queue depth and API latency', () => {
     const [, dashboard] = only(base.json, 'AWS::CloudWatch::Dashboard');
     const body = JSON.stringify(dashboard['Properties']['DashboardBody']);
-    for (const text of ['task-created', 'outcome', 'ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage', 'Latency', '5xx']) {
+    for (const text of ['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage', 'Latency', '5xx']) {
       assert.ok(body.includes(text), `dashboard shows ${text}`);
     }
+    // Task counts: created from the MCP function's log, ended by status from the task-ended lines.
+    const queries = dashboardQueries(dashboard);
+    assert.ok(queries.some((q) => q.includes('filter @message like /"event":"task-created"/')), 'dashboard counts created tasks');
+    for (const status of ['completed', 'failed', 'cancelled']) {
+      const filter = `filter @message like /"event":"task-ended"/ and @message like /"status":"${status}"/`;
+      assert.ok(queries.some((q) => q.includes(filter)), `dashboard counts ${status} tasks`);
+    }
+    assert.ok(queries.some((q) => q.includes('"event":"swept"')), 'dashboard counts swept tasks');
+    assert.ok(!body.includes('outcome'), 'counts follow task-ended lines, not per-run ones');
   });
 });
+
+/** The Logs Insights queries of a dashboard (deploy-time tokens in its body replaced by a placeholder). */
+function dashboardQueries(dashboard: Json): string[] {
+  const parts = dashboard['Properties']['DashboardBody']['Fn::Join'][1] as unknown[];
+  const body = JSON.parse(parts.map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('')) as { widgets: Json[] };
+  return body.widgets.filter((w) => w['type'] === 'log').map((w) => String(w['properties']['query']));
+}
 
 function warnings(s: Synthesized): string[] {
   return s.report.pluginReports.flatMap((report) => report.violations.filter((v) => v.severity === 'warning').map((v) => v.ruleName));
@@ -473,6 +620,37 @@ describe('bundles', () => {
   });
 });
 
+describe('bundle contents', () => {
+  /** npm packages a function's bundle contains, from its source map. */
+  const packagesIn = (fn: Json): Set<string> => {
+    const key = fn['Properties']['Code']['S3Key'] as string;
+    const map = JSON.parse(readFileSync(join(base.outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+    return new Set(
+      map.sources
+        .filter((source) => source.includes('node_modules/'))
+        .map((source) => {
+          const [first, second] = source.slice(source.lastIndexOf('node_modules/') + 'node_modules/'.length).split('/');
+          return first!.startsWith('@') ? `${first}/${second}` : first!;
+        }),
+    );
+  };
+
+  it('carry only the SDKs each function uses (the composition root is imported by path)', () => {
+    const fns = functions(base.json);
+    const expected: Record<keyof typeof fns, { has: string[]; lacks: string[] }> = {
+      mcp: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod'], lacks: [] },
+      worker: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'], lacks: ['@modelcontextprotocol/server'] },
+      sweeper: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server'] },
+      deadLetter: { has: ['@aws-sdk/client-dynamodb'], lacks: ['@aws-sdk/client-sqs', 'zod', '@modelcontextprotocol/server'] },
+    };
+    for (const [name, { has, lacks }] of Object.entries(expected) as Array<[keyof typeof fns, { has: string[]; lacks: string[] }]>) {
+      const packages = packagesIn(fns[name][1]);
+      for (const pkg of has) assert.ok(packages.has(pkg), `${name} bundles ${pkg}`);
+      for (const pkg of lacks) assert.ok(!packages.has(pkg), `${name} must not bundle ${pkg}`);
+    }
+  });
+});
+
 describe('context', () => {
   const bad: Array<[string, Record<string, unknown>, RegExp]> = [
     ['an unknown toolset', { toolset: 'everything' }, /toolset/],
@@ -480,7 +658,12 @@ describe('context', () => {
     ['a non-https issuer', { jwtIssuer: 'http://issuer.example.com/', jwtAudience: 'a' }, /https/],
     ['an unknown removal policy', { removalPolicy: 'snapshot' }, /removalPolicy/],
     ['a retention CloudWatch does not offer', { logRetentionDays: 2 }, /logRetentionDays/],
+    ['a sweep interval that is not whole minutes', { sweepIntervalMinutes: 0.5 }, /sweepIntervalMinutes/],
+    ['a sweep interval slower than SQS redelivery', { sweepIntervalMinutes: 25 }, /sweepIntervalMinutes.*shorter than the visibility timeout/s],
   ];
+  it('accepts the longest sweep interval the timings allow (24 minutes)', () => {
+    assert.doesNotThrow(() => createApp({ context: { ...CDK_CONTEXT, sweepIntervalMinutes: 24, 'aws:cdk:bundling-stacks': [] } }));
+  });
   for (const [what, context, message] of bad) {
     it(`rejects ${what} before building anything`, () => {
       assert.throws(() => createApp({ context: { ...CDK_CONTEXT, ...context, 'aws:cdk:bundling-stacks': [] } }), message);

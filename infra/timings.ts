@@ -1,0 +1,164 @@
+import { Duration } from 'aws-cdk-lib';
+import { DEFAULT_SETTINGS, ENV } from '../shared/config.ts';
+
+/**
+ * AWS's rule for SQS event sources: the queue's visibility timeout is at least
+ * six times the function timeout, so a batch that is retried after throttling
+ * is not redelivered while an earlier attempt may still run.
+ */
+export const VISIBILITY_TIMEOUT_FACTOR = 6;
+
+/**
+ * Time the worker keeps back from Lambda's limit to checkpoint and hand a task
+ * over (`HANDOVER_RESERVE_MS` in `shared/runtime/worker.ts`, not exported
+ * there): its effective budget is `min(TASKS_INVOCATION_BUDGET_MS, remaining
+ * time − this)`.
+ */
+export const HANDOVER_RESERVE = Duration.seconds(30);
+
+/**
+ * How long one worker invocation may run: the ceiling on a tool that does not
+ * use steps, and on a single step (see {@link LONGEST_STEP}).
+ *
+ * Why 5 minutes. Since continuations exist, the timeout no longer bounds how
+ * long a job runs, only how long it runs *between checkpoints*; a hand-over
+ * costs two writes, three SQS requests, a steps query and an invocation
+ * (≈ $0.000003), under 1 % of the compute of the time between hand-overs at
+ * any timeout from 2 minutes up, so fewer hand-overs is no reason to go long.
+ * What grows with the timeout is everything tied to the visibility timeout
+ * (6 × this): how long a failed batch waits before SQS redelivers it, how long
+ * a message that keeps crashing the worker takes to reach the DLQ
+ * (`maxReceiveCount` × visibility: 2.5 hours here, 7.5 hours at 15 minutes,
+ * with the sweeper re-running the task in between), and the backlog-age alarm
+ * threshold (15 minutes of SQS delay + visibility). 2 minutes kept those short
+ * but left tools without steps 2 minutes and a step starting late in an
+ * invocation only the 30-second reserve. 5 minutes lets a step take a minute
+ * and an un-stepped tool nearly 5, at 30 minutes of visibility.
+ */
+export const WORKER_TIMEOUT = Duration.minutes(5);
+
+/**
+ * A step that starts just before the invocation budget runs out must still
+ * finish and be recorded before the timeout: the runtime only yields between
+ * steps. The budget is therefore the timeout minus this (at least the
+ * runtime's {@link HANDOVER_RESERVE}).
+ */
+export const LONGEST_STEP = Duration.minutes(1);
+
+/**
+ * The lease a worker holds on a running task. Heartbeats renew it every third
+ * of its length (checked every `TASKS_CANCEL_CHECK_MS`), so it no longer has to
+ * outlast the invocation: it is how long a crashed or timed-out worker keeps
+ * others off the task. 3 minutes means a renewal a minute (60 writes an hour
+ * per running task), two renewals that may fail before the lease is lost, and
+ * a crashed task recovered within lease + grace + sweep interval = 6 minutes.
+ */
+export const LEASE = Duration.minutes(3);
+
+/**
+ * How long past its next expected event (delivery of its start, continuation
+ * or wake-up message; its lease ending) a task may go unnoticed before the
+ * sweeper re-enqueues it. Covers SQS → Lambda delivery with room (seconds
+ * normally, longer while the event source scales out). A task waiting behind
+ * `workerMaxConcurrency` for longer gets a duplicate message, which its lease
+ * makes harmless (one receive and one failed conditional write). Running tasks
+ * are never swept: `sweepAt` = lease end + grace, moved on by each heartbeat.
+ */
+export const SWEEP_GRACE = Duration.minutes(2);
+
+/** How often the sweeper runs, unless context says otherwise (EventBridge's finest rate is a minute). */
+export const DEFAULT_SWEEP_INTERVAL = Duration.minutes(1);
+
+/**
+ * One sweep queries the active-tasks index and re-enqueues at most 100 due
+ * tasks (two calls each): a few seconds. Below the shortest interval, so runs
+ * do not overlap (they would be safe, each re-enqueue is a conditional write).
+ */
+export const SWEEPER_TIMEOUT = Duration.seconds(30);
+
+/** The timings of durable execution, checked against each other ({@link durableTimings}). */
+export interface DurableTimings {
+  readonly workerTimeout: Duration;
+  /** Of the task queue: {@link VISIBILITY_TIMEOUT_FACTOR} × the worker timeout. */
+  readonly visibilityTimeout: Duration;
+  readonly lease: Duration;
+  /** `TASKS_INVOCATION_BUDGET_MS`: time a worker invocation spends on a task before handing over. */
+  readonly invocationBudget: Duration;
+  readonly sweepGrace: Duration;
+  readonly sweepInterval: Duration;
+  readonly sweeperTimeout: Duration;
+}
+
+/**
+ * The stack's timings for a sweep interval, after checking the relations
+ * that keep durable execution prompt and safe; a violation fails synthesis.
+ *
+ * 1. visibility ≥ worker timeout + lease: the lease may have been renewed just
+ *    before an invocation died, and a message SQS redelivers must find it
+ *    expired (otherwise the delivery is skipped and only the sweeper is left).
+ *    This also keeps visibility > lease.
+ * 2. lease > 3 × `TASKS_CANCEL_CHECK_MS`: a heartbeat tick falls in each third
+ *    of the lease, so a renewal can fail twice before the lease is lost.
+ * 3. invocation budget + longest step ≤ worker timeout, and longest step ≥ the
+ *    runtime's hand-over reserve: a step started before the budget runs out
+ *    still finishes and is recorded in time.
+ * 4. lease + grace + sweep interval < visibility: after a crash the sweeper,
+ *    not SQS redelivery, is what recovers a task; redelivery is the backstop.
+ * 5. sweeper timeout < sweep interval: runs do not overlap.
+ */
+export function durableTimings(sweepInterval: Duration = DEFAULT_SWEEP_INTERVAL): DurableTimings {
+  const timings: DurableTimings = {
+    workerTimeout: WORKER_TIMEOUT,
+    visibilityTimeout: Duration.seconds(WORKER_TIMEOUT.toSeconds() * VISIBILITY_TIMEOUT_FACTOR),
+    lease: LEASE,
+    invocationBudget: WORKER_TIMEOUT.minus(LONGEST_STEP),
+    sweepGrace: SWEEP_GRACE,
+    sweepInterval,
+    sweeperTimeout: SWEEPER_TIMEOUT,
+  };
+  const problems = timingProblems(timings, DEFAULT_SETTINGS.cancelCheckMs);
+  if (problems.length > 0) throw new Error(`Inconsistent durable-execution timings:\n- ${problems.join('\n- ')}`);
+  return timings;
+}
+
+/** The relations of {@link durableTimings} that `timings` breaks, in words. */
+export function timingProblems(timings: DurableTimings, cancelCheckMs: number): string[] {
+  const ms = (d: Duration) => d.toMilliseconds();
+  const { workerTimeout, visibilityTimeout, lease, invocationBudget, sweepGrace, sweepInterval, sweeperTimeout } = timings;
+  const problems: string[] = [];
+  if (ms(visibilityTimeout) < VISIBILITY_TIMEOUT_FACTOR * ms(workerTimeout)) {
+    problems.push(`the visibility timeout (${visibilityTimeout.toHumanString()}) must be at least ${VISIBILITY_TIMEOUT_FACTOR} × the worker timeout (${workerTimeout.toHumanString()})`);
+  }
+  if (ms(visibilityTimeout) < ms(workerTimeout) + ms(lease)) {
+    problems.push(`the visibility timeout (${visibilityTimeout.toHumanString()}) must cover the worker timeout plus the lease (${lease.toHumanString()})`);
+  }
+  if (ms(lease) <= 3 * cancelCheckMs) {
+    problems.push(`the lease (${lease.toHumanString()}) must exceed three heartbeat ticks (3 × ${cancelCheckMs} ms)`);
+  }
+  const stepRoom = ms(workerTimeout) - ms(invocationBudget);
+  if (stepRoom < ms(HANDOVER_RESERVE)) {
+    problems.push(`the invocation budget (${invocationBudget.toHumanString()}) must leave at least the hand-over reserve (${HANDOVER_RESERVE.toHumanString()}) of the worker timeout`);
+  }
+  if (ms(lease) + ms(sweepGrace) + ms(sweepInterval) >= ms(visibilityTimeout)) {
+    problems.push(
+      `lease + sweep grace + sweep interval (${lease.toHumanString()} + ${sweepGrace.toHumanString()} + ${sweepInterval.toHumanString()}) must be shorter than the visibility timeout (${visibilityTimeout.toHumanString()}), so that the sweeper recovers crashed tasks before SQS redelivers them`,
+    );
+  }
+  if (ms(sweeperTimeout) >= ms(sweepInterval)) {
+    problems.push(`the sweeper timeout (${sweeperTimeout.toHumanString()}) must be shorter than the sweep interval (${sweepInterval.toHumanString()})`);
+  }
+  return problems;
+}
+
+/**
+ * The settings every function gets: the store's policy (`sweepAt` = lease end
+ * or resume time + grace) is applied by every function that writes a task, so
+ * they must all agree on it.
+ */
+export function timingsEnvironment(timings: DurableTimings): Record<string, string> {
+  return {
+    [ENV.leaseMs]: String(timings.lease.toMilliseconds()),
+    [ENV.sweepGraceMs]: String(timings.sweepGrace.toMilliseconds()),
+    [ENV.invocationBudgetMs]: String(timings.invocationBudget.toMilliseconds()),
+  };
+}
