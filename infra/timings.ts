@@ -160,5 +160,8 @@ export function timingsEnvironment(timings: DurableTimings): Record<string, stri
     [ENV.leaseMs]: String(timings.lease.toMilliseconds()),
     [ENV.sweepGraceMs]: String(timings.sweepGrace.toMilliseconds()),
     [ENV.invocationBudgetMs]: String(timings.invocationBudget.toMilliseconds()),
+    // After an unexpected error the worker leaves the message to SQS; the
+    // sweeper waits this long so that redelivery (and the DLQ count) decides.
+    [ENV.redeliveryMs]: String(timings.visibilityTimeout.toMilliseconds()),
   };
 }

@@ -355,6 +355,10 @@ describe('functions', () => {
       return [variables[ENV.leaseMs], variables[ENV.sweepGraceMs], variables[ENV.invocationBudgetMs]];
     });
     for (const each of timings) assert.deepEqual(each, timings[0]);
+    // The worker's redelivery delay is the queue's visibility timeout, so the sweeper never pre-empts SQS after an error.
+    const [, worker] = functions(base.json).worker;
+    const visibilityMs = (queues(base.json).queue[1]['Properties']['VisibilityTimeout'] as number) * 1000;
+    assert.equal(Number(worker['Properties']['Environment']['Variables'][ENV.redeliveryMs]), visibilityMs);
     for (const [, fn] of Object.values(functions(jwt.json))) assert.equal(fn['Properties']['Environment']['Variables'][ENV.toolset], 'conformance');
   });
 
