@@ -5,7 +5,7 @@ import type { TaskStore } from '../tasks/store.ts';
 export interface SweeperDeps {
   store: TaskStore;
   queue: TaskQueue;
-  settings: Pick<TaskSettings, 'sweepGraceMs'>;
+  settings: Pick<TaskSettings, 'leaseMs' | 'sweepGraceMs'>;
   now?: () => number;
   log?: (event: Record<string, unknown>) => void;
 }
@@ -17,14 +17,17 @@ export interface SweeperDeps {
  * sparse index of non-terminal tasks makes this a query, never a scan.
  *
  * Each due task is first rescheduled (a conditional write, so two sweepers
- * never both take it), then enqueued. A task that was merely slow gets a
- * duplicate message, which its lease makes harmless.
+ * never both take it), then enqueued. It is rescheduled one lease plus the
+ * grace ahead, like a new task: the message is claimed about now, and its
+ * run holds a lease. A task that was merely slow (or claimed late, see the
+ * store's `sweepAt` schedule) gets a duplicate message, which its lease makes
+ * harmless.
  */
 export async function sweep(deps: SweeperDeps, limit = 100): Promise<{ requeued: string[] }> {
   const now = (deps.now ?? Date.now)();
   const requeued: string[] = [];
   for (const taskId of await deps.store.findDue(now, limit)) {
-    if (!(await deps.store.reschedule(taskId, now, now + deps.settings.sweepGraceMs))) continue;
+    if (!(await deps.store.reschedule(taskId, now, now + deps.settings.leaseMs + deps.settings.sweepGraceMs))) continue;
     await deps.queue.send({ taskId, reason: 'sweep' });
     requeued.push(taskId);
     deps.log?.({ event: 'swept', taskId });

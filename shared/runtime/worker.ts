@@ -42,7 +42,9 @@ const MAX_DELAY_SECONDS = 900;
  *    (a duplicate delivery). A worker that crashed leaves its lease to expire;
  *    its message comes back after the visibility timeout, which outlasts it.
  * 2. Run the handler, replaying recorded answers and steps. A heartbeat renews
- *    the lease and carries cancellation to `ctx.signal`.
+ *    the lease a third of the way into it (which also moves the task's
+ *    `sweepAt` past the renewed lease), writes progress messages and carries
+ *    cancellation to `ctx.signal`.
  * 3. Write the outcome under the lease (one conditional write), or hand over:
  *    release the lease, then enqueue the continuation, wake-up or retry. If
  *    that enqueue fails the message itself is retried, so nothing is lost.
@@ -185,10 +187,14 @@ function journal(store: TaskStore, taskId: string, now: () => number): Journal {
 }
 
 /**
- * Keeps the lease alive and carries cancellation to the handler. Every
- * `cancelCheckMs` it either renews the lease (a write, once a third of it has
- * passed) or reads the task (a read costs a fifth of a write); both report
- * `cancelRequested`. Progress messages ride on the renewal, throttled.
+ * Keeps the lease alive and carries cancellation to the handler. A renewal is
+ * due once a third of the lease has passed since the last one (the claim
+ * counts as one); it is the only write that moves `sweepAt`, an index key.
+ * Every `cancelCheckMs` the timer renews the lease when that is due, and
+ * otherwise reads the task (a read costs a fifth of a write). Progress
+ * messages are written throttled (`progressIntervalMs`), without renewing the
+ * lease unless a renewal is due, in which case one write does both. Every
+ * write and read reports `cancelRequested`.
  */
 function startHeartbeat(deps: WorkerDeps, task: TaskRecord, leaseOwner: string, cancel: AbortController, now: () => number) {
   const { taskId, owner } = task;
@@ -199,16 +205,19 @@ function startHeartbeat(deps: WorkerDeps, task: TaskRecord, leaseOwner: string, 
   const seen = (cancelRequested: boolean) => {
     if (cancelRequested && !cancel.signal.aborted) cancel.abort(new Error('cancelled'));
   };
-  const renew = async (statusMessage?: string) => {
-    renewedAt = now();
-    const { cancelRequested } = await deps.store.heartbeat(taskId, leaseOwner, renewedAt, leaseMs, statusMessage);
+  const renewalDue = () => now() - renewedAt >= leaseMs / 3;
+  const write = async (renew: boolean, statusMessage?: string) => {
+    const at = now();
+    if (renew) renewedAt = at;
+    const options = { ...(renew ? { leaseMs } : {}), ...(statusMessage === undefined ? {} : { statusMessage }) };
+    const { cancelRequested } = await deps.store.heartbeat(taskId, leaseOwner, at, options);
     seen(cancelRequested);
   };
   const timer = setInterval(() => {
     if (busy) return;
     busy = true;
-    const check = now() - renewedAt >= leaseMs / 3
-      ? renew()
+    const check = renewalDue()
+      ? write(true)
       : deps.store.get(taskId, owner, now()).then((current) => seen(current?.cancelRequested ?? true));
     check.catch((error: unknown) => {
       // A lost lease means another worker owns the task now: stop this run.
@@ -219,7 +228,7 @@ function startHeartbeat(deps: WorkerDeps, task: TaskRecord, leaseOwner: string, 
     async progress(message: string) {
       if (now() - lastProgress < progressIntervalMs) return;
       lastProgress = now();
-      await renew(message);
+      await write(renewalDue(), message);
     },
     stop: () => clearInterval(timer),
   };

@@ -33,6 +33,7 @@ import {
   TaskNotFoundError,
   type AnswerResult,
   type CancelResult,
+  type HeartbeatOptions,
   type NewTask,
   type StorePolicy,
   type TaskStore,
@@ -110,7 +111,12 @@ const CLEARABLE = ['leaseOwner', 'leaseUntil', 'inputRequests', 'result', 'error
  * Only terminal rows carry the TTL attribute: a task that is working or
  * waiting for input never expires. Working rows carry `activeShard` and
  * `sweepAt`, which put them in the sparse {@link ACTIVE_INDEX}; every write
- * that leaves `working` removes both in the same request.
+ * that leaves `working` removes both in the same request. The index is
+ * keys-only, so a write costs it something only when it adds, moves or
+ * removes those keys: entering and leaving are one index write each, moving
+ * `sweepAt` two. `claim` and progress-only heartbeats leave `sweepAt` alone
+ * (see the port's schedule), so a task that finishes within its first lease
+ * enters the index once and leaves it once.
  */
 export class DynamoDbTaskStore implements TaskStore {
   readonly #client: DynamoDBClient;
@@ -139,7 +145,7 @@ export class DynamoDbTaskStore implements TaskStore {
       issuedKeys: [],
       cancelRequested: false,
       attempts: 0,
-      sweepAt: task.now + this.#policy.sweepGraceMs,
+      sweepAt: task.now + this.#window(),
       version: 1,
     };
     if (options.idempotencyKey === undefined) {
@@ -157,11 +163,12 @@ export class DynamoDbTaskStore implements TaskStore {
 
   async claim(taskId: string, leaseOwner: string, now: number, leaseMs: number): Promise<TaskRecord | undefined> {
     // No expiry check: only terminal tasks expire, and those are never `working`.
+    // `sweepAt` (an index key) is left alone: create, release and answer
+    // scheduled it past one lease, so the claim costs the index nothing.
     const item = await this.#update(taskId, {
       set: {
         leaseOwner: { S: leaseOwner },
         leaseUntil: number(now + leaseMs),
-        sweepAt: number(now + leaseMs + this.#policy.sweepGraceMs),
       },
       increment: ['attempts'],
       condition: '#status = :working AND (attribute_not_exists(#leaseUntil) OR #leaseUntil <= :now)',
@@ -171,12 +178,12 @@ export class DynamoDbTaskStore implements TaskStore {
     return item && fromItem(item);
   }
 
-  async heartbeat(taskId: string, leaseOwner: string, now: number, leaseMs: number, statusMessage?: string): Promise<{ cancelRequested: boolean }> {
-    const until = now + leaseMs;
+  async heartbeat(taskId: string, leaseOwner: string, now: number, { leaseMs, statusMessage }: HeartbeatOptions): Promise<{ cancelRequested: boolean }> {
     const item = await this.#update(taskId, {
       set: {
-        leaseUntil: number(until),
-        sweepAt: number(until + this.#policy.sweepGraceMs),
+        // Only a renewal moves `sweepAt`, so only a renewal writes the index;
+        // a progress message changes non-key attributes (keys-only index).
+        ...(leaseMs === undefined ? {} : { leaseUntil: number(now + leaseMs), sweepAt: number(now + leaseMs + this.#policy.sweepGraceMs) }),
         ...(statusMessage === undefined ? {} : { statusMessage: { S: statusMessage }, lastUpdatedAt: number(now) }),
       },
       // A no-op assignment, so that `UPDATED_NEW` reports `cancelRequested`
@@ -218,7 +225,7 @@ export class DynamoDbTaskStore implements TaskStore {
   async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number): Promise<void> {
     // A failed condition means the lease is not ours (any more): nothing to release.
     await this.#update(taskId, {
-      set: { sweepAt: number(resumeAt + this.#policy.sweepGraceMs) },
+      set: { sweepAt: number(resumeAt + this.#window()) },
       remove: ['leaseOwner', 'leaseUntil'],
       ...leaseHeldBy(leaseOwner),
     });
@@ -244,7 +251,7 @@ export class DynamoDbTaskStore implements TaskStore {
       const inputResponses = { ...task.inputResponses, ...Object.fromEntries(accepted.map((key) => [key, responses[key]])) };
       const resumed = Object.keys(outstanding).length === 0;
       const next: TaskRecord = resumed
-        ? { ...rest, status: 'working', inputResponses, lastUpdatedAt: now, sweepAt: now + this.#policy.sweepGraceMs }
+        ? { ...rest, status: 'working', inputResponses, lastUpdatedAt: now, sweepAt: now + this.#window() }
         : { ...task, inputRequests: outstanding, inputResponses, lastUpdatedAt: now };
       return { result: { accepted, resumed }, next };
     });
@@ -315,6 +322,11 @@ export class DynamoDbTaskStore implements TaskStore {
       values: { ':now': number(now) },
     });
     return item !== undefined;
+  }
+
+  /** W: how long after a task is due to run the sweeper looks at it (one lease plus the grace). */
+  #window(): number {
+    return this.#policy.leaseMs + this.#policy.sweepGraceMs;
   }
 
   // --- creation with an idempotency key ---------------------------------------

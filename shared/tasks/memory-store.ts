@@ -6,6 +6,7 @@ import {
   TaskNotFoundError,
   type AnswerResult,
   type CancelResult,
+  type HeartbeatOptions,
   type NewTask,
   type StorePolicy,
   type TaskStore,
@@ -56,7 +57,7 @@ export class InMemoryTaskStore implements TaskStore {
       issuedKeys: [],
       cancelRequested: false,
       attempts: 0,
-      sweepAt: task.now + this.#policy.sweepGraceMs,
+      sweepAt: task.now + this.#window(),
       version: 1,
     };
     this.#tasks.set(task.taskId, copy(record));
@@ -71,17 +72,19 @@ export class InMemoryTaskStore implements TaskStore {
   async claim(taskId: string, leaseOwner: string, now: number, leaseMs: number): Promise<TaskRecord | undefined> {
     const task = this.#live(taskId, now);
     if (!task || task.status !== 'working' || isRunning(task, now)) return undefined;
+    // `sweepAt` stays: create, release and answer scheduled it past one lease.
     task.lease = { owner: leaseOwner, until: now + leaseMs };
-    task.sweepAt = now + leaseMs + this.#policy.sweepGraceMs;
     task.attempts += 1;
     task.version += 1;
     return copy(task);
   }
 
-  async heartbeat(taskId: string, leaseOwner: string, now: number, leaseMs: number, statusMessage?: string) {
+  async heartbeat(taskId: string, leaseOwner: string, now: number, { leaseMs, statusMessage }: HeartbeatOptions) {
     const stored = this.#leased(taskId, leaseOwner);
-    stored.lease = { owner: leaseOwner, until: now + leaseMs };
-    stored.sweepAt = now + leaseMs + this.#policy.sweepGraceMs;
+    if (leaseMs !== undefined) {
+      stored.lease = { owner: leaseOwner, until: now + leaseMs };
+      stored.sweepAt = now + leaseMs + this.#policy.sweepGraceMs;
+    }
     if (statusMessage !== undefined) {
       stored.statusMessage = statusMessage;
       stored.lastUpdatedAt = now;
@@ -101,7 +104,7 @@ export class InMemoryTaskStore implements TaskStore {
     const task = this.#tasks.get(taskId);
     if (task?.lease?.owner !== leaseOwner || isTerminal(task.status)) return;
     delete task.lease;
-    task.sweepAt = resumeAt + this.#policy.sweepGraceMs;
+    task.sweepAt = resumeAt + this.#window();
     task.version += 1;
   }
 
@@ -127,7 +130,7 @@ export class InMemoryTaskStore implements TaskStore {
     const resumed = Object.keys(task.inputRequests).length === 0;
     if (resumed) {
       const { inputRequests: _answered, ...rest } = task;
-      this.#tasks.set(taskId, { ...rest, status: 'working', sweepAt: now + this.#policy.sweepGraceMs });
+      this.#tasks.set(taskId, { ...rest, status: 'working', sweepAt: now + this.#window() });
     }
     return { accepted, resumed };
   }
@@ -171,6 +174,11 @@ export class InMemoryTaskStore implements TaskStore {
     task.sweepAt = nextAt;
     task.version += 1;
     return true;
+  }
+
+  /** W: how long after a task is due to run the sweeper looks at it (one lease plus the grace). */
+  #window(): number {
+    return this.#policy.leaseMs + this.#policy.sweepGraceMs;
   }
 
   #live(taskId: string, now: number): TaskRecord | undefined {

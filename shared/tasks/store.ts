@@ -30,20 +30,44 @@ export type CancelResult =
   /** Already terminal: nothing changed. */
   | 'terminal';
 
-/** Timing the store applies to every task it keeps. */
+/**
+ * Timing the store applies to every task it keeps.
+ *
+ * Let W = `leaseMs + sweepGraceMs`: the longest a task may go untouched once
+ * it is due to run (a worker taking it and holding it for one lease) before
+ * the sweeper looks at it.
+ */
 export interface StorePolicy {
-  /**
-   * How long a task stays readable after it reaches a terminal state. While a
-   * task is not terminal it never expires (see `renderedTtlMs`).
-   */
-  retentionMs: number;
   /**
    * How long past its expected next event (a lease ending, a wake-up, a
    * resume) a non-terminal task may go unnoticed before the sweeper looks at it.
    */
   sweepGraceMs: number;
+  /**
+   * The lease workers take (`claim`) and renew (`heartbeat`) with: the same
+   * value the worker uses. The store needs it to schedule `sweepAt` past the
+   * first lease of a task without touching `sweepAt` when the lease is taken.
+   */
+  leaseMs: number;
+  /**
+   * How long a task stays readable after it reaches a terminal state. While a
+   * task is not terminal it never expires (see `renderedTtlMs`).
+   */
+  retentionMs: number;
   /** How long step checkpoints are kept after they are written (the longest a job may run). */
   stepRetentionMs: number;
+}
+
+/** What `heartbeat` writes besides checking the lease. */
+export interface HeartbeatOptions {
+  /**
+   * Renew the lease to `now + leaseMs`, and move `sweepAt` to
+   * `now + leaseMs + sweepGraceMs` in the same write. Without it the lease
+   * and `sweepAt` are left as they are.
+   */
+  leaseMs?: number;
+  /** Written with `lastUpdatedAt = now`. */
+  statusMessage?: string;
 }
 
 /**
@@ -58,10 +82,43 @@ export interface StorePolicy {
  * Non-terminal tasks that are not waiting for input carry a `sweepAt` time:
  * when no worker has touched them by then, {@link TaskStore.findDue} returns
  * them so the sweeper can enqueue them again.
+ *
+ * `sweepAt` is a key of the store's sweep index, so every change of it costs
+ * index writes (on DynamoDB, moving an entry is a delete plus a put). It is
+ * therefore set only where the time a task is next expected to be touched
+ * changes, with W = `leaseMs + sweepGraceMs` (see {@link StorePolicy}):
+ *
+ * - `create`: `now + W`, which covers the wait for a worker and its first lease;
+ * - `claim`: untouched (a task that finishes within its first lease never
+ *   moves in the index: it enters it at `create` and leaves it at `finish`);
+ * - `heartbeat` with `leaseMs`: `now + leaseMs + sweepGraceMs`, together with
+ *   the renewed lease; a heartbeat without `leaseMs` (a progress message
+ *   only) leaves it alone;
+ * - `release`: `resumeAt + W` (the continuation, wake-up or retry is due at
+ *   `resumeAt`, and then takes a lease);
+ * - `answer` resuming the task: `now + W`;
+ * - `reschedule`: `nextAt`, as the sweeper asks (`now + W`);
+ * - waiting for input or terminal: no `sweepAt`.
+ *
+ * Trade-off: a claimed task's `sweepAt` (`createdAt + W`, `resumeAt + W`, …)
+ * lies before its lease ends only when the task was claimed late, more than
+ * `sweepGraceMs` after it became due to run. Workers renew a third of the
+ * way into a lease (at the first cancellation check or progress message after
+ * that), which moves `sweepAt` past the renewed lease; a task claimed so late
+ * that its `sweepAt` passes before that first renewal is swept spuriously.
+ * That costs one reschedule and one duplicate message, which the live lease
+ * turns away (`claim` returns `undefined`), and nothing else. A worker that
+ * dies before the first renewal of such a late claim is then noticed by the
+ * sweeper one W after that spurious sweep: less than one lease later than
+ * `sweepGraceMs` after its lease ended, as it would be otherwise (SQS
+ * redelivers the dead worker's message after the visibility timeout
+ * regardless). A task claimed in time is never due before its first lease
+ * ends, and is due at most `sweepGraceMs` after it.
  */
 export interface TaskStore {
   /**
-   * Durably creates a `working` task; readable by `get` as soon as this
+   * Durably creates a `working` task, due for the sweeper at
+   * `now + leaseMs + sweepGraceMs`; readable by `get` as soon as this
    * resolves. With an idempotency key, a second call by the same owner with
    * the same key returns the first task (`created: false`) instead of making
    * another; with other arguments it throws {@link IdempotencyConflictError}.
@@ -75,15 +132,21 @@ export interface TaskStore {
    * Takes the run lease on a `working` task that no live lease holds. Returns
    * the task as leased (check `cancelRequested` on it), or `undefined` when it
    * is gone, terminal, waiting for input or held by another live lease.
+   * Leaves `sweepAt` as it is (see the interface's comment).
    */
   claim(taskId: string, leaseOwner: string, now: number, leaseMs: number): Promise<TaskRecord | undefined>;
 
   /**
-   * Renews the lease for `leaseMs` from `now`, optionally writing
-   * `statusMessage`. Returns whether cancellation has been requested.
-   * Throws {@link LeaseLostError} when the lease is no longer ours.
+   * One conditional write under the lease. With `options.leaseMs`, renews the
+   * lease to `now + leaseMs` and moves `sweepAt` to `now + leaseMs +
+   * sweepGraceMs`; without it, leaves both alone (no index write). With
+   * `options.statusMessage`, writes it and `lastUpdatedAt = now`. Returns
+   * whether cancellation has been requested either way. Throws
+   * {@link LeaseLostError} when the lease is not ours (taken over, released,
+   * never held, or the task is terminal); a lease that ran out while nobody
+   * took it over is still ours.
    */
-  heartbeat(taskId: string, leaseOwner: string, now: number, leaseMs: number, statusMessage?: string): Promise<{ cancelRequested: boolean }>;
+  heartbeat(taskId: string, leaseOwner: string, now: number, options: HeartbeatOptions): Promise<{ cancelRequested: boolean }>;
 
   /**
    * Records the outcome of a handler run and releases the lease: a terminal
@@ -96,8 +159,9 @@ export interface TaskStore {
 
   /**
    * Releases the lease; the task stays `working` and is due for the sweeper
-   * at `resumeAt + sweepGraceMs` (the caller enqueues its own continuation or
-   * retry for `resumeAt`). A lease that is no longer ours is left alone.
+   * at `resumeAt + leaseMs + sweepGraceMs` (the caller enqueues its own
+   * continuation or retry for `resumeAt`, whose run takes a lease then).
+   * A lease that is no longer ours is left alone.
    */
   release(taskId: string, leaseOwner: string, now: number, resumeAt: number): Promise<void>;
 
@@ -110,7 +174,7 @@ export interface TaskStore {
   /**
    * Records answers for currently outstanding keys of an `input_required`
    * task; other keys are ignored. Answering the last one moves the task back
-   * to `working`.
+   * to `working`, due for the sweeper at `now + leaseMs + sweepGraceMs`.
    */
   answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number): Promise<AnswerResult>;
 
@@ -131,7 +195,9 @@ export interface TaskStore {
 
   /**
    * Moves a due task's `sweepAt` to `nextAt`, if it is still due at `now`.
-   * Returns false when another sweeper (or a worker) got there first.
+   * Returns false when another sweeper (or a worker) got there first. The
+   * sweeper passes `now + leaseMs + sweepGraceMs`: the message it enqueues
+   * is claimed about now, and that run takes a lease.
    */
   reschedule(taskId: string, now: number, nextAt: number): Promise<boolean>;
 }

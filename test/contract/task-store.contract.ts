@@ -16,13 +16,14 @@ import {
   IdempotencyConflictError,
   LeaseLostError,
   TaskNotFoundError,
+  type HeartbeatOptions,
   type NewTask,
   type StorePolicy,
   type TaskStore,
 } from '../../shared/tasks/store.ts';
 
-/** The policy every store under test must be built with. */
-export const CONTRACT_POLICY: StorePolicy = { retentionMs: 3_600_000, sweepGraceMs: 60_000, stepRetentionMs: 30 * 86_400_000 };
+/** The policy every store under test must be built with (its `leaseMs` is the lease the cases take). */
+export const CONTRACT_POLICY: StorePolicy = { retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: 10_000, stepRetentionMs: 30 * 86_400_000 };
 
 /** What `makeStore` hands the suite; `close` runs once, after the last case. */
 export interface StoreUnderTest {
@@ -32,9 +33,11 @@ export interface StoreUnderTest {
 
 const RETENTION = CONTRACT_POLICY.retentionMs;
 const GRACE = CONTRACT_POLICY.sweepGraceMs;
+const LEASE = CONTRACT_POLICY.leaseMs;
+/** W: how long after a task is due to run the sweeper looks at it (one lease plus the grace). */
+const W = LEASE + GRACE;
 const T0 = 1_700_000_000_000;
 const TTL = 60_000;
-const LEASE = 10_000;
 const OWNER = 'alice';
 const STRANGER = 'mallory';
 /** Far past every TTL and retention window the suite uses. */
@@ -151,7 +154,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
           issuedKeys: [],
           cancelRequested: false,
           attempts: 0,
-          sweepAt: T0 + GRACE,
+          sweepAt: T0 + W,
           version: 1,
         };
         assert.deepEqual(result, { task: expected, created: true });
@@ -236,7 +239,8 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         assert.ok(leased);
         assert.equal(leased.status, 'working');
         assert.deepEqual(leased.lease, { owner: 'w1', until: at(5 + LEASE) });
-        assert.equal(leased.sweepAt, at(5 + LEASE + GRACE));
+        assert.equal(leased.sweepAt, task.sweepAt, 'a claim leaves sweepAt alone');
+        assert.equal(leased.sweepAt, T0 + W);
         assert.equal(leased.attempts, 1);
         assert.equal(leased.version, task.version + 1);
         assert.equal(leased.cancelRequested, false);
@@ -295,15 +299,15 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     // --- heartbeat ----------------------------------------------------------
 
     describe('heartbeat', () => {
-      it('renews the lease: another worker cannot claim until the renewed lease ends', async () => {
+      it('with leaseMs renews the lease and moves sweepAt past it: another worker cannot claim until the renewed lease ends', async () => {
         const { task, leaseOwner } = await claimed({}, at(1));
         const renewedAt = 8_000;
-        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(renewedAt), LEASE), { cancelRequested: false });
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(renewedAt), { leaseMs: LEASE }), { cancelRequested: false });
         const stored = await read(task.taskId);
         assert.deepEqual(stored.lease, { owner: leaseOwner, until: at(renewedAt + LEASE) });
         assert.equal(stored.sweepAt, at(renewedAt + LEASE + GRACE));
         assert.equal(stored.version, task.version + 1);
-        assert.equal(stored.lastUpdatedAt, task.lastUpdatedAt, 'a bare heartbeat is not an update the client sees');
+        assert.equal(stored.lastUpdatedAt, task.lastUpdatedAt, 'a bare renewal is not an update the client sees');
         assert.equal(stored.statusMessage, undefined);
 
         assert.equal(await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE), undefined, 'the first lease would have ended here');
@@ -311,55 +315,97 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         assert.equal((await store().claim(task.taskId, 'w2', at(renewedAt + LEASE), LEASE))?.lease?.owner, 'w2');
       });
 
-      it('writes statusMessage and lastUpdatedAt when given one', async () => {
+      it('with leaseMs and a statusMessage renews and writes statusMessage and lastUpdatedAt in one change', async () => {
         const { task, leaseOwner } = await claimed();
-        await store().heartbeat(task.taskId, leaseOwner, at(5), LEASE, 'step 1 of 3');
+        await store().heartbeat(task.taskId, leaseOwner, at(5), { leaseMs: LEASE, statusMessage: 'step 1 of 3' });
         const stored = await read(task.taskId);
         assert.equal(stored.statusMessage, 'step 1 of 3');
         assert.equal(stored.lastUpdatedAt, at(5));
+        assert.deepEqual(stored.lease, { owner: leaseOwner, until: at(5 + LEASE) });
+        assert.equal(stored.sweepAt, at(5 + LEASE + GRACE));
         assert.equal(stored.version, task.version + 1);
       });
 
-      it('reports cancelRequested once cancellation was requested', async () => {
-        const { task, leaseOwner } = await claimed();
-        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(5), LEASE, 'step 1 of 3'), { cancelRequested: false });
-        assert.equal(await store().cancel(task.taskId, OWNER, at(6)), 'requested');
-        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(7), LEASE, 'step 2 of 3'), { cancelRequested: true });
-        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(8), LEASE), { cancelRequested: true });
+      it('without leaseMs writes statusMessage and lastUpdatedAt only: the lease and sweepAt stay', async () => {
+        const { task, leaseOwner } = await claimed({}, at(1));
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(5_000), { statusMessage: 'step 1 of 3' }), { cancelRequested: false });
         const stored = await read(task.taskId);
-        assert.equal(stored.statusMessage, 'step 2 of 3');
+        assert.equal(stored.statusMessage, 'step 1 of 3');
+        assert.equal(stored.lastUpdatedAt, at(5_000));
+        assert.deepEqual(stored.lease, task.lease);
+        assert.equal(stored.sweepAt, task.sweepAt);
+        assert.equal(stored.version, task.version + 1);
+        assert.deepEqual(stored, { ...task, statusMessage: 'step 1 of 3', lastUpdatedAt: at(5_000), version: task.version + 1 });
+
+        assert.equal(await store().claim(task.taskId, 'w2', at(LEASE), LEASE), undefined, 'the lease is still live');
+        assert.equal((await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE))?.lease?.owner, 'w2', 'the lease was not renewed');
+      });
+
+      it('with neither leaseMs nor a statusMessage only reports cancelRequested: the lease, sweepAt and statusMessage stay', async () => {
+        const { task, leaseOwner } = await claimed();
+        await store().heartbeat(task.taskId, leaseOwner, at(2), { statusMessage: 'before' });
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(3), {}), { cancelRequested: false });
+        const stored = await read(task.taskId);
+        assert.equal(stored.statusMessage, 'before');
+        assert.equal(stored.lastUpdatedAt, at(2));
+        assert.deepEqual(stored.lease, task.lease);
+        assert.equal(stored.sweepAt, task.sweepAt);
+      });
+
+      it('reports cancelRequested once cancellation was requested, with or without renewing', async () => {
+        const { task, leaseOwner } = await claimed();
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(5), { statusMessage: 'step 1 of 3' }), { cancelRequested: false });
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(5), { leaseMs: LEASE }), { cancelRequested: false });
+        assert.equal(await store().cancel(task.taskId, OWNER, at(6)), 'requested');
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(7), { statusMessage: 'step 2 of 3' }), { cancelRequested: true });
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(8), { leaseMs: LEASE }), { cancelRequested: true });
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(9), { leaseMs: LEASE, statusMessage: 'step 3 of 3' }), { cancelRequested: true });
+        assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(10), {}), { cancelRequested: true });
+        const stored = await read(task.taskId);
+        assert.equal(stored.statusMessage, 'step 3 of 3');
         assert.equal(stored.cancelRequested, true);
       });
 
       it('still renews a lease that ran out while nobody took it over', async () => {
         const { task, leaseOwner } = await claimed({}, at(1));
-        await store().heartbeat(task.taskId, leaseOwner, at(2 * LEASE), LEASE);
-        assert.deepEqual((await read(task.taskId)).lease, { owner: leaseOwner, until: at(3 * LEASE) });
+        await store().heartbeat(task.taskId, leaseOwner, at(2 * LEASE), { leaseMs: LEASE });
+        const stored = await read(task.taskId);
+        assert.deepEqual(stored.lease, { owner: leaseOwner, until: at(3 * LEASE) });
+        assert.equal(stored.sweepAt, at(3 * LEASE + GRACE));
       });
 
-      it('throws LeaseLostError for another lease owner and changes nothing', async () => {
-        const { task } = await claimed();
-        await assert.rejects(store().heartbeat(task.taskId, 'not-the-holder', at(5), LEASE, 'hijack'), LeaseLostError);
-        assert.deepEqual(await read(task.taskId), task);
-      });
+      const variants: Array<{ name: string; options: HeartbeatOptions }> = [
+        { name: 'renewing', options: { leaseMs: LEASE, statusMessage: 'late' } },
+        { name: 'progress-only', options: { statusMessage: 'late' } },
+        { name: 'bare', options: {} },
+      ];
+      for (const { name, options } of variants) {
+        it(`(${name}) throws LeaseLostError for another lease owner and changes nothing`, async () => {
+          const { task } = await claimed();
+          await assert.rejects(store().heartbeat(task.taskId, 'not-the-holder', at(5), options), LeaseLostError);
+          assert.deepEqual(await read(task.taskId), task);
+        });
 
-      it('throws LeaseLostError once the lease was taken over', async () => {
-        const { task, leaseOwner } = await claimed({}, at(1));
-        const takeover = await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE);
-        assert.ok(takeover);
-        await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(2 + LEASE), LEASE, 'late'), LeaseLostError);
-        assert.deepEqual(await read(task.taskId), takeover);
-      });
+        it(`(${name}) throws LeaseLostError once the lease was taken over`, async () => {
+          const { task, leaseOwner } = await claimed({}, at(1));
+          const takeover = await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE);
+          assert.ok(takeover);
+          await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(2 + LEASE), options), LeaseLostError);
+          assert.deepEqual(await read(task.taskId), takeover);
+        });
 
-      it('throws LeaseLostError after the lease was released', async () => {
-        const { task, leaseOwner } = await claimed();
-        await store().release(task.taskId, leaseOwner, at(2), at(2));
-        await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(5), LEASE), LeaseLostError);
-      });
+        it(`(${name}) throws LeaseLostError after the lease was released`, async () => {
+          const { task, leaseOwner } = await claimed();
+          await store().release(task.taskId, leaseOwner, at(2), at(2));
+          const released = await read(task.taskId);
+          await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(5), options), LeaseLostError);
+          assert.deepEqual(await read(task.taskId), released);
+        });
 
-      it('throws LeaseLostError for an unknown task', async () => {
-        await assert.rejects(store().heartbeat(randomUUID(), 'w1', at(5), LEASE), LeaseLostError);
-      });
+        it(`(${name}) throws LeaseLostError for an unknown task`, async () => {
+          await assert.rejects(store().heartbeat(randomUUID(), 'w1', at(5), options), LeaseLostError);
+        });
+      }
     });
 
     // --- finish -------------------------------------------------------------
@@ -442,7 +488,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
 
       it('keeps cancelRequested and the latest heartbeat message written since the claim', async () => {
         const { task, leaseOwner } = await claimed();
-        await store().heartbeat(task.taskId, leaseOwner, at(3), LEASE, 'halfway');
+        await store().heartbeat(task.taskId, leaseOwner, at(3), { statusMessage: 'halfway' });
         assert.equal(await store().cancel(task.taskId, OWNER, at(4)), 'requested');
         const finished = await store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(5));
         assert.equal(finished.cancelRequested, true);
@@ -453,12 +499,12 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
 
       it('writes the outcome\'s statusMessage even when it equals the one in the claimed record', async () => {
         const { task, leaseOwner } = await claimed();
-        await store().heartbeat(task.taskId, leaseOwner, at(2), LEASE, 'A');
+        await store().heartbeat(task.taskId, leaseOwner, at(2), { statusMessage: 'A' });
         await store().release(task.taskId, leaseOwner, at(2), at(2));
         const second = await store().claim(task.taskId, 'w2', at(3), LEASE);
         assert.ok(second);
         assert.equal(second.statusMessage, 'A');
-        await store().heartbeat(task.taskId, 'w2', at(4), LEASE, 'B');
+        await store().heartbeat(task.taskId, 'w2', at(4), { leaseMs: LEASE, statusMessage: 'B' });
         const finished = await store().finish(second, 'w2', { status: 'failed', error: ERROR, statusMessage: 'A' }, at(5));
         assert.equal(finished.statusMessage, 'A');
       });
@@ -489,14 +535,14 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     // --- release ------------------------------------------------------------
 
     describe('release', () => {
-      it('drops the lease of its holder, keeps the status and is due at resumeAt + sweepGraceMs', async () => {
+      it('drops the lease of its holder, keeps the status and is due at resumeAt + leaseMs + sweepGraceMs', async () => {
         const { task, leaseOwner } = await claimed();
         const resumeAt = at(5_000);
         await store().release(task.taskId, leaseOwner, at(2), resumeAt);
         const stored = await read(task.taskId);
         assert.equal(stored.status, 'working');
         assert.equal(stored.lease, undefined);
-        assert.equal(stored.sweepAt, resumeAt + GRACE);
+        assert.equal(stored.sweepAt, resumeAt + W);
         assert.equal(stored.version, task.version + 1);
         assert.equal(stored.attempts, task.attempts);
       });
@@ -562,15 +608,22 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
 
         assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE)), true);
         await assert.rejects(store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(2 + LEASE)), LeaseLostError);
-        await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(2 + LEASE), LEASE), LeaseLostError);
+        await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(2 + LEASE), { leaseMs: LEASE }), LeaseLostError);
         assert.equal((await read(task.taskId)).status, 'failed');
       });
 
       it('is refused while a renewed lease is live', async () => {
         const { task, leaseOwner } = await claimed({}, at(1));
-        await store().heartbeat(task.taskId, leaseOwner, at(LEASE), LEASE);
+        await store().heartbeat(task.taskId, leaseOwner, at(LEASE), { leaseMs: LEASE });
         assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE)), false);
         assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(2 * LEASE)), true);
+      });
+
+      it('is allowed once the claimed lease ends when heartbeats only wrote progress', async () => {
+        const { task, leaseOwner } = await claimed({}, at(1));
+        await store().heartbeat(task.taskId, leaseOwner, at(LEASE), { statusMessage: 'still going' });
+        assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(LEASE)), false);
+        assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE)), true);
       });
 
       it('returns false for an unknown task', async () => {
@@ -603,7 +656,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         assert.equal('inputRequests' in stored, false);
         assert.deepEqual(stored.inputResponses, { a: 'A', b: 'B' });
         assert.equal(stored.lastUpdatedAt, at(11));
-        assert.equal(stored.sweepAt, at(11 + GRACE));
+        assert.equal(stored.sweepAt, at(11) + W);
         assert.equal(stored.version, task.version + 2);
         assert.equal((await store().claim(task.taskId, 'w2', at(12), LEASE))?.lease?.owner, 'w2');
       });
@@ -752,8 +805,10 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
 
           await assert.rejects(store().finish(task, leaseOwner, { status: 'completed', result: { other: true } }, now), LeaseLostError);
           await unchanged('finish');
-          await assert.rejects(store().heartbeat(task.taskId, leaseOwner, now, LEASE, 'late'), LeaseLostError);
+          await assert.rejects(store().heartbeat(task.taskId, leaseOwner, now, { leaseMs: LEASE, statusMessage: 'late' }), LeaseLostError);
           await unchanged('heartbeat');
+          await assert.rejects(store().heartbeat(task.taskId, leaseOwner, now, { statusMessage: 'late' }), LeaseLostError);
+          await unchanged('progress-only heartbeat');
           await store().release(task.taskId, leaseOwner, now, now);
           await unchanged('release');
           assert.equal(await store().fail(task.taskId, ERROR, 'late', now), false);
@@ -828,31 +883,55 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     // --- sweeper: findDue / reschedule ----------------------------------------
 
     describe('findDue and reschedule', () => {
-      it('a created task becomes due sweepGraceMs after it was created', async () => {
+      it('a created task becomes due leaseMs + sweepGraceMs after it was created', async () => {
         const base = isolatedWindow();
         const task = await created({ now: base });
-        assert.deepEqual(await store().findDue(base + GRACE - 1, 10), []);
-        assert.deepEqual(await store().findDue(base + GRACE, 10), [task.taskId]);
+        assert.deepEqual(await store().findDue(base + W - 1, 10), []);
+        assert.deepEqual(await store().findDue(base + W, 10), [task.taskId]);
       });
 
-      it('a claimed task becomes due sweepGraceMs after its lease ends; a heartbeat pushes that back', async () => {
+      it('a claim keeps the task due as created (past a prompt claim\'s lease); a renewal pushes that past the renewed lease, progress does not', async () => {
         const base = isolatedWindow();
         const { task, leaseOwner } = await claimed({ now: base }, base + 1);
-        assert.deepEqual(await store().findDue(base + 1 + LEASE + GRACE - 1, 10), []);
-        assert.deepEqual(await store().findDue(base + 1 + LEASE + GRACE, 10), [task.taskId]);
+        assert.deepEqual(await store().findDue(task.lease!.until, 10), [], 'claimed within the grace: not due while its first lease is live');
+        assert.deepEqual(await store().findDue(base + W - 1, 10), []);
+        assert.deepEqual(await store().findDue(base + W, 10), [task.taskId]);
 
-        await store().heartbeat(task.taskId, leaseOwner, base + 5_000, LEASE);
+        await store().heartbeat(task.taskId, leaseOwner, base + 5_000, { statusMessage: 'progress' });
+        assert.deepEqual(await store().findDue(base + W, 10), [task.taskId], 'progress alone does not move sweepAt');
+
+        await store().heartbeat(task.taskId, leaseOwner, base + 5_000, { leaseMs: LEASE });
         assert.deepEqual(await store().findDue(base + 5_000 + LEASE + GRACE - 1, 10), []);
         assert.deepEqual(await store().findDue(base + 5_000 + LEASE + GRACE, 10), [task.taskId]);
       });
 
-      it('a released task becomes due sweepGraceMs after resumeAt', async () => {
+      it('a task claimed late is due before its lease ends; the sweep\'s duplicate claim is turned away by the lease', async () => {
+        const base = isolatedWindow();
+        const task = await created({ now: base });
+        const claimedAt = base + GRACE + 1_000;
+        const leased = await store().claim(task.taskId, 'w1', claimedAt, LEASE);
+        assert.ok(leased);
+        assert.ok(base + W < leased.lease!.until, 'due while the lease is live (the documented trade-off)');
+        assert.deepEqual(await store().findDue(base + W, 10), [task.taskId]);
+        assert.equal(await store().reschedule(task.taskId, base + W, base + 2 * W), true);
+        assert.equal(await store().claim(task.taskId, 'w2', base + W, LEASE), undefined, 'the duplicate finds the lease live');
+        const stored = await read(task.taskId, base + W);
+        assert.equal(stored.lease?.owner, 'w1');
+        assert.equal(stored.attempts, 1);
+        // Its worker's first renewal (a third of the way into the lease) moves it past the renewed lease.
+        const renewedAt = claimedAt + 4_000;
+        await store().heartbeat(task.taskId, 'w1', renewedAt, { leaseMs: LEASE });
+        assert.equal((await read(task.taskId, base + W)).sweepAt, renewedAt + LEASE + GRACE);
+        assert.deepEqual(await store().findDue(renewedAt + LEASE, 10), []);
+      });
+
+      it('a released task becomes due leaseMs + sweepGraceMs after resumeAt', async () => {
         const base = isolatedWindow();
         const { task, leaseOwner } = await claimed({ now: base }, base + 1);
         const resumeAt = base + 7 * LEASE;
         await store().release(task.taskId, leaseOwner, base + 2, resumeAt);
-        assert.deepEqual(await store().findDue(resumeAt + GRACE - 1, 10), []);
-        assert.deepEqual(await store().findDue(resumeAt + GRACE, 10), [task.taskId]);
+        assert.deepEqual(await store().findDue(resumeAt + W - 1, 10), []);
+        assert.deepEqual(await store().findDue(resumeAt + W, 10), [task.taskId]);
       });
 
       it('tasks waiting for input and terminal tasks are never due', async () => {
@@ -868,14 +947,14 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         assert.deepEqual(await store().findDue(base + MUCH_LATER, 100), []);
       });
 
-      it('an answered task that is working again becomes due sweepGraceMs after the answer', async () => {
+      it('an answered task that is working again becomes due leaseMs + sweepGraceMs after the answer', async () => {
         const base = isolatedWindow();
         const task = await waiting({ a: ELICIT, b: SAMPLE }, { now: base });
         await store().answer(task.taskId, OWNER, { a: 'A' }, base + 10);
         assert.deepEqual(await store().findDue(base + MUCH_LATER, 10), [], 'still waiting for b');
         await store().answer(task.taskId, OWNER, { b: 'B' }, base + 20);
-        assert.deepEqual(await store().findDue(base + 20 + GRACE - 1, 10), []);
-        assert.deepEqual(await store().findDue(base + 20 + GRACE, 10), [task.taskId]);
+        assert.deepEqual(await store().findDue(base + 20 + W - 1, 10), []);
+        assert.deepEqual(await store().findDue(base + 20 + W, 10), [task.taskId]);
       });
 
       it('returns the longest-due tasks first, at most limit of them', async () => {
@@ -883,28 +962,29 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         const tasks: TaskRecord[] = [];
         for (let index = 0; index < 9; index += 1) tasks.push(await created({ now: base + index }));
         const ids = tasks.map((task) => task.taskId);
-        assert.deepEqual(await store().findDue(base + 8 + GRACE, 100), ids);
-        assert.deepEqual(await store().findDue(base + 8 + GRACE, 4), ids.slice(0, 4));
-        assert.deepEqual(await store().findDue(base + 4 + GRACE, 100), ids.slice(0, 5));
-        assert.deepEqual(await store().findDue(base + 8 + GRACE, 0), []);
+        assert.deepEqual(await store().findDue(base + 8 + W, 100), ids);
+        assert.deepEqual(await store().findDue(base + 8 + W, 4), ids.slice(0, 4));
+        assert.deepEqual(await store().findDue(base + 4 + W, 100), ids.slice(0, 5));
+        assert.deepEqual(await store().findDue(base + 8 + W, 0), []);
       });
 
       it('reschedule moves a due task to nextAt, once', async () => {
         const base = isolatedWindow();
         const task = await created({ now: base });
-        const now = base + GRACE;
-        assert.equal(await store().reschedule(task.taskId, now, now + GRACE), true);
-        assert.equal((await read(task.taskId, now)).sweepAt, now + GRACE);
+        const now = base + W;
+        assert.equal(await store().reschedule(task.taskId, now, now + W), true);
+        assert.equal((await read(task.taskId, now)).sweepAt, now + W);
         assert.equal((await read(task.taskId, now)).version, task.version + 1);
         assert.deepEqual(await store().findDue(now, 10), []);
-        assert.equal(await store().reschedule(task.taskId, now, now + GRACE), false, 'no longer due');
-        assert.deepEqual(await store().findDue(now + GRACE, 10), [task.taskId]);
+        assert.equal(await store().reschedule(task.taskId, now, now + W), false, 'no longer due');
+        assert.deepEqual(await store().findDue(now + W - 1, 10), []);
+        assert.deepEqual(await store().findDue(now + W, 10), [task.taskId]);
       });
 
       it('reschedule refuses a task that is not due yet, one waiting for input and an unknown one', async () => {
         const base = isolatedWindow();
         const task = await created({ now: base });
-        assert.equal(await store().reschedule(task.taskId, base + GRACE - 1, base + 2 * GRACE), false);
+        assert.equal(await store().reschedule(task.taskId, base + W - 1, base + 2 * W), false);
         assert.deepEqual(await read(task.taskId, base), task);
         const waits = await waiting({ a: ELICIT }, { now: base });
         assert.equal(await store().reschedule(waits.taskId, base + MUCH_LATER, base + MUCH_LATER), false);
@@ -916,8 +996,8 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         const base = isolatedWindow();
         const tasks = await Promise.all(Array.from({ length: 4 }, () => created({ now: base })));
         for (const task of tasks) {
-          const now = base + GRACE;
-          const results = await Promise.all([store().reschedule(task.taskId, now, now + GRACE), store().reschedule(task.taskId, now, now + GRACE)]);
+          const now = base + W;
+          const results = await Promise.all([store().reschedule(task.taskId, now, now + W), store().reschedule(task.taskId, now, now + W)]);
           assert.deepEqual(results.filter(Boolean).length, 1);
         }
       });

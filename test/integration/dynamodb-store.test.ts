@@ -23,7 +23,7 @@ import {
   activeShardOf,
 } from '../../shared/tasks/dynamodb-store.ts';
 import { MAX_RESULT_BYTES, type TaskRecord } from '../../shared/tasks/model.ts';
-import { LeaseLostError } from '../../shared/tasks/store.ts';
+import { LeaseLostError, type HeartbeatOptions } from '../../shared/tasks/store.ts';
 import { expiresAtSeconds } from '../../shared/tasks/ttl.ts';
 import { CONTRACT_POLICY, describeTaskStore } from '../contract/task-store.contract.ts';
 
@@ -57,7 +57,9 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   const T0 = 1_700_000_000_123;
   const RETENTION = CONTRACT_POLICY.retentionMs;
   const GRACE = CONTRACT_POLICY.sweepGraceMs;
-  const LEASE = 10_000;
+  const LEASE = CONTRACT_POLICY.leaseMs;
+  /** W: how long after a task is due to run the sweeper looks at it. */
+  const W = LEASE + GRACE;
   let local: LocalDynamoDb;
   let client: DynamoDBClient;
   let tableName: string;
@@ -190,8 +192,9 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     let claimed: TaskRecord | undefined;
     assert.deepEqual(await commandsOf(async () => (claimed = await store.claim(taskId, 'w1', T0 + 1, LEASE))), ['UpdateItem']);
     assert.ok(claimed);
-    assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 2, LEASE, 'busy')), ['UpdateItem']);
-    assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 3, LEASE)), ['UpdateItem']);
+    assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 2, { leaseMs: LEASE, statusMessage: 'busy' })), ['UpdateItem']);
+    assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { leaseMs: LEASE })), ['UpdateItem']);
+    assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { statusMessage: 'busy' })), ['UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.release(taskId, 'w1', T0 + 4, T0 + 4)), ['UpdateItem']);
     claimed = await store.claim(taskId, 'w2', T0 + 5, LEASE);
     assert.ok(claimed);
@@ -205,10 +208,51 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
   it('heartbeat learns cancelRequested without the row coming back', async () => {
     const task = await claimedTask();
-    sent.length = 0;
-    await store.heartbeat(task.taskId, 'w1', T0 + 5, LEASE, 'busy');
-    const returned = Object.keys((sent[0]?.output as { Attributes?: Item }).Attributes ?? {}).sort();
-    assert.deepEqual(returned, ['cancelRequested', 'lastUpdatedAt', 'leaseUntil', 'statusMessage', 'sweepAt', 'version']);
+    const returned = async (options: HeartbeatOptions) => {
+      sent.length = 0;
+      await store.heartbeat(task.taskId, 'w1', T0 + 5, options);
+      return Object.keys((sent[0]?.output as { Attributes?: Item }).Attributes ?? {}).sort();
+    };
+    assert.deepEqual(await returned({ leaseMs: LEASE, statusMessage: 'busy' }), ['cancelRequested', 'lastUpdatedAt', 'leaseUntil', 'statusMessage', 'sweepAt', 'version']);
+    assert.deepEqual(await returned({ statusMessage: 'busy' }), ['cancelRequested', 'lastUpdatedAt', 'statusMessage', 'version']);
+    assert.deepEqual(await returned({}), ['cancelRequested', 'version']);
+  });
+
+  it('only create, a renewing heartbeat, release, answer and reschedule write the index keys; claim and progress do not', async () => {
+    const taskId = randomUUID();
+    /** The update expression of the single request `action` sent. */
+    const expressionOf = async (action: () => Promise<unknown>) => {
+      sent.length = 0;
+      const requests: string[] = [];
+      client.middlewareStack.add((next) => async (args) => {
+        requests.push(String((args.input as { UpdateExpression?: string }).UpdateExpression ?? ''));
+        return next(args);
+      }, { step: 'initialize', name: 'captureExpression' });
+      try {
+        await action();
+      } finally {
+        client.middlewareStack.remove('captureExpression');
+      }
+      assert.equal(requests.length, 1);
+      return requests[0]!;
+    };
+    const sweepKey = (row: Item) => [row[ACTIVE_INDEX.partition]?.S, row[ACTIVE_INDEX.sort]?.N];
+
+    await store.create(newTask(taskId));
+    const created = sweepKey(await rawRow(taskId));
+    assert.deepEqual(created, [activeShardOf(taskId), String(T0 + W)]);
+
+    assert.doesNotMatch(await expressionOf(() => store.claim(taskId, 'w1', T0 + 1, LEASE)), /sweepAt|activeShard/);
+    assert.deepEqual(sweepKey(await rawRow(taskId)), created, 'claim leaves the index entry where it is');
+    assert.doesNotMatch(await expressionOf(() => store.heartbeat(taskId, 'w1', T0 + 2, { statusMessage: 'busy' })), /sweepAt|activeShard|leaseUntil/);
+    assert.deepEqual(sweepKey(await rawRow(taskId)), created, 'a progress-only heartbeat leaves the index entry where it is');
+
+    assert.match(await expressionOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { leaseMs: LEASE })), /sweepAt/);
+    assert.deepEqual(sweepKey(await rawRow(taskId)), [activeShardOf(taskId), String(T0 + 3 + W)]);
+    await store.release(taskId, 'w1', T0 + 4, T0 + 100);
+    assert.deepEqual(sweepKey(await rawRow(taskId)), [activeShardOf(taskId), String(T0 + 100 + W)]);
+    assert.equal(await store.reschedule(taskId, T0 + 100 + W, T0 + 100 + 2 * W), true);
+    assert.deepEqual(sweepKey(await rawRow(taskId)), [activeShardOf(taskId), String(T0 + 100 + 2 * W)]);
   });
 
   it('answer and cancel read once and write once when uncontended; fail too', async () => {
@@ -268,14 +312,14 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     await store.create(newTask(taskId));
     let row = await rawRow(taskId);
     assert.equal(row[ACTIVE_INDEX.partition]?.S, shard);
-    assert.equal(row[ACTIVE_INDEX.sort]?.N, String(T0 + GRACE));
+    assert.equal(row[ACTIVE_INDEX.sort]?.N, String(T0 + W));
     assert.deepEqual(expiry(row), []);
     assert.equal(await indexed(taskId), true);
 
     const first = await store.claim(taskId, 'w1', T0 + 1, LEASE);
     assert.ok(first);
     row = await rawRow(taskId);
-    assert.equal(row[ACTIVE_INDEX.sort]?.N, String(T0 + 1 + LEASE + GRACE));
+    assert.equal(row[ACTIVE_INDEX.sort]?.N, String(T0 + W), 'a claim leaves sweepAt where create put it');
     assert.deepEqual(expiry(row), []);
 
     await store.finish(first, 'w1', { status: 'input_required', inputRequests: { a: { method: 'roots/list' } } }, T0 + 2);
@@ -287,7 +331,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     await store.answer(taskId, 'alice', { a: [] }, T0 + 3);
     row = await rawRow(taskId);
     assert.equal(row[ACTIVE_INDEX.partition]?.S, shard);
-    assert.equal(row[ACTIVE_INDEX.sort]?.N, String(T0 + 3 + GRACE));
+    assert.equal(row[ACTIVE_INDEX.sort]?.N, String(T0 + 3 + W));
     assert.deepEqual(expiry(row), []);
     assert.equal(await indexed(taskId), true);
 

@@ -22,7 +22,8 @@
  *   disappears only once expired; a non-terminal task never disappears;
  *   `input_required` has ≥ 1 outstanding request; answered keys never come
  *   back as outstanding; `version` never decreases and grows with every change;
- *   no live lease on a terminal task; bookkeeping (`sweepAt`, `ttlMs`,
+ *   no live lease on a terminal task; a renewed lease covered by `sweepAt`
+ *   (a claim leaves `sweepAt` alone); bookkeeping (`sweepAt`, `ttlMs`,
  *   `issuedKeys`, `inputResponses`, status-specific fields) consistent;
  * - results of single (non-concurrent) operations against what the port's
  *   doc comments promise, given the state observed just before.
@@ -49,6 +50,8 @@ import { LeaseLostError, TaskNotFoundError, type StorePolicy, type TaskStore } f
 import { CONTRACT_POLICY } from '../contract/task-store.contract.ts';
 
 const POLICY: StorePolicy = CONTRACT_POLICY;
+/** W: a task is due for the sweeper one lease plus the grace after it is due to run. */
+const WINDOW = POLICY.leaseMs + POLICY.sweepGraceMs;
 const T0 = 1_700_000_000_000;
 const OWNER = 'alice';
 const OPS_PER_SEED = positiveInt(process.env['PROPERTY_OPS'], 40);
@@ -234,12 +237,20 @@ function claimOp(world: World, task: Tracked): Op {
       if (leased) {
         assert.equal(leased.status, 'working', 'claim returns a working task');
         assert.deepEqual(leased.lease, { owner: leaseOwner, until: now + leaseMs }, 'claim returns the task as leased by us');
-        if (solo && before) assert.equal(leased.attempts, before.attempts + 1, 'claim counts an attempt');
+        if (solo && before) {
+          assert.equal(leased.attempts, before.attempts + 1, 'claim counts an attempt');
+          assert.equal(leased.sweepAt, before.sweepAt, 'claim leaves sweepAt alone');
+        }
       }
       return {
         note: leased ? 'leased' : 'none',
         claimed: leased !== undefined,
-        after: leased ? (current) => assert.equal(current?.lease?.owner, leaseOwner, 'the lease just taken is in the row') : undefined,
+        after: leased
+          ? (current) => {
+              assert.equal(current?.lease?.owner, leaseOwner, 'the lease just taken is in the row');
+              assert.equal(current?.sweepAt, before?.sweepAt, 'claim leaves sweepAt alone');
+            }
+          : undefined,
       };
     },
   };
@@ -248,14 +259,16 @@ function claimOp(world: World, task: Tracked): Op {
 function heartbeatOp(world: World, task: Tracked): Op | undefined {
   const claim = pickClaim(world, task);
   if (!claim) return undefined;
-  const leaseMs = world.rng.pick(LEASES);
-  const message = world.rng.chance(0.5) ? fresh(world, 'progress') : undefined;
+  // A renewal (with or without a message), or a progress message alone (sometimes not even that).
+  const leaseMs = world.rng.chance(0.6) ? world.rng.pick(LEASES) : undefined;
+  const message = leaseMs === undefined || world.rng.chance(0.5) ? (world.rng.chance(0.9) ? fresh(world, 'progress') : undefined) : undefined;
+  const options = { ...(leaseMs === undefined ? {} : { leaseMs }), ...(message === undefined ? {} : { statusMessage: message }) };
   return {
-    label: `heartbeat ${claim.leaseOwner} ${leaseMs}ms${message ? ` "${message}"` : ''}`,
+    label: `${leaseMs === undefined ? 'progress' : `heartbeat ${leaseMs}ms`} ${claim.leaseOwner}${message ? ` "${message}"` : ''}`,
     async run(w, solo) {
       const before = task.last;
       const now = w.now;
-      const { value, error } = await expecting(() => w.store.heartbeat(task.taskId, claim.leaseOwner, now, leaseMs, message), LeaseLostError);
+      const { value, error } = await expecting(() => w.store.heartbeat(task.taskId, claim.leaseOwner, now, options), LeaseLostError);
       if (solo) {
         const ours = before !== undefined && !isTerminal(before.status) && before.lease?.owner === claim.leaseOwner;
         assert.equal(error === undefined, ours, `heartbeat should ${ours ? 'renew' : 'throw LeaseLostError'} (lease ${JSON.stringify(before?.lease)}, status ${before?.status})`);
@@ -265,8 +278,19 @@ function heartbeatOp(world: World, task: Tracked): Op | undefined {
         note: error ? 'lease lost' : `ok cancelRequested=${value?.cancelRequested}`,
         after: value
           ? (current) => {
-              assert.deepEqual(current?.lease, { owner: claim.leaseOwner, until: now + leaseMs }, 'heartbeat renews the lease');
-              if (message !== undefined) assert.equal(current?.statusMessage, message, 'heartbeat writes the status message');
+              if (leaseMs !== undefined) {
+                assert.deepEqual(current?.lease, { owner: claim.leaseOwner, until: now + leaseMs }, 'heartbeat with leaseMs renews the lease');
+                assert.equal(current?.sweepAt, now + leaseMs + POLICY.sweepGraceMs, 'heartbeat with leaseMs moves sweepAt past the renewed lease');
+              } else {
+                assert.deepEqual(current?.lease, before?.lease, 'heartbeat without leaseMs leaves the lease alone');
+                assert.equal(current?.sweepAt, before?.sweepAt, 'heartbeat without leaseMs leaves sweepAt alone');
+              }
+              if (message !== undefined) {
+                assert.equal(current?.statusMessage, message, 'heartbeat writes the status message');
+                assert.equal(current?.lastUpdatedAt, now, 'heartbeat with a message writes lastUpdatedAt');
+              } else {
+                assert.equal(current?.statusMessage, before?.statusMessage, 'heartbeat without a message leaves statusMessage alone');
+              }
             }
           : undefined,
       };
@@ -330,7 +354,7 @@ function releaseOp(world: World, task: Tracked): Op | undefined {
           }
           assert.equal(current?.lease, undefined, 'release removes the lease');
           assert.equal(current?.status, before?.status, 'release keeps the status');
-          assert.equal(current?.sweepAt, resumeAt + POLICY.sweepGraceMs, 'release makes the task due at resumeAt + sweepGraceMs');
+          assert.equal(current?.sweepAt, resumeAt + WINDOW, 'release makes the task due at resumeAt + leaseMs + sweepGraceMs');
         },
       };
     },
@@ -401,8 +425,10 @@ function answerOp(world: World, task: Tracked, batchKeys: string[]): Op {
           value && value.accepted.length > 0
             ? (current) => {
                 for (const key of value.accepted) assert.deepEqual(current?.inputResponses[key], responses[key], `the answer to ${key} is recorded`);
-                if (value.resumed) assert.equal(current?.status, 'working', 'answering the last key resumes the task');
-                else assert.equal(current?.status, 'input_required', 'a partial answer leaves the task waiting');
+                if (value.resumed) {
+                  assert.equal(current?.status, 'working', 'answering the last key resumes the task');
+                  assert.equal(current?.sweepAt, now + WINDOW, 'a resumed task is due at now + leaseMs + sweepGraceMs');
+                } else assert.equal(current?.status, 'input_required', 'a partial answer leaves the task waiting');
               }
             : undefined,
       };
@@ -478,7 +504,7 @@ async function createTask(world: World): Promise<void> {
   assert.equal(created, true);
   assert.equal(task.status, 'working', 'tasks begin in working (spec §2)');
   assert.equal(task.lease, undefined);
-  assert.ok(task.sweepAt !== undefined, 'a new task is on the sweeper index');
+  assert.equal(task.sweepAt, world.now + WINDOW, 'a new task is on the sweeper index, due at now + leaseMs + sweepGraceMs');
   world.tasks.push({ name: `t${index}`, taskId, last: task, gone: false, claims: [], answered: new Set(), nextKey: 0 });
   world.trace.push(`@${world.now - T0} create t${index} ttl=${ttlMs}ms`);
 }
@@ -692,7 +718,16 @@ function checkInvariants(task: Tracked, before: TaskRecord | undefined, current:
   }
   if (current.status === 'working') {
     assert.ok(current.sweepAt !== undefined, 'a working task is not on the sweeper index (a vanished worker would never be noticed)');
-    if (isRunning(current, now)) assert.ok(current.sweepAt >= current.lease!.until, 'a running task is due for the sweeper before its lease ends');
+    if (isRunning(current, now)) {
+      // A claim leaves `sweepAt` alone (a task claimed late may be due while its first lease is live: the
+      // documented trade-off), but once its holder has renewed the lease, the task is not due before the
+      // renewed lease has ended and the grace passed.
+      const claim = task.claims.find((candidate) => candidate.leaseOwner === current.lease!.owner);
+      assert.ok(claim, 'the lease holder took the lease with a claim');
+      if (claim.record.lease?.until !== current.lease!.until) {
+        assert.ok(current.sweepAt >= current.lease!.until + POLICY.sweepGraceMs, 'a renewed lease is due for the sweeper before it ends + sweepGraceMs');
+      }
+    }
   }
 
   // Bookkeeping.

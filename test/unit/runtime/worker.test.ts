@@ -4,10 +4,13 @@ import * as z from 'zod';
 import { processTaskMessage, type WorkerDeps } from '../../../shared/runtime/worker.ts';
 import { defineTool, RetryableError, type ToolDefinition } from '../../../shared/runtime/tool.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import type { HeartbeatOptions } from '../../../shared/tasks/store.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
 
 const OWNER = 'alice';
+const LEASE_MS = 60_000;
+const POLICY = { retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: LEASE_MS, stepRetentionMs: 86_400_000 };
 let store: InMemoryTaskStore;
 let queue: InMemoryTaskQueue;
 let executions: number;
@@ -46,7 +49,7 @@ const asks = defineTool({
 const tools: ReadonlyMap<string, ToolDefinition> = new Map([counted, flaky, waitsForCancel, reportsProgress, asks].map((t) => [t.name, t]));
 
 function deps(overrides: Partial<WorkerDeps['settings']> = {}): WorkerDeps {
-  return { store, queue, tools, settings: { ...DEFAULT_SETTINGS, leaseMs: 60_000, cancelCheckMs: 50, progressIntervalMs: 0, ...overrides } };
+  return { store, queue, tools, settings: { ...DEFAULT_SETTINGS, leaseMs: LEASE_MS, cancelCheckMs: 50, progressIntervalMs: 0, ...overrides } };
 }
 
 async function create(tool: string, args: Record<string, unknown> = {}) {
@@ -61,7 +64,7 @@ const status = async (taskId: string) => (await store.get(taskId, OWNER, Date.no
 
 describe('processTaskMessage', () => {
   beforeEach(() => {
-    store = new InMemoryTaskStore({ retentionMs: 3_600_000, sweepGraceMs: 60_000, stepRetentionMs: 86_400_000 });
+    store = new InMemoryTaskStore(POLICY);
     queue = new InMemoryTaskQueue();
     executions = 0;
   });
@@ -178,7 +181,7 @@ describe('durable execution', () => {
   });
 
   beforeEach(() => {
-    store = new InMemoryTaskStore({ retentionMs: 3_600_000, sweepGraceMs: 60_000, stepRetentionMs: 86_400_000 });
+    store = new InMemoryTaskStore(POLICY);
     queue = new InMemoryTaskQueue();
     ran = [];
   });
@@ -230,7 +233,7 @@ describe('durable execution', () => {
 
 describe('cancellation and hand-over', () => {
   beforeEach(() => {
-    store = new InMemoryTaskStore({ retentionMs: 3_600_000, sweepGraceMs: 60_000, stepRetentionMs: 86_400_000 });
+    store = new InMemoryTaskStore(POLICY);
     queue = new InMemoryTaskQueue();
   });
 
@@ -252,3 +255,138 @@ describe('cancellation and hand-over', () => {
     assert.deepEqual(queue.sent, []);
   });
 });
+
+describe('heartbeat: lease renewal and progress', () => {
+  /** Records the options of every heartbeat the worker sends, and counts its reads. */
+  class SpyStore extends InMemoryTaskStore {
+    readonly heartbeats: Array<{ at: number; options: HeartbeatOptions }> = [];
+    reads = 0;
+    override async heartbeat(taskId: string, leaseOwner: string, now: number, options: HeartbeatOptions) {
+      this.heartbeats.push({ at: now, options });
+      return super.heartbeat(taskId, leaseOwner, now, options);
+    }
+    override async get(taskId: string, owner: string, now: number) {
+      this.reads += 1;
+      return super.get(taskId, owner, now);
+    }
+  }
+  let spy: SpyStore;
+  let clock: number;
+  const T0 = 1_000_000;
+
+  /** A task created at the test's clock. */
+  const createAt = async (tool: string) => {
+    const { task } = await store.create({
+      taskId: `task-${tool}-${Math.random()}`, owner: OWNER, tool, arguments: {}, clientCapabilities: {},
+      inputResponses: {}, now: clock, ttlMs: 3_600_000, pollIntervalMs: 1000,
+    });
+    return task.taskId;
+  };
+
+  beforeEach(() => {
+    spy = new SpyStore(POLICY);
+    store = spy;
+    queue = new InMemoryTaskQueue();
+    clock = T0;
+  });
+
+  /** A handler that reports progress `steps` times, the clock moving `stepMs` before each report. */
+  const progressing = (steps: number, stepMs: number) =>
+    defineTool({
+      name: 'progressing', description: '', inputSchema: z.object({}), execution: 'task',
+      handler: async (_a, ctx) => {
+        for (let i = 1; i <= steps; i++) {
+          clock += stepMs;
+          await ctx.progress(`step ${i}`);
+        }
+        return 'done';
+      },
+    });
+
+  it('writes progress without renewing the lease until a renewal is due, then one write does both', async () => {
+    const tool = progressing(6, LEASE_MS / 6);
+    const taskId = await createAt('progressing');
+    const settings = { cancelCheckMs: 3_600_000, progressIntervalMs: 0 };
+    assert.equal(await processTaskMessage({ taskId, reason: 'start' }, { ...deps(settings), tools: new Map([[tool.name, tool]]), now: () => clock }), 'done');
+
+    const step = LEASE_MS / 6;
+    assert.deepEqual(spy.heartbeats, [
+      { at: T0 + step, options: { statusMessage: 'step 1' } },
+      { at: T0 + 2 * step, options: { leaseMs: LEASE_MS, statusMessage: 'step 2' } },
+      { at: T0 + 3 * step, options: { statusMessage: 'step 3' } },
+      { at: T0 + 4 * step, options: { leaseMs: LEASE_MS, statusMessage: 'step 4' } },
+      { at: T0 + 5 * step, options: { statusMessage: 'step 5' } },
+      { at: T0 + 6 * step, options: { leaseMs: LEASE_MS, statusMessage: 'step 6' } },
+    ]);
+    const done = await store.get(taskId, OWNER, clock);
+    assert.equal(done?.status, 'completed');
+    assert.equal(done?.statusMessage, 'step 6');
+  });
+
+  it('a renewal due at a progress message moves the lease and sweepAt; progress between renewals does not', async () => {
+    const seen: Array<{ lease: unknown; sweepAt: unknown; statusMessage: unknown }> = [];
+    let taskId = '';
+    const tool = defineTool({
+      name: 'observed', description: '', inputSchema: z.object({}), execution: 'task',
+      handler: async (_a, ctx) => {
+        for (let i = 1; i <= 3; i++) {
+          clock += LEASE_MS / 6;
+          await ctx.progress(`step ${i}`);
+          const row = await spy.get(taskId, OWNER, clock);
+          seen.push({ lease: row?.lease?.until, sweepAt: row?.sweepAt, statusMessage: row?.statusMessage });
+        }
+        return 'done';
+      },
+    });
+    taskId = await createAt('observed');
+    const createdSweepAt = (await store.get(taskId, OWNER, clock))?.sweepAt;
+    assert.equal(createdSweepAt, T0 + POLICY.leaseMs + POLICY.sweepGraceMs);
+    await processTaskMessage({ taskId, reason: 'start' }, { ...deps({ cancelCheckMs: 3_600_000 }), tools: new Map([[tool.name, tool]]), now: () => clock });
+    const step = LEASE_MS / 6;
+    assert.deepEqual(seen, [
+      { lease: T0 + LEASE_MS, sweepAt: createdSweepAt, statusMessage: 'step 1' },
+      { lease: T0 + 2 * step + LEASE_MS, sweepAt: T0 + 2 * step + LEASE_MS + POLICY.sweepGraceMs, statusMessage: 'step 2' },
+      { lease: T0 + 2 * step + LEASE_MS, sweepAt: T0 + 2 * step + LEASE_MS + POLICY.sweepGraceMs, statusMessage: 'step 3' },
+    ]);
+  });
+
+  it('the timer reads while no renewal is due and renews (without a message) once one is', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const tool = defineTool({
+      name: 'quiet', description: '', inputSchema: z.object({}), execution: 'task',
+      handler: async () => {
+        await gate;
+        return 'done';
+      },
+    });
+    const taskId = await createAt('quiet');
+    const run = processTaskMessage({ taskId, reason: 'start' }, { ...deps({ cancelCheckMs: 10 }), tools: new Map([[tool.name, tool]]), now: () => clock });
+    // Well inside the first third of the lease: only cancellation reads.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    assert.deepEqual(spy.heartbeats, []);
+    assert.ok(spy.reads > 0, 'the timer reads the task for cancellation');
+    // A third of the lease has passed: the next check renews.
+    clock += LEASE_MS / 3;
+    await waitUntil(() => spy.heartbeats.length > 0);
+    assert.deepEqual(spy.heartbeats[0], { at: T0 + LEASE_MS / 3, options: { leaseMs: LEASE_MS } });
+    const renewed = await store.get(taskId, OWNER, clock);
+    assert.equal(renewed?.lease?.until, T0 + LEASE_MS / 3 + LEASE_MS);
+    assert.equal(renewed?.sweepAt, T0 + LEASE_MS / 3 + LEASE_MS + POLICY.sweepGraceMs);
+    // Renewed just now: back to reads until the next third has passed.
+    const renewals = spy.heartbeats.length;
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    assert.equal(spy.heartbeats.length, renewals);
+    release();
+    assert.equal(await run, 'done');
+    assert.equal((await store.get(taskId, OWNER, clock))?.status, 'completed');
+  });
+});
+
+async function waitUntil(check: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
