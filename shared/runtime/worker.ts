@@ -68,6 +68,17 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
   };
   if (task.cancelRequested) return finish({ status: 'cancelled' });
 
+  // A run that crashes or times out leaves no outcome, and the sweeper (or SQS)
+  // starts it again with a fresh message: cap such loops by the runs started
+  // since the task last handed over cleanly.
+  if (task.attempts > deps.settings.maxAttempts) {
+    return finish({
+      status: 'failed',
+      error: EXHAUSTED_ERROR,
+      statusMessage: `The task was started ${task.attempts - 1} times without finishing or handing over; its worker kept crashing or timing out`,
+    });
+  }
+
   const tool = deps.tools.get(task.tool);
   if (!tool) return finish({ status: 'failed', error: { code: -32602, message: `Unknown tool: ${task.tool}` } });
 
@@ -112,7 +123,8 @@ async function settle(
   finish: (outcome: TaskOutcome) => Promise<Disposition>,
 ): Promise<Disposition> {
   const handOver = async (reason: TaskMessage['reason'], resumeAt: number) => {
-    await deps.store.release(task.taskId, leaseOwner, now(), resumeAt);
+    // A retry is not a clean hand-over: its attempts keep counting.
+    await deps.store.release(task.taskId, leaseOwner, now(), resumeAt, { handedOver: reason !== 'retry' });
     const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((resumeAt - now()) / 1000)));
     await deps.queue.send({ taskId: task.taskId, reason }, delaySeconds > 0 ? { delaySeconds } : undefined);
     return 'done' as const;

@@ -222,10 +222,10 @@ export class DynamoDbTaskStore implements TaskStore {
     return chunkedResult && finished.status === 'completed' ? { ...finished, result: chunkedResult } : finished;
   }
 
-  async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number): Promise<void> {
+  async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number, options: { handedOver?: boolean } = {}): Promise<void> {
     // A failed condition means the lease is not ours (any more): nothing to release.
     await this.#update(taskId, {
-      set: { sweepAt: number(resumeAt + this.#window()) },
+      set: { sweepAt: number(resumeAt + this.#window()), ...(options.handedOver ? { attempts: number(0) } : {}) },
       remove: ['leaseOwner', 'leaseUntil'],
       ...leaseHeldBy(leaseOwner),
     });

@@ -100,10 +100,11 @@ export class InMemoryTaskStore implements TaskStore {
     return copy(next);
   }
 
-  async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number): Promise<void> {
+  async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number, options: { handedOver?: boolean } = {}): Promise<void> {
     const task = this.#tasks.get(taskId);
     if (task?.lease?.owner !== leaseOwner || isTerminal(task.status)) return;
     delete task.lease;
+    if (options.handedOver) task.attempts = 0;
     task.sweepAt = resumeAt + this.#window();
     task.version += 1;
   }

@@ -73,7 +73,11 @@ export interface TaskBase {
   cancelRequested: boolean;
   /** The worker currently running the handler, while its lease is live. */
   lease?: { owner: string; until: number };
-  /** Runs started (leases taken) so far. */
+  /**
+   * Runs started (leases taken) since the task last handed over cleanly (a
+   * continuation, a wake-up) or received its answers: a run that crashes or
+   * fails does not reset it, so it counts a crash loop.
+   */
   attempts: number;
   /**
    * When the sweeper should look at the task if nothing has happened by then

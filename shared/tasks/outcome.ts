@@ -21,6 +21,7 @@ export function applyOutcome(task: TaskRecord, outcome: TaskOutcome, now: number
     case 'input_required':
       return {
         ...common,
+        attempts: 0, // waiting for answers is a clean hand-over
         status: 'input_required',
         inputRequests: outcome.inputRequests,
         issuedKeys: [...new Set([...common.issuedKeys, ...Object.keys(outcome.inputRequests)])],

@@ -161,9 +161,11 @@ export interface TaskStore {
    * Releases the lease; the task stays `working` and is due for the sweeper
    * at `resumeAt + leaseMs + sweepGraceMs` (the caller enqueues its own
    * continuation or retry for `resumeAt`, whose run takes a lease then).
-   * A lease that is no longer ours is left alone.
+   * With `handedOver` the run ended cleanly (a continuation or a wake-up is
+   * queued) and `attempts` starts again from 0. A lease that is no longer
+   * ours is left alone.
    */
-  release(taskId: string, leaseOwner: string, now: number, resumeAt: number): Promise<void>;
+  release(taskId: string, leaseOwner: string, now: number, resumeAt: number, options?: { handedOver?: boolean }): Promise<void>;
 
   /**
    * Marks a task `failed` that is not terminal and that no live lease holds

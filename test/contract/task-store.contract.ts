@@ -445,7 +445,8 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
           assert.equal('sweepAt' in finished, false);
           assert.equal(finished.lastUpdatedAt, at(100));
           assert.equal(finished.version, task.version + 1);
-          assert.equal(finished.attempts, 1);
+          // Waiting for answers is a clean hand-over: the next run starts the count again.
+          assert.equal(finished.attempts, outcome.status === 'input_required' ? 0 : 1);
           assert.equal(finished.createdAt, T0);
           assert.deepEqual(finished.arguments, task.arguments);
           for (const field of ['inputRequests', 'result', 'error'] as const) {
@@ -553,6 +554,16 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
         const again = await store().claim(task.taskId, 'w2', at(3), LEASE);
         assert.equal(again?.lease?.owner, 'w2');
         assert.equal(again?.attempts, 2);
+      });
+
+      it('after a clean hand-over restarts the attempt count; a retry keeps counting', async () => {
+        const { task, leaseOwner } = await claimed();
+        await store().release(task.taskId, leaseOwner, at(2), at(2));
+        const retried = await store().claim(task.taskId, 'w2', at(3), LEASE);
+        assert.equal(retried?.attempts, 2);
+        await store().release(task.taskId, 'w2', at(4), at(4), { handedOver: true });
+        assert.equal((await read(task.taskId)).attempts, 0);
+        assert.equal((await store().claim(task.taskId, 'w3', at(5), LEASE))?.attempts, 1);
       });
 
       it('is a no-op for anyone but the holder', async () => {

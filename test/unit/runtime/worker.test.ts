@@ -390,3 +390,39 @@ async function waitUntil(check: () => boolean, timeoutMs = 2000): Promise<void> 
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+describe('crash loops', () => {
+  beforeEach(() => {
+    store = new InMemoryTaskStore(POLICY);
+    queue = new InMemoryTaskQueue();
+    executions = 0;
+  });
+
+  it('fails a task whose runs keep dying without an outcome, without running it again', async () => {
+    const taskId = await create('counted');
+    let now = Date.now();
+    // Each claim whose worker then vanishes: the lease simply expires.
+    for (let run = 1; run <= DEFAULT_SETTINGS.maxAttempts; run++) {
+      assert.ok(await store.claim(taskId, `crashed-${run}`, now, 1000));
+      now += 1001;
+    }
+    await processTaskMessage({ taskId, reason: 'sweep' }, { ...deps(), now: () => now });
+    const task = await store.get(taskId, OWNER, now);
+    assert.equal(task?.status, 'failed');
+    assert.match(task?.statusMessage ?? '', /started 5 times without finishing/);
+    assert.equal(executions, 0);
+  });
+
+  it('does not count clean hand-overs (continuations, wake-ups) as attempts', async () => {
+    const taskId = await create('counted');
+    let now = Date.now();
+    for (let run = 1; run <= DEFAULT_SETTINGS.maxAttempts + 2; run++) {
+      assert.ok(await store.claim(taskId, `w-${run}`, now, 1000));
+      await store.release(taskId, `w-${run}`, now, now, { handedOver: true });
+      now += 1;
+    }
+    await processTaskMessage({ taskId, reason: 'continue' }, { ...deps(), now: () => now });
+    assert.equal((await store.get(taskId, OWNER, now))?.status, 'completed');
+    assert.equal(executions, 1);
+  });
+});
