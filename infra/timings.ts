@@ -61,8 +61,11 @@ export const LEASE = Duration.minutes(3);
  * sweeper re-enqueues it. Covers SQS → Lambda delivery with room (seconds
  * normally, longer while the event source scales out). A task waiting behind
  * `workerMaxConcurrency` for longer gets a duplicate message, which its lease
- * makes harmless (one receive and one failed conditional write). Running tasks
- * are never swept: `sweepAt` = lease end + grace, moved on by each heartbeat.
+ * makes harmless (one receive and one failed conditional write). A task is due
+ * at lease + grace after it was queued (created, released or answered); a
+ * claim leaves that alone and each lease renewal (within the first third of a
+ * lease) moves it to the renewed lease's end + grace, so a running task is
+ * swept only if it was claimed late, and then only once, harmlessly.
  */
 export const SWEEP_GRACE = Duration.minutes(2);
 
@@ -151,9 +154,9 @@ export function timingProblems(timings: DurableTimings, cancelCheckMs: number): 
 }
 
 /**
- * The settings every function gets: the store's policy (`sweepAt` = lease end
- * or resume time + grace) is applied by every function that writes a task, so
- * they must all agree on it.
+ * The settings every function gets: the store's policy (`sweepAt` = queued or
+ * resume time + lease + grace, or renewed lease end + grace) is applied by
+ * every function that writes a task, so they must all agree on it.
  */
 export function timingsEnvironment(timings: DurableTimings): Record<string, string> {
   return {
