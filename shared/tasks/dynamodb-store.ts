@@ -26,7 +26,7 @@ import {
   type TaskStatus,
   type WorkingTask,
 } from './model.ts';
-import { applyOutcome } from './outcome.ts';
+import { applyOutcome, newTaskRecord } from './outcome.ts';
 import {
   IdempotencyConflictError,
   LeaseLostError,
@@ -130,24 +130,7 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   async create(task: NewTask, options: { idempotencyKey?: string } = {}): Promise<{ task: TaskRecord; created: boolean }> {
-    const record: WorkingTask = {
-      taskId: task.taskId,
-      owner: task.owner,
-      tool: task.tool,
-      arguments: task.arguments,
-      clientCapabilities: task.clientCapabilities,
-      status: 'working',
-      createdAt: task.now,
-      lastUpdatedAt: task.now,
-      ttlMs: task.ttlMs,
-      pollIntervalMs: task.pollIntervalMs,
-      inputResponses: task.inputResponses,
-      issuedKeys: [],
-      cancelRequested: false,
-      attempts: 0,
-      sweepAt: task.now + this.#window(),
-      version: 1,
-    };
+    const record = newTaskRecord(task, this.#policy);
     if (options.idempotencyKey === undefined) {
       if (!(await this.#putRow(record))) throw new Error(`Task id collision: ${task.taskId}`);
       return { task: fromItem(toItem(record)), created: true };

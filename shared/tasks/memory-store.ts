@@ -1,5 +1,5 @@
-import { isExpired, isRunning, isTerminal, type TaskOutcome, type TaskRecord, type WorkingTask } from './model.ts';
-import { applyOutcome } from './outcome.ts';
+import { isExpired, isRunning, isTerminal, type TaskOutcome, type TaskRecord } from './model.ts';
+import { applyOutcome, newTaskRecord } from './outcome.ts';
 import {
   IdempotencyConflictError,
   LeaseLostError,
@@ -42,24 +42,7 @@ export class InMemoryTaskStore implements TaskStore {
     // Checked before the key is recorded, so that a key never names another's task.
     if (this.#tasks.has(task.taskId)) throw new Error(`Task id collision: ${task.taskId}`);
     if (scope !== undefined) this.#idempotency.set(scope, { taskId: task.taskId, fingerprint });
-    const record: WorkingTask = {
-      taskId: task.taskId,
-      owner: task.owner,
-      tool: task.tool,
-      arguments: task.arguments,
-      clientCapabilities: task.clientCapabilities,
-      status: 'working',
-      createdAt: task.now,
-      lastUpdatedAt: task.now,
-      ttlMs: task.ttlMs,
-      pollIntervalMs: task.pollIntervalMs,
-      inputResponses: task.inputResponses,
-      issuedKeys: [],
-      cancelRequested: false,
-      attempts: 0,
-      sweepAt: task.now + this.#window(),
-      version: 1,
-    };
+    const record = newTaskRecord(task, this.#policy);
     this.#tasks.set(task.taskId, copy(record));
     return { task: copy(record), created: true };
   }

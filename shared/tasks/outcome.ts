@@ -1,4 +1,5 @@
 import type { TaskOutcome, TaskRecord, WorkingTask } from './model.ts';
+import type { NewTask, StorePolicy } from './store.ts';
 import { extendedTtl } from './ttl.ts';
 
 /** The record after `outcome`: lease released, TTL extended, status-specific fields set. */
@@ -37,3 +38,28 @@ function stripStatusFields(task: Omit<TaskRecord, 'lease'>) {
   return rest as Omit<WorkingTask, 'status'>;
 }
 
+
+/**
+ * A new task's record: `working`, no lease, on the sweeper's index from the
+ * start (due once a worker should have taken it and its first lease ended).
+ */
+export function newTaskRecord(task: NewTask, policy: Pick<StorePolicy, 'leaseMs' | 'sweepGraceMs'>): WorkingTask {
+  return {
+    taskId: task.taskId,
+    owner: task.owner,
+    tool: task.tool,
+    arguments: task.arguments,
+    clientCapabilities: task.clientCapabilities,
+    status: 'working',
+    createdAt: task.now,
+    lastUpdatedAt: task.now,
+    ttlMs: task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs,
+    inputResponses: task.inputResponses,
+    issuedKeys: [],
+    cancelRequested: false,
+    attempts: 0,
+    sweepAt: task.now + policy.leaseMs + policy.sweepGraceMs,
+    version: 1,
+  };
+}
