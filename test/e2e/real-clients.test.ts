@@ -16,6 +16,7 @@
 import assert, { AssertionError } from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ProtocolError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { parseMessages } from '../support/mcp-http.ts';
 import type { ApplicationElicitResult, SerializedTaskReference } from '@modelcontextprotocol/ext-tasks/client';
 import {
   assertMcpName,
@@ -23,7 +24,6 @@ import {
   connectSdkClient,
   LEGACY_PROTOCOL_VERSION,
   MODERN_PROTOCOL_VERSION,
-  parseMessages,
   rawResult,
   SdkTasks,
   sleep,

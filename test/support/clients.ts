@@ -42,6 +42,7 @@ import {
 } from '@modelcontextprotocol/ext-tasks/client';
 import { DetailedTaskV2Schema, type DetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import * as z from 'zod';
+import { parseMessages, type JsonRpcMessage } from './mcp-http.ts';
 import { assertValid } from './schemas.ts';
 
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -54,13 +55,10 @@ const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 // Wire recording
 // ---------------------------------------------------------------------------
 
-export interface JsonRpcMessage {
-  jsonrpc?: string;
-  id?: string | number | null;
-  method?: string;
-  params?: Record<string, unknown>;
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string; data?: unknown };
+export type { JsonRpcMessage };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** One HTTP exchange as it crossed the wire. */
@@ -135,34 +133,6 @@ function parseOne(text: string): JsonRpcMessage | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Parses a JSON body, or the `data:` of every event of an SSE body. */
-export function parseMessages(text: string, contentType: string): JsonRpcMessage[] {
-  const parse = (raw: string): JsonRpcMessage[] => {
-    try {
-      const value: unknown = JSON.parse(raw);
-      if (Array.isArray(value)) return value.filter(isRecord) as JsonRpcMessage[];
-      return isRecord(value) ? [value as JsonRpcMessage] : [];
-    } catch {
-      return [];
-    }
-  };
-  if (!contentType.includes('text/event-stream')) return text.trim() === '' ? [] : parse(text);
-  const messages: JsonRpcMessage[] = [];
-  for (const event of text.split(/\r?\n\r?\n/)) {
-    const data = event
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(5).replace(/^ /, ''))
-      .join('\n');
-    if (data !== '') messages.push(...parse(data));
-  }
-  return messages;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 // ---------------------------------------------------------------------------

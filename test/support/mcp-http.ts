@@ -114,7 +114,7 @@ export async function rpc(url: string, method: string, params: Record<string, un
 }
 
 /** Parses a JSON body, or every `data:` event of an SSE body; unparsable parts are skipped. */
-function parseMessages(text: string, contentType: string): JsonRpcMessage[] {
+export function parseMessages(text: string, contentType: string): JsonRpcMessage[] {
   const parse = (raw: string): JsonRpcMessage[] => {
     try {
       const value: unknown = JSON.parse(raw);
