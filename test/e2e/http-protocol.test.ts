@@ -404,6 +404,14 @@ describe('tasks/* gating, routing and errors', () => {
     assert.equal(response.body?.id, null);
   });
 
+  it('a body over the endpoint\'s 4 MiB limit (but under the front\'s 10 MB) → 413 with a JSON-RPC error', async () => {
+    const big = 'x'.repeat(5 * 1024 * 1024);
+    const message = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 1, label: big }, _meta: requestMeta() } };
+    const response = await rpc(url, 'tools/call', { name: 'slow_compute', arguments: {} }, { rawBody: JSON.stringify(message) });
+    assert.equal(response.status, 413, response.text.slice(0, 200));
+    assert.equal(errorOf(response).code, -32600);
+  });
+
   it('§5.3: a JSON-RPC batch → -32600 Invalid Request, HTTP 400 (one request per POST)', async () => {
     const message = { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: requestMeta() } };
     const response = await rpc(url, 'server/discover', {}, { rawBody: JSON.stringify([message]) });
