@@ -1,0 +1,103 @@
+/**
+ * Tasks are bound to the caller (spec item 56): through the unchanged Lambda
+ * handler, with API Gateway events carrying a JWT authorizer's claims, a task
+ * of one subject answers another subject exactly like an unknown task.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { startLocalStack, type LocalStack } from '../../infra/local/stack.ts';
+
+const EXTENSION = 'io.modelcontextprotocol/tasks';
+let stack: LocalStack;
+let dataDir: string;
+let handler: (event: APIGatewayProxyEventV2) => Promise<unknown>;
+let id = 0;
+
+function event(method: string, params: Record<string, unknown>, subject: string | undefined): APIGatewayProxyEventV2 {
+  const name = (params['taskId'] ?? params['name']) as string | undefined;
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: ++id,
+    method,
+    params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXTENSION]: {} } } } },
+  });
+  return {
+    version: '2.0',
+    routeKey: 'POST /mcp',
+    rawPath: '/mcp',
+    rawQueryString: '',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(name ? { 'mcp-name': name } : {}),
+      host: 'api.example.com',
+    },
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'api',
+      domainName: 'api.example.com',
+      domainPrefix: 'api',
+      http: { method: 'POST', path: '/mcp', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
+      requestId: `r${id}`,
+      routeKey: 'POST /mcp',
+      stage: '$default',
+      time: new Date().toUTCString(),
+      timeEpoch: Date.now(),
+      ...(subject ? { authorizer: { jwt: { claims: { sub: subject }, scopes: [] } } } : {}),
+    } as APIGatewayProxyEventV2['requestContext'],
+    body,
+    isBase64Encoded: false,
+  };
+}
+
+async function call(method: string, params: Record<string, unknown>, subject?: string) {
+  const result = (await handler(event(method, params, subject))) as APIGatewayProxyStructuredResultV2;
+  return JSON.parse(String(result.body)) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
+}
+
+describe('tasks are bound to the caller', () => {
+  let taskId: string;
+
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-identity-'));
+    stack = await startLocalStack({ port: 0, dataDir });
+    ({ handler } = await import('../../functions/mcp/handler.ts'));
+    const created = await call('tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }, 'alice');
+    taskId = String(created.result?.['taskId']);
+    assert.equal(created.result?.['resultType'], 'task');
+  });
+
+  after(async () => {
+    await call('tasks/cancel', { taskId }, 'alice');
+    await stack?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('the owner reads its task', async () => {
+    const read = await call('tasks/get', { taskId }, 'alice');
+    assert.equal(read.result?.['taskId'], taskId);
+  });
+
+  for (const [who, subject] of [['another subject', 'bob'], ['a caller without a token (the local principal)', undefined]] as const) {
+    it(`${who} gets exactly what an unknown task id gets, for get, update and cancel`, async () => {
+      const unknown = crypto.randomUUID();
+      for (const [method, extra] of [['tasks/get', {}], ['tasks/update', { inputResponses: { k: { action: 'accept' } } }], ['tasks/cancel', {}]] as const) {
+        const foreign = await call(method, { taskId, ...extra }, subject);
+        const missing = await call(method, { taskId: unknown, ...extra }, subject);
+        assert.equal(foreign.error?.code, -32602, `${method}: ${JSON.stringify(foreign)}`);
+        assert.deepEqual(foreign.error, missing.error, method);
+      }
+    });
+  }
+
+  it('a foreign cancel changed nothing', async () => {
+    const read = await call('tasks/get', { taskId }, 'alice');
+    assert.equal(read.result?.['status'], 'working');
+  });
+});
