@@ -62,12 +62,14 @@ async function create(tool: string, args: Record<string, unknown> = {}) {
 
 const status = async (taskId: string) => (await store.get(taskId, OWNER, Date.now()))?.status;
 
+// Every test starts from an empty store and queue (file-level hook: runs before each test).
+beforeEach(() => {
+  store = new InMemoryTaskStore(POLICY);
+  queue = new InMemoryTaskQueue();
+  executions = 0;
+});
+
 describe('processTaskMessage', () => {
-  beforeEach(() => {
-    store = new InMemoryTaskStore(POLICY);
-    queue = new InMemoryTaskQueue();
-    executions = 0;
-  });
 
   it('runs a task to completed and records the result with resultType complete', async () => {
     const taskId = await create('counted');
@@ -181,8 +183,6 @@ describe('durable execution', () => {
   });
 
   beforeEach(() => {
-    store = new InMemoryTaskStore(POLICY);
-    queue = new InMemoryTaskQueue();
     ran = [];
   });
 
@@ -232,11 +232,6 @@ describe('durable execution', () => {
 });
 
 describe('cancellation and hand-over', () => {
-  beforeEach(() => {
-    store = new InMemoryTaskStore(POLICY);
-    queue = new InMemoryTaskQueue();
-  });
-
   it('a cancel that arrives just before the handler goes to sleep ends the task cancelled, not asleep', async () => {
     const sleepsAfterCancel = defineTool({
       name: 'sleeps-after-cancel', description: '', inputSchema: z.object({}), execution: 'task',
@@ -392,11 +387,6 @@ async function waitUntil(check: () => boolean, timeoutMs = 2000): Promise<void> 
 }
 
 describe('crash loops', () => {
-  beforeEach(() => {
-    store = new InMemoryTaskStore(POLICY);
-    queue = new InMemoryTaskQueue();
-    executions = 0;
-  });
 
   it('fails a task whose runs keep dying without an outcome, without running it again', async () => {
     const taskId = await create('counted');
