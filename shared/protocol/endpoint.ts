@@ -13,7 +13,7 @@ import type { TaskQueue } from '../queue/queue.ts';
 import { runTool } from '../runtime/run.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
-import { IdempotencyConflictError, type TaskStore } from '../tasks/store.ts';
+import { IdempotencyConflictError, TaskNotFoundError, type TaskStore } from '../tasks/store.ts';
 import { INTERNAL_ERROR, INVALID_PARAMS, missingTasksCapability, PROTOCOL_VERSION, TASKS_EXTENSION, toProtocolError } from './errors.ts';
 import { decodeAnswers, encodeAnswers } from './request-state.ts';
 import { createTaskResult, detailedTask, type RenderContext } from './render.ts';
@@ -122,16 +122,24 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     }
     const { task } = created;
     if (created.created) {
-      try {
-        await deps.queue.send({ taskId: task.taskId, reason: 'start' });
-      } catch {
-        // The task is durable and due for the sweeper after its grace period,
-        // which enqueues it again: answer now rather than fail a call whose task exists.
-        deps.log?.({ event: 'enqueue-failed', taskId: task.taskId });
-      }
+      await enqueue(task.taskId, 'start');
       deps.log?.({ event: 'task-created', taskId: task.taskId, tool: tool.name });
     }
     return createTaskResult(task, renderContext());
+  }
+
+  /**
+   * Queues a task that is already durable as `working`. If the queue refuses,
+   * the task is still due for the sweeper (its `sweepAt` was written with it),
+   * which enqueues it again: the request succeeds rather than report an error
+   * for a change that was made.
+   */
+  async function enqueue(taskId: string, reason: 'start' | 'resume') {
+    try {
+      await deps.queue.send({ taskId, reason });
+    } catch {
+      deps.log?.({ event: 'enqueue-failed', taskId, reason });
+    }
   }
 
   function renderContext(): RenderContext {
@@ -178,7 +186,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
 
     server.setRequestHandler('tasks/get', { params: TaskIdParams }, guard(async ({ taskId }) => {
       const task = await deps.store.get(taskId, principal, now());
-      if (!task) throw new ProtocolError(INVALID_PARAMS, 'Task not found');
+      if (!task) throw new TaskNotFoundError(taskId);
       return detailedTask(task, renderContext());
     }));
 
@@ -187,7 +195,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
       const inputResponses = ctx.mcpReq.inputResponses;
       if (!inputResponses) throw new ProtocolError(INVALID_PARAMS, 'tasks/update requires inputResponses');
       const { resumed } = await deps.store.answer(taskId, principal, inputResponses, now());
-      if (resumed) await deps.queue.send({ taskId, reason: 'resume' });
+      if (resumed) await enqueue(taskId, 'resume');
       return {};
     }));
 
