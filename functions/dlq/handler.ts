@@ -12,13 +12,14 @@ import { store } from '../lib/store.ts';
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const failures: { itemIdentifier: string }[] = [];
   for (const record of event.Records) {
+    const message = parseTaskMessage(record.body);
+    if (!message) continue; // nothing to mark failed
+    const { taskId } = message;
     try {
-      const { taskId } = parseTaskMessage(record.body);
       const changed = await store.fail(taskId, EXHAUSTED_ERROR, 'The task failed repeatedly and was abandoned after its last attempt', Date.now());
       log({ event: 'dead-lettered', taskId, changed });
       if (changed) log({ event: 'task-ended', taskId, status: 'failed' });
-    } catch (error) {
-      if (error instanceof SyntaxError || (error instanceof Error && error.message === 'Not a task message')) continue;
+    } catch {
       failures.push({ itemIdentifier: record.messageId });
     }
   }

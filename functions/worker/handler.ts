@@ -16,10 +16,8 @@ export async function handler(event: SQSEvent, context?: Pick<Context, 'getRemai
   const remainingMs = context ? () => context.getRemainingTimeInMillis() : undefined;
   const results = await Promise.all(
     event.Records.map(async (record) => {
-      let message;
-      try {
-        message = parseTaskMessage(record.body);
-      } catch {
+      const message = parseTaskMessage(record.body);
+      if (!message) {
         log({ event: 'malformed-message', messageId: record.messageId });
         return 'done';
       }

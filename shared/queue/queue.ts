@@ -17,15 +17,18 @@ export interface TaskQueue {
   send(message: TaskMessage, options?: { delaySeconds?: number }): Promise<void>;
 }
 
-/** Parses a message body; throws on anything that is not a task message. */
-export function parseTaskMessage(body: string): TaskMessage {
-  const value: unknown = JSON.parse(body);
-  if (
-    typeof value === 'object' && value !== null &&
-    typeof (value as TaskMessage).taskId === 'string' &&
-    (TASK_MESSAGE_REASONS as readonly string[]).includes((value as TaskMessage).reason)
-  ) {
-    return { taskId: (value as TaskMessage).taskId, reason: (value as TaskMessage).reason };
+/**
+ * Parses a message body; `undefined` for anything that is not a task message
+ * (such a message can never succeed, so consumers drop it rather than retry).
+ */
+export function parseTaskMessage(body: string): TaskMessage | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
   }
-  throw new Error('Not a task message');
+  const { taskId, reason } = (typeof value === 'object' && value !== null ? value : {}) as Partial<Record<keyof TaskMessage, unknown>>;
+  if (typeof taskId !== 'string' || !(TASK_MESSAGE_REASONS as readonly unknown[]).includes(reason)) return undefined;
+  return { taskId, reason: reason as TaskMessageReason };
 }
