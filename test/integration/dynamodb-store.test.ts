@@ -155,6 +155,21 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
   const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
   const keyPk = (owner: string, key: string) => IDEMPOTENCY_PK_PREFIX + sha256(`${owner}\u0000${key}`);
+  /** Writes alice's idempotency-key item for `key` by hand, as a first call would have left it. */
+  const putKeyItem = (key: string, taskId: string, createdAt: number, options: { fingerprint?: string; expiresAtSeconds?: number } = {}) =>
+    client.send(
+      new PutItemCommand({
+        TableName: tableName,
+        Item: {
+          [TABLE_KEYS.partition]: { S: keyPk('alice', key) },
+          [TABLE_KEYS.sort]: { S: IDEMPOTENCY_SK },
+          taskId: { S: taskId },
+          fingerprint: { S: options.fingerprint ?? sha256(JSON.stringify(['echo', { text: 'hi' }])) },
+          createdAt: { N: String(createdAt) },
+          [TTL_ATTRIBUTE]: { N: String(options.expiresAtSeconds ?? Math.ceil((createdAt + RETENTION + IDEMPOTENCY_GRACE_MS) / 1000)) },
+        },
+      }),
+    );
 
   async function claimedTask(now = T0 + 1): Promise<TaskRecord> {
     const { task } = await store.create(newTask(randomUUID(), now - 1));
@@ -482,19 +497,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   it('a create that finds the key but no row (its first call died in between) writes the row under the recorded id', async () => {
     const key = randomUUID();
     const recordedId = randomUUID();
-    await client.send(
-      new PutItemCommand({
-        TableName: tableName,
-        Item: {
-          [TABLE_KEYS.partition]: { S: keyPk('alice', key) },
-          [TABLE_KEYS.sort]: { S: IDEMPOTENCY_SK },
-          taskId: { S: recordedId },
-          fingerprint: { S: sha256(JSON.stringify(['echo', { text: 'hi' }])) },
-          createdAt: { N: String(T0) },
-          [TTL_ATTRIBUTE]: { N: String(Math.ceil((T0 + RETENTION + IDEMPOTENCY_GRACE_MS) / 1000)) },
-        },
-      }),
-    );
+    await putKeyItem(key, recordedId, T0);
     const recovered = await store.create(newTask(randomUUID(), T0 + 5_000), { idempotencyKey: key });
     assert.equal(recovered.created, true);
     assert.equal(recovered.task.taskId, recordedId);
@@ -505,15 +508,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   it('a key whose task is long gone (row deleted by TTL) starts over with a new task', async () => {
     const key = randomUUID();
     const goneId = randomUUID();
-    const keyItem = (now: number): Item => ({
-      [TABLE_KEYS.partition]: { S: keyPk('alice', key) },
-      [TABLE_KEYS.sort]: { S: IDEMPOTENCY_SK },
-      taskId: { S: goneId },
-      fingerprint: { S: sha256(JSON.stringify(['echo', { text: 'hi' }])) },
-      createdAt: { N: String(now) },
-      [TTL_ATTRIBUTE]: { N: String(Math.ceil((now + RETENTION + IDEMPOTENCY_GRACE_MS) / 1000)) },
-    });
-    await client.send(new PutItemCommand({ TableName: tableName, Item: keyItem(T0) }));
+    await putKeyItem(key, goneId, T0);
     const later = T0 + RETENTION + 1;
     const fresh = await store.create(newTask(randomUUID(), later), { idempotencyKey: key });
     assert.equal(fresh.created, true);
@@ -524,19 +519,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
   it('an expired key item that DynamoDB has not deleted yet counts as absent', async () => {
     const key = randomUUID();
-    await client.send(
-      new PutItemCommand({
-        TableName: tableName,
-        Item: {
-          [TABLE_KEYS.partition]: { S: keyPk('alice', key) },
-          [TABLE_KEYS.sort]: { S: IDEMPOTENCY_SK },
-          taskId: { S: randomUUID() },
-          fingerprint: { S: 'something else entirely' },
-          createdAt: { N: String(T0 - 10 * IDEMPOTENCY_GRACE_MS) },
-          [TTL_ATTRIBUTE]: { N: String(Math.floor(T0 / 1000) - 1) },
-        },
-      }),
-    );
+    await putKeyItem(key, randomUUID(), T0 - 10 * IDEMPOTENCY_GRACE_MS, { fingerprint: 'something else entirely', expiresAtSeconds: Math.floor(T0 / 1000) - 1 });
     const taskId = randomUUID();
     assert.deepEqual(await commandsOf(() => store.create(newTask(taskId), { idempotencyKey: key })), ['PutItem', 'PutItem']);
     assert.equal((await rawItem(keyPk('alice', key), IDEMPOTENCY_SK))?.['taskId']?.S, taskId);
