@@ -1,4 +1,4 @@
-import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, TaskOutcome, TaskRecord, WorkingTask } from './model.ts';
+import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, TaskOutcome, TaskRecord } from './model.ts';
 
 /** What `create` needs; the store fills in the bookkeeping fields. */
 export interface NewTask {

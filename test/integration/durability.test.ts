@@ -22,7 +22,7 @@ import { readEffects } from '../../functions/tools/testing/effects.ts';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.ts';
 import type { TaskMessage } from '../../shared/queue/queue.ts';
 import { processTaskMessage } from '../../shared/runtime/worker.ts';
-import { countEntries, createTask, durableEnv, sleepMs, uniqueLabel, waitFor, waitForEffects } from '../support/durable.ts';
+import { createTask, durableEnv, sleepMs, uniqueLabel, waitFor, waitForEffects } from '../support/durable.ts';
 import { errorOf, getTask, pollUntil, requestMeta, resultOf, rpc } from '../support/mcp-http.ts';
 
 type Deps = typeof import('../../functions/lib/deps.ts');
