@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { DEFAULT_SETTINGS, ENV } from '../shared/config.ts';
+import { HANDOVER_RESERVE_MS } from '../shared/runtime/worker.ts';
 
 /**
  * AWS's rule for SQS event sources: the queue's visibility timeout is at least
@@ -10,11 +11,10 @@ export const VISIBILITY_TIMEOUT_FACTOR = 6;
 
 /**
  * Time the worker keeps back from Lambda's limit to checkpoint and hand a task
- * over (`HANDOVER_RESERVE_MS` in `shared/runtime/worker.ts`, not exported
- * there): its effective budget is `min(TASKS_INVOCATION_BUDGET_MS, remaining
- * time − this)`.
+ * over: its effective budget is `min(TASKS_INVOCATION_BUDGET_MS, remaining
+ * time − this)`. Defined by the runtime, which applies it.
  */
-export const HANDOVER_RESERVE = Duration.seconds(30);
+export const HANDOVER_RESERVE = Duration.millis(HANDOVER_RESERVE_MS);
 
 /**
  * How long one worker invocation may run: the ceiling on a tool that does not

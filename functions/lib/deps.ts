@@ -1,13 +1,24 @@
 /**
- * The whole composition root in one import, for tests, benchmarks and the
- * local stack: the same instances the Lambda entries use, since those import
- * the modules below by path (each entry only what it needs, so each bundle
- * carries only the SDKs its function uses).
+ * What the functions are composed of. Each Lambda entry (`functions/<name>/handler.ts`)
+ * builds the parts it needs once per execution environment, from the
+ * environment, and hands them to its factory (`functions/<name>/app.ts`); the
+ * local stack and tests call the same factories with parts of their own
+ * (emulator clients, a collecting log sink, decorated queues).
+ *
+ * Types only: importing this module adds nothing to a bundle.
  */
-export { config } from './config.ts';
-export { dynamodb } from './dynamodb-client.ts';
-export { log } from './log.ts';
-export { queue } from './queue.ts';
-export { sqs } from './sqs-client.ts';
-export { store } from './store.ts';
-export { tools } from './tools.ts';
+import type { Config } from '../../shared/config.ts';
+import type { Log } from '../../shared/log.ts';
+import type { TaskQueue } from '../../shared/queue/queue.ts';
+import type { ToolDefinition } from '../../shared/runtime/tool.ts';
+import type { TaskStore } from '../../shared/tasks/store.ts';
+
+export interface FunctionDeps {
+  config: Config;
+  store: TaskStore;
+  queue: TaskQueue;
+  /** The tool catalogue, by name. */
+  tools: ReadonlyMap<string, ToolDefinition>;
+  log: Log;
+  now?: () => number;
+}

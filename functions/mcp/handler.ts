@@ -1,19 +1,10 @@
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { createEndpoint } from '../../shared/protocol/endpoint.ts';
-import { config } from '../lib/config.ts';
-import { log } from '../lib/log.ts';
-import { queue } from '../lib/queue.ts';
-import { store } from '../lib/store.ts';
-import { tools } from '../lib/tools.ts';
-import { principalOf, toRequest, toResult } from './event.ts';
+/** Lambda entry of the MCP function: composed once per execution environment (see `app.ts`). */
+import { loadConfig } from '../../shared/config.ts';
+import { jsonLog } from '../../shared/log.ts';
+import { dynamoDbStore } from '../lib/dynamodb.ts';
+import { servedTools } from '../lib/served-tools.ts';
+import { sqsQueue } from '../lib/sqs.ts';
+import { createMcpHandler } from './app.ts';
 
-const endpoint = createEndpoint({ store, queue, tools, settings: config, log });
-
-/**
- * `POST /mcp` behind an HTTP API. Tasks are bound to the authorizer's subject;
- * without an authorizer, to the configured local principal.
- */
-export async function handler(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyResultV2> {
-  const principal = principalOf(event) ?? config.localPrincipal;
-  return toResult(await endpoint.fetch(toRequest(event), principal));
-}
+const config = loadConfig();
+export const handler = createMcpHandler({ config, store: dynamoDbStore(config), queue: sqsQueue(config), tools: servedTools(), log: jsonLog() });

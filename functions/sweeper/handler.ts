@@ -1,11 +1,9 @@
-import { sweep } from '../../shared/runtime/sweeper.ts';
-import { config } from '../lib/config.ts';
-import { log } from '../lib/log.ts';
-import { queue } from '../lib/queue.ts';
-import { store } from '../lib/store.ts';
+/** Lambda entry of the sweeper: composed once per execution environment (see `app.ts`). */
+import { loadConfig } from '../../shared/config.ts';
+import { jsonLog } from '../../shared/log.ts';
+import { dynamoDbStore } from '../lib/dynamodb.ts';
+import { sqsQueue } from '../lib/sqs.ts';
+import { createSweeperHandler } from './app.ts';
 
-/** Scheduled: re-enqueues tasks that no worker has touched past their grace period. */
-export async function handler(): Promise<{ requeued: number }> {
-  const { requeued } = await sweep({ store, queue, settings: config, log });
-  return { requeued: requeued.length };
-}
+const config = loadConfig();
+export const handler = createSweeperHandler({ config, store: dynamoDbStore(config), queue: sqsQueue(config), log: jsonLog() });

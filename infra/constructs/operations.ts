@@ -14,12 +14,13 @@ import {
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { MAX_DELAY_SECONDS } from '../../shared/queue/queue.ts';
 import type { Api } from './api.ts';
 import type { TaskFunction } from './task-function.ts';
 import type { TaskQueue } from './task-queue.ts';
 
 /** The longest delay SQS allows on one message (durable timers hop in steps of at most this). */
-const MAX_SQS_DELAY = Duration.minutes(15);
+const MAX_SQS_DELAY = Duration.seconds(MAX_DELAY_SECONDS);
 
 export interface OperationsProps {
   readonly api: Api;
@@ -34,19 +35,16 @@ export interface OperationsProps {
 /**
  * Alarms on what needs a person, and one dashboard.
  *
- * Task counts: the functions print one JSON line per event through `log()`
- * (`functions/lib/log.ts`): `task-created` (MCP function) when a task is
+ * Task counts: the functions write one JSON line per event through their log
+ * sink (`shared/log.ts`): `task-created` (MCP function) when a task is
  * created, and `task-ended` with its terminal `status` once per task that
  * reaches one (the worker; the MCP function for a cancel that ends a task at
  * once; the DLQ handler for a task it fails), and `swept` per task the
- * sweeper re-enqueues. They go through `console.log(JSON.stringify(…))`, so
- * the Lambda runtime prefixes each line with a timestamp, request id and level
- * (text format) or wraps it as a *string* in `message` (JSON format). Either
- * way a metric filter's JSON pattern cannot address `event`, and its
- * plain-text syntax cannot express `"status":"completed"` reliably (regex
- * patterns reject `"`). The dashboard therefore counts tasks with Logs
- * Insights queries, which match the exact JSON text, cost nothing at rest (no
- * custom metrics) and a fraction of a cent per view at this log volume.
+ * sweeper re-enqueues. The lines are bare JSON on stdout (no runtime prefix),
+ * with the request id and task id of the request or message that logged
+ * them. The dashboard counts tasks with Logs Insights queries over them,
+ * which cost nothing at rest (no custom metrics) and a fraction of a cent per
+ * view at this log volume.
  * Lambda metrics cannot tell completed from failed: the worker reports task
  * outcomes, not invocation errors.
  */

@@ -6,6 +6,7 @@ import { Architecture, Runtime, Tracing, type RecursiveLoop } from 'aws-cdk-lib/
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { ENV } from '../../shared/config.ts';
 
 /**
  * The one Node.js runtime every function of the stack runs on. cdk-nag (L1)
@@ -49,6 +50,17 @@ export const BUNDLING: BundlingOptions = {
   bundleAwsSDK: true,
   banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
 };
+
+/**
+ * The stack's bundling for a function with this environment. Its
+ * `TASKS_TOOLSET` is also fixed at build time (esbuild `define`), so the
+ * bundle holds only the tools that toolset serves (`functions/lib/served-tools.ts`):
+ * a product deployment ships no conformance fixture.
+ */
+export function bundlingFor(environment: Record<string, string>): BundlingOptions {
+  const toolset = environment[ENV.toolset];
+  return toolset === undefined ? BUNDLING : { ...BUNDLING, define: { [`process.env.${ENV.toolset}`]: JSON.stringify(toolset) } };
+}
 
 /**
  * The entry of every function of the stack, relative to the repository root.
@@ -120,7 +132,7 @@ export class TaskFunction extends Construct {
       logGroup: this.logGroup,
       role: this.role,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
-      bundling: BUNDLING,
+      bundling: bundlingFor(props.environment),
       ...(props.recursiveLoop ? { recursiveLoop: props.recursiveLoop } : {}),
       ...(props.retryAttempts !== undefined ? { retryAttempts: props.retryAttempts } : {}),
       ...(props.maxEventAge ? { maxEventAge: props.maxEventAge } : {}),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { errorName, type Log } from '../../shared/log.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 
 /** An HTTP API (payload 2.0) Lambda handler. */
@@ -19,7 +20,7 @@ export interface HttpAdapterOptions {
   path?: string;
   maxRequestBytes?: number;
   /** Diagnostic lines (method, path, status, ids: never bodies or headers). */
-  log?: (event: Record<string, unknown>) => void;
+  log: Log;
 }
 
 export interface HttpAdapter {
@@ -38,11 +39,11 @@ export interface HttpAdapter {
 export async function startHttpAdapter(options: HttpAdapterOptions): Promise<HttpAdapter> {
   const route = options.path ?? '/mcp';
   const limit = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
-  const log = options.log ?? (() => {});
+  const { log } = options;
 
   const server = createServer((req, res) => {
     serve(req, res).catch((error: unknown) => {
-      log({ event: 'http-adapter-error', error: error instanceof Error ? error.name : typeof error });
+      log({ event: 'http-adapter-error', error: errorName(error) });
       if (!res.headersSent) send(res, 500, { message: 'Internal Server Error' });
       else res.destroy();
     });
@@ -63,7 +64,7 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
       result = await options.handler(toEvent(req, url, body, route, requestId));
     } catch (error) {
       // What API Gateway answers when the integration fails.
-      log({ event: 'function-error', requestId, error: error instanceof Error ? error.name : typeof error });
+      log({ event: 'function-error', requestId, error: errorName(error) });
       return send(res, 500, { message: 'Internal Server Error' });
     }
     writeResult(res, result);

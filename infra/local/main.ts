@@ -12,6 +12,7 @@
  * Prints one line `MCP endpoint ready at <url>` once requests are served.
  * SIGINT/SIGTERM stop everything and exit 0.
  */
+import { jsonLog } from '../../shared/log.ts';
 import { startLocalStack } from './stack.ts';
 
 const SHUTDOWN_TIMEOUT_MS = 15_000;
@@ -30,7 +31,7 @@ try {
     ...(process.env.LOCAL_SWEEP_INTERVAL_MS ? { sweepIntervalMs: Number(process.env.LOCAL_SWEEP_INTERVAL_MS) } : {}),
     ...(process.env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ? { visibilityTimeoutSeconds: Number(process.env.LOCAL_VISIBILITY_TIMEOUT_SECONDS) } : {}),
     ...(process.env.LOCAL_MAX_RECEIVE_COUNT ? { maxReceiveCount: Number(process.env.LOCAL_MAX_RECEIVE_COUNT) } : {}),
-    log: (event) => console.log(JSON.stringify(event)),
+    log: jsonLog(),
   });
 } catch (error) {
   console.error(`Local stack failed to start: ${error instanceof Error ? error.message : String(error)}`);

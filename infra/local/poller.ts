@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { errorName, type Log } from '../../shared/log.ts';
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
 
 /** An SQS Lambda handler with partial batch responses (`ReportBatchItemFailures`). */
@@ -16,7 +17,7 @@ export interface PollerOptions {
   /** Long-poll wait; short so that `stop()` returns quickly. */
   waitTimeSeconds?: number;
   /** Diagnostic lines (names and ids only: never bodies). */
-  log?: (event: Record<string, unknown>) => void;
+  log: Log;
 }
 
 export interface Poller {
@@ -36,7 +37,7 @@ const RETRY_DELAY_MS = 1000;
  * decides that, as on AWS. A handler that throws fails the whole batch.
  */
 export function startPoller(options: PollerOptions): Poller {
-  const log = options.log ?? (() => {});
+  const { log } = options;
   const abort = new AbortController();
   const loop = run();
 
@@ -141,8 +142,4 @@ export function toRecord(message: Message, queueArn: string, region: string): SQ
     eventSourceARN: queueArn,
     awsRegion: region,
   };
-}
-
-function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : typeof error;
 }

@@ -37,7 +37,7 @@ export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local
  * Queue URLs name the host `sqs.<region>.localhost`, which does not resolve.
  * fauxqs looks queues up by that exact URL string, so the URL is kept as is and
  * clients send to {@link LocalSqs.endpoint} instead: the functions' client sets
- * `useQueueUrlAsEndpoint: false` (see `functions/lib/deps.ts`) and the local
+ * `useQueueUrlAsEndpoint: false` (see `functions/lib/sqs.ts`) and the local
  * admin/poller clients set an explicit `endpoint`, which the SDK honours.
  */
 export async function startLocalSqs(options: LocalSqsOptions = {}): Promise<LocalSqs> {

@@ -2,11 +2,22 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { ENV } from '../../shared/config.ts';
+import { createDeadLetterHandler, type DeadLetterHandler } from '../../functions/dlq/app.ts';
+import type { FunctionDeps } from '../../functions/lib/deps.ts';
+import { dynamoDbStore } from '../../functions/lib/dynamodb.ts';
+import { sqsQueue } from '../../functions/lib/sqs.ts';
+import { createMcpHandler, type McpHandler } from '../../functions/mcp/app.ts';
+import { createSweeperHandler, type SweeperHandler } from '../../functions/sweeper/app.ts';
+import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
+import { ENV, loadConfig, type Config } from '../../shared/config.ts';
+import { errorName, jsonLog, type Log } from '../../shared/log.ts';
+import type { TaskQueue } from '../../shared/queue/queue.ts';
+import type { TaskStore } from '../../shared/tasks/store.ts';
 import { ensureTaskTable, startDynalite } from './dynamodb.ts';
 import { startHttpAdapter } from './http.ts';
 import { startPoller, type Poller } from './poller.ts';
 import { LOCAL_CREDENTIALS, localSqsClient, startLocalSqs } from './sqs.ts';
+import { localTools } from './tools.ts';
 
 export interface LocalStackOptions {
   /** HTTP port on 127.0.0.1; 0 picks a free one. */
@@ -20,38 +31,54 @@ export interface LocalStackOptions {
   visibilityTimeoutSeconds?: number;
   /** How long `close()` waits for a batch still being handled (default 5 s). */
   drainMs?: number;
-  log?: (event: Record<string, unknown>) => void;
+  /** The one log sink, for the functions' lines and the stack's own (default: JSON lines on stdout). */
+  log?: Log;
   /** How often the sweeper runs (it also runs once at start-up); default 30 s. */
   sweepIntervalMs?: number;
-  /** Called with the SQS client standing in for the event source mappings (benchmarks count its calls). */
-  instrumentPollerClient?: (client: SQSClient) => void;
+  /**
+   * The environment the functions' settings (`TASKS_*`) are read from, as a
+   * deployed function reads its own (default `process.env`; `TASKS_TOOLSET`
+   * defaults to `all` here). Table, queue and endpoints are the stack's.
+   */
+  env?: Record<string, string | undefined>;
+  /** Wraps the functions' store or queue, e.g. to inject failures or record what is sent (tests). */
+  decorate?: { store?: (store: TaskStore) => TaskStore; queue?: (queue: TaskQueue) => TaskQueue };
+  /** Called with the functions' clients and the event source mappings' SQS client (benchmarks count their calls). */
+  instrument?: (clients: { dynamodb: DynamoDBClient; sqs: SQSClient; poller: SQSClient; endpoints: { dynamodb: string; sqs: string } }) => void;
 }
 
 export interface LocalStack {
   /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
   url: string;
+  /** The functions' configuration. */
+  config: Config;
+  /** The functions' store and queue (decorated, if asked), for tests. */
+  store: TaskStore;
+  queue: TaskQueue;
+  /** The handlers the stack runs, as the factories built them (tests call them with events of their own). */
+  handlers: { mcp: McpHandler; worker: WorkerHandler; deadLetter: DeadLetterHandler; sweeper: SweeperHandler };
   close(): Promise<void>;
 }
 
-const REGION = 'us-east-1';
+/** The region the emulators and their clients use. */
+export const REGION = 'us-east-1';
 
 /**
- * Runs the unchanged Lambda handlers on this machine: dynalite for DynamoDB,
- * fauxqs for SQS, an HTTP API adapter for the MCP function and two pollers
- * standing in for the event source mappings of the worker and the DLQ
- * function. Only endpoint URLs differ from AWS.
- *
- * The functions read their configuration from the environment when first
- * imported (`functions/lib/deps.ts`), so this sets the environment and then
- * imports them: one stack per process.
+ * Runs the Lambda handlers on this machine: dynalite for DynamoDB, fauxqs for
+ * SQS, an HTTP API adapter for the MCP function and two pollers standing in
+ * for the event source mappings of the worker and the DLQ function, plus the
+ * sweeper on a timer. The handlers are the deployed ones, built by the same
+ * factories (`functions/<name>/app.ts`) from parts composed here: a
+ * configuration, emulator clients, the log sink and the local tool catalogue.
+ * Nothing is read from or written to `process.env` beyond `options.env`.
  *
  * Persistence is uneven: the table is on disk, the queues are in fauxqs'
  * memory. After a restart, finished tasks are still readable, but a task whose
- * message was queued or in flight at shutdown stays `working` until something
- * re-enqueues it (the sweeper, on AWS).
+ * message was queued or in flight at shutdown stays `working` until the
+ * sweeper re-enqueues it.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
-  const log = options.log ?? (() => {});
+  const log = options.log ?? jsonLog();
   const tableName = options.tableName ?? 'tasks';
   const cleanup: (() => Promise<void>)[] = [];
   const close = async () => {
@@ -64,47 +91,47 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     cleanup.push(await lockDataDir(resolve(options.dataDir)));
     const dynamo = await startDynalite({ path: dbPath });
     cleanup.push(dynamo.close);
-    const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: REGION, credentials: LOCAL_CREDENTIALS });
-    try {
-      await ensureTaskTable(admin, tableName);
-    } finally {
-      admin.destroy();
-    }
+    // The emulators ignore credentials, but the SDK's signing needs some.
+    const dynamodb = new DynamoDBClient({ endpoint: dynamo.endpoint, region: REGION, credentials: LOCAL_CREDENTIALS });
+    cleanup.push(async () => dynamodb.destroy());
+    await ensureTaskTable(dynamodb, tableName);
 
-    const sqs = await startLocalSqs({
-      region: REGION,
-      maxReceiveCount: options.maxReceiveCount ?? 3,
-      visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
-    });
+    const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 30;
+    const sqs = await startLocalSqs({ region: REGION, maxReceiveCount: options.maxReceiveCount ?? 3, visibilityTimeoutSeconds });
     cleanup.push(sqs.close);
 
-    Object.assign(process.env, {
+    const env = options.env ?? process.env;
+    const config = loadConfig({
+      ...env,
       [ENV.tableName]: tableName,
       [ENV.queueUrl]: sqs.queueUrl,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
-      AWS_REGION: REGION,
+      [ENV.toolset]: env[ENV.toolset] || 'all',
+      // After an unexpected error the sweeper leaves a task to SQS redelivery this long.
+      [ENV.redeliveryMs]: String(visibilityTimeoutSeconds * 1000),
     });
-    process.env[ENV.toolset] ||= 'all';
-    process.env[ENV.redeliveryMs] = String((options.visibilityTimeoutSeconds ?? 30) * 1000);
-    // The emulators ignore credentials, but the SDK's provider chain needs some.
-    process.env.AWS_ACCESS_KEY_ID ||= LOCAL_CREDENTIALS.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY ||= LOCAL_CREDENTIALS.secretAccessKey;
+    const functionsSqs = localSqsClient(sqs.endpoint, REGION);
+    // The event source mappings' own client, not the functions'.
+    const pollerSqs = localSqsClient(sqs.endpoint, REGION);
+    cleanup.push(async () => {
+      functionsSqs.destroy();
+      pollerSqs.destroy();
+    });
+    options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint } });
 
-    const [mcp, worker, dlq, sweeper] = await Promise.all([
-      import('../../functions/mcp/handler.ts'),
-      import('../../functions/worker/handler.ts'),
-      import('../../functions/dlq/handler.ts'),
-      import('../../functions/sweeper/handler.ts'),
-    ]);
+    const deps: FunctionDeps = {
+      config,
+      store: options.decorate?.store?.(dynamoDbStore(config, dynamodb)) ?? dynamoDbStore(config, dynamodb),
+      queue: options.decorate?.queue?.(sqsQueue(config, functionsSqs)) ?? sqsQueue(config, functionsSqs),
+      tools: localTools(config.toolset),
+      log,
+    };
+    const worker = createWorkerHandler(deps);
+    const deadLetter = createDeadLetterHandler(deps);
+    const sweeper = createSweeperHandler(deps);
 
-    // The event source mappings: the poller's own client, not the functions'.
-    const sqsClient = localSqsClient(sqs.endpoint, REGION);
-    options.instrumentPollerClient?.(sqsClient);
-    cleanup.push(async () => sqsClient.destroy());
     const pollers: Poller[] = [
-      startPoller({ client: sqsClient, queueUrl: sqs.queueUrl, queueArn: sqs.queueArn, region: REGION, handler: worker.handler, log }),
-      startPoller({ client: sqsClient, queueUrl: sqs.dlqUrl, queueArn: sqs.dlqArn, region: REGION, handler: dlq.handler, log }),
+      startPoller({ client: pollerSqs, queueUrl: sqs.queueUrl, queueArn: sqs.queueArn, region: REGION, handler: worker, log }),
+      startPoller({ client: pollerSqs, queueUrl: sqs.dlqUrl, queueArn: sqs.dlqArn, region: REGION, handler: deadLetter, log }),
     ];
     // A batch still running at shutdown is abandoned after `drainMs`; its
     // task's lease expires and the task is picked up again later.
@@ -114,17 +141,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The scheduled sweeper: once now, since the queues did not survive a
     // restart but unfinished tasks in the table did, then periodically.
     const runSweeper = () =>
-      sweeper.handler().then(
+      sweeper().then(
         ({ requeued }) => requeued > 0 && log({ event: 'sweep', requeued }),
-        (error: unknown) => log({ event: 'sweep-error', error: error instanceof Error ? error.name : 'unknown' }),
+        (error: unknown) => log({ event: 'sweep-error', error: errorName(error) }),
       );
     await runSweeper();
     const sweepTimer = setInterval(runSweeper, options.sweepIntervalMs ?? 30_000);
     cleanup.push(async () => clearInterval(sweepTimer));
 
-    const http = await startHttpAdapter({ handler: mcp.handler, port: options.port, log });
+    const mcp = createMcpHandler(deps);
+    const http = await startHttpAdapter({ handler: mcp, port: options.port, log });
     cleanup.push(http.close);
-    return { url: http.url, close };
+    return { url: http.url, config, store: deps.store, queue: deps.queue, handlers: { mcp, worker, deadLetter, sweeper }, close };
   } catch (error) {
     await close();
     throw error;

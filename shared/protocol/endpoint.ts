@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { TaskSettings } from '../config.ts';
+import { errorName, type Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import { runTool } from '../runtime/run.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
@@ -27,7 +28,7 @@ export interface EndpointDeps {
   settings: Pick<TaskSettings, 'taskTtlMs' | 'pollIntervalMs' | 'maxPollIntervalMs' | 'retentionMs' | 'syncBudgetMs'>;
   now?: () => number;
   /** Structured, content-free log lines (never arguments, answers or tokens). */
-  log?: (event: Record<string, unknown>) => void;
+  log: Log;
 }
 
 /** A web-standard MCP endpoint: `fetch(request, principal)`. */
@@ -123,7 +124,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     const { task } = created;
     if (created.created) {
       await enqueue(task.taskId, 'start');
-      deps.log?.({ event: 'task-created', taskId: task.taskId, tool: tool.name });
+      deps.log({ event: 'task-created', taskId: task.taskId, tool: tool.name });
     }
     return createTaskResult(task, renderContext());
   }
@@ -137,8 +138,8 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
   async function enqueue(taskId: string, reason: 'start' | 'resume') {
     try {
       await deps.queue.send({ taskId, reason });
-    } catch {
-      deps.log?.({ event: 'enqueue-failed', taskId, reason });
+    } catch (error) {
+      deps.log({ event: 'enqueue-failed', taskId, reason, error: errorName(error) });
     }
   }
 
@@ -201,7 +202,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
 
     server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, guard(async ({ taskId }) => {
       if ((await deps.store.cancel(taskId, principal, now())) === 'cancelled') {
-        deps.log?.({ event: 'task-ended', taskId, status: 'cancelled' });
+        deps.log({ event: 'task-ended', taskId, status: 'cancelled' });
       }
       return {};
     }));

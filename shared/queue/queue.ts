@@ -11,6 +11,9 @@ export interface TaskMessage {
   reason: TaskMessageReason;
 }
 
+/** The longest delay SQS accepts on a message (15 minutes); longer waits are chained. */
+export const MAX_DELAY_SECONDS = 900;
+
 /** The task queue port. */
 export interface TaskQueue {
   /** Enqueues one message; resolves once the queue has accepted it. */

@@ -1,4 +1,5 @@
 import type { TaskSettings } from '../config.ts';
+import type { Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import type { TaskStore } from '../tasks/store.ts';
 
@@ -7,7 +8,7 @@ export interface SweeperDeps {
   queue: TaskQueue;
   settings: Pick<TaskSettings, 'leaseMs' | 'sweepGraceMs'>;
   now?: () => number;
-  log?: (event: Record<string, unknown>) => void;
+  log: Log;
 }
 
 /**
@@ -30,7 +31,7 @@ export async function sweep(deps: SweeperDeps, limit = 100): Promise<{ requeued:
     if (!(await deps.store.reschedule(taskId, now, now + deps.settings.leaseMs + deps.settings.sweepGraceMs))) continue;
     await deps.queue.send({ taskId, reason: 'sweep' });
     requeued.push(taskId);
-    deps.log?.({ event: 'swept', taskId });
+    deps.log({ event: 'swept', taskId });
   }
   return { requeued };
 }

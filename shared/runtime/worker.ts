@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskSettings } from '../config.ts';
-import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
+import { errorName, type Log } from '../log.ts';
+import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
 import { MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { LeaseLostError, type TaskStore } from '../tasks/store.ts';
 import { runTool, type Journal, type RunOutcome } from './run.ts';
@@ -17,7 +18,7 @@ export interface WorkerDeps {
   /** Time left in this invocation (Lambda's `getRemainingTimeInMillis`), when there is a limit. */
   remainingMs?: () => number;
   now?: () => number;
-  log?: (event: Record<string, unknown>) => void;
+  log: Log;
 }
 
 /**
@@ -29,10 +30,11 @@ export type Disposition = 'done' | 'retry';
 /** The error a task ends with once every delivery attempt failed unexpectedly. */
 export const EXHAUSTED_ERROR = { code: -32603, message: 'Internal error' } as const;
 
-/** Time kept back from a Lambda invocation's limit to write a checkpoint and hand over. */
-const HANDOVER_RESERVE_MS = 30_000;
-/** The longest delay SQS accepts on a message; longer waits are chained. */
-const MAX_DELAY_SECONDS = 900;
+/**
+ * Time kept back from a Lambda invocation's limit to write a checkpoint and
+ * hand over (the stack sizes the invocation budget around it: `infra/timings.ts`).
+ */
+export const HANDOVER_RESERVE_MS = 30_000;
 
 /**
  * Runs the task a message points at.
@@ -53,7 +55,7 @@ const MAX_DELAY_SECONDS = 900;
  */
 export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps): Promise<Disposition> {
   const now = deps.now ?? Date.now;
-  const log = deps.log ?? (() => {});
+  const { log } = deps;
   const leaseOwner = randomUUID();
   const task = await deps.store.claim(message.taskId, leaseOwner, now(), deps.settings.leaseMs);
   if (!task) {
@@ -103,10 +105,13 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     return await settle(outcome, task, leaseOwner, deps, now, finish);
   } catch (error) {
     if (error instanceof LeaseLostError) return 'done';
-    log({ event: 'error', taskId: task.taskId, tool: task.tool, error: error instanceof Error ? error.name : 'unknown' });
+    log({ event: 'error', taskId: task.taskId, tool: task.tool, error: errorName(error) });
     // SQS redelivers the message after its visibility timeout (and dead-letters
     // it after the last attempt); the sweeper must not step in before that.
-    await deps.store.release(task.taskId, leaseOwner, now(), now() + deps.settings.redeliveryMs).catch(() => {});
+    await deps.store.release(task.taskId, leaseOwner, now(), now() + deps.settings.redeliveryMs).catch((releaseError: unknown) => {
+      // The lease then runs out by itself; the redelivery finds the task free.
+      log({ event: 'release-failed', taskId: task.taskId, error: errorName(releaseError) });
+    });
     return 'retry';
   } finally {
     heartbeat.stop();
@@ -234,6 +239,8 @@ function startHeartbeat(deps: WorkerDeps, task: TaskRecord, leaseOwner: string, 
     check.catch((error: unknown) => {
       // A lost lease means another worker owns the task now: stop this run.
       if (error instanceof LeaseLostError) cancel.abort(error);
+      // Anything else is retried at the next tick; the lease has two more thirds to go.
+      else deps.log({ event: 'heartbeat-failed', taskId, error: errorName(error) });
     }).finally(() => (busy = false));
   }, cancelCheckMs);
   return {

@@ -29,7 +29,8 @@ import { join } from 'node:path';
 import { DynamoDBClient, GetItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { readEffects } from '../../functions/tools/testing/effects.ts';
-import { startLocalStack } from '../../infra/local/stack.ts';
+import { LOCAL_CREDENTIALS } from '../../infra/local/sqs.ts';
+import { REGION, startLocalStack } from '../../infra/local/stack.ts';
 import { ENV } from '../../shared/config.ts';
 import { ACTIVE_INDEX } from '../../shared/tasks/dynamodb-schema.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
@@ -290,28 +291,33 @@ function meterSqs(client: SQSClient, role: 'functions' | 'mapping', taskQueueUrl
 
 const dataDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-bench-'));
 const effectsDir = join(dataDir, 'effects');
-// The step_sequence fixture lives in the test toolset and records its side effects here.
-process.env[ENV.toolset] = 'test';
-process.env['TASKS_TEST_EFFECTS_DIR'] = effectsDir;
-// No cancellation reads while a handler runs: the jobs take milliseconds, heartbeats would be noise.
-process.env[ENV.cancelCheckMs] ??= '60000';
-
 let taskQueueUrl = '';
+// A client of the bench's own, never metered: watching tasks and reading items around writes.
+let quiet!: DynamoDBClient;
+// The step_sequence fixture lives in the test toolset and records its side effects here.
+process.env['TASKS_TEST_EFFECTS_DIR'] = effectsDir;
 const stack = await startLocalStack({
   port: 0,
   dataDir,
+  env: {
+    ...process.env,
+    [ENV.toolset]: 'test',
+    // No cancellation reads while a handler runs: the jobs take milliseconds, heartbeats would be noise.
+    [ENV.cancelCheckMs]: process.env[ENV.cancelCheckMs] ?? '60000',
+  },
+  log: () => {},
   // The sweeper runs once at start-up (uncounted) and not again during the bench.
   sweepIntervalMs: 3_600_000,
-  instrumentPollerClient: (client) => meterSqs(client, 'mapping', () => taskQueueUrl),
+  instrument: ({ dynamodb, sqs, poller, endpoints }) => {
+    quiet = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: REGION, credentials: LOCAL_CREDENTIALS });
+    meterDynamoDb(dynamodb, quiet);
+    meterSqs(sqs, 'functions', () => taskQueueUrl);
+    meterSqs(poller, 'mapping', () => taskQueueUrl);
+  },
 });
-taskQueueUrl = process.env[ENV.queueUrl]!;
-const deps = await import('../../functions/lib/deps.ts');
-// A client of the bench's own, never metered: watching tasks and reading items around writes.
-const quiet = new DynamoDBClient({ endpoint: process.env['AWS_ENDPOINT_URL_DYNAMODB'], region: process.env['AWS_REGION'] });
-meterDynamoDb(deps.dynamodb, quiet);
-meterSqs(deps.sqs, 'functions', () => taskQueueUrl);
-const watcher = new DynamoDbTaskStore({ client: quiet, tableName: deps.config.tableName, policy: deps.config });
-const principal = deps.config.localPrincipal;
+taskQueueUrl = stack.config.queueUrl;
+const watcher = new DynamoDbTaskStore({ client: quiet, tableName: stack.config.tableName, policy: stack.config });
+const principal = stack.config.localPrincipal;
 
 const TIMEOUT_MS = 20_000;
 

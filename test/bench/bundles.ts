@@ -3,7 +3,7 @@
  * the third-party packages it needs.
  *
  * Every function entry of the stack (`FUNCTION_ENTRIES`) is bundled with the
- * stack's esbuild options (`BUNDLING`, mapped to esbuild's API the way
+ * stack's esbuild options (`bundlingFor`, for the default product toolset, mapped to esbuild's API the way
  * aws-cdk-lib's `NodejsFunction` maps them to esbuild's command line; the
  * output is byte for byte the asset `cdk synth` builds), and so
  * is a "bare" entry per function that imports only the packages the
@@ -27,7 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
-import { BUNDLING, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
+import { bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -71,20 +71,24 @@ const TOUCH: Record<string, { imports: string; uses: string }> = {
   zod: { imports: "import * as z from 'zod';", uses: 'z.object({ value: z.string() })' },
 };
 
-/** `BUNDLING` as esbuild build options (aws-cdk-lib's `Bundling.buildEsbuildArgs`, for the fields the stack sets). */
+/** The default deployment's bundling: `BUNDLING` with the product toolset fixed at build time. */
+const DEFAULT_BUNDLING = bundlingFor({ [ENV.toolset]: 'product' });
+
+/** The stack's bundling as esbuild build options (aws-cdk-lib's `Bundling.buildEsbuildArgs`, for the fields the stack sets). */
 function stackBuildOptions(outfile: string): BuildOptions {
   return {
     bundle: true,
     platform: 'node',
-    format: BUNDLING.format === 'esm' ? 'esm' : 'cjs',
-    target: BUNDLING.target ?? 'node22',
-    minify: BUNDLING.minify ?? false,
-    sourcemap: BUNDLING.sourceMap ?? false,
-    sourcesContent: BUNDLING.sourcesContent ?? true,
-    ...(BUNDLING.mainFields ? { mainFields: BUNDLING.mainFields } : {}),
-    ...(BUNDLING.banner ? { banner: { js: BUNDLING.banner } } : {}),
+    format: DEFAULT_BUNDLING.format === 'esm' ? 'esm' : 'cjs',
+    target: DEFAULT_BUNDLING.target ?? 'node22',
+    minify: DEFAULT_BUNDLING.minify ?? false,
+    sourcemap: DEFAULT_BUNDLING.sourceMap ?? false,
+    sourcesContent: DEFAULT_BUNDLING.sourcesContent ?? true,
+    ...(DEFAULT_BUNDLING.mainFields ? { mainFields: DEFAULT_BUNDLING.mainFields } : {}),
+    ...(DEFAULT_BUNDLING.banner ? { banner: { js: DEFAULT_BUNDLING.banner } } : {}),
+    ...(DEFAULT_BUNDLING.define ? { define: DEFAULT_BUNDLING.define } : {}),
     // `bundleAwsSDK: true`: nothing is external.
-    external: BUNDLING.bundleAwsSDK ? [] : ['@aws-sdk/*', '@smithy/*'],
+    external: DEFAULT_BUNDLING.bundleAwsSDK ? [] : ['@aws-sdk/*', '@smithy/*'],
     absWorkingDir: ROOT,
     outfile,
     metafile: true,

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Duration, Validations, type App } from 'aws-cdk-lib';
@@ -17,7 +17,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { createApp } from '../../infra/app.ts';
 import { OPEN_ENDPOINT_WARNING } from '../../infra/constructs/api.ts';
-import { LAMBDA_RUNTIME } from '../../infra/constructs/task-function.ts';
+import { bundlingFor, FUNCTION_ENTRIES, LAMBDA_RUNTIME } from '../../infra/constructs/task-function.ts';
 import { MAX_RECEIVE_COUNT } from '../../infra/constructs/task-queue.ts';
 import { durableTimings, HANDOVER_RESERVE, timingProblems, VISIBILITY_TIMEOUT_FACTOR, type DurableTimings } from '../../infra/timings.ts';
 import { DEFAULT_SETTINGS, ENV } from '../../shared/config.ts';
@@ -638,6 +638,45 @@ describe('bundle contents', () => {
         }),
     );
   };
+
+  /** The project's own source files a function's bundle contains, from its source map. */
+  const ownSourcesIn = (fn: Json): string[] => {
+    const key = fn['Properties']['Code']['S3Key'] as string;
+    const assetDir = join(base.outdir, `asset.${key.replace(/\.zip$/, '')}`);
+    const map = JSON.parse(readFileSync(join(assetDir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+    return map.sources.filter((source) => !source.includes('node_modules/')).map((source) => relative(ROOT, resolve(assetDir, source)));
+  };
+
+  it('of the default (product) deployment carry the product tools and no conformance or test fixture', () => {
+    const fns = functions(base.json);
+    for (const name of ['mcp', 'worker'] as const) {
+      const sources = ownSourcesIn(fns[name][1]);
+      assert.ok(sources.some((source) => source.startsWith('functions/tools/examples/')), `${name} bundles the product tools: ${sources.join(', ')}`);
+      const fixtures = sources.filter((source) => /^functions\/tools\/(conformance|testing)\//.test(source));
+      assert.deepEqual(fixtures, [], `${name} must not bundle fixtures`);
+    }
+    for (const name of ['deadLetter', 'sweeper'] as const) {
+      assert.deepEqual(ownSourcesIn(fns[name][1]).filter((source) => source.startsWith('functions/tools/')), [], `${name} bundles no tool`);
+    }
+  });
+
+  it('of a deployment with the conformance toolset carry its fixtures (the toolset is fixed at build time)', async () => {
+    const { build } = await import('esbuild');
+    const bundling = bundlingFor({ [ENV.toolset]: 'all' });
+    const result = await build({
+      entryPoints: [join(ROOT, FUNCTION_ENTRIES.worker)],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+      define: bundling.define ?? {},
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    assert.ok(inputs.some((path) => path.startsWith('functions/tools/conformance/')), 'conformance fixtures bundled for toolset "all"');
+    assert.ok(!inputs.some((path) => path.startsWith('functions/tools/testing/')), 'the durability fixtures never ship');
+  });
 
   it('carry only the SDKs each function uses (the composition root is imported by path)', () => {
     const fns = functions(base.json);

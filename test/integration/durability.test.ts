@@ -4,13 +4,12 @@
  * enqueue recovered by the sweeper, continuations past the invocation budget,
  * retries, durable sleeps, idempotent creation and cancellation while asleep.
  *
- * The stack runs in this process (dynalite + fauxqs + pollers + sweeper), so
- * the tests can reach the functions' own queue and store
- * (`functions/lib/deps.ts`): that module reads its configuration from the
- * environment when first imported, so the environment is set before the stack
- * imports it, and this file gets one stack (node:test runs each file in its
- * own process). The side effects of the fixtures are counted from the files
- * they append to (`functions/tools/testing/effects.ts`).
+ * The stack runs in this process (dynalite + fauxqs + pollers + sweeper),
+ * composed with this file's settings, a log sink that collects the lines, and
+ * a queue decorator that records (or refuses) what the functions send; the
+ * tests reach the functions' store and queue through it. The side effects of
+ * the fixtures are counted from the files they append to
+ * (`functions/tools/testing/effects.ts`).
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -18,14 +17,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { readEffects } from '../../functions/tools/testing/effects.ts';
+import { EFFECTS_DIR_ENV, readEffects } from '../../functions/tools/testing/effects.ts';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.ts';
-import type { TaskMessage } from '../../shared/queue/queue.ts';
+import { localTools } from '../../infra/local/tools.ts';
+import { jsonLog } from '../../shared/log.ts';
+import type { TaskMessage, TaskQueue } from '../../shared/queue/queue.ts';
 import { processTaskMessage } from '../../shared/runtime/worker.ts';
 import { createTask, durableEnv, sleepMs, uniqueLabel, waitFor, waitForEffects } from '../support/durable.ts';
 import { errorOf, getTask, pollUntil, requestMeta, resultOf, rpc } from '../support/mcp-http.ts';
-
-type Deps = typeof import('../../functions/lib/deps.ts');
 
 const VISIBILITY_TIMEOUT_SECONDS = 1;
 const MAX_RECEIVE_COUNT = 3;
@@ -35,67 +34,54 @@ describe('durable execution on the local stack', () => {
   let root: string;
   let effectsDir: string;
   let stack: LocalStack;
-  let deps: Deps;
-  /** Log lines: the functions' (console.log JSON) and the stack's. */
+  /** The functions' configuration, store, (decorated) queue and tools. */
+  let deps: Pick<LocalStack, 'config' | 'store' | 'queue'> & { tools: ReturnType<typeof localTools> };
+  /** Log lines: the functions' and the stack's, through the stack's log sink. */
   const events: Record<string, unknown>[] = [];
   /** Every message the functions' queue accepted. */
   const sent: { message: TaskMessage; delaySeconds?: number }[] = [];
   /** When set, the next `start` message (only the MCP function sends those) fails to enqueue. */
   let failNextStart = false;
-  const originalLog = console.log;
-  const savedEnv = { ...process.env };
-  const restoreEnv = () => {
-    for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
-    Object.assign(process.env, savedEnv);
-  };
 
   const logsOf = (taskId: string, event: string) => events.filter((e) => e['taskId'] === taskId && e['event'] === event);
   const sentFor = (taskId: string) => sent.filter((s) => s.message.taskId === taskId).map((s) => s.message.reason);
+
+  /** Records what the functions send, and fails a `start` send when asked to. */
+  const recording = (queue: TaskQueue): TaskQueue => ({
+    async send(message, options) {
+      if (failNextStart && message.reason === 'start') {
+        failNextStart = false;
+        throw new Error('Injected SendMessage failure');
+      }
+      await queue.send(message, options);
+      sent.push({ message, ...(options?.delaySeconds === undefined ? {} : { delaySeconds: options.delaySeconds }) });
+    },
+  });
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'mcp-tasks-durability-'));
     effectsDir = join(root, 'effects');
     const env = durableEnv(effectsDir, { TASKS_INVOCATION_BUDGET_MS: String(INVOCATION_BUDGET_MS) });
-    for (const [name, value] of Object.entries(env)) if (name.startsWith('TASKS_')) process.env[name] = value;
-
-    console.log = (...args: unknown[]) => {
-      if (typeof args[0] === 'string' && args[0].startsWith('{')) {
-        try {
-          events.push(JSON.parse(args[0]) as Record<string, unknown>);
-          return;
-        } catch {
-          // not one of ours
-        }
-      }
-      originalLog(...args);
-    };
+    // The fixtures find their effects directory in the environment of the process they run in.
+    process.env[EFFECTS_DIR_ENV] = effectsDir;
     stack = await startLocalStack({
       port: 0,
       dataDir: join(root, 'data'),
+      env: { ...process.env, ...env },
       visibilityTimeoutSeconds: VISIBILITY_TIMEOUT_SECONDS,
       maxReceiveCount: MAX_RECEIVE_COUNT,
       sweepIntervalMs: Number(env['LOCAL_SWEEP_INTERVAL_MS']),
       drainMs: 2000,
-      log: (event) => events.push(event),
+      log: jsonLog((line) => events.push(JSON.parse(line) as Record<string, unknown>)),
+      decorate: { queue: recording },
     });
-    deps = await import('../../functions/lib/deps.ts');
+    deps = { config: stack.config, store: stack.store, queue: stack.queue, tools: localTools(stack.config.toolset) };
     assert.equal(deps.config.invocationBudgetMs, INVOCATION_BUDGET_MS, 'the functions read this file\'s settings');
-
-    const send = deps.queue.send.bind(deps.queue);
-    deps.queue.send = async (message, options) => {
-      if (failNextStart && message.reason === 'start') {
-        failNextStart = false;
-        throw new Error('Injected SendMessage failure');
-      }
-      await send(message, options);
-      sent.push({ message, ...(options?.delaySeconds === undefined ? {} : { delaySeconds: options.delaySeconds }) });
-    };
   });
 
   after(async () => {
     await stack?.close();
-    console.log = originalLog;
-    restoreEnv();
+    delete process.env[EFFECTS_DIR_ENV];
     await rm(root, { recursive: true, force: true });
   });
 
@@ -133,7 +119,7 @@ describe('durable execution on the local stack', () => {
       ttlMs: deps.config.taskTtlMs,
       pollIntervalMs: deps.config.pollIntervalMs,
     });
-    const worker = { store: deps.store, queue: deps.queue, tools: deps.tools, settings: deps.config, log: (e: Record<string, unknown>) => events.push(e) };
+    const worker = { store: deps.store, queue: deps.queue, tools: deps.tools, settings: deps.config, log: jsonLog((line) => events.push(JSON.parse(line) as Record<string, unknown>)) };
     const message: TaskMessage = { taskId, reason: 'start' };
     const dispositions = await Promise.all([processTaskMessage(message, worker), processTaskMessage(message, worker)]);
 

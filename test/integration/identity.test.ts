@@ -66,8 +66,8 @@ describe('tasks are bound to the caller', () => {
 
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-identity-'));
-    stack = await startLocalStack({ port: 0, dataDir });
-    ({ handler } = await import('../../functions/mcp/handler.ts'));
+    stack = await startLocalStack({ port: 0, dataDir, log: () => {} });
+    handler = stack.handlers.mcp;
     const created = await call('tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }, 'alice');
     taskId = String(created.result?.['taskId']);
     assert.equal(created.result?.['resultType'], 'task');

@@ -142,7 +142,7 @@ describe('SQS event source emulation (fauxqs + poller)', () => {
 
     pollers.push(
       startPoller({
-        client, queueUrl: sqs.queueUrl, queueArn: sqs.queueArn, region: sqs.region,
+        client, queueUrl: sqs.queueUrl, queueArn: sqs.queueArn, region: sqs.region, log: () => {},
         handler: async (event) => {
           for (const record of event.Records) {
             assert.equal(record.eventSource, 'aws:sqs');
@@ -153,7 +153,7 @@ describe('SQS event source emulation (fauxqs + poller)', () => {
         },
       }),
       startPoller({
-        client, queueUrl: sqs.dlqUrl, queueArn: sqs.dlqArn, region: sqs.region,
+        client, queueUrl: sqs.dlqUrl, queueArn: sqs.dlqArn, region: sqs.region, log: () => {},
         handler: async (event) => {
           dead.push(...event.Records);
           deadLettered();

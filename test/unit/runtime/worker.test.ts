@@ -49,7 +49,7 @@ const asks = defineTool({
 const tools: ReadonlyMap<string, ToolDefinition> = new Map([counted, flaky, waitsForCancel, reportsProgress, asks].map((t) => [t.name, t]));
 
 function deps(overrides: Partial<WorkerDeps['settings']> = {}): WorkerDeps {
-  return { store, queue, tools, settings: { ...DEFAULT_SETTINGS, leaseMs: LEASE_MS, cancelCheckMs: 50, progressIntervalMs: 0, ...overrides } };
+  return { store, queue, tools, log: () => {}, settings: { ...DEFAULT_SETTINGS, leaseMs: LEASE_MS, cancelCheckMs: 50, progressIntervalMs: 0, ...overrides } };
 }
 
 async function create(tool: string, args: Record<string, unknown> = {}) {

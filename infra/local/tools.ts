@@ -1,0 +1,18 @@
+import { conformanceTools } from '../../functions/tools/conformance/fixtures.ts';
+import { catalogue, productTools } from '../../functions/tools/index.ts';
+import { testingTools } from '../../functions/tools/testing/fixtures.ts';
+import type { Toolset } from '../../shared/config.ts';
+import type { ToolDefinition } from '../../shared/runtime/tool.ts';
+
+/**
+ * The catalogue the local stack serves: a deployed toolset (`product`,
+ * `conformance`, `all`), or `test`, which adds the durability fixtures the
+ * integration tests drive (they never ship in a function bundle).
+ */
+export function localTools(toolset: Toolset): ReadonlyMap<string, ToolDefinition> {
+  return catalogue([
+    ...(toolset === 'conformance' ? [] : productTools),
+    ...(toolset === 'product' ? [] : conformanceTools),
+    ...(toolset === 'test' ? testingTools : []),
+  ]);
+}
