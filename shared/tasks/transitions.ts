@@ -97,6 +97,8 @@ export function visible(task: TaskRecord | undefined, owner: string, now: number
 /**
  * Whether a worker may take the run lease: the task is `working` and no live
  * lease holds it. (A `working` task never expires, so no expiry check.)
+ * The DynamoDB store's claim states the same rule as its condition:
+ * `#status = :working AND (attribute_not_exists(#leaseUntil) OR #leaseUntil <= :now)`.
  */
 export function claimable(task: TaskRecord, now: number): boolean {
   return task.status === 'working' && !isRunning(task, now);
@@ -105,13 +107,20 @@ export function claimable(task: TaskRecord, now: number): boolean {
 /**
  * Whether `leaseOwner` may write under its lease: the lease is still in its
  * name and the task is not terminal. A lease that ran out while nobody took
- * it over is still held.
+ * it over is still held. The DynamoDB store's writes under a lease state
+ * the same rule as their condition:
+ * `#leaseOwner = :leaseOwner AND #status IN (:working, :input_required)`.
  */
 export function leaseHeld(task: TaskRecord, leaseOwner: string): boolean {
   return task.lease?.owner === leaseOwner && !isTerminal(task.status);
 }
 
-/** Whether the sweeper should look at the task at `now` (only non-terminal tasks not waiting for input have a `sweepAt`). */
+/**
+ * Whether the sweeper should look at the task at `now` (only non-terminal
+ * tasks not waiting for input have a `sweepAt`). The DynamoDB store's
+ * reschedule states the same rule as its condition (a row has `activeShard`
+ * exactly when it has `sweepAt`): `attribute_exists(#activeShard) AND #sweepAt <= :now`.
+ */
 export function isDue(task: TaskRecord, now: number): boolean {
   return task.sweepAt !== undefined && task.sweepAt <= now;
 }
