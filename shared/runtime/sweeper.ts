@@ -2,6 +2,7 @@ import type { TaskSettings } from '../config.ts';
 import type { Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import type { TaskStore } from '../tasks/store.ts';
+import { sweepWindow } from '../tasks/transitions.ts';
 
 export interface SweeperDeps {
   store: TaskStore;
@@ -28,7 +29,7 @@ export async function sweep(deps: SweeperDeps, limit = 100): Promise<{ requeued:
   const now = (deps.now ?? Date.now)();
   const requeued: string[] = [];
   for (const taskId of await deps.store.findDue(now, limit)) {
-    if (!(await deps.store.reschedule(taskId, now, now + deps.settings.leaseMs + deps.settings.sweepGraceMs))) continue;
+    if (!(await deps.store.reschedule(taskId, now, now + sweepWindow(deps.settings)))) continue;
     await deps.queue.send({ taskId, reason: 'sweep' });
     requeued.push(taskId);
     deps.log({ event: 'swept', taskId });

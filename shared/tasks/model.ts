@@ -18,8 +18,10 @@ export function isTerminal(status: TaskStatus): boolean {
 
 /**
  * Allowed transitions (spec §2). A transition to the same status is not a
- * transition: `working` → `working` is how progress and leases are written and
- * is checked separately by the store.
+ * transition: `working` → `working` is how progress and leases are written,
+ * under rules of their own. Every decision in `transitions.ts` that changes a
+ * task's status is checked against this table, so both stores refuse what it
+ * does not allow.
  */
 export const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   working: ['input_required', 'completed', 'failed', 'cancelled'],
