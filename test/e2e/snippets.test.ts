@@ -19,6 +19,7 @@ const SNIPPETS: Array<{ path: string; command: (path: string) => [string, string
   { path: 'examples/cli.sh', command: (path) => ['bash', [path]], expect: /^Approved and done: deploy web@1\.4\.2$/m },
   { path: 'examples/sdk-v2-ext-tasks.ts', command: (path) => [process.execPath, ['--import', 'tsx', path]], expect: /asked: Approve: deploy web@1\.4\.2\?\ncompleted .*Approved and done: deploy web@1\.4\.2/s },
   { path: 'examples/ext-tasks.ts', command: (path) => [process.execPath, ['--import', 'tsx', path]], expect: /^completed .*Approved and done: deploy web@1\.4\.2/s },
+  { path: 'examples/sdk-v1.ts', command: (path) => [process.execPath, ['--import', 'tsx', path]], expect: /working\n(working\n)*completed\n\[ \{ type: 'text', text: 'Computed result after 2s' \} \]/ },
   { path: 'examples/curl.sh', command: (path) => ['bash', [path]], expect: /^\{"status":"completed","result":\{"content":\[\{"type":"text","text":"Computed result after 2s"\}\]/m },
 ];
 
