@@ -115,7 +115,7 @@ function coerce(raw: string, field: FieldSchema | undefined, where: string): unk
     case 'number':
     case 'integer': {
       const value = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(value) || (field.type === 'integer' && !Number.isInteger(value))) throw new Error(`${where} must be a ${field.type}, got "${raw}"`);
+      if (raw.trim() === '' || !Number.isFinite(value) || (field.type === 'integer' && !Number.isInteger(value))) throw new Error(`${where} must be ${field.type === "integer" ? "an" : "a"} ${field.type}, got "${raw}"`);
       return value;
     }
     default: {
