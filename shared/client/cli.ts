@@ -16,7 +16,7 @@ import { Command, CommanderError, Option } from 'commander';
 import ora, { type Ora } from 'ora';
 import { select } from '@inquirer/prompts';
 import { GivenAnswers } from './answers.ts';
-import { isTerminal, McpError, resultText, TasksClient, type FollowOutcome, type InputRequest, type InputResponses, type Task } from './client.ts';
+import { McpError, resultText, TasksClient, type FollowOutcome, type InputRequest, type InputResponses, type Task } from './client.ts';
 import { isPromptInterrupt, promptForInput } from './prompts.ts';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000/mcp';
@@ -332,7 +332,6 @@ function printTask(task: Task, globals: GlobalOptions): void {
   if (task.status === 'failed') lines.push(`error ${task.error?.code}: ${task.error?.message}`);
   if (task.status === 'input_required') for (const [key, request] of Object.entries(task.inputRequests ?? {})) lines.push(`waiting for ${key}: ${String(request.params?.['message'] ?? request.method)}`);
   process.stdout.write(`${lines.join('\n')}\n`);
-  if (!isTerminal(task.status) && task.status !== 'input_required') return;
 }
 
 /** Runs the CLI with `argv` (as `process.argv`) and returns the exit code. */
