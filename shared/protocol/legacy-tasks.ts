@@ -133,7 +133,8 @@ export function registerLegacyTaskMethods(server: Server, principal: string, dep
     }
     const related = { [RELATED_TASK]: { taskId } };
     if (task.status === 'completed') {
-      const result = task.result ?? {};
+      // `resultType` is 2026-07-28 vocabulary: not on a 2025-11-25 wire.
+      const { resultType: _resultType, ...result } = task.result;
       return { ...result, _meta: { ...(result['_meta'] as Record<string, unknown> | undefined), ...related } } as never;
     }
     if (task.status === 'failed') throw ProtocolError.fromError(task.error?.code ?? INTERNAL_ERROR, task.error?.message ?? 'Task failed', { ...(task.error?.data as object | undefined), ...related });

@@ -76,6 +76,7 @@ describe('MCP TypeScript SDK v1 client, 2025-11-25 tasks', () => {
     assert.deepEqual(result['content'], [{ type: 'text', text: 'Computed legacy-long after 25s' }]);
     const taskId = messages[0]!.task!.taskId;
     assert.deepEqual((result['_meta'] as Record<string, unknown>)['io.modelcontextprotocol/related-task'], { taskId });
+    assert.equal('resultType' in result, false, 'no 2026-07-28 vocabulary on a 2025-11-25 wire');
     assert.ok(Date.now() - started >= 25_000);
 
     const held = (await early) as { error: unknown; after: number };
