@@ -180,7 +180,7 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   async finish(task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number): Promise<TaskRecord> {
-    const next = applyOutcome(task, outcome, now, this.#policy.retentionMs);
+    const next = applyOutcome(task, outcome, now, this.#policy.retentionMs, this.#policy.maxInputWaitMs);
     // Only what this outcome decides is written: `cancelRequested`, a newer
     // heartbeat `statusMessage` and the answers stay as other writers left them.
     const forced = ['status', 'lastUpdatedAt', ...('statusMessage' in outcome && outcome.statusMessage !== undefined ? ['statusMessage'] : [])];
@@ -298,11 +298,20 @@ export class DynamoDbTaskStore implements TaskStore {
       .map((entry) => entry.taskId);
   }
 
+  async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
+    return this.#rewrite(taskId, (task) => {
+      if (!task || task.status !== 'input_required' || task.sweepAt === undefined || task.sweepAt > now) return { result: undefined };
+      const next = applyOutcome(task, { status: 'failed', error, statusMessage }, now, this.#policy.retentionMs);
+      return { result: next, next };
+    });
+  }
+
   async reschedule(taskId: string, now: number, nextAt: number): Promise<boolean> {
+    // Waiting tasks are on the index too (their wait deadline): not for rescheduling.
     const item = await this.#update(taskId, {
       set: { sweepAt: number(nextAt) },
-      condition: 'attribute_exists(#activeShard) AND #sweepAt <= :now',
-      values: { ':now': number(now) },
+      condition: 'attribute_exists(#activeShard) AND #sweepAt <= :now AND #status = :working',
+      values: { ':now': number(now), ':working': { S: 'working' } },
     });
     return item !== undefined;
   }

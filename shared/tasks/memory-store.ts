@@ -1,4 +1,4 @@
-import { isExpired, isRunning, isTerminal, type TaskOutcome, type TaskRecord } from './model.ts';
+import { isExpired, isRunning, isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
 import { applyOutcome, newTaskRecord } from './outcome.ts';
 import {
   IdempotencyConflictError,
@@ -78,7 +78,7 @@ export class InMemoryTaskStore implements TaskStore {
 
   async finish(task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number): Promise<TaskRecord> {
     const stored = this.#leased(task.taskId, leaseOwner);
-    const next = applyOutcome(stored, outcome, now, this.#policy.retentionMs);
+    const next = applyOutcome(stored, outcome, now, this.#policy.retentionMs, this.#policy.maxInputWaitMs);
     this.#tasks.set(task.taskId, next);
     return copy(next);
   }
@@ -152,9 +152,17 @@ export class InMemoryTaskStore implements TaskStore {
       .map((task) => task.taskId);
   }
 
+  async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
+    const task = this.#tasks.get(taskId);
+    if (!task || task.status !== 'input_required' || task.sweepAt === undefined || task.sweepAt > now) return undefined;
+    const failed = applyOutcome(task, { status: 'failed', error, statusMessage }, now, this.#policy.retentionMs);
+    this.#tasks.set(taskId, failed);
+    return copy(failed);
+  }
+
   async reschedule(taskId: string, now: number, nextAt: number): Promise<boolean> {
     const task = this.#tasks.get(taskId);
-    if (!task || task.sweepAt === undefined || task.sweepAt > now) return false;
+    if (!task || task.status !== 'working' || task.sweepAt === undefined || task.sweepAt > now) return false;
     task.sweepAt = nextAt;
     task.version += 1;
     return true;

@@ -2,8 +2,15 @@ import type { TaskOutcome, TaskRecord, WorkingTask } from './model.ts';
 import type { NewTask, StorePolicy } from './store.ts';
 import { extendedTtl } from './ttl.ts';
 
-/** The record after `outcome`: lease released, TTL extended, status-specific fields set. */
-export function applyOutcome(task: TaskRecord, outcome: TaskOutcome, now: number, retentionMs: number): TaskRecord {
+/**
+ * The record after `outcome`: lease released, TTL extended, status-specific
+ * fields set. With `maxInputWaitMs`, a task that starts waiting for input is
+ * due for the sweeper at the end of its wait (`sweepAt = now + maxInputWaitMs`,
+ * which puts it on the sparse index), and its TTL covers that deadline plus
+ * the retention, so the TTL it advertises while waiting is never shortened
+ * when the wait ends (answered, cancelled or expired).
+ */
+export function applyOutcome(task: TaskRecord, outcome: TaskOutcome, now: number, retentionMs: number, maxInputWaitMs?: number): TaskRecord {
   // The lease is released; no outcome leaves work for the sweeper to find.
   const { lease: _released, sweepAt: _swept, ...base } = task;
   const common = {
@@ -22,6 +29,9 @@ export function applyOutcome(task: TaskRecord, outcome: TaskOutcome, now: number
     case 'input_required':
       return {
         ...common,
+        ...(maxInputWaitMs === undefined
+          ? {}
+          : { sweepAt: now + maxInputWaitMs, ttlMs: Math.max(common.ttlMs, now + maxInputWaitMs - task.createdAt + retentionMs) }),
         attempts: 0, // waiting for answers is a clean hand-over
         status: 'input_required',
         inputRequests: outcome.inputRequests,
