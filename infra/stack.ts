@@ -1,7 +1,8 @@
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct, Node } from 'constructs';
 import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
+import { OPS_OUTPUTS } from '../shared/ops/outputs.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
@@ -118,6 +119,11 @@ export class TasksStack extends Stack {
       dashboard: props.dashboard,
       ...(props.alarmTopicArn ? { alarmTopicArn: props.alarmTopicArn } : {}),
     });
+
+    // What the operator commands (`npm run ops`) find the stack by: `cdk deploy --outputs-file cdk-outputs.json`.
+    new CfnOutput(this, OPS_OUTPUTS.tableName, { value: this.table.table.tableName, description: 'Task table (operator commands)' });
+    new CfnOutput(this, OPS_OUTPUTS.queueUrl, { value: this.tasks.queue.queueUrl, description: 'Task queue (operator commands)' });
+    new CfnOutput(this, OPS_OUTPUTS.deadLetterQueueUrl, { value: this.tasks.deadLetterQueue.queueUrl, description: 'Dead-letter queue (operator commands)' });
   }
 }
 

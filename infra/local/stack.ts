@@ -11,6 +11,7 @@ import { createSweeperHandler, type SweeperHandler } from '../../functions/sweep
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
 import { ENV, loadConfig, type Config } from '../../shared/config.ts';
 import { errorName, jsonLog, type Log } from '../../shared/log.ts';
+import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../shared/ops/outputs.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import { ensureTaskTable, startDynalite } from './dynamodb.ts';
@@ -152,6 +153,24 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const mcp = createMcpHandler(deps);
     const http = await startHttpAdapter({ handler: mcp, port: options.port, log });
     cleanup.push(http.close);
+    // The operator commands find the local stack as they find a deployed one:
+    // by its outputs (`npm run ops -- --outputs <dataDir>/outputs.json …`), plus the emulators' endpoints.
+    const outputsFile = join(resolve(options.dataDir), 'outputs.json');
+    await writeFile(
+      outputsFile,
+      JSON.stringify({
+        local: {
+          [OPS_OUTPUTS.tableName]: tableName,
+          [OPS_OUTPUTS.queueUrl]: sqs.queueUrl,
+          [OPS_OUTPUTS.deadLetterQueueUrl]: sqs.dlqUrl,
+          [LOCAL_OUTPUTS.dynamodbEndpoint]: dynamo.endpoint,
+          [LOCAL_OUTPUTS.sqsEndpoint]: sqs.endpoint,
+          [LOCAL_OUTPUTS.region]: REGION,
+          McpEndpointUrl: http.url,
+        },
+      }, null, 2),
+    );
+    cleanup.push(() => rm(outputsFile, { force: true }));
     return { url: http.url, config, store: deps.store, queue: deps.queue, handlers: { mcp, worker, deadLetter, sweeper }, close };
   } catch (error) {
     await close();

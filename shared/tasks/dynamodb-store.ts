@@ -240,13 +240,13 @@ export class DynamoDbTaskStore implements TaskStore {
     });
   }
 
-  async cancel(taskId: string, owner: string, now: number): Promise<CancelResult> {
+  async cancel(taskId: string, owner: string, now: number, options: { statusMessage?: string } = {}): Promise<CancelResult> {
     return this.#rewrite<CancelResult>(taskId, (found) => {
       const task = visible(found, owner, now);
       if (!task) throw new TaskNotFoundError(taskId);
       if (isTerminal(task.status)) return { result: 'terminal' };
       if (isRunning(task, now)) return { result: 'requested', next: { ...task, cancelRequested: true } };
-      return { result: 'cancelled', next: applyOutcome({ ...task, cancelRequested: true }, { status: 'cancelled' }, now, this.#policy.retentionMs) };
+      return { result: 'cancelled', next: applyOutcome({ ...task, cancelRequested: true }, { status: 'cancelled', ...options }, now, this.#policy.retentionMs) };
     });
   }
 
@@ -733,6 +733,11 @@ function toItem(task: TaskRecord): Item {
   if (task.status === 'completed') item['result'] = json(task.result);
   if (task.status === 'failed') item['error'] = json(task.error);
   return item;
+}
+
+/** A task row as the store reads it (operator tools read rows of any owner with it). */
+export function taskFromItem(item: Item): TaskRecord {
+  return fromItem(item);
 }
 
 /**

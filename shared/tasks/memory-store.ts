@@ -119,7 +119,7 @@ export class InMemoryTaskStore implements TaskStore {
     return { accepted, resumed };
   }
 
-  async cancel(taskId: string, owner: string, now: number): Promise<CancelResult> {
+  async cancel(taskId: string, owner: string, now: number, options: { statusMessage?: string } = {}): Promise<CancelResult> {
     const task = this.#live(taskId, now);
     if (!task || task.owner !== owner) throw new TaskNotFoundError(taskId);
     if (isTerminal(task.status)) return 'terminal';
@@ -128,7 +128,7 @@ export class InMemoryTaskStore implements TaskStore {
       task.version += 1;
       return 'requested';
     }
-    const cancelled = applyOutcome({ ...task, cancelRequested: true }, { status: 'cancelled' }, now, this.#policy.retentionMs);
+    const cancelled = applyOutcome({ ...task, cancelRequested: true }, { status: 'cancelled', ...options }, now, this.#policy.retentionMs);
     this.#tasks.set(taskId, cancelled);
     return 'cancelled';
   }

@@ -190,8 +190,11 @@ export interface TaskStore {
    */
   answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number): Promise<AnswerResult>;
 
-  /** Requests cancellation (see {@link CancelResult}). */
-  cancel(taskId: string, owner: string, now: number): Promise<CancelResult>;
+  /**
+   * Requests cancellation (see {@link CancelResult}). `statusMessage` is
+   * written when the task is cancelled at once (an operator's reason).
+   */
+  cancel(taskId: string, owner: string, now: number, options?: { statusMessage?: string }): Promise<CancelResult>;
 
   /** The step checkpoints recorded for a task, by name (one query). */
   loadSteps(taskId: string): Promise<Map<string, unknown>>;

@@ -311,9 +311,9 @@ describe('sweeper', () => {
     assert.deepEqual(
       dynamo.sort((a, b) => a.actions[0]!.localeCompare(b.actions[0]!)),
       [
-        { actions: ['dynamodb:Query'], resource: { 'Fn::Join': ['', [arnOf(tableId), `/index/${ACTIVE_INDEX.name}`]] } },
         // GetItem: ending an expired wait for input reads the row it rewrites.
         { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resource: arnOf(tableId) },
+        { actions: ['dynamodb:Query'], resource: { 'Fn::Join': ['', [arnOf(tableId), `/index/${ACTIVE_INDEX.name}`]] } },
       ],
     );
 
@@ -719,7 +719,8 @@ describe('bundle contents', () => {
       mcp: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod'], lacks: [] },
       worker: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'], lacks: ['@modelcontextprotocol/server'] },
       sweeper: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server'] },
-      deadLetter: { has: ['@aws-sdk/client-dynamodb'], lacks: ['@aws-sdk/client-sqs', 'zod', '@modelcontextprotocol/server'] },
+      // It drains the DLQ itself (no event source mapping): the SQS client is its own.
+      deadLetter: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server'] },
     };
     for (const [name, { has, lacks }] of Object.entries(expected) as Array<[keyof typeof fns, { has: string[]; lacks: string[] }]>) {
       const packages = packagesIn(fns[name][1]);
