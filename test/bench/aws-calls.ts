@@ -106,6 +106,33 @@ const TEN_STEP_MIN: Figures = {
 /** `tasks/get`: one strongly consistent read of the row. */
 const GET_MIN = { ddbRequests: 1, rcu: ROW_RCU };
 
+// --- cost per 1,000 tasks, at list prices (printed after the counts) ----------------------
+
+/**
+ * List prices (us-east-1, no free tier): DynamoDB on-demand, SQS standard, Lambda on ARM, HTTP API,
+ * CloudWatch Logs (standard ingestion), X-Ray. Custom metrics are not per task (see the README).
+ */
+const PRICE = {
+  wru: 0.625 / 1e6,
+  rru: 0.125 / 1e6,
+  sqsRequest: 0.4 / 1e6,
+  lambdaRequest: 0.2 / 1e6,
+  lambdaGbSecond: 0.0000133334,
+  httpApiRequest: 1.0 / 1e6,
+  logsGb: 0.5,
+  xrayTrace: 5.0 / 1e6,
+} as const;
+
+/** Polls per task assumed for the client (`BENCH_POLLS_PER_TASK`): one a second for a task of ~10 s. */
+const POLLS_PER_TASK = Number(process.env['BENCH_POLLS_PER_TASK'] ?? 10);
+/**
+ * What the bench cannot measure on this machine, assumed per invocation (warm, 512 MB, ARM): billed
+ * duration of an MCP request and of a worker run besides the tool's own time; the platform's
+ * START/END/REPORT lines and the API access log line.
+ */
+const ASSUMED = { mcpMs: 50, workerMs: 100, memoryGb: 0.5, platformLogBytes: 350, accessLogBytes: 300 } as const;
+
+
 // --- metering -----------------------------------------------------------------------
 
 const READS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
@@ -486,30 +513,6 @@ function report(gets: Array<{ scenario: string; ddbRequests: number; rcu: number
 }
 
 // --- cost per 1,000 tasks, at list prices ------------------------------------------------
-
-/**
- * List prices (us-east-1, no free tier): DynamoDB on-demand, SQS standard, Lambda on ARM, HTTP API,
- * CloudWatch Logs (standard ingestion), X-Ray. Custom metrics are not per task (see the README).
- */
-const PRICE = {
-  wru: 0.625 / 1e6,
-  rru: 0.125 / 1e6,
-  sqsRequest: 0.4 / 1e6,
-  lambdaRequest: 0.2 / 1e6,
-  lambdaGbSecond: 0.0000133334,
-  httpApiRequest: 1.0 / 1e6,
-  logsGb: 0.5,
-  xrayTrace: 5.0 / 1e6,
-} as const;
-
-/** Polls per task assumed for the client (`BENCH_POLLS_PER_TASK`): one a second for a task of ~10 s. */
-const POLLS_PER_TASK = Number(process.env['BENCH_POLLS_PER_TASK'] ?? 10);
-/**
- * What the bench cannot measure on this machine, assumed per invocation (warm, 512 MB, ARM): billed
- * duration of an MCP request and of a worker run besides the tool's own time; the platform's
- * START/END/REPORT lines and the API access log line.
- */
-const ASSUMED = { mcpMs: 50, workerMs: 100, memoryGb: 0.5, platformLogBytes: 350, accessLogBytes: 300 } as const;
 
 function costReport(gets: Array<{ scenario: string; rcu: number; logBytes: number }>): string[] {
   const usd = (value: number) => `$${value.toFixed(4)}`;
