@@ -4,6 +4,7 @@ import { logTaskEnded } from '../metrics.ts';
 import type { JsonRpcErrorObject } from '../tasks/model.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import type { TaskStore } from '../tasks/store.ts';
+import { sweepWindow } from '../tasks/transitions.ts';
 
 export interface SweeperDeps {
   store: TaskStore;
@@ -31,7 +32,7 @@ export async function sweep(deps: SweeperDeps, limit = 100): Promise<{ requeued:
   const requeued: string[] = [];
   const expired: string[] = [];
   for (const taskId of await deps.store.findDue(now, limit)) {
-    if (await deps.store.reschedule(taskId, now, now + deps.settings.leaseMs + deps.settings.sweepGraceMs)) {
+    if (await deps.store.reschedule(taskId, now, now + sweepWindow(deps.settings))) {
       await deps.queue.send({ taskId, reason: 'sweep' });
       requeued.push(taskId);
       deps.log({ event: 'swept', taskId });

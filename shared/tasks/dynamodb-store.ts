@@ -15,22 +15,10 @@ import {
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
-import {
-  isExpired,
-  isRunning,
-  isTerminal,
-  type JsonRpcErrorObject,
-  type TaskBase,
-  type TaskOutcome,
-  type TaskRecord,
-  type TaskStatus,
-  type WorkingTask,
-} from './model.ts';
-import { applyOutcome, newTaskRecord } from './outcome.ts';
+import { isTerminal, type JsonRpcErrorObject, type TaskBase, type TaskOutcome, type TaskRecord, type TaskStatus, type WorkingTask } from './model.ts';
 import {
   IdempotencyConflictError,
   LeaseLostError,
-  TaskNotFoundError,
   type AnswerResult,
   type CancelResult,
   type HeartbeatOptions,
@@ -38,6 +26,19 @@ import {
   type StorePolicy,
   type TaskStore,
 } from './store.ts';
+import {
+  applyOutcome,
+  decideAnswer,
+  decideCancel,
+  decideExpireWait,
+  decideFail,
+  heartbeatFields,
+  leaseFor,
+  newTaskRecord,
+  releaseFields,
+  visible,
+  type Decision,
+} from './transitions.ts';
 import { expiresAtSeconds } from './ttl.ts';
 
 type Item = Record<string, AttributeValue>;
@@ -103,15 +104,21 @@ const CLEARABLE = ['leaseOwner', 'leaseUntil', 'inputRequests', 'result', 'error
  * (`idem#<hash>`).
  *
  * Every state change is one conditional `PutItem`/`UpdateItem`; a failed
- * condition is translated here into the port's results and errors. Writes
- * made under a lease (`claim`, `heartbeat`, `finish`, `release`) need no read;
- * `answer`, `cancel` and `fail` read once and write guarded by the `version`
- * they read, retrying a few times when another writer got there first.
+ * condition is translated here into the port's results and errors. What each
+ * write changes is decided in `transitions.ts`, as for the in-memory store.
+ * Writes made under a lease (`claim`, `heartbeat`, `finish`, `release`) and
+ * `reschedule` need no read: they write the fields the decision would, under
+ * a condition expression that states the decision's rule. `answer`, `cancel`
+ * and `fail` read once, decide on the row read, and write the difference
+ * guarded by the `version` they read, retrying a few times when another
+ * writer got there first.
  *
  * Only terminal rows carry the TTL attribute: a task that is working or
- * waiting for input never expires. Working rows carry `activeShard` and
- * `sweepAt`, which put them in the sparse {@link ACTIVE_INDEX}; every write
- * that leaves `working` removes both in the same request. The index is
+ * waiting for input is never deleted by DynamoDB (a wait ends through its
+ * deadline instead). Working rows, and waiting rows with a deadline, carry
+ * `activeShard` and `sweepAt`, which put them in the sparse
+ * {@link ACTIVE_INDEX}; every write that ends a task removes both in the
+ * same request. The index is
  * keys-only, so a write costs it something only when it adds, moves or
  * removes those keys: entering and leaving are one index write each, moving
  * `sweepAt` two. `claim` and progress-only heartbeats leave `sweepAt` alone
@@ -145,13 +152,16 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   async claim(taskId: string, leaseOwner: string, now: number, leaseMs: number): Promise<TaskRecord | undefined> {
-    // No expiry check: only terminal tasks expire, and those are never `working`.
-    // `sweepAt` (an index key) is left alone: create, release and answer
-    // scheduled it past one lease, so the claim costs the index nothing.
+    // A blind write of what `decideClaim` decides; its condition is the
+    // `claimable` rule. No expiry check: only terminal tasks expire, and those
+    // are never `working`. `sweepAt` (an index key) is left alone: create,
+    // release and answer scheduled it past one lease, so the claim costs the
+    // index nothing.
+    const lease = leaseFor(leaseOwner, now, leaseMs);
     const item = await this.#update(taskId, {
       set: {
-        leaseOwner: { S: leaseOwner },
-        leaseUntil: number(now + leaseMs),
+        leaseOwner: { S: lease.owner },
+        leaseUntil: number(lease.until),
       },
       increment: ['attempts'],
       condition: '#status = :working AND (attribute_not_exists(#leaseUntil) OR #leaseUntil <= :now)',
@@ -161,13 +171,16 @@ export class DynamoDbTaskStore implements TaskStore {
     return item && fromItem(item);
   }
 
-  async heartbeat(taskId: string, leaseOwner: string, now: number, { leaseMs, statusMessage }: HeartbeatOptions): Promise<{ cancelRequested: boolean }> {
+  async heartbeat(taskId: string, leaseOwner: string, now: number, options: HeartbeatOptions): Promise<{ cancelRequested: boolean }> {
+    // A blind write of what `decideHeartbeat` decides, under the `leaseHeld` rule.
+    const { renewal, progress } = heartbeatFields(leaseOwner, now, options, this.#policy);
     const item = await this.#update(taskId, {
       set: {
         // Only a renewal moves `sweepAt`, so only a renewal writes the index;
         // a progress message changes non-key attributes (keys-only index).
-        ...(leaseMs === undefined ? {} : { leaseUntil: number(now + leaseMs), sweepAt: number(now + leaseMs + this.#policy.sweepGraceMs) }),
-        ...(statusMessage === undefined ? {} : { statusMessage: { S: statusMessage }, lastUpdatedAt: number(now) }),
+        // The lease stays in `leaseOwner`'s name: only its end is written.
+        ...(renewal === undefined ? {} : { leaseUntil: number(renewal.lease.until), sweepAt: number(renewal.sweepAt) }),
+        ...(progress === undefined ? {} : { statusMessage: { S: progress.statusMessage }, lastUpdatedAt: number(progress.lastUpdatedAt) }),
       },
       // A no-op assignment, so that `UPDATED_NEW` reports `cancelRequested`
       // without sending back the whole row.
@@ -180,6 +193,12 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   async finish(task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number): Promise<TaskRecord> {
+    // What `decideFinish` decides, computed on the record as claimed (no read):
+    // the write's condition checks the `leaseHeld` rule on the row instead.
+    // A record that is already terminal holds no lease, and its row is
+    // terminal for good, so that condition could only fail: the outcome is
+    // not applied to it (the table forbids that) and nothing is sent.
+    if (isTerminal(task.status)) throw new LeaseLostError(task.taskId);
     const next = applyOutcome(task, outcome, now, this.#policy.retentionMs, this.#policy.maxInputWaitMs);
     // Only what this outcome decides is written: `cancelRequested`, a newer
     // heartbeat `statusMessage` and the answers stay as other writers left them.
@@ -206,48 +225,27 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number, options: { handedOver?: boolean } = {}): Promise<void> {
-    // A failed condition means the lease is not ours (any more): nothing to release.
+    // A blind write of what `decideRelease` decides, under the `leaseHeld`
+    // rule. A failed condition means the lease is not ours (any more):
+    // nothing to release.
+    const fields = releaseFields(resumeAt, options, this.#policy);
     await this.#update(taskId, {
-      set: { sweepAt: number(resumeAt + this.#window()), ...(options.handedOver ? { attempts: number(0) } : {}) },
+      set: { sweepAt: number(fields.sweepAt), ...(fields.attempts === undefined ? {} : { attempts: number(fields.attempts) }) },
       remove: ['leaseOwner', 'leaseUntil'],
       ...leaseHeldBy(leaseOwner),
     });
   }
 
   async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<boolean> {
-    return this.#rewrite(taskId, (task) => {
-      if (!task || isTerminal(task.status) || isRunning(task, now)) return { result: false };
-      return { result: true, next: applyOutcome(task, { status: 'failed', error, statusMessage }, now, this.#policy.retentionMs) };
-    });
+    return this.#rewrite(taskId, (task) => decideFail(task, error, statusMessage, now, this.#policy));
   }
 
   async answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number): Promise<AnswerResult> {
-    return this.#rewrite(taskId, (found) => {
-      const task = visible(found, owner, now);
-      if (!task) throw new TaskNotFoundError(taskId);
-      if (task.status !== 'input_required') return { result: { accepted: [], resumed: false } };
-      const accepted = Object.keys(responses).filter((key) => Object.hasOwn(task.inputRequests, key));
-      if (accepted.length === 0) return { result: { accepted, resumed: false } };
-
-      const { inputRequests, ...rest } = task;
-      const outstanding = Object.fromEntries(Object.entries(inputRequests).filter(([key]) => !accepted.includes(key)));
-      const inputResponses = { ...task.inputResponses, ...Object.fromEntries(accepted.map((key) => [key, responses[key]])) };
-      const resumed = Object.keys(outstanding).length === 0;
-      const next: TaskRecord = resumed
-        ? { ...rest, status: 'working', inputResponses, lastUpdatedAt: now, sweepAt: now + this.#window() }
-        : { ...task, inputRequests: outstanding, inputResponses, lastUpdatedAt: now };
-      return { result: { accepted, resumed }, next };
-    });
+    return this.#rewrite(taskId, (task) => decideAnswer(taskId, task, owner, responses, now, this.#policy));
   }
 
   async cancel(taskId: string, owner: string, now: number, options: { statusMessage?: string } = {}): Promise<CancelResult> {
-    return this.#rewrite<CancelResult>(taskId, (found) => {
-      const task = visible(found, owner, now);
-      if (!task) throw new TaskNotFoundError(taskId);
-      if (isTerminal(task.status)) return { result: 'terminal' };
-      if (isRunning(task, now)) return { result: 'requested', next: { ...task, cancelRequested: true } };
-      return { result: 'cancelled', next: applyOutcome({ ...task, cancelRequested: true }, { status: 'cancelled', ...options }, now, this.#policy.retentionMs) };
-    });
+    return this.#rewrite(taskId, (task) => decideCancel(taskId, task, owner, now, this.#policy, options));
   }
 
   async loadSteps(taskId: string): Promise<Map<string, unknown>> {
@@ -298,16 +296,10 @@ export class DynamoDbTaskStore implements TaskStore {
       .map((entry) => entry.taskId);
   }
 
-  async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
-    return this.#rewrite(taskId, (task) => {
-      if (!task || task.status !== 'input_required' || task.sweepAt === undefined || task.sweepAt > now) return { result: undefined };
-      const next = applyOutcome(task, { status: 'failed', error, statusMessage }, now, this.#policy.retentionMs);
-      return { result: next, next };
-    });
-  }
-
   async reschedule(taskId: string, now: number, nextAt: number): Promise<boolean> {
-    // Waiting tasks are on the index too (their wait deadline): not for rescheduling.
+    // A blind write of what `decideReschedule` decides; the condition is the
+    // `isDueToRun` rule (a row has `activeShard` exactly when it has `sweepAt`;
+    // waiting tasks are on the index too, at their wait's deadline).
     const item = await this.#update(taskId, {
       set: { sweepAt: number(nextAt) },
       condition: 'attribute_exists(#activeShard) AND #sweepAt <= :now AND #status = :working',
@@ -316,9 +308,8 @@ export class DynamoDbTaskStore implements TaskStore {
     return item !== undefined;
   }
 
-  /** W: how long after a task is due to run the sweeper looks at it (one lease plus the grace). */
-  #window(): number {
-    return this.#policy.leaseMs + this.#policy.sweepGraceMs;
+  async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
+    return this.#rewrite(taskId, (task) => decideExpireWait(task, error, statusMessage, now, this.#policy));
   }
 
   // --- creation with an idempotency key ---------------------------------------
@@ -515,7 +506,7 @@ export class DynamoDbTaskStore implements TaskStore {
    * when another writer got in between, decide again on a fresh read. The
    * result of a chunked row is not loaded: terminal rows are never rewritten.
    */
-  async #rewrite<T>(taskId: string, decide: (task: TaskRecord | undefined) => { result: T; next?: TaskRecord }): Promise<T> {
+  async #rewrite<T>(taskId: string, decide: (task: TaskRecord | undefined) => Decision<T>): Promise<T> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       const item = await this.#readItem(taskId);
       const current = item && fromItem(item);
@@ -585,17 +576,12 @@ interface RowWrite {
   returnValues?: ReturnValue;
 }
 
-/** The condition of every write made under a lease: still ours, and the task not terminal. */
+/** The condition of every write made under a lease: the `leaseHeld` rule of `transitions.ts` (still ours, and the task not terminal). */
 function leaseHeldBy(leaseOwner: string, extraValues: Item = {}): Pick<RowWrite, 'condition' | 'values'> {
   return {
     condition: '#leaseOwner = :leaseOwner AND #status IN (:working, :input_required)',
     values: { ':leaseOwner': { S: leaseOwner }, ':working': { S: 'working' }, ':input_required': { S: 'input_required' }, ...extraValues },
   };
-}
-
-/** The task as its owner may see it at `now`: missing, expired and foreign tasks look the same. */
-function visible(task: TaskRecord | undefined, owner: string, now: number): TaskRecord | undefined {
-  return task && task.owner === owner && !isExpired(task, now) ? task : undefined;
 }
 
 /**

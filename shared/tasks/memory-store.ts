@@ -1,9 +1,6 @@
-import { isExpired, isRunning, isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
-import { applyOutcome, newTaskRecord } from './outcome.ts';
+import { isExpired, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
 import {
   IdempotencyConflictError,
-  LeaseLostError,
-  TaskNotFoundError,
   type AnswerResult,
   type CancelResult,
   type HeartbeatOptions,
@@ -11,10 +8,27 @@ import {
   type StorePolicy,
   type TaskStore,
 } from './store.ts';
+import {
+  decideAnswer,
+  decideCancel,
+  decideClaim,
+  decideExpireWait,
+  decideFail,
+  decideFinish,
+  decideHeartbeat,
+  decideReschedule,
+  decideRelease,
+  isDue,
+  newTaskRecord,
+  visible,
+  type Decision,
+} from './transitions.ts';
 
 /**
  * An in-process {@link TaskStore}: the reference semantics the DynamoDB
- * adapter is held to by the shared contract suite. Records are copied in and
+ * adapter is held to by the shared contract suite. Every change is a
+ * decision of `transitions.ts` applied to the stored record, as the DynamoDB
+ * store applies the same decisions to its rows. Records are copied in and
  * out, so callers never share state with the store.
  */
 export class InMemoryTaskStore implements TaskStore {
@@ -48,89 +62,38 @@ export class InMemoryTaskStore implements TaskStore {
   }
 
   async get(taskId: string, owner: string, now: number): Promise<TaskRecord | undefined> {
-    const task = this.#live(taskId, now);
-    return task && task.owner === owner ? copy(task) : undefined;
+    return copy(visible(this.#tasks.get(taskId), owner, now));
   }
 
   async claim(taskId: string, leaseOwner: string, now: number, leaseMs: number): Promise<TaskRecord | undefined> {
-    const task = this.#live(taskId, now);
-    if (!task || task.status !== 'working' || isRunning(task, now)) return undefined;
-    // `sweepAt` stays: create, release and answer scheduled it past one lease.
-    task.lease = { owner: leaseOwner, until: now + leaseMs };
-    task.attempts += 1;
-    task.version += 1;
-    return copy(task);
+    return this.#apply(taskId, decideClaim(this.#tasks.get(taskId), leaseOwner, now, leaseMs));
   }
 
-  async heartbeat(taskId: string, leaseOwner: string, now: number, { leaseMs, statusMessage }: HeartbeatOptions) {
-    const stored = this.#leased(taskId, leaseOwner);
-    if (leaseMs !== undefined) {
-      stored.lease = { owner: leaseOwner, until: now + leaseMs };
-      stored.sweepAt = now + leaseMs + this.#policy.sweepGraceMs;
-    }
-    if (statusMessage !== undefined) {
-      stored.statusMessage = statusMessage;
-      stored.lastUpdatedAt = now;
-    }
-    stored.version += 1;
-    return { cancelRequested: stored.cancelRequested };
+  async heartbeat(taskId: string, leaseOwner: string, now: number, options: HeartbeatOptions): Promise<{ cancelRequested: boolean }> {
+    return this.#apply(taskId, decideHeartbeat(taskId, this.#tasks.get(taskId), leaseOwner, now, options, this.#policy));
   }
 
   async finish(task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number): Promise<TaskRecord> {
-    const stored = this.#leased(task.taskId, leaseOwner);
-    const next = applyOutcome(stored, outcome, now, this.#policy.retentionMs, this.#policy.maxInputWaitMs);
-    this.#tasks.set(task.taskId, next);
-    return copy(next);
+    // Decided on the stored record, not the caller's: the lease is checked on
+    // it, and what others wrote since the claim (a heartbeat's message,
+    // `cancelRequested`) is kept.
+    return this.#apply(task.taskId, decideFinish(task.taskId, this.#tasks.get(task.taskId), leaseOwner, outcome, now, this.#policy));
   }
 
   async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number, options: { handedOver?: boolean } = {}): Promise<void> {
-    const task = this.#tasks.get(taskId);
-    if (task?.lease?.owner !== leaseOwner || isTerminal(task.status)) return;
-    delete task.lease;
-    if (options.handedOver) task.attempts = 0;
-    task.sweepAt = resumeAt + this.#window();
-    task.version += 1;
+    return this.#apply(taskId, decideRelease(this.#tasks.get(taskId), leaseOwner, resumeAt, options, this.#policy));
   }
 
-  async fail(taskId: string, error: { code: number; message: string }, statusMessage: string, now: number): Promise<boolean> {
-    const task = this.#tasks.get(taskId);
-    if (!task || isTerminal(task.status) || isRunning(task, now)) return false;
-    this.#tasks.set(taskId, applyOutcome(task, { status: 'failed', error, statusMessage }, now, this.#policy.retentionMs));
-    return true;
+  async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<boolean> {
+    return this.#apply(taskId, decideFail(this.#tasks.get(taskId), error, statusMessage, now, this.#policy));
   }
 
   async answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number): Promise<AnswerResult> {
-    const task = this.#live(taskId, now);
-    if (!task || task.owner !== owner) throw new TaskNotFoundError(taskId);
-    if (task.status !== 'input_required') return { accepted: [], resumed: false };
-    const accepted = Object.keys(responses).filter((key) => Object.hasOwn(task.inputRequests, key));
-    if (accepted.length === 0) return { accepted, resumed: false };
-    for (const key of accepted) {
-      delete task.inputRequests[key];
-      task.inputResponses[key] = responses[key];
-    }
-    task.lastUpdatedAt = now;
-    task.version += 1;
-    const resumed = Object.keys(task.inputRequests).length === 0;
-    if (resumed) {
-      const { inputRequests: _answered, ...rest } = task;
-      this.#tasks.set(taskId, { ...rest, status: 'working', sweepAt: now + this.#window() });
-    }
-    return { accepted, resumed };
+    return this.#apply(taskId, decideAnswer(taskId, this.#tasks.get(taskId), owner, responses, now, this.#policy));
   }
 
   async cancel(taskId: string, owner: string, now: number, options: { statusMessage?: string } = {}): Promise<CancelResult> {
-    const task = this.#live(taskId, now);
-    if (!task || task.owner !== owner) throw new TaskNotFoundError(taskId);
-    if (isTerminal(task.status)) return 'terminal';
-    if (isRunning(task, now)) {
-      task.cancelRequested = true;
-      task.version += 1;
-      return 'requested';
-    }
-    const cancelled = applyOutcome({ ...task, cancelRequested: true }, { status: 'cancelled', ...options }, now, this.#policy.retentionMs);
-    this.#tasks.set(taskId, cancelled);
-    return 'cancelled';
+    return this.#apply(taskId, decideCancel(taskId, this.#tasks.get(taskId), owner, now, this.#policy, options));
   }
 
   async loadSteps(taskId: string): Promise<Map<string, unknown>> {
@@ -146,42 +109,33 @@ export class InMemoryTaskStore implements TaskStore {
 
   async findDue(now: number, limit: number): Promise<string[]> {
     return [...this.#tasks.values()]
-      .filter((task) => task.sweepAt !== undefined && task.sweepAt <= now)
+      .filter((task) => isDue(task, now))
       .sort((a, b) => (a.sweepAt ?? 0) - (b.sweepAt ?? 0))
       .slice(0, limit)
       .map((task) => task.taskId);
   }
 
-  async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
-    const task = this.#tasks.get(taskId);
-    if (!task || task.status !== 'input_required' || task.sweepAt === undefined || task.sweepAt > now) return undefined;
-    const failed = applyOutcome(task, { status: 'failed', error, statusMessage }, now, this.#policy.retentionMs);
-    this.#tasks.set(taskId, failed);
-    return copy(failed);
-  }
-
   async reschedule(taskId: string, now: number, nextAt: number): Promise<boolean> {
-    const task = this.#tasks.get(taskId);
-    if (!task || task.status !== 'working' || task.sweepAt === undefined || task.sweepAt > now) return false;
-    task.sweepAt = nextAt;
-    task.version += 1;
-    return true;
+    return this.#apply(taskId, decideReschedule(this.#tasks.get(taskId), now, nextAt));
   }
 
-  /** W: how long after a task is due to run the sweeper looks at it (one lease plus the grace). */
-  #window(): number {
-    return this.#policy.leaseMs + this.#policy.sweepGraceMs;
+  async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
+    return this.#apply(taskId, decideExpireWait(this.#tasks.get(taskId), error, statusMessage, now, this.#policy));
+  }
+
+  /**
+   * Stores a copy of the decision's next record, if any, and answers a copy
+   * of its result: decisions may share nested objects with their inputs
+   * (the caller's outcome, answers, arguments), which the store must not keep.
+   */
+  #apply<R>(taskId: string, { result, next }: Decision<R>): R {
+    if (next) this.#tasks.set(taskId, copy(next));
+    return copy(result);
   }
 
   #live(taskId: string, now: number): TaskRecord | undefined {
     const task = this.#tasks.get(taskId);
     return task && !isExpired(task, now) ? task : undefined;
-  }
-
-  #leased(taskId: string, leaseOwner: string): TaskRecord {
-    const task = this.#tasks.get(taskId);
-    if (!task || task.lease?.owner !== leaseOwner || isTerminal(task.status)) throw new LeaseLostError(taskId);
-    return task;
   }
 }
 

@@ -18,8 +18,10 @@ export function isTerminal(status: TaskStatus): boolean {
 
 /**
  * Allowed transitions (spec §2). A transition to the same status is not a
- * transition: `working` → `working` is how progress and leases are written and
- * is checked separately by the store.
+ * transition: `working` → `working` is how progress and leases are written,
+ * under rules of their own. Every decision in `transitions.ts` that changes a
+ * task's status is checked against this table, so both stores refuse what it
+ * does not allow.
  */
 export const TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]>> = {
   working: ['input_required', 'completed', 'failed', 'cancelled'],
@@ -81,7 +83,8 @@ export interface TaskBase {
   attempts: number;
   /**
    * When the sweeper should look at the task if nothing has happened by then
-   * (epoch ms). Absent while waiting for input and once terminal.
+   * (epoch ms). While waiting for input, the end of the wait (with
+   * `StorePolicy.maxInputWaitMs`; absent without it). Absent once terminal.
    */
   sweepAt?: number;
   /** Optimistic-concurrency counter, incremented by every write. */

@@ -108,7 +108,9 @@ export interface HeartbeatOptions {
  *   `resumeAt`, and then takes a lease);
  * - `answer` resuming the task: `now + W`;
  * - `reschedule`: `nextAt`, as the sweeper asks (`now + W`);
- * - waiting for input or terminal: no `sweepAt`.
+ * - starting to wait for input: `now + maxInputWaitMs` when the policy has
+ *   it (the wait's deadline; partial answers leave it), otherwise none;
+ * - terminal: no `sweepAt`.
  *
  * Trade-off: a claimed task's `sweepAt` (`createdAt + W`, `resumeAt + W`, …)
  * lies before its lease ends only when the task was claimed late, more than

@@ -1,0 +1,411 @@
+/**
+ * The task state machine as pure decisions, one per {@link TaskStore}
+ * operation that changes a task: given the record as it is (plus the
+ * operation's inputs, `now` and the store's policy), what the operation
+ * answers and the record that follows, if any. Both stores apply these
+ * decisions, so what a transition does is written once:
+ *
+ * - the in-memory store passes its record and keeps `next`;
+ * - the DynamoDB store passes the row it read (`fail`, `answer`, `cancel`)
+ *   and writes the difference to `next` under a condition on the version it
+ *   read; or, for the writes it makes without a read (`claim`, `heartbeat`,
+ *   `finish`, `release`, `reschedule`), writes the same field values the
+ *   decision would, under a condition expression that states the same rule
+ *   as the predicate exported here ({@link claimable}, {@link leaseHeld},
+ *   {@link isDue}).
+ *
+ * Every decision that changes `status` goes through {@link canTransition}:
+ * a change the table does not allow throws {@link IllegalTransitionError}
+ * instead of being written.
+ *
+ * Decisions never modify the records or inputs they are given; the records
+ * they return may share nested objects with them.
+ *
+ * No AWS SDK in here: this module is part of every bundle.
+ */
+import {
+  canTransition,
+  isExpired,
+  isRunning,
+  isTerminal,
+  type JsonRpcErrorObject,
+  type TaskBase,
+  type TaskOutcome,
+  type TaskRecord,
+  type TaskStatus,
+  type WorkingTask,
+} from './model.ts';
+import {
+  LeaseLostError,
+  TaskNotFoundError,
+  type AnswerResult,
+  type CancelResult,
+  type HeartbeatOptions,
+  type NewTask,
+  type StorePolicy,
+} from './store.ts';
+import { extendedTtl } from './ttl.ts';
+
+/** What an operation answers, and the record to store after it (absent: nothing changes). */
+export interface Decision<R> {
+  result: R;
+  next?: TaskRecord;
+}
+
+/** The timings that place `sweepAt`. */
+export type SweepTiming = Pick<StorePolicy, 'leaseMs' | 'sweepGraceMs'>;
+
+/**
+ * W = `leaseMs + sweepGraceMs`: how long after a task is due to run the
+ * sweeper looks at it (a worker takes it and may hold it for one lease, then
+ * the grace). With a heartbeat's `leaseMs`, the time from a renewal to the
+ * `sweepAt` it sets.
+ */
+export function sweepWindow(timing: SweepTiming): number {
+  return timing.leaseMs + timing.sweepGraceMs;
+}
+
+/** A decision tried to move a task along a transition `TRANSITIONS` does not allow (a bug, never a client's mistake). */
+export class IllegalTransitionError extends Error {
+  constructor(
+    readonly from: TaskStatus,
+    readonly to: TaskStatus,
+  ) {
+    super(`Illegal task transition: ${from} → ${to}`);
+    this.name = 'IllegalTransitionError';
+  }
+}
+
+/**
+ * Checks a change of `task` to status `to` against the table: a non-terminal
+ * task may keep its status (that is how leases and progress are written);
+ * any other change must be one {@link canTransition} allows, so a terminal
+ * task never changes again.
+ */
+function checkTransition(task: TaskRecord, to: TaskStatus): void {
+  if (task.status === to && !isTerminal(to)) return;
+  if (!canTransition(task.status, to)) throw new IllegalTransitionError(task.status, to);
+}
+
+// --- rules (shared with the DynamoDB store's condition expressions) -----------
+
+/** The task as its owner may see it at `now`: missing, expired and foreign tasks look the same (`undefined`). */
+export function visible(task: TaskRecord | undefined, owner: string, now: number): TaskRecord | undefined {
+  return task && task.owner === owner && !isExpired(task, now) ? task : undefined;
+}
+
+/**
+ * Whether a worker may take the run lease: the task is `working` and no live
+ * lease holds it. (A `working` task never expires, so no expiry check.)
+ * The DynamoDB store's claim states the same rule as its condition:
+ * `#status = :working AND (attribute_not_exists(#leaseUntil) OR #leaseUntil <= :now)`.
+ */
+export function claimable(task: TaskRecord, now: number): boolean {
+  return task.status === 'working' && !isRunning(task, now);
+}
+
+/**
+ * Whether `leaseOwner` may write under its lease: the lease is still in its
+ * name and the task is not terminal. A lease that ran out while nobody took
+ * it over is still held. The DynamoDB store's writes under a lease state
+ * the same rule as their condition:
+ * `#leaseOwner = :leaseOwner AND #status IN (:working, :input_required)`.
+ */
+export function leaseHeld(task: TaskRecord, leaseOwner: string): boolean {
+  return task.lease?.owner === leaseOwner && !isTerminal(task.status);
+}
+
+/**
+ * Whether the sweeper should look at the task at `now` (only non-terminal
+ * tasks have a `sweepAt`: working ones, and ones waiting for input until a
+ * deadline, `StorePolicy.maxInputWaitMs`).
+ */
+export function isDue(task: TaskRecord, now: number): boolean {
+  return task.sweepAt !== undefined && task.sweepAt <= now;
+}
+
+/**
+ * Whether the sweeper should re-enqueue the task at `now`: a `working` task
+ * that {@link isDue}. The DynamoDB store's reschedule states the same rule as
+ * its condition (a row has `activeShard` exactly when it has `sweepAt`):
+ * `attribute_exists(#activeShard) AND #sweepAt <= :now AND #status = :working`.
+ */
+export function isDueToRun(task: TaskRecord, now: number): boolean {
+  return task.status === 'working' && isDue(task, now);
+}
+
+/** Whether a wait for input has passed its deadline at `now` (its `sweepAt`). */
+export function isWaitExpired(task: TaskRecord, now: number): boolean {
+  return task.status === 'input_required' && isDue(task, now);
+}
+
+// --- the fields blind writes set ----------------------------------------------
+
+/** The lease `claim` takes and a renewing `heartbeat` extends. */
+export function leaseFor(leaseOwner: string, now: number, leaseMs: number): { owner: string; until: number } {
+  return { owner: leaseOwner, until: now + leaseMs };
+}
+
+/**
+ * What a `heartbeat` writes under a held lease, besides `version` (see
+ * {@link HeartbeatOptions}): with `leaseMs` a renewal, the lease and
+ * `sweepAt` together (only a renewal moves `sweepAt`, past the renewed
+ * lease); with `statusMessage` the progress, the message and `lastUpdatedAt`.
+ */
+export function heartbeatFields(
+  leaseOwner: string,
+  now: number,
+  { leaseMs, statusMessage }: HeartbeatOptions,
+  policy: Pick<StorePolicy, 'sweepGraceMs'>,
+): { renewal?: Required<Pick<TaskBase, 'lease' | 'sweepAt'>>; progress?: Required<Pick<TaskBase, 'statusMessage' | 'lastUpdatedAt'>> } {
+  return {
+    ...(leaseMs === undefined
+      ? {}
+      : { renewal: { lease: leaseFor(leaseOwner, now, leaseMs), sweepAt: now + sweepWindow({ leaseMs, sweepGraceMs: policy.sweepGraceMs }) } }),
+    ...(statusMessage === undefined ? {} : { progress: { statusMessage, lastUpdatedAt: now } }),
+  };
+}
+
+/** What `release` writes under a held lease besides dropping it and `version`. */
+export function releaseFields(resumeAt: number, options: { handedOver?: boolean }, policy: SweepTiming): { sweepAt: number; attempts?: number } {
+  return { sweepAt: resumeAt + sweepWindow(policy), ...(options.handedOver ? { attempts: 0 } : {}) };
+}
+
+// --- decisions ----------------------------------------------------------------
+
+/**
+ * `create`: a new task's record, `working`, no lease, on the sweeper's index
+ * from the start (due once a worker should have taken it and its first lease
+ * ended). There is no record before it, so no decision to make.
+ */
+export function newTaskRecord(task: NewTask, policy: SweepTiming): WorkingTask {
+  return {
+    taskId: task.taskId,
+    owner: task.owner,
+    tool: task.tool,
+    arguments: task.arguments,
+    clientCapabilities: task.clientCapabilities,
+    status: 'working',
+    createdAt: task.now,
+    lastUpdatedAt: task.now,
+    ttlMs: task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs,
+    inputResponses: task.inputResponses,
+    issuedKeys: [],
+    cancelRequested: false,
+    attempts: 0,
+    sweepAt: task.now + sweepWindow(policy),
+    version: 1,
+  };
+}
+
+/**
+ * `claim`: the lease for `leaseOwner` when the task is {@link claimable};
+ * the result is the leased record. `sweepAt` stays: create, release and
+ * answer scheduled it past one lease.
+ */
+export function decideClaim(task: TaskRecord | undefined, leaseOwner: string, now: number, leaseMs: number): Decision<TaskRecord | undefined> {
+  if (!task || !claimable(task, now)) return { result: undefined };
+  const next: TaskRecord = { ...task, lease: leaseFor(leaseOwner, now, leaseMs), attempts: task.attempts + 1, version: task.version + 1 };
+  return { result: next, next };
+}
+
+/**
+ * `heartbeat`: {@link heartbeatFields} under a held lease; the result says
+ * whether cancellation was requested. Throws {@link LeaseLostError} when the
+ * lease is not held.
+ */
+export function decideHeartbeat(
+  taskId: string,
+  task: TaskRecord | undefined,
+  leaseOwner: string,
+  now: number,
+  options: HeartbeatOptions,
+  policy: Pick<StorePolicy, 'sweepGraceMs'>,
+): Decision<{ cancelRequested: boolean }> {
+  if (!task || !leaseHeld(task, leaseOwner)) throw new LeaseLostError(taskId);
+  const { renewal, progress } = heartbeatFields(leaseOwner, now, options, policy);
+  const next: TaskRecord = { ...task, ...renewal, ...progress, version: task.version + 1 };
+  return { result: { cancelRequested: task.cancelRequested }, next };
+}
+
+/**
+ * `finish`: the outcome applied under a held lease (see {@link applyOutcome});
+ * the result is the finished record. Throws {@link LeaseLostError} when the
+ * lease is not held.
+ */
+export function decideFinish(
+  taskId: string,
+  task: TaskRecord | undefined,
+  leaseOwner: string,
+  outcome: TaskOutcome,
+  now: number,
+  policy: Pick<StorePolicy, 'retentionMs' | 'maxInputWaitMs'>,
+): Decision<TaskRecord> {
+  if (!task || !leaseHeld(task, leaseOwner)) throw new LeaseLostError(taskId);
+  const next = applyOutcome(task, outcome, now, policy.retentionMs, policy.maxInputWaitMs);
+  return { result: next, next };
+}
+
+/**
+ * The record after `outcome`: lease released, off the sweeper's index, TTL
+ * extended to keep it readable for `retentionMs`, status-specific fields set.
+ * With `maxInputWaitMs`, a task that starts waiting for input is due for the
+ * sweeper at the end of its wait (`sweepAt = now + maxInputWaitMs`, which
+ * keeps it on the sparse index), and its TTL covers that deadline plus the
+ * retention, so the TTL it advertises while waiting is never shortened when
+ * the wait ends (answered, cancelled or expired).
+ * Throws {@link IllegalTransitionError} when the table does not allow the
+ * outcome's status (a terminal task, above all).
+ */
+export function applyOutcome(task: TaskRecord, outcome: TaskOutcome, now: number, retentionMs: number, maxInputWaitMs?: number): TaskRecord {
+  checkTransition(task, outcome.status);
+  // The lease is released; no outcome leaves work for the sweeper to find.
+  const { lease: _released, sweepAt: _swept, ...base } = task;
+  const common = {
+    ...withoutStatusFields(base),
+    lastUpdatedAt: now,
+    ttlMs: extendedTtl(task, now, retentionMs),
+    version: task.version + 1,
+  };
+  switch (outcome.status) {
+    case 'completed':
+      return { ...common, status: 'completed', result: outcome.result };
+    case 'failed':
+      return { ...common, status: 'failed', error: outcome.error, statusMessage: outcome.statusMessage ?? common.statusMessage };
+    case 'cancelled':
+      return { ...common, status: 'cancelled', statusMessage: outcome.statusMessage ?? common.statusMessage };
+    case 'input_required':
+      return {
+        ...common,
+        ...(maxInputWaitMs === undefined
+          ? {}
+          : { sweepAt: now + maxInputWaitMs, ttlMs: Math.max(common.ttlMs, now + maxInputWaitMs - task.createdAt + retentionMs) }),
+        attempts: 0, // waiting for answers is a clean hand-over
+        status: 'input_required',
+        inputRequests: outcome.inputRequests,
+        issuedKeys: [...new Set([...common.issuedKeys, ...Object.keys(outcome.inputRequests)])],
+      };
+  }
+}
+
+/** The record without `status` and the fields only some statuses have. */
+function withoutStatusFields(task: Omit<TaskRecord, 'lease' | 'sweepAt'>): Omit<WorkingTask, 'status'> {
+  const { status: _s, ...rest } = task as Record<string, unknown>;
+  delete rest['inputRequests'];
+  delete rest['result'];
+  delete rest['error'];
+  return rest as Omit<WorkingTask, 'status'>;
+}
+
+/**
+ * `release`: the lease dropped and {@link releaseFields} written, the task
+ * still `working`. A lease that is not held is left alone (no change, no error).
+ */
+export function decideRelease(
+  task: TaskRecord | undefined,
+  leaseOwner: string,
+  resumeAt: number,
+  options: { handedOver?: boolean },
+  policy: SweepTiming,
+): Decision<void> {
+  if (!task || !leaseHeld(task, leaseOwner)) return { result: undefined };
+  const { lease: _released, ...rest } = task;
+  return { result: undefined, next: { ...rest, ...releaseFields(resumeAt, options, policy), version: task.version + 1 } };
+}
+
+/**
+ * `fail`: a task that is not terminal and that no live lease holds ends
+ * `failed` (every delivery attempt was used up); the result says whether it did.
+ */
+export function decideFail(
+  task: TaskRecord | undefined,
+  error: JsonRpcErrorObject,
+  statusMessage: string,
+  now: number,
+  policy: Pick<StorePolicy, 'retentionMs'>,
+): Decision<boolean> {
+  if (!task || isTerminal(task.status) || isRunning(task, now)) return { result: false };
+  return { result: true, next: applyOutcome(task, { status: 'failed', error, statusMessage }, now, policy.retentionMs) };
+}
+
+/**
+ * `answer`: records the answers to outstanding keys of an `input_required`
+ * task and ignores the rest; answering the last one makes the task `working`
+ * again, due for the sweeper one W later. Throws {@link TaskNotFoundError}
+ * when the task is not {@link visible} to `owner`.
+ */
+export function decideAnswer(
+  taskId: string,
+  found: TaskRecord | undefined,
+  owner: string,
+  responses: Record<string, unknown>,
+  now: number,
+  policy: SweepTiming,
+): Decision<AnswerResult> {
+  const task = visible(found, owner, now);
+  if (!task) throw new TaskNotFoundError(taskId);
+  if (task.status !== 'input_required') return { result: { accepted: [], resumed: false } };
+  const accepted = Object.keys(responses).filter((key) => Object.hasOwn(task.inputRequests, key));
+  if (accepted.length === 0) return { result: { accepted, resumed: false } };
+
+  const { inputRequests, ...rest } = task;
+  const outstanding = Object.fromEntries(Object.entries(inputRequests).filter(([key]) => !accepted.includes(key)));
+  const inputResponses = { ...task.inputResponses, ...Object.fromEntries(accepted.map((key) => [key, responses[key]])) };
+  const resumed = Object.keys(outstanding).length === 0;
+  const written = { inputResponses, lastUpdatedAt: now, version: task.version + 1 };
+  if (resumed) checkTransition(task, 'working');
+  const next: TaskRecord = resumed
+    ? { ...rest, ...written, status: 'working', sweepAt: now + sweepWindow(policy) }
+    : { ...task, ...written, inputRequests: outstanding };
+  return { result: { accepted, resumed }, next };
+}
+
+/**
+ * `cancel`: a terminal task is left alone; a running one gets
+ * `cancelRequested` (its worker cancels it at its next check); any other ends
+ * `cancelled` at once. Throws {@link TaskNotFoundError} when the task is not
+ * {@link visible} to `owner`.
+ */
+export function decideCancel(
+  taskId: string,
+  found: TaskRecord | undefined,
+  owner: string,
+  now: number,
+  policy: Pick<StorePolicy, 'retentionMs'>,
+  options: { statusMessage?: string } = {},
+): Decision<CancelResult> {
+  const task = visible(found, owner, now);
+  if (!task) throw new TaskNotFoundError(taskId);
+  if (isTerminal(task.status)) return { result: 'terminal' };
+  const requested = { ...task, cancelRequested: true };
+  if (isRunning(task, now)) return { result: 'requested', next: { ...requested, version: task.version + 1 } };
+  return { result: 'cancelled', next: applyOutcome(requested, { status: 'cancelled', ...options }, now, policy.retentionMs) };
+}
+
+/**
+ * `reschedule`: a `working` task that is due at `now` ({@link isDueToRun})
+ * gets `sweepAt = nextAt`; the result says whether it did. A task waiting for
+ * input is on the index at its wait's deadline, which is not rescheduled.
+ */
+export function decideReschedule(task: TaskRecord | undefined, now: number, nextAt: number): Decision<boolean> {
+  if (!task || !isDueToRun(task, now)) return { result: false };
+  return { result: true, next: { ...task, sweepAt: nextAt, version: task.version + 1 } };
+}
+
+/**
+ * `expireWait`: a task whose wait for input passed its deadline at `now`
+ * ({@link isWaitExpired}) ends `failed` with `error`; the result is the
+ * failed record, or `undefined` when the task is no such task.
+ */
+export function decideExpireWait(
+  task: TaskRecord | undefined,
+  error: JsonRpcErrorObject,
+  statusMessage: string,
+  now: number,
+  policy: Pick<StorePolicy, 'retentionMs'>,
+): Decision<TaskRecord | undefined> {
+  if (!task || !isWaitExpired(task, now)) return { result: undefined };
+  const next = applyOutcome(task, { status: 'failed', error, statusMessage }, now, policy.retentionMs);
+  return { result: next, next };
+}

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import type { InputRequest } from '../../../shared/tasks/model.ts';
+import type { NewTask, StorePolicy } from '../../../shared/tasks/store.ts';
+
+/**
+ * The in-memory store copies records in and out: whatever the caller does
+ * with the objects it passed or got back afterwards, the stored task stays as
+ * written. (The DynamoDB store serialises, so it cannot share objects; the
+ * contract suite holds both to everything else.)
+ */
+const POLICY: StorePolicy = { retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: 10_000, stepRetentionMs: 86_400_000 };
+const T0 = 1_700_000_000_000;
+const OWNER = 'alice';
+
+function newTask(overrides: Partial<NewTask> = {}): NewTask {
+  return {
+    taskId: 'task-1',
+    owner: OWNER,
+    tool: 'greet',
+    arguments: { who: { name: 'Ada' } },
+    clientCapabilities: { elicitation: { form: {} } },
+    inputResponses: { earlier: { picked: 'yes' } },
+    now: T0,
+    ttlMs: 60_000,
+    pollIntervalMs: 1_000,
+    ...overrides,
+  };
+}
+
+async function stored(store: InMemoryTaskStore) {
+  const task = await store.get('task-1', OWNER, T0 + 10);
+  assert.ok(task);
+  return task;
+}
+
+describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
+  it('create: changing the arguments, capabilities or answers passed in afterwards changes nothing stored', async () => {
+    const store = new InMemoryTaskStore(POLICY);
+    const input = newTask();
+    await store.create(input);
+    (input.arguments['who'] as { name: string }).name = 'Grace';
+    input.arguments['extra'] = true;
+    input.clientCapabilities['sampling'] = {};
+    (input.inputResponses['earlier'] as { picked: string }).picked = 'no';
+    const task = await stored(store);
+    assert.deepEqual(task.arguments, { who: { name: 'Ada' } });
+    assert.deepEqual(task.clientCapabilities, { elicitation: { form: {} } });
+    assert.deepEqual(task.inputResponses, { earlier: { picked: 'yes' } });
+  });
+
+  it('create: changing the record it returns changes nothing stored', async () => {
+    const store = new InMemoryTaskStore(POLICY);
+    const { task } = await store.create(newTask());
+    (task.arguments['who'] as { name: string }).name = 'Grace';
+    task.issuedKeys.push('x');
+    assert.deepEqual((await stored(store)).arguments, { who: { name: 'Ada' } });
+    assert.deepEqual((await stored(store)).issuedKeys, []);
+  });
+
+  it('finish: changing the outcome’s input requests or result afterwards changes nothing stored', async () => {
+    const store = new InMemoryTaskStore(POLICY);
+    await store.create(newTask());
+    const claimed = await store.claim('task-1', 'w1', T0 + 1, POLICY.leaseMs);
+    assert.ok(claimed);
+    const request: InputRequest = { method: 'elicitation/create', params: { message: 'Which file?' } };
+    await store.finish(claimed, 'w1', { status: 'input_required', inputRequests: { a: request } }, T0 + 2);
+    request.params!['message'] = 'Changed';
+    const waiting = await stored(store);
+    assert.deepEqual(waiting.status === 'input_required' && waiting.inputRequests, { a: { method: 'elicitation/create', params: { message: 'Which file?' } } });
+
+    await store.answer('task-1', OWNER, { a: 'file.txt' }, T0 + 3);
+    const again = await store.claim('task-1', 'w2', T0 + 4, POLICY.leaseMs);
+    assert.ok(again);
+    const result = { content: [{ type: 'text', text: 'done' }] };
+    await store.finish(again, 'w2', { status: 'completed', result }, T0 + 5);
+    result.content[0]!.text = 'changed';
+    const completed = await stored(store);
+    assert.deepEqual(completed.status === 'completed' && completed.result, { content: [{ type: 'text', text: 'done' }] });
+  });
+
+  it('answer: changing an answer passed in afterwards changes nothing stored', async () => {
+    const store = new InMemoryTaskStore(POLICY);
+    await store.create(newTask());
+    const claimed = await store.claim('task-1', 'w1', T0 + 1, POLICY.leaseMs);
+    assert.ok(claimed);
+    await store.finish(claimed, 'w1', { status: 'input_required', inputRequests: { a: { method: 'elicitation/create' } } }, T0 + 2);
+    const answer = { action: 'accept', content: { name: 'file.txt' } };
+    await store.answer('task-1', OWNER, { a: answer }, T0 + 3);
+    answer.content.name = 'other.txt';
+    assert.deepEqual((await stored(store)).inputResponses['a'], { action: 'accept', content: { name: 'file.txt' } });
+  });
+
+  it('fail: changing the error passed in afterwards changes nothing stored', async () => {
+    const store = new InMemoryTaskStore(POLICY);
+    await store.create(newTask());
+    const error = { code: -32603, message: 'Gave up', data: { attempts: 3 } };
+    assert.equal(await store.fail('task-1', error, 'abandoned', T0 + 1), true);
+    error.data.attempts = 4;
+    const failed = await stored(store);
+    assert.deepEqual(failed.status === 'failed' && failed.error, { code: -32603, message: 'Gave up', data: { attempts: 3 } });
+  });
+});
