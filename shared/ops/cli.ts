@@ -118,7 +118,9 @@ export async function runOps(argv: string[], write: (text: string) => void = (te
               nextSweep: found.nextSweep ? `${found.nextSweep.at} (in ${humanMs(found.nextSweep.inMs)}): ${found.nextSweep.action}` : undefined,
               waitingForInput: found.waitingForInput?.join(', '),
               steps: found.steps.length === 0 ? '(none)' : found.steps.join(', '),
-            }).map(([field, value]) => ({ field, value })),
+            })
+              .filter(([, value]) => value !== undefined)
+              .map(([field, value]) => ({ field, value })),
             ['field', 'value'],
           ),
         );
