@@ -1,5 +1,5 @@
 import type { TaskSettings } from '../config.ts';
-import type { Log } from '../log.ts';
+import { errorName, type Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { sweepWindow } from '../tasks/transitions.ts';
