@@ -4,6 +4,7 @@ import type { Construct, Node } from 'constructs';
 import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
+import { StateKey } from './constructs/state-key.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
 import { TaskQueue } from './constructs/task-queue.ts';
 import { TaskTable } from './constructs/task-table.ts';
@@ -21,6 +22,8 @@ export const CONTEXT = {
   workerMaxConcurrency: 'workerMaxConcurrency',
   alarmTopicArn: 'alarmTopicArn',
   sweepIntervalMinutes: 'sweepIntervalMinutes',
+  allowedOrigins: 'allowedOrigins',
+  maxUnfinishedTasks: 'maxUnfinishedTasks',
 } as const;
 
 export interface TasksStackProps extends StackProps {
@@ -36,6 +39,14 @@ export interface TasksStackProps extends StackProps {
   readonly alarmTopicArn?: string;
   /** How often the sweeper looks for stuck tasks (whole minutes; checked against the other timings in `infra/timings.ts`). */
   readonly sweepInterval: Duration;
+  /**
+   * Origins whose browser pages may call the endpoint (exact, e.g.
+   * `https://app.example.com`): checked by the MCP function and configured
+   * as the HTTP API's CORS. Default: none.
+   */
+  readonly allowedOrigins?: string[];
+  /** Most unfinished tasks per principal; default: no cap. */
+  readonly maxUnfinishedTasks?: number;
 }
 
 /** Settings when neither props nor context say otherwise. */
@@ -59,6 +70,7 @@ export class TasksStack extends Stack {
   readonly tasks: TaskQueue;
   readonly mcp: TaskFunction;
   readonly api: Api;
+  readonly stateKey: StateKey;
   readonly operations: Operations;
 
   constructor(scope: Construct, id: string, props: TasksStackProps) {
@@ -79,6 +91,8 @@ export class TasksStack extends Stack {
       workerMaxConcurrency: props.workerMaxConcurrency,
     });
 
+    this.stateKey = new StateKey(this, 'StateKey', common);
+    const allowedOrigins = props.allowedOrigins ?? [];
     this.mcp = new TaskFunction(this, 'Mcp', {
       ...common,
       entry: FUNCTION_ENTRIES.mcp,
@@ -88,8 +102,16 @@ export class TasksStack extends Stack {
       // Above the synchronous tool budget (`syncBudgetMs`), below the HTTP
       // API's 30-second integration limit.
       timeout: mcpTimeout(DEFAULT_SETTINGS.syncBudgetMs),
-      environment: this.tasks.environment,
+      environment: {
+        ...this.tasks.environment,
+        [ENV.stateKeyParameter]: this.stateKey.parameterName,
+        ...(allowedOrigins.length > 0 ? { [ENV.allowedOrigins]: allowedOrigins.join(',') } : {}),
+        ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
+      },
     });
+    // The key exists before the first request can need it.
+    this.mcp.function.node.addDependency(this.stateKey.resource);
+    this.stateKey.grantRead(this.mcp.role);
     this.table.grantReadWriteData(this.mcp);
     this.tasks.queue.grantSendMessages(this.mcp.function);
 
@@ -97,6 +119,7 @@ export class TasksStack extends Stack {
       ...common,
       handler: this.mcp.function,
       throttle: props.throttle,
+      allowedOrigins,
       ...(props.jwt ? { jwt: props.jwt } : {}),
     });
     this.operations = new Operations(this, 'Operations', {
@@ -161,6 +184,11 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     throw new Error(`Context "${CONTEXT.sweepIntervalMinutes}" does not fit the other timings: ${(error as Error).message}`);
   }
   const alarmTopicArn = text(CONTEXT.alarmTopicArn);
+  const allowedOrigins = (text(CONTEXT.allowedOrigins) ?? '').split(',').map((origin) => origin.trim()).filter(Boolean);
+  for (const origin of allowedOrigins) {
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) throw new Error(`Context "${CONTEXT.allowedOrigins}" must list origins like https://app.example.com, got "${origin}"`);
+  }
+  const maxUnfinished = node.tryGetContext(CONTEXT.maxUnfinishedTasks) === undefined ? undefined : integer(CONTEXT.maxUnfinishedTasks, 1);
   return {
     toolset,
     removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
@@ -173,6 +201,8 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     sweepInterval,
     ...jwtFromContext(node),
     ...(alarmTopicArn ? { alarmTopicArn } : {}),
+    ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
+    ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),
   };
 }
 

@@ -832,6 +832,11 @@ function slotKey(owner: string): Item {
   return { [TABLE_KEYS.partition]: { S: `${SLOTS_PK_PREFIX}${sha256(owner)}` }, [TABLE_KEYS.sort]: { S: SLOTS_SK } };
 }
 
+/** The size of a task's row (DynamoDB's rules, slightly overestimated): what the size budgets are measured with. */
+export function taskRowBytes(task: TaskRecord): number {
+  return itemBytes(toItem(task));
+}
+
 /**
  * DynamoDB's size of an item (names plus values, UTF-8), slightly
  * overestimated for numbers and containers.

@@ -527,3 +527,49 @@ describe('optional cap on unfinished tasks per principal (issue 9, item 6)', () 
     });
   }
 });
+
+describe('size budgets against the row they protect (issue 9, item 1)', () => {
+  it('a task with every client-controlled part at its budget fits a row, through claim, a question and its end', async () => {
+    const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+    const { startDynalite, ensureTaskTable } = await import('../../infra/local/dynamodb.ts');
+    const { DynamoDbTaskStore, taskRowBytes } = await import('../../shared/tasks/dynamodb-store.ts');
+    const { DYNAMODB_ITEM_LIMIT_BYTES, jsonBytes } = await import('../../shared/tasks/limits.ts');
+    const dynamo = await startDynalite({});
+    const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    try {
+      await ensureTaskTable(client, 'tasks');
+      const store = new DynamoDbTaskStore({ client, tableName: 'tasks', policy: { sweepGraceMs: 60_000, leaseMs: 300_000, retentionMs: 3_600_000, stepRetentionMs: 86_400_000 } });
+      /** A JSON object of exactly `bytes` serialised bytes. */
+      const filled = (bytes: number) => ({ p: pad(bytes - jsonBytes({ p: '' })) });
+      const answers = { a: filled(MAX_ANSWER_BYTES - 8), b: filled(MAX_ANSWERS_BYTES - MAX_ANSWER_BYTES - 64) };
+      assert.ok(jsonBytes(answers) <= MAX_ANSWERS_BYTES);
+      const taskId = crypto.randomUUID();
+      const owner = `https://issuer.example.com/#${pad(200)}`;
+      const { task } = await store.create({
+        taskId,
+        owner,
+        tool: 'approval_gate',
+        arguments: filled(MAX_ARGUMENTS_BYTES),
+        clientCapabilities: filled(MAX_CAPABILITIES_BYTES),
+        inputResponses: answers,
+        now: Date.now(),
+        ttlMs: 3_600_000,
+        pollIntervalMs: 1000,
+      });
+      const created = taskRowBytes(task);
+      const claimed = await store.claim(taskId, crypto.randomUUID(), Date.now(), 300_000);
+      assert.ok(claimed);
+      const question = { method: 'elicitation/create' as const, params: { message: pad(2000), requestedSchema: { type: 'object', properties: {} } } };
+      const waiting = await store.finish(claimed, claimed.lease!.owner, { status: 'input_required', inputRequests: { c: question } }, Date.now());
+      const failed = await store.cancel(taskId, owner, Date.now());
+      assert.equal(failed, 'cancelled');
+      const ended = await store.get(taskId, owner, Date.now());
+      const measured = { created, waiting: taskRowBytes(waiting), ended: taskRowBytes(ended!) };
+      console.log(`measured row sizes with every budget at its maximum: ${JSON.stringify(measured)} (limit ${DYNAMODB_ITEM_LIMIT_BYTES})`);
+      for (const size of Object.values(measured)) assert.ok(size < DYNAMODB_ITEM_LIMIT_BYTES - 100 * 1024, `${size} leaves under 100 KiB for the row's own fields`);
+    } finally {
+      client.destroy();
+      await dynamo.close();
+    }
+  });
+});
