@@ -88,8 +88,8 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     modern: boolean,
   ) {
     const tool = deps.tools.get(params.name);
-    // The name is not echoed: it is the client's own input, of any length.
-    if (!tool) throw invalidParams('Unknown tool');
+    // The client's own input, echoed at most 128 characters long.
+    if (!tool) throw invalidParams(`Unknown tool: ${params.name.slice(0, 128)}`);
     // Budgets first: nothing larger than a row can hold is parsed further or written.
     checkBudget('arguments', params.arguments ?? {}, MAX_ARGUMENTS_BYTES);
     const capabilities = clientCapabilities(ctx);

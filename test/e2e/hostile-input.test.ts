@@ -310,15 +310,17 @@ describe('hostile and unlucky input (issue 9)', () => {
       });
 
       // --- item 4: Origin and Host ------------------------------------------
-      it('item 4: the local server refuses foreign Origin and Host values with 403 and serves loopback ones', async () => {
+      it('item 4: the local server refuses foreign Origin (and, at its HTTP front, Host) values with 403 and serves loopback ones', async () => {
         for (const headers of [{ Origin: 'http://evil.example' }, { Origin: 'null' }]) {
           const reply = await wire.call('tools/list', {}, { headers });
           assert.equal(reply.status, 403, `${JSON.stringify(headers)}: ${reply.text}`);
         }
-        // fetch cannot set Host: the HTTP wire sends it raw.
-        const rebound = wire.name === 'http' ? await rawPost(stack.url, { Host: 'evil.example' }) : (await wire.call('tools/list', {}, { headers: { Host: 'evil.example' } })).status;
-        assert.equal(rebound, 403);
-        if (wire.name === 'http') assert.equal(await rawPost(stack.url, { Host: `localhost:${new URL(stack.url).port}` }), 200);
+        if (wire.name === 'http') {
+          // The local front serves loopback Host names only (fetch cannot set Host: sent raw).
+          assert.equal(await rawPost(stack.url, { Host: 'evil.example' }), 403);
+          assert.equal(await rawPost(stack.url, { Host: `evil.example:${new URL(stack.url).port}` }), 403);
+          assert.equal(await rawPost(stack.url, { Host: `localhost:${new URL(stack.url).port}` }), 200);
+        }
         for (const headers of [{ Origin: 'http://localhost:5173' }, { Origin: 'http://127.0.0.1' }, {}]) {
           assert.equal((await wire.call('tools/list', {}, { headers })).status, 200, JSON.stringify(headers));
         }
@@ -339,7 +341,7 @@ describe('hostile and unlucky input (issue 9)', () => {
           const reply = await wire.call(method, params);
           const error = errorOf(reply);
           assert.equal(error.code, -32602, `${method} ${JSON.stringify(params).slice(0, 80)}: ${reply.text.slice(0, 300)}`);
-          assert.doesNotMatch(error.message, /invalid_type|expected|xxxxxxxx|\[\s*\{/);
+          assert.doesNotMatch(error.message, /invalid_type|expected|x{129}|\[\s*\{/);
         }
       });
 
