@@ -327,6 +327,7 @@ describe('hostile and unlucky input (issue 9)', () => {
       });
 
       // --- item 5: one error mapper -----------------------------------------
+      // Spec 41 and 42: an invalid taskId is -32602 on tasks/get, tasks/update and tasks/cancel.
       it('item 5: client mistakes in any method answer -32602 without quoting schema issues', async () => {
         const cases: [string, Record<string, unknown>][] = [
           ['tools/call', { name: 5, arguments: {} }],
@@ -355,6 +356,7 @@ describe('hostile and unlucky input (issue 9)', () => {
       });
 
       // --- item 6: concurrency and fairness ---------------------------------
+      // Spec 32 and 35: every tasks/cancel is acknowledged with an empty `complete` result; spec 19: it then reads `cancelled`.
       it('item 6: 20 parallel tasks/cancel on one running task are all acknowledged, and the task ends cancelled', async () => {
         const taskId = await callTask(wire, { seconds: 30 });
         const deadline = Date.now() + 10_000;
@@ -475,6 +477,7 @@ describe('hostile and unlucky input (issue 9)', () => {
   });
 
   for (const wire of wires(() => stack)) {
+    // Spec 32: tasks/cancel is acknowledged whatever the task's size.
     it(`item 1: tasks/cancel works on a task at the size limit (over ${wire.name})`, async () => {
       const taskId = await taskAtTheLimit();
       assert.equal(resultOf(await wire.call('tasks/cancel', { taskId }))['resultType'], 'complete');
