@@ -274,6 +274,24 @@ describe('hostile and unlucky input (issue 9)', () => {
         );
       });
 
+      it('item 1: refuses answers that would take all of a task\'s answers over the per-task budget', async () => {
+        const taskId = String(resultOf(await wire.call('tools/call', { name: 'multi_input', arguments: {} }))['taskId']);
+        accepted.push({ taskId, owner: PRINCIPAL });
+        /** An answer of exactly MAX_ANSWER_BYTES serialised bytes. */
+        const full = (field: string) => {
+          const empty = JSON.stringify({ action: 'accept', content: { [field]: '' } }).length;
+          return { action: 'accept', content: { [field]: pad(MAX_ANSWER_BYTES - empty) } };
+        };
+        const deadline = Date.now() + 10_000;
+        while ((await stack.store.get(taskId, PRINCIPAL, Date.now()))?.status !== 'input_required') {
+          assert.ok(Date.now() < deadline, 'the task never asked');
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        assert.equal(resultOf(await wire.call('tasks/update', { taskId, inputResponses: { name: full('name') } }))['resultType'], 'complete');
+        assertLimitRefusal(await wire.call('tasks/update', { taskId, inputResponses: { color: full('color') } }), /^inputResponses \(all answers of the task\)/, MAX_ANSWERS_BYTES);
+        assert.equal((await stack.store.get(taskId, PRINCIPAL, Date.now()))?.status, 'input_required');
+      });
+
       it('item 1: refuses a requestState over its budget', async () => {
         const reply = await wire.call('tools/call', { name: 'test_streaming_elicitation', arguments: {}, requestState: `v1.${pad(MAX_REQUEST_STATE_BYTES)}.x` });
         const error = errorOf(reply);
