@@ -29,8 +29,14 @@ export async function sweep(deps: SweeperDeps, limit = 100): Promise<{ requeued:
   const now = (deps.now ?? Date.now)();
   const requeued: string[] = [];
   for (const taskId of await deps.store.findDue(now, limit)) {
-    if (!(await deps.store.reschedule(taskId, now, now + sweepWindow(deps.settings)))) continue;
-    await deps.queue.send({ taskId, reason: 'sweep' });
+    try {
+      if (!(await deps.store.reschedule(taskId, now, now + sweepWindow(deps.settings)))) continue;
+      await deps.queue.send({ taskId, reason: 'sweep' });
+    } catch (error) {
+      // One task's failure does not stop the sweep; the task is due again next time.
+      deps.log({ event: 'sweep-failed', taskId, error: errorName(error) });
+      continue;
+    }
     requeued.push(taskId);
     deps.log({ event: 'swept', taskId });
   }
