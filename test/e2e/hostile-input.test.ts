@@ -494,6 +494,17 @@ describe('hostile and unlucky input (issue 9)', () => {
     assert.ok(logs.some((l) => l.event === 'claim-failed' && l['taskId'] === taskId && l['error'] === 'TaskRowRejectedError'));
   });
 
+  it('item 1: the dead-letter handler ends a task at the size limit failed, slimming its row', async () => {
+    const taskId = await taskAtTheLimit();
+    const body = JSON.stringify({ taskId, reason: 'start' });
+    const record = { messageId: `m-${taskId}`, body, receiptHandle: 'r', attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:dlq', awsRegion: 'us-east-1' };
+    const response = await stack.handlers.deadLetter({ Records: [record as never] });
+    assert.deepEqual(response.batchItemFailures, []);
+    const task = await stack.store.get(taskId, PRINCIPAL, Date.now());
+    assert.equal(task?.status, 'failed');
+    assert.match(task?.statusMessage ?? '', /size limit.*arguments and answers were removed/);
+  });
+
   for (const wire of wires(() => stack)) {
     // Spec 32: tasks/cancel is acknowledged whatever the task's size.
     it(`item 1: tasks/cancel works on a task at the size limit (over ${wire.name})`, async () => {
