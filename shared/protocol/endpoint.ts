@@ -24,11 +24,11 @@ import {
   PROTOCOL_VERSION,
   TASKS_EXTENSION,
   toProtocolError,
-  WireMessage,
 } from './errors.ts';
 import { originRefusal, type OriginPolicy } from './origin.ts';
 import { requestStateSealer, type SealedState } from './request-state.ts';
 import { createTaskResult, detailedTask, type RenderContext } from './render.ts';
+import { isLegacyCreateTaskResult, LEGACY_TASKS_CAPABILITY, legacyCreateTaskResult, legacyExecution, registerLegacyTaskMethods, wantsLegacyTask } from './legacy-tasks.ts';
 
 export const SERVER_INFO = { name: 'mcp-tasks-serverless', version: '0.1.0' } as const;
 
@@ -64,6 +64,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
   const sealer = requestStateSealer(deps.requestStateKey);
   // The catalogue is fixed for the life of the endpoint: describe it once.
   let toolList: ReturnType<typeof describeTool>[] | undefined;
+  let legacyToolList: ReturnType<typeof describeTool>[] | undefined;
 
   function buildServer(ctx: McpRequestContext): Server {
     const principal = ctx.authInfo?.clientId;
@@ -71,18 +72,23 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     const modern = ctx.era === 'modern';
     const server = new TaskAwareServer(
       SERVER_INFO,
-      { capabilities: modern ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {} } },
+      { capabilities: modern ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {}, tasks: LEGACY_TASKS_CAPABILITY } },
       deps.log,
     );
-    server.setRequestHandler('tools/list', async () => ({ tools: (toolList ??= [...deps.tools.values()].map(describeTool)) }));
+    server.setRequestHandler('tools/list', async () => ({
+      tools: modern
+        ? (toolList ??= [...deps.tools.values()].map(describeTool))
+        : (legacyToolList ??= [...deps.tools.values()].map((tool) => ({ ...describeTool(tool), execution: legacyExecution(tool) }))),
+    }));
     // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
     server.setRequestHandler('tools/call', (request, context) => callTool(request.params, context, principal, modern) as never);
     if (modern) registerTaskMethods(server, principal);
+    else registerLegacyTaskMethods(server, principal, { store: deps.store, settings: deps.settings, now, renderContext, log: deps.log });
     return server;
   }
 
   async function callTool(
-    params: { name: string; arguments?: Record<string, unknown> },
+    params: { name: string; arguments?: Record<string, unknown>; task?: unknown },
     ctx: ServerContext,
     principal: string,
     modern: boolean,
@@ -99,7 +105,9 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     if (!parsed.success) return invalidArguments(parsed.error);
     const args = parsed.data;
     checkBudget('arguments', args, MAX_ARGUMENTS_BYTES);
-    const declared = modern && declaresTasks(capabilities);
+    // A 2025-11-25 client asks per call (`params.task`); its task takes no input (see legacy-tasks.ts).
+    const legacyTask = !modern && tool.execution !== 'sync' && wantsLegacyTask(params);
+    const declared = (modern && declaresTasks(capabilities)) || legacyTask;
 
     const inline = tool.execution === 'sync' || (tool.execution === 'optional' && (!declared || (tool.inline?.(args) ?? false)));
     if (inline) return (await runInline(tool, args, ctx, capabilities, principal)).result;
@@ -114,7 +122,8 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
       if (gathered.result.resultType === 'input_required') return gathered.result;
       answers = gathered.answers;
     }
-    return createTask(tool, args, capabilities, principal, answers, key);
+    const task = await createTask(tool, args, capabilities, principal, answers, key);
+    return legacyTask ? legacyCreateTaskResult(task, renderContext()) : createTaskResult(task, renderContext());
   }
 
   async function createTask(
@@ -144,7 +153,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
       await enqueue(task.taskId, 'start');
       deps.log({ event: 'task-created', taskId: task.taskId, tool: tool.name });
     }
-    return createTaskResult(task, renderContext());
+    return task;
   }
 
   /**
@@ -188,19 +197,16 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
       case 'result':
         return { result: outcome.result as Record<string, unknown>, answers };
       case 'protocol-error':
-        // The tool's own error, worded for the client.
-        throw outcome.error.code === INTERNAL_ERROR
-          ? new WireMessage(outcome.error.code, outcome.error.message, outcome.error.data)
-          : ProtocolError.fromError(outcome.error.code, outcome.error.message, outcome.error.data);
+        throw ProtocolError.fromError(outcome.error.code, outcome.error.message, outcome.error.data);
       case 'input': {
         const issuedKeys = [...new Set([...state.issuedKeys, ...Object.keys(outcome.inputRequests)])];
         const requestState = await sealer.seal({ answers, issuedKeys }, binding);
         return { result: { resultType: 'input_required', inputRequests: outcome.inputRequests, requestState }, answers };
       }
       case 'cancelled':
-        throw new WireMessage(INTERNAL_ERROR, 'The tool did not finish within the synchronous time budget; call it as a task');
+        throw new ProtocolError(INTERNAL_ERROR, 'The tool did not finish within the synchronous time budget; call it as a task');
       case 'retry':
-        throw new WireMessage(INTERNAL_ERROR, 'The tool failed transiently; try again');
+        throw new ProtocolError(INTERNAL_ERROR, 'The tool failed transiently; try again');
       case 'sleep':
       case 'continue':
         // Without a journal steps run directly and sleeps wait in-process: neither suspends.
@@ -328,7 +334,7 @@ class TaskAwareServer extends Server {
   #toolsCall(handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
     return async (request, ctx) => {
       const result = (await handler(request, ctx)) as Record<string, unknown>;
-      if (result['resultType'] === 'task') return result as never;
+      if (result['resultType'] === 'task' || isLegacyCreateTaskResult(result)) return result as never;
       return super._wrapHandler('tools/call', async () => result as never)(request, ctx);
     };
   }

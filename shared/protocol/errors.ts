@@ -41,10 +41,8 @@ export const IDEMPOTENCY_KEY = 'dev.mcp-tasks-serverless/idempotencyKey';
  * exception, which may quote arguments, answers or other principals' ids.
  */
 export function toProtocolError(error: unknown, log?: Log, fields: Record<string, unknown> = {}): ProtocolError {
-  if (error instanceof ProtocolError) {
-    // The SDK's own internal errors may quote what went wrong inside: keep the code only.
-    return error.code === INTERNAL_ERROR && !(error instanceof WireMessage) ? bareInternalError() : error;
-  }
+  // Protocol errors are worded for the client where they are thrown (ours, the SDK's, a tool's).
+  if (error instanceof ProtocolError) return error;
   // Unknown, expired and foreign tasks answer alike (spec items 41, 42, 56).
   if (error instanceof TaskNotFoundError) return invalidParams('Task not found');
   if (error instanceof LimitExceededError) {
@@ -62,9 +60,3 @@ function bareInternalError(): ProtocolError {
   return new ProtocolError(INTERNAL_ERROR, 'Internal error');
 }
 
-/**
- * A `-32603` whose message this server wrote for the client (e.g. "call it as
- * a task"): the mapper passes it through instead of reducing it to a bare
- * "Internal error".
- */
-export class WireMessage extends ProtocolError {}
