@@ -8,6 +8,8 @@ import { FUNCTION_ENTRIES, TaskFunction } from './task-function.ts';
 export interface StateKeyProps {
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
+  /** Active X-Ray tracing, as the stack's other functions. */
+  readonly tracing?: boolean;
 }
 
 /**
@@ -39,6 +41,7 @@ export class StateKey extends Construct {
       environment: {},
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
+      ...(props.tracing ? { tracing: true } : {}),
     });
     creator.role.addToPolicy(new PolicyStatement({ actions: ['ssm:PutParameter', 'ssm:DeleteParameter'], resources: [this.parameterArn] }));
     this.resource = new CustomResource(this, 'Resource', {

@@ -10,6 +10,7 @@ import {
 import * as z from 'zod';
 import type { TaskSettings } from '../config.ts';
 import { errorName, type Log } from '../log.ts';
+import { logTaskEnded, withMetrics } from '../metrics.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import { runTool } from '../runtime/run.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
@@ -151,7 +152,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     const { task } = created;
     if (created.created) {
       await enqueue(task.taskId, 'start');
-      deps.log({ event: 'task-created', taskId: task.taskId, tool: tool.name });
+      deps.log(withMetrics({ event: 'task-created', taskId: task.taskId, tool: tool.name }, { TasksCreated: 1 }, task.createdAt));
     }
     return task;
   }
@@ -238,9 +239,8 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     }));
 
     server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, guard(async ({ taskId }) => {
-      if ((await deps.store.cancel(taskId, principal, now())) === 'cancelled') {
-        deps.log({ event: 'task-ended', taskId, status: 'cancelled' });
-      }
+      const at = now();
+      if ((await deps.store.cancel(taskId, principal, at)) === 'cancelled') logTaskEnded(deps.log, { taskId }, 'cancelled', at);
       return {};
     }));
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskSettings } from '../config.ts';
 import { errorName, type Log } from '../log.ts';
+import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
 import { MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { MAX_STATUS_MESSAGE_BYTES, truncateUtf8 } from '../tasks/limits.ts';
@@ -75,11 +76,18 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     log({ event: 'skip', taskId: message.taskId, reason: message.reason });
     return 'done';
   }
+  // The first run of a task: its start message, claimed for the first time
+  // (a redelivery after a crash has a higher count; a task whose start message
+  // was lost and that the sweeper re-enqueued is not measured).
+  if (message.reason === 'start' && task.attempts === 1) {
+    log(withMetrics({ event: 'task-started', taskId: task.taskId, tool: task.tool }, { TimeQueued: Math.max(0, now() - task.createdAt) }));
+  }
   const claimed = task;
   const finish = async (outcome: TaskOutcome) => {
-    const disposition = await finishUnderLease(deps.store, claimed, leaseOwner, outcome, now(), log);
-    // One line per task that reaches an end here: what dashboards count.
-    if (outcome.status !== 'input_required') log({ event: 'task-ended', taskId: task.taskId, tool: task.tool, status: outcome.status });
+    const at = now();
+    const disposition = await finishUnderLease(deps.store, claimed, leaseOwner, outcome, at, log);
+    // One line per task that reaches an end here, with its metrics.
+    if (outcome.status !== 'input_required') logTaskEnded(log, claimed, outcome.status, at);
     return disposition;
   };
   if (task.cancelRequested) return finish({ status: 'cancelled' });
@@ -122,7 +130,8 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
       log({ event: 'lease-lost', taskId: task.taskId, tool: task.tool });
       return 'done';
     }
-    log({ event: 'error', taskId: task.taskId, tool: task.tool, error: errorName(error) });
+    // Left to SQS redelivery: a retry the handler did not ask for.
+    log(withMetrics({ event: 'error', taskId: task.taskId, tool: task.tool, error: errorName(error) }, { TaskRetries: 1 }));
     // SQS redelivers the message after its visibility timeout (and dead-letters
     // it after the last attempt); the sweeper must not step in before that.
     await deps.store.release(task.taskId, leaseOwner, now(), now() + deps.settings.redeliveryMs).catch((releaseError: unknown) => {
@@ -166,6 +175,7 @@ async function settle(
         });
       }
       const backoff = outcome.error.options.delayMs ?? deps.settings.retryBaseDelayMs * 2 ** (task.attempts - 1);
+      deps.log(withMetrics({ event: 'retry', taskId: task.taskId, tool: task.tool, attempt: task.attempts }, { TaskRetries: 1 }));
       return handOver('retry', now() + Math.min(backoff, MAX_DELAY_SECONDS * 1000));
     }
     default:
