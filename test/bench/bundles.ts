@@ -67,7 +67,6 @@ const TOUCH: Record<string, { imports: string; uses: string }> = {
   },
   '@aws-sdk/client-sqs': { imports: "import { SQSClient } from '@aws-sdk/client-sqs';", uses: 'new SQSClient({})' },
   '@aws-sdk/client-ssm': { imports: "import { SSMClient } from '@aws-sdk/client-ssm';", uses: 'new SSMClient({})' },
-  '@aws-sdk/client-ssm': { imports: "import { SSMClient } from '@aws-sdk/client-ssm';", uses: 'new SSMClient({})' },
   '@modelcontextprotocol/server': {
     imports: "import { createMcpHandler } from '@modelcontextprotocol/server';",
     uses: 'createMcpHandler',
