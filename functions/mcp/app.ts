@@ -1,4 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import { createResourceServer, type ResourceServer } from '../../shared/auth/resource-server.ts';
+import { createJwtVerifier, type TokenVerifier } from '../../shared/auth/verifier.ts';
 import { withLogContext } from '../../shared/log.ts';
 import { createEndpoint } from '../../shared/protocol/endpoint.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
@@ -7,16 +9,39 @@ import { principalOf, toRequest, toResult } from './event.ts';
 export type McpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
 
 /**
- * `POST /mcp` behind an HTTP API. Tasks are bound to the authorizer's subject;
- * without an authorizer, to the configured local principal. Every line logged
- * while serving a request carries API Gateway's request id (the one in the
- * access log).
+ * The MCP function behind an HTTP API: `/mcp` and, when tokens are required,
+ * the Protected Resource Metadata routes. Every line logged while serving a
+ * request carries API Gateway's request id (the one in the access log).
+ *
+ * Who the caller is:
+ * - with `config.auth`, the function is the resource server: it verifies the
+ *   bearer token itself (keys cached for the life of the execution
+ *   environment) and binds tasks to its issuer + subject; an API Gateway JWT
+ *   authorizer in front, if any, is only a pre-filter;
+ * - without it, an API Gateway JWT authorizer's issuer + subject, if the route
+ *   has one (a token without a subject is refused); otherwise the configured
+ *   local principal (an open endpoint).
  */
-export function createMcpHandler(deps: FunctionDeps): McpHandler {
+export function createMcpHandler(deps: FunctionDeps & { verifier?: TokenVerifier }): McpHandler {
   const endpoint = createEndpoint({ ...deps, settings: deps.config });
+  const auth: ResourceServer | undefined = deps.config.auth
+    ? createResourceServer({
+        settings: deps.config.auth,
+        verifier: deps.verifier ?? createJwtVerifier(deps.config.auth, { log: deps.log }),
+        tools: deps.tools,
+        log: deps.log,
+      })
+    : undefined;
   return (event) =>
     withLogContext({ requestId: event.requestContext.requestId }, async () => {
-      const principal = principalOf(event) ?? deps.config.localPrincipal;
-      return toResult(await endpoint.fetch(toRequest(event), principal));
+      const request = toRequest(event);
+      if (auth) {
+        const outcome = auth.metadata(request) ?? (await auth.authorize(request));
+        if (outcome instanceof Response) return toResult(outcome);
+        return toResult(await endpoint.fetch(request, outcome.principal));
+      }
+      const principal = principalOf(event);
+      if (principal === null) return toResult(Response.json({ message: 'Unauthorized' }, { status: 401 }));
+      return toResult(await endpoint.fetch(request, principal ?? deps.config.localPrincipal));
     });
 }
