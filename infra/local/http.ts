@@ -18,6 +18,8 @@ export interface HttpAdapterOptions {
   port: number;
   /** The route the function serves (every method: the endpoint itself answers 405). */
   path?: string;
+  /** Further routes to the same function (the OAuth metadata documents when tokens are required). */
+  extraPaths?: string[];
   maxRequestBytes?: number;
   /** Diagnostic lines (method, path, status, ids: never bodies or headers). */
   log: Log;
@@ -38,6 +40,7 @@ export interface HttpAdapter {
  */
 export async function startHttpAdapter(options: HttpAdapterOptions): Promise<HttpAdapter> {
   const route = options.path ?? '/mcp';
+  const routes = new Set([route, ...(options.extraPaths ?? [])]);
   const limit = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
   const { log } = options;
 
@@ -51,7 +54,7 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== route) {
+    if (!routes.has(url.pathname)) {
       req.resume();
       return send(res, 404, { message: 'Not Found' });
     }
@@ -61,7 +64,7 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
     const requestId = randomUUID();
     let result: APIGatewayProxyResultV2;
     try {
-      result = await options.handler(toEvent(req, url, body, route, requestId));
+      result = await options.handler(toEvent(req, url, body, url.pathname, requestId));
     } catch (error) {
       // What API Gateway answers when the integration fails.
       log({ event: 'function-error', requestId, error: errorName(error) });
