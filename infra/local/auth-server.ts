@@ -22,6 +22,8 @@ export interface LocalAuthServerOptions {
   port: number;
   /** The protected resource (the MCP endpoint URL); read when a token is requested, so it may be set after start. */
   resource: () => string;
+  /** Further resources the server issues tokens for (tokens a client could mistakenly present to this one). */
+  otherResources?: string[];
   /** Scopes the resource knows: what clients may ask for. */
   scopes: () => string[];
   /** Confidential clients registered at start (client credentials). */
@@ -72,7 +74,7 @@ export async function startLocalAuthServer(options: LocalAuthServerOptions): Pro
     // Whoever logs in on the development login page is that account.
     findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
     pkce: { required: () => true },
-    scopes: ['openid', 'offline_access'],
+    scopes: ['openid', 'offline_access', ...options.scopes()],
     clientDefaults: { grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none', id_token_signed_response_alg: 'ES256' },
     // Browser-based MCP clients call the token and registration endpoints cross-origin.
     clientBasedCORS: () => true,
@@ -86,7 +88,7 @@ export async function startLocalAuthServer(options: LocalAuthServerOptions): Pro
         defaultResource: () => options.resource(),
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, indicator: string) => {
-          if (indicator !== options.resource()) throw new errors.InvalidTarget('Unknown resource');
+          if (indicator !== options.resource() && !options.otherResources?.includes(indicator)) throw new errors.InvalidTarget('Unknown resource');
           return { scope: options.scopes().join(' '), audience: indicator, accessTokenTTL: ttl, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
         },
       },

@@ -12,6 +12,8 @@
  *                   server embedded in the stack (default: open endpoint)
  *   LOCAL_AUTH_PORT that server's port on 127.0.0.1 (default PORT + 1, or a
  *                   free one when PORT is 0)
+ *   LOCAL_AUTH_OTHER_RESOURCES  further resource URLs (comma-separated) that
+ *                   server issues tokens for: tokens this endpoint must refuse
  *
  * Prints one line `MCP endpoint ready at <url>` once requests are served.
  * SIGINT/SIGTERM stop everything and exit 0.
@@ -38,7 +40,7 @@ try {
     ...(process.env.LOCAL_SWEEP_INTERVAL_MS ? { sweepIntervalMs: Number(process.env.LOCAL_SWEEP_INTERVAL_MS) } : {}),
     ...(process.env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ? { visibilityTimeoutSeconds: Number(process.env.LOCAL_VISIBILITY_TIMEOUT_SECONDS) } : {}),
     ...(process.env.LOCAL_MAX_RECEIVE_COUNT ? { maxReceiveCount: Number(process.env.LOCAL_MAX_RECEIVE_COUNT) } : {}),
-    ...(authOn ? { auth: { port: authPort } } : {}),
+    ...(authOn ? { auth: { port: authPort, otherResources: (process.env.LOCAL_AUTH_OTHER_RESOURCES ?? '').split(',').filter(Boolean) } } : {}),
     log: jsonLog(),
   });
 } catch (error) {

@@ -60,6 +60,8 @@ export interface LocalAuthOptions {
   port?: number;
   /** Scopes every request needs (default: `TASKS_AUTH_SCOPES` from `env`, else {@link LOCAL_AUTH_SCOPE}). */
   scopes?: string[];
+  /** Other resources the authorization server also issues tokens for (their tokens must be refused here). */
+  otherResources?: string[];
 }
 
 /** The endpoint-wide scope of a local stack with auth on, unless configured otherwise. */
@@ -185,6 +187,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const authServer = await startLocalAuthServer({
       port: options.auth.port ?? 0,
       resource: () => resource,
+      ...(options.auth.otherResources ? { otherResources: options.auth.otherResources } : {}),
       scopes: () => [...new Set([...scopes, ...toolScopes])],
       log,
     });
