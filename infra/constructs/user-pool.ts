@@ -76,12 +76,8 @@ export class McpUserPool extends Construct {
         reason: 'MFA is offered (TOTP) but optional: this pool is a starting point for small teams; require it with `mfa: Mfa.REQUIRED` where policy demands.',
       },
       {
-        id: 'AwsSolutions-COG3',
-        reason: 'Threat protection needs the Plus feature plan (billed per monthly active user); the pool has no self sign-up and a strict password policy. Use an existing IdP with such protection where needed.',
-      },
-      {
         id: 'AwsSolutions-COG8',
-        reason: 'The Essentials plan is enough for a starter pool (managed login, no self sign-up); Plus adds threat protection at a per-user price. Deployments that need it use an existing IdP or raise the plan.',
+        reason: 'The Essentials plan is enough for a starter pool (managed login, no self sign-up, strict password policy); Plus adds threat protection at a per-user price. Deployments that need it use an existing IdP or raise the plan.',
       },
     );
 
