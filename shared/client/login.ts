@@ -31,6 +31,7 @@ const EXPIRY_MARGIN_S = 30;
 
 export interface Discovery {
   resource: string;
+  /** The scopes to ask for: the endpoint's challenge names them, else its metadata lists them. */
   scopes: string[];
   issuer: string;
   authorizationEndpoint?: string;
@@ -56,12 +57,24 @@ export class LoginError extends Error {
   override name = 'LoginError';
 }
 
-/** Reads the endpoint's metadata and its authorization server's. */
+/**
+ * Reads the endpoint's metadata and its authorization server's. As an MCP
+ * client does, it first asks without a token: the `401` challenge names the
+ * metadata document and the scopes to request; without one, the well-known
+ * locations are tried.
+ */
 export async function discover(endpoint: string, fetcher: typeof fetch = fetch): Promise<Discovery> {
   const url = new URL(endpoint);
   const path = url.pathname.replace(/\/$/, '');
-  const metadata = await firstJson(fetcher, [`/.well-known/oauth-protected-resource${path}`, '/.well-known/oauth-protected-resource'].map((p) => new URL(p, url.origin)));
+  const challenge = await challengeOf(endpoint, fetcher);
+  const candidates = [`/.well-known/oauth-protected-resource${path}`, '/.well-known/oauth-protected-resource'].map((p) => new URL(p, url.origin));
+  if (challenge.metadataUrl) candidates.unshift(new URL(challenge.metadataUrl));
+  const metadata = await firstJson(fetcher, candidates);
   if (!metadata) throw new LoginError(`${endpoint} publishes no protected resource metadata: it does not take OAuth tokens (is auth on?)`);
+  // RFC 9728 §3.3: the metadata must be about this very endpoint, or a token for another resource could be obtained for it.
+  if (typeof metadata['resource'] !== 'string' || metadata['resource'].replace(/\/$/, '') !== endpoint.replace(/\/$/, '')) {
+    throw new LoginError(`The resource metadata describes ${String(metadata['resource'])}, not ${endpoint}`);
+  }
   const servers = metadata['authorization_servers'];
   if (!Array.isArray(servers) || typeof servers[0] !== 'string') throw new LoginError('The resource metadata names no authorization server');
   const issuer = servers[0];
@@ -77,17 +90,33 @@ export async function discover(endpoint: string, fetcher: typeof fetch = fetch):
   const text = (key: string) => (typeof server[key] === 'string' ? (server[key] as string) : undefined);
   const tokenEndpoint = text('token_endpoint');
   if (!tokenEndpoint) throw new LoginError('The authorization server has no token endpoint');
-  const scopes = Array.isArray(metadata['scopes_supported']) ? (metadata['scopes_supported'] as unknown[]).filter((s): s is string => typeof s === 'string') : [];
+  const supported = Array.isArray(metadata['scopes_supported']) ? (metadata['scopes_supported'] as unknown[]).filter((s): s is string => typeof s === 'string') : [];
+  const scopes = challenge.scope !== undefined ? challenge.scope.split(' ').filter(Boolean) : supported;
   const authorizationEndpoint = text('authorization_endpoint');
   const registrationEndpoint = text('registration_endpoint');
   return {
-    resource: typeof metadata['resource'] === 'string' ? metadata['resource'] : endpoint,
+    resource: metadata['resource'],
     scopes,
     issuer,
     tokenEndpoint,
     ...(authorizationEndpoint ? { authorizationEndpoint } : {}),
     ...(registrationEndpoint ? { registrationEndpoint } : {}),
   };
+}
+
+/** The `resource_metadata` and `scope` of the endpoint's answer to a request without a token. */
+async function challengeOf(endpoint: string, fetcher: typeof fetch): Promise<{ metadataUrl?: string; scope?: string }> {
+  const response = await fetcher(endpoint, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' }),
+  });
+  await response.body?.cancel();
+  const header = response.status === 401 ? (response.headers.get('www-authenticate') ?? '') : '';
+  const param = (name: string) => new RegExp(`(?:^|[\\s,])${name}="([^"]*)"`).exec(header)?.[1];
+  const metadataUrl = param('resource_metadata');
+  const scope = param('scope');
+  return { ...(metadataUrl ? { metadataUrl } : {}), ...(scope !== undefined ? { scope } : {}) };
 }
 
 async function firstJson(fetcher: typeof fetch, urls: URL[]): Promise<Record<string, unknown> | undefined> {

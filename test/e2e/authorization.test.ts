@@ -12,7 +12,12 @@
  *   missing scopes are refused with the right challenges.
  */
 import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { ClientCredentialsProvider, UnauthorizedError } from '@modelcontextprotocol/client';
 import { connectSdkClient, MODERN_PROTOCOL_VERSION, SdkTasks, TASKS_EXTENSION, type SdkConnection } from '../support/clients.ts';
 import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
@@ -213,5 +218,95 @@ describe('authorization code with PKCE and dynamic registration through the SDK 
     connections.push(connection);
     const run = await runToResult(new SdkTasks(connection, stack.output), 'slow_compute', { seconds: 0.2 });
     assert.equal(run.task.status, 'completed', JSON.stringify(run.task));
+  });
+});
+
+describe('mcp-tasks login', () => {
+  const BIN = fileURLToPath(new URL('../../bin/mcp-tasks.js', import.meta.url));
+  const dirs: string[] = [];
+  after(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  async function configDir(): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'mcp-tasks-login-'));
+    dirs.push(dir);
+    return dir;
+  }
+
+  function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      const child = execFile(process.execPath, [BIN, ...args], { env: { ...process.env, MCP_TASKS_URL: stack.url, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }));
+      child.stdin?.end();
+    });
+  }
+
+  let serviceTask: string;
+
+  it('without a login, a call is refused and says how to sign in', async () => {
+    const run = await cli(['call', 'slow_compute', '{"seconds":0}'], { MCP_TASKS_CONFIG_DIR: await configDir() });
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /HTTP 401.*mcp-tasks login/);
+  });
+
+  it('logs in with client credentials and keeps the token between commands', async () => {
+    const dir = await configDir();
+    const client = await registerServiceClient(found.server.registration_endpoint, ENDPOINT_SCOPE);
+    const env = { MCP_TASKS_CONFIG_DIR: dir, MCP_TASKS_CLIENT_SECRET: client.clientSecret };
+    const login = await cli(['login', '--client-credentials', '--client-id', client.clientId, '--json'], env);
+    assert.equal(login.code, 0, login.stderr);
+    assert.deepEqual({ ...JSON.parse(login.stdout), expiresAt: 0 }, { endpoint: stack.url, issuer: found.issuer, clientId: client.clientId, grant: 'client_credentials', scope: ENDPOINT_SCOPE, expiresAt: 0 });
+    assert.ok(!login.stdout.includes(client.clientSecret) && !login.stderr.includes(client.clientSecret), 'the secret is never printed');
+    assert.equal((await stat(join(dir, 'logins.json'))).mode & 0o777, 0o600);
+
+    const call = await cli(['call', 'slow_compute', '{"seconds":0.2,"label":"service"}', '--json'], { MCP_TASKS_CONFIG_DIR: dir });
+    assert.equal(call.code, 0, call.stderr);
+    const detached = await cli(['call', 'slow_compute', '{"seconds":0.2}', '--detach', '--json'], { MCP_TASKS_CONFIG_DIR: dir });
+    assert.equal(detached.code, 0, detached.stderr);
+    serviceTask = String(JSON.parse(detached.stdout)['taskId']);
+    assert.ok(serviceTask);
+  });
+
+  it('logs a user in through the browser (PKCE, dynamic registration, loopback answer), whose view excludes the service\'s tasks', async () => {
+    const dir = await configDir();
+    const child = spawn(process.execPath, [BIN, 'login', '--no-browser', '--callback-port', '0'], { env: { ...process.env, MCP_TASKS_URL: stack.url, MCP_TASKS_CONFIG_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const authorizationUrl = await new Promise<URL>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no sign-in URL: ${stderr}`)), 20_000);
+      child.stderr!.on('data', (chunk: Buffer) => {
+        stderr += chunk;
+        const match = /^(http:\/\/127\.0\.0\.1:\d+\/auth\?\S+)$/m.exec(stderr);
+        if (match) {
+          clearTimeout(timer);
+          resolve(new URL(match[1]!));
+        }
+      });
+    });
+    try {
+      assert.equal(authorizationUrl.searchParams.get('code_challenge_method'), 'S256');
+      assert.equal(authorizationUrl.searchParams.get('resource'), stack.url);
+      const redirectUri = authorizationUrl.searchParams.get('redirect_uri')!;
+      assert.match(redirectUri, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+      const answer = await authorizeInBrowser(authorizationUrl, redirectUri, 'bob');
+      // The browser follows the last redirect to the CLI's loopback listener.
+      assert.equal((await fetch(`${redirectUri}?${answer}`)).status, 200);
+      assert.equal(await exited, 0, stderr);
+    } finally {
+      child.kill();
+    }
+    assert.match(stderr, /Logged in to .* through http:\/\/127\.0\.0\.1:\d+/);
+
+    const call = await cli(['call', 'slow_compute', '{"seconds":0.2,"label":"bob"}'], { MCP_TASKS_CONFIG_DIR: dir });
+    assert.equal(call.code, 0, call.stderr);
+    assert.equal(call.stdout, 'Computed bob after 0.2s\n');
+    const foreign = await cli(['get', serviceTask], { MCP_TASKS_CONFIG_DIR: dir });
+    assert.equal(foreign.code, 1);
+    assert.match(foreign.stderr, /-32602/);
+
+    const logout = await cli(['logout'], { MCP_TASKS_CONFIG_DIR: dir });
+    assert.equal(logout.code, 0);
+    assert.equal((await cli(['tools'], { MCP_TASKS_CONFIG_DIR: dir })).code, 1);
   });
 });
