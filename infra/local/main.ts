@@ -98,7 +98,10 @@ Tasks are kept in ${process.env.LOCAL_DATA_DIR || '.data'}/dynamodb; queued mess
 `);
 if (issuer) {
   console.log(`Auth is ON: requests need an access token from the authorization server at ${issuer}
-  (any login and password on its login page; clients register themselves, RFC 7591). Metadata:
+(any login and password on its login page; clients register themselves, RFC 7591). Sign the CLI in
+first (the browser opens; the commands above then use the kept token):
+  npx mcp-tasks --url ${url} login
+The resource metadata clients start from:
   curl -s ${new URL('/.well-known/oauth-protected-resource/mcp', url).href}
 `);
   console.log(`Authorization server ready at ${issuer}`);
