@@ -113,7 +113,8 @@ export function challengeHeader(options: { scopes: string[]; metadataUrl: string
 
 function challenge(status: 401, options: { scopes: string[]; metadataUrl: string }): Response {
   return Response.json(
-    { error: 'invalid_token', error_description: 'An access token is required' },
+    // No OAuth error code: the request carried no credentials at all (RFC 6750 §3.1).
+    { error_description: 'An access token is required' },
     { status, headers: { 'www-authenticate': challengeHeader(options), 'access-control-expose-headers': 'www-authenticate' } },
   );
 }
