@@ -3,10 +3,19 @@ import { createResourceServer, type ResourceServer } from '../../shared/auth/res
 import { createJwtVerifier, type TokenVerifier } from '../../shared/auth/verifier.ts';
 import { withLogContext } from '../../shared/log.ts';
 import { createEndpoint } from '../../shared/protocol/endpoint.ts';
+import type { OriginPolicy } from '../../shared/protocol/origin.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 import { principalOf, toRequest, toResult } from './event.ts';
 
 export type McpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
+
+/** What the MCP function needs besides the common parts. */
+export interface McpDeps extends FunctionDeps {
+  /** The `requestState` sealing key, read once (SSM on AWS, a key file locally). */
+  requestStateKey: () => Promise<Uint8Array>;
+  /** Default: the configured allowed origins (`TASKS_ALLOWED_ORIGINS`); the local stack serves loopback only. */
+  originPolicy?: OriginPolicy;
+}
 
 /**
  * The MCP function behind an HTTP API: `/mcp` and, when tokens are required,
@@ -22,8 +31,9 @@ export type McpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayPr
  *   has one (a token without a subject is refused); otherwise the configured
  *   local principal (an open endpoint).
  */
-export function createMcpHandler(deps: FunctionDeps & { verifier?: TokenVerifier }): McpHandler {
-  const endpoint = createEndpoint({ ...deps, settings: deps.config });
+export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): McpHandler {
+  const originPolicy = deps.originPolicy ?? { kind: 'origins', origins: deps.config.allowedOrigins };
+  const endpoint = createEndpoint({ ...deps, settings: deps.config, originPolicy });
   const auth: ResourceServer | undefined = deps.config.auth
     ? createResourceServer({
         settings: deps.config.auth,
@@ -35,6 +45,10 @@ export function createMcpHandler(deps: FunctionDeps & { verifier?: TokenVerifier
   return (event) =>
     withLogContext({ requestId: event.requestContext.requestId }, async () => {
       const request = toRequest(event);
+      if (request instanceof Response) {
+        deps.log({ event: 'bad-request', reason: 'malformed-url' });
+        return toResult(request);
+      }
       if (auth) {
         const outcome = auth.metadata(request) ?? (await auth.authorize(request));
         if (outcome instanceof Response) return toResult(outcome);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -179,6 +180,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // With auth, the canonical resource is the endpoint's own URL, known once
     // the adapter is listening (the port may be picked then): the MCP
     // function is composed right after, before any request is read.
+    // The local server answers loopback pages only (DNS rebinding), and seals
+    // `requestState` with a key kept in the data directory.
     let mcp: McpHandler | undefined;
     let resource = env[ENV.authResource] ?? '';
     const scopes = options.auth?.scopes ?? (env[ENV.authScopes] ? list(env[ENV.authScopes]) : [LOCAL_AUTH_SCOPE]);
@@ -213,7 +216,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           [ENV.authScopes]: scopes.join(' '),
         })
       : config;
-    mcp = createMcpHandler({ ...deps, config: mcpConfig });
+    mcp = createMcpHandler({ ...deps, config: mcpConfig, originPolicy: { kind: 'loopback' }, requestStateKey: localStateKey(resolve(options.dataDir)) });
 
     // The operator commands find the local stack as they find a deployed one:
     // by its outputs (`npm run ops -- --outputs <dataDir>/outputs.json …`), plus the emulators' endpoints.
@@ -261,6 +264,25 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   }
   await writeFile(file, String(process.pid));
   return () => rm(file, { force: true });
+}
+
+/**
+ * The local `requestState` key: 32 random bytes in `<dataDir>/request-state.key`
+ * (mode 0600), made on first start and kept across restarts so answers in
+ * flight survive them. Delete the file to rotate it.
+ */
+function localStateKey(dataDir: string): () => Promise<Uint8Array> {
+  const file = join(dataDir, 'request-state.key');
+  let key: Promise<Uint8Array> | undefined;
+  return () =>
+    (key ??= (async () => {
+      try {
+        await writeFile(file, randomBytes(32), { flag: 'wx', mode: 0o600 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      return readFile(file);
+    })());
 }
 
 function isRunning(pid: number): boolean {

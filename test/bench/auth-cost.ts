@@ -49,6 +49,7 @@ const handler = createMcpHandler({
   queue: new InMemoryTaskQueue(),
   tools: catalogue(productTools),
   log: jsonLog((line) => (loggedBytes += Buffer.byteLength(line))),
+  requestStateKey: async () => new Uint8Array(32).fill(7),
 });
 
 const sign = (aud: string) => new SignJWT({ scope: 'tasks', sub: 'bench' }).setProtectedHeader({ alg: 'ES256', kid: 'k' }).setIssuer(issuer).setAudience(aud).setExpirationTime('1h').sign(privateKey);

@@ -48,10 +48,11 @@ const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node
  * only writes the table (its messages arrive through the event source).
  */
 const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
-  mcp: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod', 'jose'],
+  mcp: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm', '@modelcontextprotocol/server', 'zod', 'jose'],
   worker: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'],
   deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
   sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
+  stateKey: ['@aws-sdk/client-ssm'],
 };
 
 /**
@@ -65,6 +66,7 @@ const TOUCH: Record<string, { imports: string; uses: string }> = {
     uses: 'new DynamoDBClient({})',
   },
   '@aws-sdk/client-sqs': { imports: "import { SQSClient } from '@aws-sdk/client-sqs';", uses: 'new SQSClient({})' },
+  '@aws-sdk/client-ssm': { imports: "import { SSMClient } from '@aws-sdk/client-ssm';", uses: 'new SSMClient({})' },
   '@modelcontextprotocol/server': {
     imports: "import { createMcpHandler } from '@modelcontextprotocol/server';",
     uses: 'createMcpHandler',

@@ -120,7 +120,7 @@ describe('an existing issuer (authIssuer)', () => {
   it('composes a function that serves the metadata and challenges a request without a token', async () => {
     const apiUrl = 'https://abc.execute-api.us-east-1.amazonaws.com/mcp';
     const config = loadConfig({ ...resolvedEnvironment(mcpFunction(s.json), apiUrl), [ENV.queueUrl]: 'https://sqs.example/q' });
-    const handler = createMcpHandler({ config, store: new InMemoryTaskStore(config), queue: new InMemoryTaskQueue(), tools: catalogue(productTools), log: () => {} });
+    const handler = createMcpHandler({ config, store: new InMemoryTaskStore(config), queue: new InMemoryTaskQueue(), tools: catalogue(productTools), log: () => {}, requestStateKey: async () => new Uint8Array(32).fill(7) });
 
     for (const path of METADATA_PATHS) {
       const metadata = (await handler(event('GET', path))) as APIGatewayProxyStructuredResultV2;
