@@ -81,7 +81,8 @@ export class Api extends Construct {
         ? {
             corsPreflight: {
               allowOrigins: props.allowedOrigins,
-              allowMethods: [CorsHttpMethod.POST],
+              // GET: browser-based clients read the OAuth metadata documents too.
+              allowMethods: props.resourceServer ? [CorsHttpMethod.POST, CorsHttpMethod.GET] : [CorsHttpMethod.POST],
               allowHeaders: MCP_REQUEST_HEADERS,
               exposeHeaders: ['mcp-session-id', 'www-authenticate'],
               maxAge: Duration.hours(1),
