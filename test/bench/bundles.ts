@@ -185,6 +185,7 @@ const ENVIRONMENT = {
   NODE_OPTIONS: '--enable-source-maps',
   [ENV.tableName]: 'placeholder-table',
   [ENV.queueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/placeholder-queue',
+  [ENV.stateKeyParameter]: '/placeholder/request-state-key',
 };
 
 const PROBE = `
