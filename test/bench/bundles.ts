@@ -41,8 +41,9 @@ const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node
 /**
  * The third-party packages each function's job needs: what its bare bundle
  * imports. The MCP function serves the protocol (MCP SDK, zod for tool input
- * schemas) and creates tasks (DynamoDB) and their start messages (SQS), and
- * verifies access tokens when it is a resource server (jose); the
+ * schemas), creates tasks (DynamoDB) and their start messages (SQS), reads
+ * its requestState sealing key once (SSM) and verifies access tokens when it
+ * is a resource server (jose); the
  * worker runs tools (zod) against the table and hands tasks over through the
  * queue; the sweeper queries the table and enqueues; the dead-letter handler
  * only writes the table (its messages arrive through the event source).
