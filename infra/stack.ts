@@ -2,6 +2,7 @@ import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct, Node } from 'constructs';
 import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
+import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
@@ -44,7 +45,7 @@ export const STACK_DEFAULTS = {
   removalPolicy: RemovalPolicy.RETAIN,
   throttle: { rateLimit: 100, burstLimit: 200 },
   logRetention: RetentionDays.ONE_MONTH,
-  workerMaxConcurrency: 10,
+  workerMaxConcurrency: DEFAULT_WORKER_MAX_CONCURRENCY,
   sweepInterval: DEFAULT_SWEEP_INTERVAL,
 } as const satisfies Partial<TasksStackProps>;
 
