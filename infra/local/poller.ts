@@ -37,19 +37,19 @@ const RETRY_DELAY_MS = 1000;
  * long-poll a batch, invoke the handler with an `SQSEvent`, delete the records
  * it did not report as failed. Up to `maxConcurrency` batches are handled at
  * once, as Lambda runs concurrent invocations: the loop receives again as
- * soon as a slot is free, never waiting for a slow batch to finish. Failed records are left alone, so they reappear
- * after the visibility timeout and reach the dead-letter queue after
+ * soon as a slot is free, never waiting for a slow batch to finish. Failed
+ * records are left alone, so they reappear after the visibility timeout and reach the dead-letter queue after
  * `maxReceiveCount` receives — the queue's redrive policy, not this loop,
  * decides that, as on AWS. A handler that throws fails the whole batch.
  */
 export function startPoller(options: PollerOptions): Poller {
   const { log } = options;
   const abort = new AbortController();
-  const loop = run();
-
   const inFlight = new Set<Promise<void>>();
   let peak = 0;
   let slotFreed: (() => void) | undefined;
+
+  const loop = run();
 
   async function run(): Promise<void> {
     while (!abort.signal.aborted) {
