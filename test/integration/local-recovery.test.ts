@@ -4,7 +4,7 @@
  * start-up it takes back what a previous life left (leases, queued and
  * sleeping work, a torn sparse index); a graceful stop hands running work
  * back; and replay mistakes end their task `failed`, naming the step or key.
- * Everything here runs with the settings `npm start` uses.
+ * Everything here runs with the settings `npm start` uses (plus the test catalogue).
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -16,7 +16,9 @@ import { after, before, describe, it } from 'node:test';
 import { DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { EFFECTS_DIR_ENV, readEffects } from '../../functions/tools/testing/effects.ts';
 import { startDynalite } from '../../infra/local/dynamodb.ts';
-import { LOCAL_CREDENTIALS } from '../../infra/local/sqs.ts';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
+import { LOCAL_CREDENTIALS, localSqsClient } from '../../infra/local/sqs.ts';
 import { REGION, startLocalStack } from '../../infra/local/stack.ts';
 import { ACTIVE_INDEX, TABLE_KEYS } from '../../shared/tasks/dynamodb-schema.ts';
 import { ACTIVE_SHARD_COUNT } from '../../shared/tasks/dynamodb-store.ts';
@@ -51,18 +53,6 @@ describe('local stack with npm start defaults', () => {
   });
   after(async () => {
     await stack?.stop();
-  });
-
-  it('runs 20 tasks at once (each finishes only when all 20 are running)', async (t) => {
-    const label = uniqueLabel('rendezvous');
-    const parties = 20;
-    const started = Date.now();
-    const ids = await Promise.all(Array.from({ length: parties }, () => createTask(stack.url, 'rendezvous', { label, parties })));
-    const done = await Promise.all(ids.map((taskId) => pollUntil(stack.url, taskId, (task) => task.status !== 'working', 180_000, 250)));
-    t.diagnostic(`20 rendezvous tasks finished ${Date.now() - started} ms after the first was created`);
-    for (const task of done) assert.equal(task.status, 'completed', JSON.stringify(task));
-    for (const task of done) assert.ok(!task.result?.['isError'], JSON.stringify(task.result));
-    assert.equal(readEffects(label, effectsDir).length, parties);
   });
 
   it('fails a task whose step names come from chance, naming the step', async () => {
@@ -180,6 +170,46 @@ describe('local stack start-up recovery (in-process)', () => {
     await level.level.del(missingKey);
     await level.level.close();
   }
+
+  it('runs 20 tasks at once (each finishes only when all 20 are running)', async (t) => {
+    const dataDir = join(root, 'concurrency');
+    const label = uniqueLabel('rendezvous');
+    const parties = 20;
+    let endpoint = '';
+    const stack = await startLocalStack({ port: 0, dataDir, env: { TASKS_TOOLSET: 'test' }, log, instrument: ({ endpoints }) => (endpoint = endpoints.sqs) });
+    const sqs = localSqsClient(endpoint, REGION);
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < parties; i++) {
+        const taskId = randomUUID();
+        await stack.store.create({ taskId, owner: 'local', tool: 'rendezvous', arguments: { label, parties }, clientCapabilities: {}, inputResponses: {}, now: Date.now(), ttlMs: 3_600_000, pollIntervalMs: 1000 });
+        ids.push(taskId);
+      }
+      // All 20 start messages on the queue in two sends, as a burst of clients would put them there.
+      const started = Date.now();
+      for (const chunk of [ids.slice(0, 10), ids.slice(10)]) {
+        await sqs.send(new SendMessageBatchCommand({
+          QueueUrl: stack.config.queueUrl,
+          Entries: chunk.map((taskId, i) => ({ Id: String(i), MessageBody: JSON.stringify({ taskId, reason: 'start' }) })),
+        }));
+      }
+      for (const taskId of ids) {
+        const task = await waitFor(`${taskId} to finish`, async () => {
+          const current = await stack.store.get(taskId, 'local', Date.now());
+          return current?.status !== 'working' && current;
+        }, 180_000, 100);
+        assert.equal(task.status, 'completed', JSON.stringify(task));
+        assert.ok(task.status === 'completed' && !task.result['isError'], JSON.stringify(task));
+      }
+      t.diagnostic(`${parties} rendezvous tasks finished ${Date.now() - started} ms after their messages were sent; ${stack.workerStats().peak} batches at most at once`);
+      assert.equal(readEffects(label, effectsDir).length, parties);
+      // Batches of at most WORKER_BATCH_SIZE records: 20 running at once took several batches in flight together.
+      assert.ok(stack.workerStats().peak >= Math.ceil(parties / WORKER_BATCH_SIZE), `peak ${stack.workerStats().peak}`);
+    } finally {
+      sqs.destroy();
+      await stack.close();
+    }
+  });
 
   it('puts a row missing from the index back, removes orphan entries, and runs both tasks', async () => {
     const dataDir = join(root, 'torn');
