@@ -19,6 +19,7 @@ import { createApp } from '../../infra/app.ts';
 import { OPEN_ENDPOINT_WARNING } from '../../infra/constructs/api.ts';
 import { bundlingFor, FUNCTION_ENTRIES, LAMBDA_RUNTIME } from '../../infra/constructs/task-function.ts';
 import { MAX_RECEIVE_COUNT } from '../../infra/constructs/task-queue.ts';
+import { DEAD_LETTER_EVENT_SOURCE, DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import { durableTimings, HANDOVER_RESERVE, timingProblems, VISIBILITY_TIMEOUT_FACTOR, type DurableTimings } from '../../infra/timings.ts';
 import { DEFAULT_SETTINGS, ENV } from '../../shared/config.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
@@ -185,6 +186,18 @@ describe('task queue and worker', () => {
     assert.deepEqual(mapping['Properties']['FunctionResponseTypes'], ['ReportBatchItemFailures']);
     assert.equal(mapping['Properties']['ScalingConfig']['MaximumConcurrency'], CDK_CONTEXT['workerMaxConcurrency']);
     assert.ok(mapping['Properties']['BatchSize'] >= 1);
+  });
+
+  it('deploys the event source settings the local stack emulates (one source of truth)', () => {
+    const { worker: [workerId], deadLetter: [handlerId] } = functions(base.json);
+    const [, worker] = only(base.json, 'AWS::Lambda::EventSourceMapping', (m) => m['Properties']['FunctionName']['Ref'] === workerId);
+    assert.equal(worker['Properties']['BatchSize'], WORKER_BATCH_SIZE);
+    // cdk.json's context repeats the default for operators to see; the local stack uses the constant.
+    assert.equal(CDK_CONTEXT['workerMaxConcurrency'], DEFAULT_WORKER_MAX_CONCURRENCY);
+    assert.equal(worker['Properties']['ScalingConfig']['MaximumConcurrency'], DEFAULT_WORKER_MAX_CONCURRENCY);
+    const [, deadLetter] = only(base.json, 'AWS::Lambda::EventSourceMapping', (m) => m['Properties']['FunctionName']['Ref'] === handlerId);
+    assert.equal(deadLetter['Properties']['BatchSize'], DEAD_LETTER_EVENT_SOURCE.batchSize);
+    assert.equal(deadLetter['Properties']['ScalingConfig']['MaximumConcurrency'], DEAD_LETTER_EVENT_SOURCE.maxConcurrency);
   });
 
   it('feeds the dead-letter handler from the DLQ, also with partial batch responses', () => {
