@@ -20,5 +20,6 @@ export const WORKER_BATCH_SIZE = 5;
  */
 export const DEFAULT_WORKER_MAX_CONCURRENCY = 10;
 
-/** The dead-letter queue → DLQ handler mapping: one conditional write per record, rarely busy. */
-export const DEAD_LETTER_EVENT_SOURCE = { batchSize: 10, maxConcurrency: 2 } as const;
+// The dead-letter queue has no event source mapping: the sweep schedule
+// invokes its handler, which receives from the queue itself, deployed and
+// locally alike (`constructs/task-queue.ts`, `local/stack.ts`).

@@ -1,10 +1,12 @@
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct, Node } from 'constructs';
 import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
+import { OPS_OUTPUTS } from '../shared/ops/outputs.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
+import { StateKey } from './constructs/state-key.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
 import { TaskQueue } from './constructs/task-queue.ts';
 import { TaskTable } from './constructs/task-table.ts';
@@ -22,6 +24,12 @@ export const CONTEXT = {
   workerMaxConcurrency: 'workerMaxConcurrency',
   alarmTopicArn: 'alarmTopicArn',
   sweepIntervalMinutes: 'sweepIntervalMinutes',
+  /** `true` turns on active X-Ray tracing on every function (off by default: see the README's cost section). */
+  tracing: 'tracing',
+  /** `true` adds the CloudWatch dashboard ($3 a month at list price; off by default). */
+  dashboard: 'dashboard',
+  allowedOrigins: 'allowedOrigins',
+  maxUnfinishedTasks: 'maxUnfinishedTasks',
 } as const;
 
 export interface TasksStackProps extends StackProps {
@@ -37,6 +45,18 @@ export interface TasksStackProps extends StackProps {
   readonly alarmTopicArn?: string;
   /** How often the sweeper looks for stuck tasks (whole minutes; checked against the other timings in `infra/timings.ts`). */
   readonly sweepInterval: Duration;
+  /** Active X-Ray tracing on every function. */
+  readonly tracing: boolean;
+  /** Whether to create the dashboard. */
+  readonly dashboard: boolean;
+  /**
+   * Origins whose browser pages may call the endpoint (exact, e.g.
+   * `https://app.example.com`): checked by the MCP function and configured
+   * as the HTTP API's CORS. Default: none.
+   */
+  readonly allowedOrigins?: string[];
+  /** Most unfinished tasks per principal; default: no cap. */
+  readonly maxUnfinishedTasks?: number;
 }
 
 /** Settings when neither props nor context say otherwise. */
@@ -47,12 +67,14 @@ export const STACK_DEFAULTS = {
   logRetention: RetentionDays.ONE_MONTH,
   workerMaxConcurrency: DEFAULT_WORKER_MAX_CONCURRENCY,
   sweepInterval: DEFAULT_SWEEP_INTERVAL,
+  tracing: false,
+  dashboard: false,
 } as const satisfies Partial<TasksStackProps>;
 
 /**
  * The MCP Tasks server: task table, task queue with worker, dead-letter
  * handler and scheduled sweeper, the HTTP API in front of the MCP function,
- * alarms and a dashboard.
+ * alarms and, when asked for, a dashboard and tracing.
  * Environment-agnostic: nothing is looked up, so it synthesizes offline.
  */
 export class TasksStack extends Stack {
@@ -60,11 +82,12 @@ export class TasksStack extends Stack {
   readonly tasks: TaskQueue;
   readonly mcp: TaskFunction;
   readonly api: Api;
+  readonly stateKey: StateKey;
   readonly operations: Operations;
 
   constructor(scope: Construct, id: string, props: TasksStackProps) {
     super(scope, id, props);
-    const common = { logRetention: props.logRetention, removalPolicy: props.removalPolicy };
+    const common = { logRetention: props.logRetention, removalPolicy: props.removalPolicy, tracing: props.tracing };
     const timings = durableTimings(props.sweepInterval);
 
     this.table = new TaskTable(this, 'TaskTable', { removalPolicy: props.removalPolicy });
@@ -80,6 +103,8 @@ export class TasksStack extends Stack {
       workerMaxConcurrency: props.workerMaxConcurrency,
     });
 
+    this.stateKey = new StateKey(this, 'StateKey', common);
+    const allowedOrigins = props.allowedOrigins ?? [];
     this.mcp = new TaskFunction(this, 'Mcp', {
       ...common,
       entry: FUNCTION_ENTRIES.mcp,
@@ -89,15 +114,25 @@ export class TasksStack extends Stack {
       // Above the synchronous tool budget (`syncBudgetMs`), below the HTTP
       // API's 30-second integration limit.
       timeout: mcpTimeout(DEFAULT_SETTINGS.syncBudgetMs),
-      environment: this.tasks.environment,
+      environment: {
+        ...this.tasks.environment,
+        [ENV.stateKeyParameter]: this.stateKey.parameterName,
+        ...(allowedOrigins.length > 0 ? { [ENV.allowedOrigins]: allowedOrigins.join(',') } : {}),
+        ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
+      },
     });
+    // The key exists before the first request can need it.
+    this.mcp.function.node.addDependency(this.stateKey.resource);
+    this.stateKey.grantRead(this.mcp.role);
     this.table.grantReadWriteData(this.mcp);
     this.tasks.queue.grantSendMessages(this.mcp.function);
 
     this.api = new Api(this, 'Api', {
-      ...common,
+      logRetention: props.logRetention,
+      removalPolicy: props.removalPolicy,
       handler: this.mcp.function,
       throttle: props.throttle,
+      allowedOrigins,
       ...(props.jwt ? { jwt: props.jwt } : {}),
     });
     this.operations = new Operations(this, 'Operations', {
@@ -105,8 +140,14 @@ export class TasksStack extends Stack {
       mcp: this.mcp,
       tasks: this.tasks,
       sweepInterval: props.sweepInterval,
+      dashboard: props.dashboard,
       ...(props.alarmTopicArn ? { alarmTopicArn: props.alarmTopicArn } : {}),
     });
+
+    // What the operator commands (`npm run ops`) find the stack by: `cdk deploy --outputs-file cdk-outputs.json`.
+    new CfnOutput(this, OPS_OUTPUTS.tableName, { value: this.table.table.tableName, description: 'Task table (operator commands)' });
+    new CfnOutput(this, OPS_OUTPUTS.queueUrl, { value: this.tasks.queue.queueUrl, description: 'Task queue (operator commands)' });
+    new CfnOutput(this, OPS_OUTPUTS.deadLetterQueueUrl, { value: this.tasks.deadLetterQueue.queueUrl, description: 'Dead-letter queue (operator commands)' });
   }
 }
 
@@ -162,7 +203,21 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     throw new Error(`Context "${CONTEXT.sweepIntervalMinutes}" does not fit the other timings: ${(error as Error).message}`);
   }
   const alarmTopicArn = text(CONTEXT.alarmTopicArn);
+  const flag = (key: string, fallback: boolean): boolean => {
+    const value: unknown = node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return fallback;
+    if (value === true || value === 'true') return true;
+    if (value === false || value === 'false') return false;
+    throw new Error(`Context "${key}" must be true or false, got ${JSON.stringify(value)}`);
+  };
+  const allowedOrigins = (text(CONTEXT.allowedOrigins) ?? '').split(',').map((origin) => origin.trim()).filter(Boolean);
+  for (const origin of allowedOrigins) {
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) throw new Error(`Context "${CONTEXT.allowedOrigins}" must list origins like https://app.example.com, got "${origin}"`);
+  }
+  const maxUnfinished = node.tryGetContext(CONTEXT.maxUnfinishedTasks) === undefined ? undefined : integer(CONTEXT.maxUnfinishedTasks, 1);
   return {
+    tracing: flag(CONTEXT.tracing, STACK_DEFAULTS.tracing),
+    dashboard: flag(CONTEXT.dashboard, STACK_DEFAULTS.dashboard),
     toolset,
     removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     throttle: {
@@ -174,6 +229,8 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     sweepInterval,
     ...jwtFromContext(node),
     ...(alarmTopicArn ? { alarmTopicArn } : {}),
+    ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
+    ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),
   };
 }
 

@@ -8,6 +8,8 @@
 export const ENV = {
   tableName: 'TASKS_TABLE_NAME',
   queueUrl: 'TASKS_QUEUE_URL',
+  /** The dead-letter queue, which its handler drains on the sweep schedule (that function only). */
+  deadLetterQueueUrl: 'TASKS_DEAD_LETTER_QUEUE_URL',
   /** The principal tasks are bound to when no authorizer identifies the caller. */
   localPrincipal: 'TASKS_LOCAL_PRINCIPAL',
   /** `ttlMs` advertised on creation. */
@@ -40,8 +42,25 @@ export const ENV = {
    * visibility timeout (set by the stack). The sweeper leaves such a task alone until then.
    */
   redeliveryMs: 'TASKS_REDELIVERY_MS',
+  /**
+   * The longest a task may wait for input (from the moment it starts waiting):
+   * past it the sweeper ends the task `failed`. While it waits, the advertised
+   * `ttlMs` covers this deadline plus the retention.
+   */
+  maxInputWaitMs: 'TASKS_MAX_INPUT_WAIT_MS',
   /** Which tool catalogue the endpoint serves: `product`, `conformance` or `all`. */
   toolset: 'TASKS_TOOLSET',
+  /**
+   * Origins (`https://app.example.com`, comma-separated) whose pages may call
+   * the endpoint; a request with any other `Origin` gets 403, one without an
+   * `Origin` (a non-browser client) is served. The stack gives the same list
+   * to the HTTP API's CORS configuration. Default: none.
+   */
+  allowedOrigins: 'TASKS_ALLOWED_ORIGINS',
+  /** Name of the SSM SecureString holding the `requestState` sealing key (base64, 32 bytes or more). */
+  stateKeyParameter: 'TASKS_STATE_KEY_PARAMETER',
+  /** Most unfinished tasks one principal may have at once (unset or 0: no cap). */
+  maxUnfinishedTasks: 'TASKS_MAX_UNFINISHED_TASKS',
 } as const;
 
 /** `test` adds the durability fixtures to `all`; tests only. */
@@ -62,13 +81,20 @@ export interface TaskSettings {
   maxAttempts: number;
   retryBaseDelayMs: number;
   redeliveryMs: number;
+  maxInputWaitMs: number;
 }
 
 export interface Config extends TaskSettings {
   tableName: string;
   queueUrl: string;
+  deadLetterQueueUrl?: string;
   localPrincipal: string;
   toolset: Toolset;
+  allowedOrigins: string[];
+  /** Where the MCP function reads its `requestState` key on AWS (the local stack keeps its own key file). */
+  stateKeyParameter?: string;
+  /** Most unfinished tasks per principal; `undefined`: no cap. */
+  maxUnfinishedTasks?: number;
 }
 
 export const DEFAULT_SETTINGS: TaskSettings = {
@@ -86,6 +112,9 @@ export const DEFAULT_SETTINGS: TaskSettings = {
   maxAttempts: 5,
   retryBaseDelayMs: 2000,
   redeliveryMs: 30_000,
+  // A week: long enough for a person to answer across a weekend, short enough
+  // that an abandoned question does not hold a task (and its index entry) for ever.
+  maxInputWaitMs: 7 * 24 * 60 * 60 * 1000,
 };
 
 /** The longest retention that may be configured: results are not an archive. */
@@ -98,6 +127,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     tableName: required(env, ENV.tableName),
     queueUrl: required(env, ENV.queueUrl),
+    ...(env[ENV.deadLetterQueueUrl] ? { deadLetterQueueUrl: env[ENV.deadLetterQueueUrl] } : {}),
     localPrincipal: env[ENV.localPrincipal] || 'local',
     toolset: toolset(env[ENV.toolset]),
     taskTtlMs: positiveInt(env, ENV.taskTtlMs, DEFAULT_SETTINGS.taskTtlMs),
@@ -114,6 +144,12 @@ export function loadConfig(env: Env = process.env): Config {
     maxAttempts: positiveInt(env, ENV.maxAttempts, DEFAULT_SETTINGS.maxAttempts),
     retryBaseDelayMs: positiveInt(env, ENV.retryBaseDelayMs, DEFAULT_SETTINGS.retryBaseDelayMs),
     redeliveryMs: positiveInt(env, ENV.redeliveryMs, DEFAULT_SETTINGS.redeliveryMs),
+    maxInputWaitMs: positiveInt(env, ENV.maxInputWaitMs, DEFAULT_SETTINGS.maxInputWaitMs),
+    allowedOrigins: origins(env[ENV.allowedOrigins]),
+    ...(env[ENV.stateKeyParameter] ? { stateKeyParameter: env[ENV.stateKeyParameter] } : {}),
+    ...(env[ENV.maxUnfinishedTasks] && env[ENV.maxUnfinishedTasks] !== '0'
+      ? { maxUnfinishedTasks: positiveInt(env, ENV.maxUnfinishedTasks, 1) }
+      : {}),
   };
   if (config.retentionMs > MAX_RETENTION_MS) throw new Error(`${ENV.retentionMs} may be at most ${MAX_RETENTION_MS} (30 days)`);
   return config;
@@ -137,4 +173,19 @@ function toolset(raw: string | undefined): Toolset {
   if (raw === undefined || raw === '') return 'product';
   if (raw === 'product' || raw === 'conformance' || raw === 'all' || raw === 'test') return raw;
   throw new Error(`${ENV.toolset} must be product, conformance, all or test, got "${raw}"`);
+}
+
+/** A comma-separated list of origins, each `scheme://host[:port]` exactly as browsers send it. */
+function origins(raw: string | undefined): string[] {
+  const list = (raw ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  for (const entry of list) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(entry);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || parsed.origin !== entry) throw new Error(`${ENV.allowedOrigins} must list origins like https://app.example.com, got "${entry}"`);
+  }
+  return list;
 }

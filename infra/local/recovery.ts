@@ -32,7 +32,7 @@ export interface RecoveryReport {
   delayed: number;
   /** Leases held by a previous life of the stack, voided. */
   voidedLeases: number;
-  /** Rows whose index entry was put back (rewritten), beyond the working rows' own rewrite. */
+  /** Terminal rows that still carried index attributes, removed. */
   staleIndexAttributes: number;
   /** Index entries that named no row (or a row that does not carry that key), removed. */
   orphansRemoved: number;
@@ -77,7 +77,16 @@ export async function recoverAtStart(options: RecoveryOptions): Promise<Recovery
 
   for (const [taskId, row] of rows) {
     const status = row['status']?.S;
+    if (status === 'input_required') {
+      // A wait is on the index until its deadline (rows from before deadlines are not):
+      // rewriting the same key re-puts an entry a torn write may have lost. Nothing to enqueue.
+      const shard = row[ACTIVE_INDEX.partition];
+      const deadline = row[ACTIVE_INDEX.sort];
+      if (shard && deadline) await update(client, tableName, taskId, row, 'SET #activeShard = :shard, #sweepAt = :sweepAt', { ':shard': shard, ':sweepAt': deadline });
+      continue;
+    }
     if (status !== 'working') {
+      // Terminal: off the index. Attributes left by a torn write (or by an orphan's removal cut short) go.
       if (row[ACTIVE_INDEX.partition] || row[ACTIVE_INDEX.sort]) {
         await update(client, tableName, taskId, row, 'REMOVE #activeShard, #sweepAt', {});
         report.staleIndexAttributes += 1;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -11,14 +12,16 @@ import { createSweeperHandler, type SweeperHandler } from '../../functions/sweep
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
 import { ENV, loadConfig, type Config } from '../../shared/config.ts';
 import { errorName, jsonLog, type Log } from '../../shared/log.ts';
+import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../shared/ops/outputs.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import { sweepWindow } from '../../shared/tasks/transitions.ts';
-import { DEAD_LETTER_EVENT_SOURCE, DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../event-sources.ts';
+import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../event-sources.ts';
 import { ensureTaskTable, startDynalite } from './dynamodb.ts';
 import { startHttpAdapter } from './http.ts';
 import { startPoller, type Poller } from './poller.ts';
 import { recoverAtStart, type RecoveryReport } from './recovery.ts';
+import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { LOCAL_CREDENTIALS, localSqsClient, startLocalSqs } from './sqs.ts';
 import { localTools } from './tools.ts';
 
@@ -77,9 +80,9 @@ export const REGION = 'us-east-1';
 
 /**
  * Runs the Lambda handlers on this machine: dynalite for DynamoDB, fauxqs for
- * SQS, an HTTP API adapter for the MCP function and two pollers standing in
- * for the event source mappings of the worker and the DLQ function, plus the
- * sweeper on a timer. The handlers are the deployed ones, built by the same
+ * SQS, an HTTP API adapter for the MCP function and a poller standing in
+ * for the worker's event source mapping, plus the sweeper and the dead-letter
+ * handler (which drains the DLQ) on a timer, as the sweep schedule runs them. The handlers are the deployed ones, built by the same
  * factories (`functions/<name>/app.ts`) from parts composed here: a
  * configuration, emulator clients, the log sink and the local tool catalogue.
  * Nothing is read from or written to `process.env` beyond `options.env`.
@@ -146,7 +149,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       log,
     };
     const worker = createWorkerHandler(deps);
-    const deadLetter = createDeadLetterHandler(deps);
+    // As deployed: no event source on the DLQ; the sweep timer drains it.
+    const deadLetter = createDeadLetterHandler({ ...deps, deadLetters: new SqsMessageSource({ client: functionsSqs, queueUrl: sqs.dlqUrl }) });
     const sweeper = createSweeperHandler(deps);
 
     // The queue is empty, whatever the table says: put the previous life's work back first.
@@ -172,10 +176,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       maxConcurrency: options.workerMaxConcurrency ?? DEFAULT_WORKER_MAX_CONCURRENCY,
       log,
     });
-    const pollers: Poller[] = [
-      workerPoller,
-      startPoller({ client: pollerSqs, queueUrl: sqs.dlqUrl, queueArn: sqs.dlqArn, region: REGION, handler: deadLetter, ...DEAD_LETTER_EVENT_SOURCE, log }),
-    ];
+    const pollers: Poller[] = [workerPoller];
     // Batches still running at shutdown get `drainMs` to finish; the tasks
     // still running then are handed back (lease released, due at once), so
     // the next start finds them free. Their runs go on until the process
@@ -189,17 +190,40 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The scheduled sweeper: once now (it finds nothing the recovery did not
     // take), then periodically.
     const runSweeper = () =>
-      sweeper().then(
-        ({ requeued }) => requeued > 0 && log({ event: 'sweep', requeued }),
-        (error: unknown) => log({ event: 'sweep-error', error: errorName(error) }),
-      );
+      Promise.all([
+        sweeper().then(
+          ({ requeued, expired }) => (requeued > 0 || expired > 0) && log({ event: 'sweep', requeued, expired }),
+          (error: unknown) => log({ event: 'sweep-error', error: errorName(error) }),
+        ),
+        deadLetter({}).catch((error: unknown) => log({ event: 'dead-letter-drain-error', error: errorName(error) })),
+      ]);
     await runSweeper();
     const sweepTimer = setInterval(runSweeper, options.sweepIntervalMs ?? 30_000);
     cleanup.push(async () => clearInterval(sweepTimer));
 
-    const mcp = createMcpHandler(deps);
+    // The local server answers loopback pages only (DNS rebinding), and seals
+    // `requestState` with a key kept in the data directory.
+    const mcp = createMcpHandler({ ...deps, originPolicy: { kind: 'loopback' }, requestStateKey: localStateKey(resolve(options.dataDir)) });
     const http = await startHttpAdapter({ handler: mcp, port: options.port, log });
     cleanup.push(http.close);
+    // The operator commands find the local stack as they find a deployed one:
+    // by its outputs (`npm run ops -- --outputs <dataDir>/outputs.json …`), plus the emulators' endpoints.
+    const outputsFile = join(resolve(options.dataDir), 'outputs.json');
+    await writeFile(
+      outputsFile,
+      JSON.stringify({
+        local: {
+          [OPS_OUTPUTS.tableName]: tableName,
+          [OPS_OUTPUTS.queueUrl]: sqs.queueUrl,
+          [OPS_OUTPUTS.deadLetterQueueUrl]: sqs.dlqUrl,
+          [LOCAL_OUTPUTS.dynamodbEndpoint]: dynamo.endpoint,
+          [LOCAL_OUTPUTS.sqsEndpoint]: sqs.endpoint,
+          [LOCAL_OUTPUTS.region]: REGION,
+          McpEndpointUrl: http.url,
+        },
+      }, null, 2),
+    );
+    cleanup.push(() => rm(outputsFile, { force: true }));
     return {
       url: http.url,
       config,
@@ -267,6 +291,25 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   }
   await writeFile(file, String(process.pid));
   return () => rm(file, { force: true });
+}
+
+/**
+ * The local `requestState` key: 32 random bytes in `<dataDir>/request-state.key`
+ * (mode 0600), made on first start and kept across restarts so answers in
+ * flight survive them. Delete the file to rotate it.
+ */
+function localStateKey(dataDir: string): () => Promise<Uint8Array> {
+  const file = join(dataDir, 'request-state.key');
+  let key: Promise<Uint8Array> | undefined;
+  return () =>
+    (key ??= (async () => {
+      try {
+        await writeFile(file, randomBytes(32), { flag: 'wx', mode: 0o600 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      return readFile(file);
+    })());
 }
 
 function isRunning(pid: number): boolean {

@@ -1,6 +1,7 @@
-import { isExpired, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
+import { isExpired, isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
 import {
   IdempotencyConflictError,
+  TooManyTasksError,
   type AnswerResult,
   type CancelResult,
   type HeartbeatOptions,
@@ -14,6 +15,7 @@ import {
   decideAnswer,
   decideCancel,
   decideClaim,
+  decideExpireWait,
   decideFail,
   decideFinish,
   decideHeartbeat,
@@ -57,7 +59,11 @@ export class InMemoryTaskStore implements TaskStore {
       }
     }
     // Checked before the key is recorded, so that a key never names another's task.
-    if (this.#tasks.has(task.taskId)) throw new Error(`Task id collision: ${task.taskId}`);
+    if (this.#tasks.has(task.taskId)) throw new Error('Task id collision');
+    const cap = this.#policy.maxUnfinishedTasks;
+    if (cap !== undefined && [...this.#tasks.values()].filter((t) => t.owner === task.owner && !isTerminal(t.status)).length >= cap) {
+      throw new TooManyTasksError(cap);
+    }
     if (scope !== undefined) this.#idempotency.set(scope, { taskId: task.taskId, fingerprint });
     const record = newTaskRecord(task, this.#policy);
     this.#tasks.set(task.taskId, copy(record));
@@ -95,8 +101,8 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(taskId, decideAnswer(taskId, this.#tasks.get(taskId), owner, responses, now, this.#policy));
   }
 
-  async cancel(taskId: string, owner: string, now: number): Promise<CancelResult> {
-    return this.#apply(taskId, decideCancel(taskId, this.#tasks.get(taskId), owner, now, this.#policy));
+  async cancel(taskId: string, owner: string, now: number, options: { statusMessage?: string } = {}): Promise<CancelResult> {
+    return this.#apply(taskId, decideCancel(taskId, this.#tasks.get(taskId), owner, now, this.#policy, options));
   }
 
   async loadSteps(taskId: string): Promise<Map<string, unknown>> {
@@ -137,6 +143,10 @@ export class InMemoryTaskStore implements TaskStore {
 
   async reschedule(taskId: string, now: number, nextAt: number): Promise<boolean> {
     return this.#apply(taskId, decideReschedule(this.#tasks.get(taskId), now, nextAt));
+  }
+
+  async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
+    return this.#apply(taskId, decideExpireWait(this.#tasks.get(taskId), error, statusMessage, now, this.#policy));
   }
 
   /**
