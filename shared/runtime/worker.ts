@@ -115,6 +115,8 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
       throw error;
     }
     log({ event: 'attempts-restarted', taskId: task.taskId, attempts: task.attempts, steps: recorded });
+    // This run is attempt 1 of the new count (a RetryableError's backoff and cap count from it).
+    task = { ...task, attempts: 1, progressMark: recorded };
   }
 
   const tool = deps.tools.get(task.tool);
