@@ -1,0 +1,102 @@
+/**
+ * Factories for what tests otherwise build by hand: store policies, new
+ * tasks, and HTTP API (payload 2.0) events as API Gateway hands them to the
+ * MCP function. Each takes overrides for the fields a test cares about.
+ */
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { NewTask, StorePolicy } from '../../shared/tasks/store.ts';
+import { PROTOCOL_VERSION, requestMeta, TASKS_CAPABILITIES } from './mcp-http.ts';
+
+/** A store policy for tests: one-hour retention, one-minute grace, ten-second leases, steps kept a day. */
+export function storePolicy(overrides: Partial<StorePolicy> = {}): StorePolicy {
+  return { retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: 10_000, stepRetentionMs: 86_400_000, ...overrides };
+}
+
+/** What `TaskStore.create` takes: tool `echo`, no arguments, no capabilities, an hour's TTL, created at 0. */
+export function newTask(overrides: Partial<NewTask> & Pick<NewTask, 'taskId'>): NewTask {
+  return {
+    owner: 'alice',
+    tool: 'echo',
+    arguments: {},
+    clientCapabilities: {},
+    inputResponses: {},
+    now: 0,
+    ttlMs: 3_600_000,
+    pollIntervalMs: 1000,
+    ...overrides,
+  };
+}
+
+export interface HttpApiEventOptions {
+  method?: string;
+  path?: string;
+  /** Header names are lower-cased, as API Gateway does. */
+  headers?: Record<string, string>;
+  body?: string;
+  /** The `sub` claim of a JWT authorizer on the route; none without it. */
+  subject?: string;
+  requestId?: string;
+}
+
+let nextRequest = 0;
+
+/** An HTTP API (payload 2.0) event for `POST /mcp` on `api.example.com`, as API Gateway builds it. */
+export function httpApiEvent(options: HttpApiEventOptions = {}): APIGatewayProxyEventV2 {
+  const method = options.method ?? 'POST';
+  const path = options.path ?? '/mcp';
+  const routeKey = `${method} ${path}`;
+  const headers: Record<string, string> = { host: 'api.example.com' };
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = value;
+  const now = new Date();
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: path,
+    rawQueryString: '',
+    headers,
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'api',
+      domainName: 'api.example.com',
+      domainPrefix: 'api',
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
+      requestId: options.requestId ?? `r${++nextRequest}`,
+      routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+      ...(options.subject ? { authorizer: { jwt: { claims: { sub: options.subject }, scopes: [] } } } : {}),
+    } as APIGatewayProxyEventV2['requestContext'],
+    ...(options.body === undefined ? {} : { body: options.body }),
+    isBase64Encoded: false,
+  };
+}
+
+export interface McpEventOptions {
+  /** JSON-RPC id; default a counter. */
+  id?: number;
+  /** `_meta` client capabilities; default tasks and elicitation. */
+  capabilities?: object;
+  subject?: string;
+}
+
+/**
+ * A 2026-07-28 JSON-RPC request as an HTTP API event: the body with its
+ * `_meta` envelope, and the `MCP-Protocol-Version`, `Mcp-Method` and
+ * `Mcp-Name` headers a client sends.
+ */
+export function mcpRequestEvent(method: string, params: Record<string, unknown>, options: McpEventOptions = {}): APIGatewayProxyEventV2 {
+  const id = options.id ?? ++nextRequest;
+  const name = (params['taskId'] ?? params['name']) as string | undefined;
+  return httpApiEvent({
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': PROTOCOL_VERSION,
+      'mcp-method': method,
+      ...(name ? { 'mcp-name': name } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: requestMeta(options.capabilities ?? TASKS_CAPABILITIES) } }),
+    ...(options.subject ? { subject: options.subject } : {}),
+  });
+}
