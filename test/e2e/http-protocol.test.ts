@@ -23,34 +23,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.ts';
 import { throughHandler } from '../support/in-process.ts';
-import {
-  errorOf,
-  getTask,
-  isTerminalStatus,
-  pollUntil,
-  PROTOCOL_VERSION,
-  requestMeta,
-  resultOf,
-  rpc,
-  TASKS_EXTENSION,
-  type RpcOptions,
-  type RpcResponse,
-  type RpcTarget,
-  type TaskView,
-} from '../support/mcp-http.ts';
+import { LEGACY_TASKS_ONLY, NO_CAPABILITIES, TASKS_ONLY, wireHelpers } from '../support/wire.ts';
+import { errorOf, getTask, pollUntil, PROTOCOL_VERSION, requestMeta, resultOf, rpc, TASKS_EXTENSION, type RpcTarget } from '../support/mcp-http.ts';
 import { assertValid } from '../support/schemas.ts';
 
-/** A client that declared nothing (in particular not the tasks extension). */
-const NO_CAPABILITIES = {};
-/** Tasks declared, elicitation not. */
-const TASKS_ONLY = { extensions: { [TASKS_EXTENSION]: {} } };
-/** A 2025-era client: only the legacy `tasks` capability (spec item 58). */
-const LEGACY_TASKS_ONLY = { elicitation: {}, tasks: { requests: { tools: { call: {} } } } };
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-/** Keys a `CreateTaskResult` or an ack must never carry (spec §1.4, §1.6, §1.7; legacy names from §10). */
+/** Keys a `CreateTaskResult` must never carry (spec §1.4, §1.6, §1.7; legacy names from §10). */
 const NOT_ON_CREATE = ['task', 'result', 'error', 'inputRequests', 'requestState', 'ttl', 'pollInterval'];
-const NOT_ON_ACK = ['taskId', 'status', 'result', 'error', 'inputRequests', 'requestState'];
 
 let stack: LocalStack | undefined;
 let dataDir: string | undefined;
@@ -58,6 +38,9 @@ let dataDir: string | undefined;
 let mcp: RpcTarget;
 /** The stack's HTTP adapter, `http://127.0.0.1:<port>/mcp`, for the cases about HTTP itself. */
 let httpUrl: string;
+
+const { callTool, createTask, callSync, updateTask, cancelTask, assertError, assertMissingTasksCapability, terminal, inputRequired, textOf, assertUnguessableId } =
+  wireHelpers(() => mcp);
 
 before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-wire-'));
@@ -80,86 +63,6 @@ after(async () => {
   await stack?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
-
-// ---------------------------------------------------------------------------
-// Helpers: each asserts one wire shape and validates it against ext-tasks.
-
-function callTool(name: string, args: Record<string, unknown>, options: RpcOptions = {}, extra: Record<string, unknown> = {}) {
-  return rpc(mcp, 'tools/call', { name, arguments: args, ...extra }, options);
-}
-
-/** Calls a tool that must answer a `CreateTaskResult`; returns it. */
-async function createTask(name: string, args: Record<string, unknown> = {}, options: RpcOptions = {}): Promise<Record<string, unknown> & { taskId: string }> {
-  const response = await callTool(name, args, options);
-  assert.equal(response.status, 200);
-  const result = resultOf(response);
-  assert.equal(result['resultType'], 'task', `expected a task, got ${response.text}`);
-  assertValid('CreateTaskResult', result);
-  return result as Record<string, unknown> & { taskId: string };
-}
-
-/** A synchronous `tools/call` result with `resultType: "complete"` (never a task). */
-async function callSync(name: string, args: Record<string, unknown>, options: RpcOptions = {}, extra: Record<string, unknown> = {}) {
-  const response = await callTool(name, args, options, extra);
-  assert.equal(response.status, 200, response.text);
-  const result = resultOf(response);
-  assertValid('CallToolResult', result);
-  assert.equal(result['resultType'], 'complete');
-  assert.ok(!('taskId' in result), 'a synchronous result carries no taskId');
-  return result as { content: Array<{ type: string; text?: string }>; isError?: boolean; [key: string]: unknown };
-}
-
-/** Asserts an empty acknowledgement (spec items 26, 31, 32, 35). */
-function assertAck(response: RpcResponse, schema: 'UpdateTaskResult' | 'CancelTaskResult'): void {
-  assert.equal(response.status, 200, response.text);
-  const result = resultOf(response);
-  assertValid(schema, result);
-  assert.equal(result['resultType'], 'complete');
-  for (const key of NOT_ON_ACK) assert.ok(!(key in result), `the ack must not carry ${key}`);
-  assert.deepEqual(Object.keys(result).filter((key) => key !== 'resultType' && key !== '_meta'), []);
-}
-
-async function updateTask(taskId: string, inputResponses: Record<string, unknown>): Promise<void> {
-  assertAck(await rpc(mcp, 'tasks/update', { taskId, inputResponses }), 'UpdateTaskResult');
-}
-
-async function cancelTask(taskId: string): Promise<void> {
-  assertAck(await rpc(mcp, 'tasks/cancel', { taskId }), 'CancelTaskResult');
-}
-
-/** Asserts a JSON-RPC error with this code (and HTTP status), echoing the request id. */
-function assertError(response: RpcResponse, code: number, httpStatus?: number) {
-  const error = errorOf(response);
-  assertValid('Error', error);
-  assert.equal(error.code, code, `expected ${code}, got ${response.text}`);
-  if (httpStatus !== undefined) assert.equal(response.status, httpStatus, `HTTP status for ${response.text}`);
-  if (code !== -32700) assert.equal(response.body?.id, response.requestId, 'the error echoes the request id');
-  assert.ok(error.message.length > 0, 'errors carry a message (item 46)');
-  return error;
-}
-
-/** `-32021` naming the tasks extension in `data.requiredCapabilities`, HTTP 400 (items 3, 45, 84). */
-function assertMissingTasksCapability(response: RpcResponse): void {
-  const error = assertError(response, -32021, 400);
-  const data = error.data as { requiredCapabilities?: { extensions?: Record<string, unknown> } } | undefined;
-  assert.deepEqual(data?.requiredCapabilities?.extensions?.[TASKS_EXTENSION], {}, `requiredCapabilities names the extension: ${response.text}`);
-}
-
-const terminal = (task: TaskView) => isTerminalStatus(task.status);
-const inputRequired = (task: TaskView) => task.status === 'input_required' || terminal(task);
-
-function textOf(result: Record<string, unknown> | undefined): string {
-  const content = result?.['content'] as Array<{ type: string; text?: string }> | undefined;
-  assert.ok(Array.isArray(content) && content.length > 0, `non-empty content: ${JSON.stringify(result)}`);
-  return content.map((block) => block.text ?? '').join('\n');
-}
-
-/** ≥122 random bits: a v4 UUID, or base64url/hex of at least that many bits (item 55). */
-function assertUnguessableId(taskId: string): void {
-  const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-  const base64url = /^[A-Za-z0-9_-]{21,}$/;
-  assert.ok(uuidV4.test(taskId) || base64url.test(taskId), `task id ${taskId} is not a ≥122-bit random id`);
-}
 
 // ---------------------------------------------------------------------------
 
