@@ -1,9 +1,10 @@
 /**
  * Factories for what tests otherwise build by hand: store policies, new
- * tasks, and HTTP API (payload 2.0) events as API Gateway hands them to the
- * MCP function. Each takes overrides for the fields a test cares about.
+ * tasks, HTTP API (payload 2.0) events as API Gateway hands them to the MCP
+ * function, and SQS events as the event source mapping hands them to the
+ * worker. Each takes overrides for the fields a test cares about.
  */
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, SQSEvent } from 'aws-lambda';
 import type { NewTask, StorePolicy } from '../../shared/tasks/store.ts';
 import { PROTOCOL_VERSION, requestMeta, TASKS_CAPABILITIES } from './mcp-http.ts';
 
@@ -99,4 +100,26 @@ export function mcpRequestEvent(method: string, params: Record<string, unknown>,
     body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: requestMeta(options.capabilities ?? TASKS_CAPABILITIES) } }),
     ...(options.subject ? { subject: options.subject } : {}),
   });
+}
+
+/** An SQS event as the event source mapping delivers it: one record per body, message ids `m1`, `m2`, … */
+export function sqsEvent(bodies: readonly string[]): SQSEvent {
+  return {
+    Records: bodies.map((body, i) => ({
+      messageId: `m${i + 1}`,
+      receiptHandle: `receipt-${i + 1}`,
+      body,
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: '0',
+        SenderId: 'AIDAEXAMPLE',
+        ApproximateFirstReceiveTimestamp: '0',
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:tasks',
+      awsRegion: 'us-east-1',
+    })),
+  };
 }
