@@ -297,7 +297,7 @@ const replay = {
   ...(process.env['PROPERTY_PATH'] ? { path: process.env['PROPERTY_PATH'], endOnFailure: true } : {}),
 };
 
-describe('TaskStore properties (model-based commands, fast-check)', () => {
+describe('TaskStore properties (seeded random interleavings)', () => {
   it(`InMemoryTaskStore: ${MEMORY_RUNS} runs × up to ${STEPS} steps`, async () => {
     await checkStore({ label: 'InMemoryTaskStore', runs: MEMORY_RUNS, makeStore: async () => new InMemoryTaskStore(POLICY) });
   });
