@@ -2,11 +2,11 @@
  * Factories for what tests otherwise build by hand: store policies, new
  * tasks, HTTP API (payload 2.0) events as API Gateway hands them to the MCP
  * function, and SQS events as the event source mapping hands them to the
- * worker. Each takes overrides for the fields a test cares about.
+ * worker. Each takes overrides for the fields a test cares about. (MCP
+ * requests as events: `mcpRequestEvent` in `in-process.ts`.)
  */
 import type { APIGatewayProxyEventV2, SQSEvent } from 'aws-lambda';
 import type { NewTask, StorePolicy } from '../../shared/tasks/store.ts';
-import { PROTOCOL_VERSION, requestMeta, TASKS_CAPABILITIES } from './mcp-http.ts';
 
 /** A store policy for tests: one-hour retention, one-minute grace, ten-second leases, steps kept a day. */
 export function storePolicy(overrides: Partial<StorePolicy> = {}): StorePolicy {
@@ -71,35 +71,6 @@ export function httpApiEvent(options: HttpApiEventOptions = {}): APIGatewayProxy
     ...(options.body === undefined ? {} : { body: options.body }),
     isBase64Encoded: false,
   };
-}
-
-export interface McpEventOptions {
-  /** JSON-RPC id; default a counter. */
-  id?: number;
-  /** `_meta` client capabilities; default tasks and elicitation. */
-  capabilities?: object;
-  subject?: string;
-}
-
-/**
- * A 2026-07-28 JSON-RPC request as an HTTP API event: the body with its
- * `_meta` envelope, and the `MCP-Protocol-Version`, `Mcp-Method` and
- * `Mcp-Name` headers a client sends.
- */
-export function mcpRequestEvent(method: string, params: Record<string, unknown>, options: McpEventOptions = {}): APIGatewayProxyEventV2 {
-  const id = options.id ?? ++nextRequest;
-  const name = (params['taskId'] ?? params['name']) as string | undefined;
-  return httpApiEvent({
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': PROTOCOL_VERSION,
-      'mcp-method': method,
-      ...(name ? { 'mcp-name': name } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: requestMeta(options.capabilities ?? TASKS_CAPABILITIES) } }),
-    ...(options.subject ? { subject: options.subject } : {}),
-  });
 }
 
 /** An SQS event as the event source mapping delivers it: one record per body, message ids `m1`, `m2`, … */
