@@ -10,54 +10,17 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.ts';
+import { mcpRequestEvent } from '../support/in-process.ts';
+import { TASKS_EXTENSION } from '../support/mcp-http.ts';
 
-const EXTENSION = 'io.modelcontextprotocol/tasks';
+/** The tasks extension declared, nothing else. */
+const TASKS_ONLY = { extensions: { [TASKS_EXTENSION]: {} } };
 let stack: LocalStack;
 let dataDir: string;
 let handler: (event: APIGatewayProxyEventV2) => Promise<unknown>;
-let id = 0;
-
-function event(method: string, params: Record<string, unknown>, subject: string | undefined): APIGatewayProxyEventV2 {
-  const name = (params['taskId'] ?? params['name']) as string | undefined;
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: ++id,
-    method,
-    params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXTENSION]: {} } } } },
-  });
-  return {
-    version: '2.0',
-    routeKey: 'POST /mcp',
-    rawPath: '/mcp',
-    rawQueryString: '',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(name ? { 'mcp-name': name } : {}),
-      host: 'api.example.com',
-    },
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'api',
-      domainName: 'api.example.com',
-      domainPrefix: 'api',
-      http: { method: 'POST', path: '/mcp', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-      requestId: `r${id}`,
-      routeKey: 'POST /mcp',
-      stage: '$default',
-      time: new Date().toUTCString(),
-      timeEpoch: Date.now(),
-      ...(subject ? { authorizer: { jwt: { claims: { sub: subject }, scopes: [] } } } : {}),
-    } as APIGatewayProxyEventV2['requestContext'],
-    body,
-    isBase64Encoded: false,
-  };
-}
 
 async function call(method: string, params: Record<string, unknown>, subject?: string) {
-  const result = (await handler(event(method, params, subject))) as APIGatewayProxyStructuredResultV2;
+  const result = (await handler(mcpRequestEvent(method, params, { capabilities: TASKS_ONLY, ...(subject ? { subject } : {}) }))) as APIGatewayProxyStructuredResultV2;
   return JSON.parse(String(result.body)) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
 }
 
@@ -66,7 +29,8 @@ describe('tasks are bound to the caller', () => {
 
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-identity-'));
-    stack = await startLocalStack({ port: 0, dataDir, log: () => {} });
+    // The worker sees the cancel in `after` within 200 ms, so closing the stack does not wait out its drain.
+    stack = await startLocalStack({ port: 0, dataDir, log: () => {}, env: { TASKS_CANCEL_CHECK_MS: '200' } });
     handler = stack.handlers.mcp;
     const created = await call('tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }, 'alice');
     taskId = String(created.result?.['taskId']);
@@ -97,14 +61,14 @@ describe('tasks are bound to the caller', () => {
   }
 
   it('refuses a token without a subject instead of mapping it to a shared principal', async () => {
-    const request = event('tasks/get', { taskId }, 'alice');
+    const request = mcpRequestEvent('tasks/get', { taskId }, { capabilities: TASKS_ONLY, subject: 'alice' });
     (request.requestContext as unknown as { authorizer: { jwt: { claims: Record<string, unknown> } } }).authorizer.jwt.claims = { client_id: 'svc-a', iss: 'https://issuer.example' };
     const result = (await handler(request)) as APIGatewayProxyStructuredResultV2;
     assert.equal(result.statusCode, 401);
   });
 
   it('binds tasks to issuer and subject: the same subject from another issuer is another principal', async () => {
-    const request = event('tasks/get', { taskId }, 'alice');
+    const request = mcpRequestEvent('tasks/get', { taskId }, { capabilities: TASKS_ONLY, subject: 'alice' });
     (request.requestContext as unknown as { authorizer: { jwt: { claims: Record<string, unknown> } } }).authorizer.jwt.claims = { sub: 'alice', iss: 'https://other-issuer.example' };
     const result = JSON.parse(String(((await handler(request)) as APIGatewayProxyStructuredResultV2).body)) as { error?: { code: number } };
     assert.equal(result.error?.code, -32602);

@@ -17,11 +17,12 @@ import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamo
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
 import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
 import type { InputRequest, TaskRecord } from '../../shared/tasks/model.ts';
-import type { StorePolicy, TaskStore } from '../../shared/tasks/store.ts';
+import type { TaskStore } from '../../shared/tasks/store.ts';
 import { renderedTtlMs } from '../../shared/tasks/ttl.ts';
+import { newTask, storePolicy } from '../support/factories.ts';
 
 const MAX_WAIT = 86_400_000;
-const POLICY: StorePolicy = { retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: 10_000, stepRetentionMs: 86_400_000, maxInputWaitMs: MAX_WAIT };
+const POLICY = storePolicy({ maxInputWaitMs: MAX_WAIT });
 const W = POLICY.leaseMs + POLICY.sweepGraceMs;
 const OWNER = 'alice';
 const ELICIT: InputRequest = { method: 'elicitation/create', params: { mode: 'form', message: 'Sure?' } };
@@ -32,7 +33,7 @@ const window = () => (t0 += 10 * MAX_WAIT);
 
 async function waitingTask(store: TaskStore, now: number, requests: Record<string, InputRequest> = { a: ELICIT }): Promise<TaskRecord> {
   const taskId = randomUUID();
-  await store.create({ taskId, owner: OWNER, tool: 'confirm', arguments: {}, clientCapabilities: { elicitation: {} }, inputResponses: {}, now, ttlMs: 60_000, pollIntervalMs: 1000 });
+  await store.create(newTask({ taskId, owner: OWNER, tool: 'confirm', clientCapabilities: { elicitation: {} }, now, ttlMs: 60_000 }));
   const claimed = (await store.claim(taskId, 'w1', now + 1, POLICY.leaseMs))!;
   return store.finish(claimed, 'w1', { status: 'input_required', inputRequests: requests }, now + 2);
 }

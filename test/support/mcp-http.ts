@@ -62,6 +62,12 @@ export interface RpcOptions {
   timeoutMs?: number;
 }
 
+/**
+ * Where requests go: an endpoint URL (a real HTTP request), or a function
+ * that answers a web `Request` in process (see `test/support/in-process.ts`).
+ */
+export type RpcTarget = string | ((request: Request) => Promise<Response>);
+
 let nextId = 1;
 
 /** The `_meta` envelope a 2026-07-28 client puts on every request. */
@@ -85,8 +91,8 @@ function mcpName(method: string, params: Record<string, unknown>): string | unde
   return typeof value === 'string' ? value : undefined;
 }
 
-/** POSTs one JSON-RPC request to `url` and returns what came back, unjudged. */
-export async function rpc(url: string, method: string, params: Record<string, unknown> = {}, options: RpcOptions = {}): Promise<RpcResponse> {
+/** POSTs one JSON-RPC request to `target` and returns what came back, unjudged. */
+export async function rpc(target: RpcTarget, method: string, params: Record<string, unknown> = {}, options: RpcOptions = {}): Promise<RpcResponse> {
   const protocolVersion = options.protocolVersion ?? PROTOCOL_VERSION;
   const id = options.id ?? nextId++;
   const meta = options.meta === undefined ? requestMeta(options.capabilities ?? TASKS_CAPABILITIES, protocolVersion) : options.meta;
@@ -106,7 +112,8 @@ export async function rpc(url: string, method: string, params: Record<string, un
   }
 
   const body = options.rawBody ?? JSON.stringify({ jsonrpc: '2.0', id, method, params: fullParams });
-  const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(options.timeoutMs ?? 15_000) });
+  const init = { method: 'POST', headers, body, signal: AbortSignal.timeout(options.timeoutMs ?? 15_000) };
+  const response = typeof target === 'string' ? await fetch(target, init) : await target(new Request('http://127.0.0.1/mcp', init));
   const text = await response.text();
   const messages = parseMessages(text, response.headers.get('content-type') ?? '');
   const reply = messages.find((message) => message.id === id && ('result' in message || 'error' in message))
@@ -175,8 +182,8 @@ export interface TaskView {
 }
 
 /** `tasks/get`, asserting a result that validates as `GetTaskResult`. */
-export async function getTask(url: string, taskId: string, options: RpcOptions = {}): Promise<TaskView> {
-  const result = resultOf(await rpc(url, 'tasks/get', { taskId }, options));
+export async function getTask(target: RpcTarget, taskId: string, options: RpcOptions = {}): Promise<TaskView> {
+  const result = resultOf(await rpc(target, 'tasks/get', { taskId }, options));
   assertValid('GetTaskResult', result);
   return result as TaskView;
 }
@@ -187,14 +194,14 @@ export async function getTask(url: string, taskId: string, options: RpcOptions =
  * `GetTaskResult`.
  */
 export async function pollUntil(
-  url: string,
+  target: RpcTarget,
   taskId: string,
   predicate: (task: TaskView) => boolean,
   timeoutMs = 10_000,
   intervalMs = 50,
 ): Promise<TaskView> {
   try {
-    return await pollTask(() => getTask(url, taskId), predicate, { timeoutMs, interval: () => intervalMs });
+    return await pollTask(() => getTask(target, taskId), predicate, { timeoutMs, interval: () => intervalMs });
   } catch (error) {
     throw new Error(`Task ${taskId} did not reach the expected state: ${error instanceof Error ? error.message : String(error)}`);
   }

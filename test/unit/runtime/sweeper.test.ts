@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { sweep } from '../../../shared/runtime/sweeper.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { newTask, storePolicy } from '../../support/factories.ts';
 
 const GRACE = 1000;
 const LEASE = 5000;
@@ -12,10 +13,9 @@ const settings = { leaseMs: LEASE, sweepGraceMs: GRACE };
 const log = () => {};
 
 async function setup() {
-  const store = new InMemoryTaskStore({ retentionMs: 60_000, sweepGraceMs: GRACE, leaseMs: LEASE, stepRetentionMs: 86_400_000 });
+  const store = new InMemoryTaskStore(storePolicy({ retentionMs: 60_000, sweepGraceMs: GRACE, leaseMs: LEASE }));
   const queue = new InMemoryTaskQueue();
-  const create = async (taskId: string, now: number) =>
-    store.create({ taskId, owner: 'o', tool: 't', arguments: {}, clientCapabilities: {}, inputResponses: {}, now, ttlMs: 60_000, pollIntervalMs: 1000 });
+  const create = async (taskId: string, now: number) => store.create(newTask({ taskId, owner: 'o', tool: 't', now, ttlMs: 60_000 }));
   return { store, queue, create };
 }
 

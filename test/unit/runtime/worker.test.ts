@@ -7,10 +7,11 @@ import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
 import type { HeartbeatOptions } from '../../../shared/tasks/store.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
+import { newTask, storePolicy } from '../../support/factories.ts';
 
 const OWNER = 'alice';
 const LEASE_MS = 60_000;
-const POLICY = { retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: LEASE_MS, stepRetentionMs: 86_400_000 };
+const POLICY = storePolicy({ retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: LEASE_MS });
 let store: InMemoryTaskStore;
 let queue: InMemoryTaskQueue;
 let executions: number;
@@ -53,10 +54,9 @@ function deps(overrides: Partial<WorkerDeps['settings']> = {}): WorkerDeps {
 }
 
 async function create(tool: string, args: Record<string, unknown> = {}) {
-  const { task } = await store.create({
-    taskId: `task-${tool}-${Math.random()}`, owner: OWNER, tool, arguments: args, clientCapabilities: { elicitation: {} },
-    inputResponses: {}, now: Date.now(), ttlMs: 3_600_000, pollIntervalMs: 1000,
-  });
+  const { task } = await store.create(newTask({
+    taskId: `task-${tool}-${Math.random()}`, owner: OWNER, tool, arguments: args, clientCapabilities: { elicitation: {} }, now: Date.now(), ttlMs: 3_600_000,
+  }));
   return task.taskId;
 }
 
@@ -271,10 +271,7 @@ describe('heartbeat: lease renewal and progress', () => {
 
   /** A task created at the test's clock. */
   const createAt = async (tool: string) => {
-    const { task } = await store.create({
-      taskId: `task-${tool}-${Math.random()}`, owner: OWNER, tool, arguments: {}, clientCapabilities: {},
-      inputResponses: {}, now: clock, ttlMs: 3_600_000, pollIntervalMs: 1000,
-    });
+    const { task } = await store.create(newTask({ taskId: `task-${tool}-${Math.random()}`, owner: OWNER, tool, now: clock, ttlMs: 3_600_000 }));
     return task.taskId;
   };
 
@@ -345,7 +342,17 @@ describe('heartbeat: lease renewal and progress', () => {
     ]);
   });
 
-  it('the timer reads while no renewal is due and renews (without a message) once one is', async () => {
+  it('the timer reads while no renewal is due and renews (without a message) once one is', async (t) => {
+    // The heartbeat timer runs on mocked time: each tick of `cancelCheckMs` is one check, with no waiting.
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    const CHECK_MS = 10;
+    /** Fires the timer `times` times, letting each check's store calls settle. */
+    const checks = async (times: number) => {
+      for (let i = 0; i < times; i++) {
+        t.mock.timers.tick(CHECK_MS);
+        await settled();
+      }
+    };
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const tool = defineTool({
@@ -356,34 +363,41 @@ describe('heartbeat: lease renewal and progress', () => {
       },
     });
     const taskId = await createAt('quiet');
-    const run = processTaskMessage({ taskId, reason: 'start' }, { ...deps({ cancelCheckMs: 10 }), tools: new Map([[tool.name, tool]]), now: () => clock });
+    const run = processTaskMessage({ taskId, reason: 'start' }, { ...deps({ cancelCheckMs: CHECK_MS }), tools: new Map([[tool.name, tool]]), now: () => clock });
     // Well inside the first third of the lease: only cancellation reads.
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await until(() => spy.reads > 0, () => checks(1));
+    await checks(5);
     assert.deepEqual(spy.heartbeats, []);
     assert.ok(spy.reads > 0, 'the timer reads the task for cancellation');
     // A third of the lease has passed: the next check renews.
     clock += LEASE_MS / 3;
-    await waitUntil(() => spy.heartbeats.length > 0);
+    await checks(1);
+    assert.equal(spy.heartbeats.length, 1, 'the first check after a third of the lease renews');
     assert.deepEqual(spy.heartbeats[0], { at: T0 + LEASE_MS / 3, options: { leaseMs: LEASE_MS } });
     const renewed = await store.get(taskId, OWNER, clock);
     assert.equal(renewed?.lease?.until, T0 + LEASE_MS / 3 + LEASE_MS);
     assert.equal(renewed?.sweepAt, T0 + LEASE_MS / 3 + LEASE_MS + POLICY.sweepGraceMs);
     // Renewed just now: back to reads until the next third has passed.
     const renewals = spy.heartbeats.length;
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    const reads = spy.reads;
+    await checks(6);
     assert.equal(spy.heartbeats.length, renewals);
+    assert.ok(spy.reads > reads, 'the timer went back to reads');
     release();
     assert.equal(await run, 'done');
     assert.equal((await store.get(taskId, OWNER, clock))?.status, 'completed');
   });
 });
 
-async function waitUntil(check: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+/** Resolves once every promise callback queued so far has run (timers are not involved). */
+function settled(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Runs `step` until `check` holds (at most 100 times). */
+async function until(check: () => boolean, step: () => Promise<void>): Promise<void> {
+  for (let i = 0; i < 100 && !check(); i++) await step();
+  assert.ok(check(), 'the condition never held');
 }
 
 describe('crash loops', () => {

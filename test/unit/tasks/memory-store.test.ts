@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
 import type { InputRequest } from '../../../shared/tasks/model.ts';
-import type { NewTask, StorePolicy } from '../../../shared/tasks/store.ts';
+import type { NewTask } from '../../../shared/tasks/store.ts';
+import { storePolicy } from '../../support/factories.ts';
 
 /**
  * The in-memory store copies records in and out: whatever the caller does
@@ -10,7 +11,7 @@ import type { NewTask, StorePolicy } from '../../../shared/tasks/store.ts';
  * written. (The DynamoDB store serialises, so it cannot share objects; the
  * contract suite holds both to everything else.)
  */
-const POLICY: StorePolicy = { retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: 10_000, stepRetentionMs: 86_400_000 };
+const POLICY = storePolicy();
 const T0 = 1_700_000_000_000;
 const OWNER = 'alice';
 

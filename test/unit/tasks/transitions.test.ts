@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { InputRequest, TaskOutcome, TaskRecord, TaskStatus } from '../../../shared/tasks/model.ts';
-import { LeaseLostError, TaskNotFoundError, type StorePolicy } from '../../../shared/tasks/store.ts';
+import { LeaseLostError, TaskNotFoundError } from '../../../shared/tasks/store.ts';
 import {
   applyOutcome,
   decideAnswer,
@@ -19,8 +19,9 @@ import {
   sweepWindow,
   type Decision,
 } from '../../../shared/tasks/transitions.ts';
+import { storePolicy } from '../../support/factories.ts';
 
-const POLICY: StorePolicy = { retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: 10_000, stepRetentionMs: 86_400_000 };
+const POLICY = storePolicy();
 const W = 70_000;
 const T0 = 1_700_000_000_000;
 const NOW = T0 + 5_000;
