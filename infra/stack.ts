@@ -2,9 +2,12 @@ import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct, Node } from 'constructs';
 import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
+import { settingStoresOf } from '../shared/runtime/settings.ts';
+import type { ToolDefinition } from '../shared/runtime/tool.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
+import { grantToolNeeds, runsAsTask, runsInline, toolsOf } from './constructs/tool-needs.ts';
 import { TaskQueue } from './constructs/task-queue.ts';
 import { TaskTable } from './constructs/task-table.ts';
 import { DEFAULT_SWEEP_INTERVAL, durableTimings, timingsEnvironment } from './timings.ts';
@@ -25,7 +28,13 @@ export const CONTEXT = {
 
 export interface TasksStackProps extends StackProps {
   /** Which tool catalogue the endpoint serves. */
-  readonly toolset: Toolset;
+  readonly toolset: Exclude<Toolset, 'test'>;
+  /**
+   * The tools whose `needs` (settings, secrets, permissions) the functions
+   * are granted. Default: the toolset's catalogue, which is what the bundles
+   * serve; pass a list only to check grants without bundling (tests).
+   */
+  readonly tools?: readonly ToolDefinition[];
   /** For the table and the log groups; `RETAIN` unless this is a throw-away stack. */
   readonly removalPolicy: RemovalPolicy;
   /** Without it the endpoint is open (and the stack says so). */
@@ -65,6 +74,9 @@ export class TasksStack extends Stack {
     super(scope, id, props);
     const common = { logRetention: props.logRetention, removalPolicy: props.removalPolicy };
     const timings = durableTimings(props.sweepInterval);
+    const tools = props.tools ?? toolsOf(props.toolset);
+    const taskTools = tools.filter(runsAsTask);
+    const inlineTools = tools.filter(runsInline);
 
     this.table = new TaskTable(this, 'TaskTable', { removalPolicy: props.removalPolicy });
     this.tasks = new TaskQueue(this, 'TaskQueue', {
@@ -77,7 +89,9 @@ export class TasksStack extends Stack {
       },
       timings,
       workerMaxConcurrency: props.workerMaxConcurrency,
+      workerSettingStores: settingStoresOf(taskTools),
     });
+    grantToolNeeds(this.tasks.worker, taskTools);
 
     this.mcp = new TaskFunction(this, 'Mcp', {
       ...common,
@@ -89,7 +103,9 @@ export class TasksStack extends Stack {
       // API's 30-second integration limit.
       timeout: mcpTimeout(DEFAULT_SETTINGS.syncBudgetMs),
       environment: this.tasks.environment,
+      settingStores: settingStoresOf(inlineTools),
     });
+    grantToolNeeds(this.mcp, inlineTools);
     this.table.grantReadWriteData(this.mcp);
     this.tasks.queue.grantSendMessages(this.mcp.function);
 
