@@ -1,7 +1,8 @@
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct, Node } from 'constructs';
 import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
+import { OPS_OUTPUTS } from '../shared/ops/outputs.ts';
 import { settingStoresOf } from '../shared/runtime/settings.ts';
 import type { ToolDefinition } from '../shared/runtime/tool.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
@@ -24,6 +25,10 @@ export const CONTEXT = {
   workerMaxConcurrency: 'workerMaxConcurrency',
   alarmTopicArn: 'alarmTopicArn',
   sweepIntervalMinutes: 'sweepIntervalMinutes',
+  /** `true` turns on active X-Ray tracing on every function (off by default: see the README's cost section). */
+  tracing: 'tracing',
+  /** `true` adds the CloudWatch dashboard ($3 a month at list price; off by default). */
+  dashboard: 'dashboard',
 } as const;
 
 export interface TasksStackProps extends StackProps {
@@ -45,6 +50,10 @@ export interface TasksStackProps extends StackProps {
   readonly alarmTopicArn?: string;
   /** How often the sweeper looks for stuck tasks (whole minutes; checked against the other timings in `infra/timings.ts`). */
   readonly sweepInterval: Duration;
+  /** Active X-Ray tracing on every function. */
+  readonly tracing: boolean;
+  /** Whether to create the dashboard. */
+  readonly dashboard: boolean;
 }
 
 /** Settings when neither props nor context say otherwise. */
@@ -55,12 +64,14 @@ export const STACK_DEFAULTS = {
   logRetention: RetentionDays.ONE_MONTH,
   workerMaxConcurrency: 10,
   sweepInterval: DEFAULT_SWEEP_INTERVAL,
+  tracing: false,
+  dashboard: false,
 } as const satisfies Partial<TasksStackProps>;
 
 /**
  * The MCP Tasks server: task table, task queue with worker, dead-letter
  * handler and scheduled sweeper, the HTTP API in front of the MCP function,
- * alarms and a dashboard.
+ * alarms and, when asked for, a dashboard and tracing.
  * Environment-agnostic: nothing is looked up, so it synthesizes offline.
  */
 export class TasksStack extends Stack {
@@ -72,7 +83,7 @@ export class TasksStack extends Stack {
 
   constructor(scope: Construct, id: string, props: TasksStackProps) {
     super(scope, id, props);
-    const common = { logRetention: props.logRetention, removalPolicy: props.removalPolicy };
+    const common = { logRetention: props.logRetention, removalPolicy: props.removalPolicy, tracing: props.tracing };
     const timings = durableTimings(props.sweepInterval);
     const tools = props.tools ?? toolsOf(props.toolset);
     const taskTools = tools.filter(runsAsTask);
@@ -110,7 +121,8 @@ export class TasksStack extends Stack {
     this.tasks.queue.grantSendMessages(this.mcp.function);
 
     this.api = new Api(this, 'Api', {
-      ...common,
+      logRetention: props.logRetention,
+      removalPolicy: props.removalPolicy,
       handler: this.mcp.function,
       throttle: props.throttle,
       ...(props.jwt ? { jwt: props.jwt } : {}),
@@ -120,8 +132,14 @@ export class TasksStack extends Stack {
       mcp: this.mcp,
       tasks: this.tasks,
       sweepInterval: props.sweepInterval,
+      dashboard: props.dashboard,
       ...(props.alarmTopicArn ? { alarmTopicArn: props.alarmTopicArn } : {}),
     });
+
+    // What the operator commands (`npm run ops`) find the stack by: `cdk deploy --outputs-file cdk-outputs.json`.
+    new CfnOutput(this, OPS_OUTPUTS.tableName, { value: this.table.table.tableName, description: 'Task table (operator commands)' });
+    new CfnOutput(this, OPS_OUTPUTS.queueUrl, { value: this.tasks.queue.queueUrl, description: 'Task queue (operator commands)' });
+    new CfnOutput(this, OPS_OUTPUTS.deadLetterQueueUrl, { value: this.tasks.deadLetterQueue.queueUrl, description: 'Dead-letter queue (operator commands)' });
   }
 }
 
@@ -177,7 +195,16 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     throw new Error(`Context "${CONTEXT.sweepIntervalMinutes}" does not fit the other timings: ${(error as Error).message}`);
   }
   const alarmTopicArn = text(CONTEXT.alarmTopicArn);
+  const flag = (key: string, fallback: boolean): boolean => {
+    const value: unknown = node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return fallback;
+    if (value === true || value === 'true') return true;
+    if (value === false || value === 'false') return false;
+    throw new Error(`Context "${key}" must be true or false, got ${JSON.stringify(value)}`);
+  };
   return {
+    tracing: flag(CONTEXT.tracing, STACK_DEFAULTS.tracing),
+    dashboard: flag(CONTEXT.dashboard, STACK_DEFAULTS.dashboard),
     toolset,
     removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
     throttle: {

@@ -8,6 +8,8 @@
 export const ENV = {
   tableName: 'TASKS_TABLE_NAME',
   queueUrl: 'TASKS_QUEUE_URL',
+  /** The dead-letter queue, which its handler drains on the sweep schedule (that function only). */
+  deadLetterQueueUrl: 'TASKS_DEAD_LETTER_QUEUE_URL',
   /** The principal tasks are bound to when no authorizer identifies the caller. */
   localPrincipal: 'TASKS_LOCAL_PRINCIPAL',
   /** `ttlMs` advertised on creation. */
@@ -40,6 +42,12 @@ export const ENV = {
    * visibility timeout (set by the stack). The sweeper leaves such a task alone until then.
    */
   redeliveryMs: 'TASKS_REDELIVERY_MS',
+  /**
+   * The longest a task may wait for input (from the moment it starts waiting):
+   * past it the sweeper ends the task `failed`. While it waits, the advertised
+   * `ttlMs` covers this deadline plus the retention.
+   */
+  maxInputWaitMs: 'TASKS_MAX_INPUT_WAIT_MS',
   /** Which tool catalogue the endpoint serves: `product`, `conformance` or `all`. */
   toolset: 'TASKS_TOOLSET',
 } as const;
@@ -62,11 +70,13 @@ export interface TaskSettings {
   maxAttempts: number;
   retryBaseDelayMs: number;
   redeliveryMs: number;
+  maxInputWaitMs: number;
 }
 
 export interface Config extends TaskSettings {
   tableName: string;
   queueUrl: string;
+  deadLetterQueueUrl?: string;
   localPrincipal: string;
   toolset: Toolset;
 }
@@ -86,6 +96,9 @@ export const DEFAULT_SETTINGS: TaskSettings = {
   maxAttempts: 5,
   retryBaseDelayMs: 2000,
   redeliveryMs: 30_000,
+  // A week: long enough for a person to answer across a weekend, short enough
+  // that an abandoned question does not hold a task (and its index entry) for ever.
+  maxInputWaitMs: 7 * 24 * 60 * 60 * 1000,
 };
 
 /** The longest retention that may be configured: results are not an archive. */
@@ -98,6 +111,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     tableName: required(env, ENV.tableName),
     queueUrl: required(env, ENV.queueUrl),
+    ...(env[ENV.deadLetterQueueUrl] ? { deadLetterQueueUrl: env[ENV.deadLetterQueueUrl] } : {}),
     localPrincipal: env[ENV.localPrincipal] || 'local',
     toolset: toolset(env[ENV.toolset]),
     taskTtlMs: positiveInt(env, ENV.taskTtlMs, DEFAULT_SETTINGS.taskTtlMs),
@@ -114,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxAttempts: positiveInt(env, ENV.maxAttempts, DEFAULT_SETTINGS.maxAttempts),
     retryBaseDelayMs: positiveInt(env, ENV.retryBaseDelayMs, DEFAULT_SETTINGS.retryBaseDelayMs),
     redeliveryMs: positiveInt(env, ENV.redeliveryMs, DEFAULT_SETTINGS.redeliveryMs),
+    maxInputWaitMs: positiveInt(env, ENV.maxInputWaitMs, DEFAULT_SETTINGS.maxInputWaitMs),
   };
   if (config.retentionMs > MAX_RETENTION_MS) throw new Error(`${ENV.retentionMs} may be at most ${MAX_RETENTION_MS} (30 days)`);
   return config;

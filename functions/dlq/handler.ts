@@ -1,8 +1,13 @@
 /** Lambda entry of the dead-letter handler: composed once per execution environment (see `app.ts`). */
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig } from '../../shared/config.ts';
 import { jsonLog } from '../../shared/log.ts';
+import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { createDeadLetterHandler } from './app.ts';
 
 const config = loadConfig();
-export const handler = createDeadLetterHandler({ store: dynamoDbStore(config), log: jsonLog() });
+const deadLetters = config.deadLetterQueueUrl
+  ? new SqsMessageSource({ client: new SQSClient({ useQueueUrlAsEndpoint: false }), queueUrl: config.deadLetterQueueUrl })
+  : undefined;
+export const handler = createDeadLetterHandler({ store: dynamoDbStore(config), log: jsonLog(), ...(deadLetters ? { deadLetters } : {}) });

@@ -3,13 +3,16 @@ import { withLogContext } from '../../shared/log.ts';
 import { sweep } from '../../shared/runtime/sweeper.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 
-export type SweeperHandler = (event?: unknown, context?: Pick<Context, 'awsRequestId'>) => Promise<{ requeued: number }>;
+export type SweeperHandler = (event?: unknown, context?: Pick<Context, 'awsRequestId'>) => Promise<{ requeued: number; expired: number }>;
 
-/** Scheduled: re-enqueues tasks that no worker has touched past their grace period. */
+/**
+ * Scheduled: re-enqueues tasks that no worker has touched past their grace
+ * period, and ends tasks whose wait for input passed `maxInputWaitMs`.
+ */
 export function createSweeperHandler(deps: Pick<FunctionDeps, 'config' | 'store' | 'queue' | 'log' | 'now'>): SweeperHandler {
   return (_event, context) =>
     withLogContext({ requestId: context?.awsRequestId }, async () => {
-      const { requeued } = await sweep({ ...deps, settings: deps.config });
-      return { requeued: requeued.length };
+      const { requeued, expired } = await sweep({ ...deps, settings: deps.config });
+      return { requeued: requeued.length, expired: expired.length };
     });
 }

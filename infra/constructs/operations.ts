@@ -1,19 +1,9 @@
 import { Duration } from 'aws-cdk-lib';
-import {
-  Alarm,
-  ComparisonOperator,
-  Dashboard,
-  GraphWidget,
-  LogQueryVisualizationType,
-  LogQueryWidget,
-  MathExpression,
-  Stats,
-  TextWidget,
-  TreatMissingData,
-} from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, Dashboard, GraphWidget, Metric, Stats, TextWidget, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { METRICS_NAMESPACE, TASK_METRICS, type TaskMetric } from '../../shared/metrics.ts';
 import { MAX_DELAY_SECONDS } from '../../shared/queue/queue.ts';
 import type { Api } from './api.ts';
 import type { TaskFunction } from './task-function.ts';
@@ -28,61 +18,71 @@ export interface OperationsProps {
   readonly tasks: TaskQueue;
   /** How often the sweeper runs: its error alarm looks at periods at least this long. */
   readonly sweepInterval: Duration;
+  /** Whether to create the dashboard ($3 a month at list price). */
+  readonly dashboard: boolean;
   /** An existing SNS topic that receives alarm and OK notifications; without it the alarms only change state. */
   readonly alarmTopicArn?: string;
 }
 
 /**
- * Alarms on what needs a person, and one dashboard.
+ * The failed-task alarm: the share of ended tasks that failed, over
+ * {@link FAILED_RATE_PERIOD}, above this in two of three periods.
+ */
+export const FAILED_TASK_RATE_THRESHOLD = 0.2;
+const FAILED_RATE_PERIOD = Duration.minutes(5);
+
+/**
+ * Alarms on what needs a person (six, one metric each: $0.60 a month at list
+ * price), and an optional dashboard.
  *
- * Task counts: the functions write one JSON line per event through their log
- * sink (`shared/log.ts`): `task-created` (MCP function) when a task is
- * created, and `task-ended` with its terminal `status` once per task that
- * reaches one (the worker; the MCP function for a cancel that ends a task at
- * once; the DLQ handler for a task it fails), and `swept` per task the
- * sweeper re-enqueues. The lines are bare JSON on stdout (no runtime prefix),
- * with the request id and task id of the request or message that logged
- * them. The dashboard counts tasks with Logs Insights queries over them,
- * which cost nothing at rest (no custom metrics) and a fraction of a cent per
- * view at this log volume.
+ * Task metrics are CloudWatch embedded metrics in the functions' log lines
+ * (`shared/metrics.ts`, namespace `McpTasks`): `TasksCreated`, `TasksEnded`
+ * by status, `TaskFailed` (0 or 1 per ended task: its average is the failure
+ * rate), `TaskDuration`, `TimeQueued`, `TaskRetries`, `TasksDeadLettered`.
+ * They cost nothing while no task runs.
  * Lambda metrics cannot tell completed from failed: the worker reports task
  * outcomes, not invocation errors.
  */
 export class Operations extends Construct {
   readonly alarms: Alarm[] = [];
-  readonly dashboard: Dashboard;
+  readonly dashboard?: Dashboard;
 
   constructor(scope: Construct, id: string, props: OperationsProps) {
     super(scope, id);
-    const { queue, deadLetterQueue, worker, deadLetterHandler, sweeper } = props.tasks;
+    const { queue, deadLetterQueue, worker, sweeper } = props.tasks;
     const api = props.api.httpApi;
     const oneMinute = Duration.minutes(1);
     const fiveMinutes = Duration.minutes(5);
+    const taskMetric = (name: TaskMetric, statistic: string, period = fiveMinutes, label?: string) =>
+      new Metric({ namespace: METRICS_NAMESPACE, metricName: name, statistic, period, ...(label ? { label } : {}) });
 
-    // The DLQ handler drains the DLQ within seconds, so "not empty" means it
-    // keeps failing: count messages being handled (not visible) as well as
-    // waiting ones, or a message stuck in its retry cycle would hide between samples.
-    const deadLetterDepth = new MathExpression({
-      label: 'Dead-lettered messages (visible + in flight)',
-      expression: 'visible + inflight',
-      usingMetrics: {
-        visible: deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: oneMinute, statistic: Stats.MAXIMUM }),
-        inflight: deadLetterQueue.metricApproximateNumberOfMessagesNotVisible({ period: oneMinute, statistic: Stats.MAXIMUM }),
-      },
-      period: oneMinute,
+    this.alarm('FailedTaskRate', {
+      alarmDescription: `More than ${FAILED_TASK_RATE_THRESHOLD * 100}% of the tasks that ended in two of three ${FAILED_RATE_PERIOD.toHumanString()} periods failed. Look for "task-ended" lines with "status":"failed" in the worker logs.`,
+      metric: taskMetric('TaskFailed', Stats.AVERAGE, FAILED_RATE_PERIOD),
+      threshold: FAILED_TASK_RATE_THRESHOLD,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
     });
-    this.alarm('DeadLetterQueueNotEmpty', {
-      alarmDescription: 'Messages sit in the task dead-letter queue: the DLQ handler cannot mark their tasks failed. Check its logs.',
-      metric: deadLetterDepth,
-      threshold: 0,
+    // Work older than a threshold: a message may legitimately wait for its
+    // longest delay (a durable timer) plus one visibility timeout (one failed
+    // delivery); older means the queue is not draining or deliveries keep failing.
+    const oldestAllowed = MAX_SQS_DELAY.plus(props.tasks.visibilityTimeout);
+    this.alarm('TaskQueueBacklogAge', {
+      alarmDescription: `The oldest task message is older than ${oldestAllowed.toHumanString()}: the worker is not keeping up or keeps failing.`,
+      metric: queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: Stats.MAXIMUM }),
+      threshold: oldestAllowed.toSeconds(),
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
     });
-    this.alarm('TasksDeadLettered', {
-      alarmDescription: 'A task message failed on every delivery and was dead-lettered; its task is now failed. Check the worker logs for "error" events.',
-      metric: deadLetterHandler.function.metricInvocations({ period: fiveMinutes, statistic: Stats.SUM }),
-      threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    // The dead-letter handler drains the DLQ on every sweep: a message older
+    // than a few sweeps is one it cannot handle (or a handler that does not run).
+    const deadLetterAllowed = Duration.minutes(Math.max(15, 5 * props.sweepInterval.toMinutes()));
+    this.alarm('DeadLetterQueueNotDrained', {
+      alarmDescription: `A dead-lettered message is older than ${deadLetterAllowed.toHumanString()}: the dead-letter handler cannot mark its task failed. Check its logs for "dead-letter-error".`,
+      metric: deadLetterQueue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: Stats.MAXIMUM }),
+      threshold: deadLetterAllowed.toSeconds(),
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
     });
     // Per-record failures are partial batch responses, not errors: this
@@ -92,17 +92,6 @@ export class Operations extends Construct {
       metric: worker.function.metricErrors({ period: fiveMinutes, statistic: Stats.SUM }),
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-    });
-    // A message may legitimately wait for its longest delay (a durable timer)
-    // plus one visibility timeout (one failed delivery); older means the
-    // queue is not draining or deliveries keep failing.
-    const oldestAllowed = MAX_SQS_DELAY.plus(props.tasks.visibilityTimeout);
-    this.alarm('TaskQueueBacklogAge', {
-      alarmDescription: `The oldest task message is older than ${oldestAllowed.toHumanString()}: the worker is not keeping up or keeps failing.`,
-      metric: queue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: Stats.MAXIMUM }),
-      threshold: oldestAllowed.toSeconds(),
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
     });
     // The sweeper is the only path back for a task whose message was lost or
@@ -135,31 +124,42 @@ export class Operations extends Construct {
       }
     }
 
-    const taskLogGroups = [props.mcp.logGroup.logGroupName, worker.logGroup.logGroupName, deadLetterHandler.logGroup.logGroupName];
-    const countWidget = (title: string, filter: string, logGroupNames = taskLogGroups, width = 8) =>
-      new LogQueryWidget({
-        title,
-        logGroupNames,
-        queryLines: [`filter ${filter}`, 'stats count(*) as tasks by bin(5m)'],
-        view: LogQueryVisualizationType.LINE,
-        width,
-      });
-    const ended = (status: string) => `@message like /"event":"task-ended"/ and @message like /"status":"${status}"/`;
-
+    if (!props.dashboard) return;
+    const ended = (status: string) =>
+      new Metric({ namespace: METRICS_NAMESPACE, metricName: 'TasksEnded', dimensionsMap: { status }, statistic: Stats.SUM, period: fiveMinutes, label: status });
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     this.dashboard.addWidgets(
       new TextWidget({
-        markdown: '## MCP tasks\nTask counts come from the functions\' JSON log lines (Logs Insights); everything else from AWS metrics.',
+        markdown: `## MCP tasks\nTask metrics are embedded in the functions' log lines (namespace \`${METRICS_NAMESPACE}\`); the rest are AWS metrics.`,
         width: 24,
         height: 2,
       }),
     );
     this.dashboard.addWidgets(
-      countWidget('Tasks created', '@message like /"event":"task-created"/', [props.mcp.logGroup.logGroupName]),
-      countWidget('Tasks completed', ended('completed')),
-      countWidget('Tasks failed', ended('failed')),
+      new GraphWidget({
+        title: 'Tasks created and ended',
+        left: [taskMetric('TasksCreated', Stats.SUM, fiveMinutes, 'created'), ended('completed'), ended('failed'), ended('cancelled')],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Failure rate of ended tasks',
+        left: [taskMetric('TaskFailed', Stats.AVERAGE, FAILED_RATE_PERIOD, 'failed / ended')],
+        leftYAxis: { min: 0, max: 1 },
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Retries and dead-lettered tasks',
+        left: [taskMetric('TaskRetries', Stats.SUM, fiveMinutes, 'retries'), taskMetric('TasksDeadLettered', Stats.SUM, fiveMinutes, 'dead-lettered')],
+        width: 8,
+      }),
     );
     this.dashboard.addWidgets(
+      new GraphWidget({
+        title: `Task duration and time queued (${TASK_METRICS.TaskDuration})`,
+        left: [taskMetric('TaskDuration', Stats.p(50), fiveMinutes, 'duration p50'), taskMetric('TaskDuration', Stats.p(99), fiveMinutes, 'duration p99')],
+        right: [taskMetric('TimeQueued', Stats.p(99), fiveMinutes, 'queued p99')],
+        width: 8,
+      }),
       new GraphWidget({
         title: 'Task queue depth',
         left: [
@@ -167,22 +167,12 @@ export class Operations extends Construct {
           queue.metricApproximateNumberOfMessagesNotVisible({ period: oneMinute, statistic: Stats.MAXIMUM, label: 'in flight' }),
           queue.metricApproximateNumberOfMessagesDelayed({ period: oneMinute, statistic: Stats.MAXIMUM, label: 'delayed' }),
         ],
-        right: [deadLetterDepth],
+        right: [deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: oneMinute, statistic: Stats.MAXIMUM, label: 'dead-lettered' })],
         width: 8,
       }),
       new GraphWidget({
         title: 'Age of oldest task message (s)',
         left: [queue.metricApproximateAgeOfOldestMessage({ period: oneMinute, statistic: Stats.MAXIMUM })],
-        width: 8,
-      }),
-      new GraphWidget({
-        title: 'Worker',
-        left: [
-          worker.function.metricInvocations({ period: fiveMinutes, statistic: Stats.SUM }),
-          worker.function.metricErrors({ period: fiveMinutes, statistic: Stats.SUM }),
-          worker.function.metricThrottles({ period: fiveMinutes, statistic: Stats.SUM }),
-        ],
-        right: [worker.function.metricDuration({ period: fiveMinutes, statistic: Stats.p(99) })],
         width: 8,
       }),
     );
@@ -194,28 +184,23 @@ export class Operations extends Construct {
           api.metricLatency({ period: oneMinute, statistic: Stats.p(99) }),
           api.metricIntegrationLatency({ period: oneMinute, statistic: Stats.p(99) }),
         ],
-        width: 12,
+        width: 8,
       }),
       new GraphWidget({
         title: 'API requests and errors',
         left: [api.metricCount({ period: oneMinute, statistic: Stats.SUM })],
-        right: [
-          api.metricClientError({ period: oneMinute, statistic: Stats.SUM }),
-          api.metricServerError({ period: oneMinute, statistic: Stats.SUM }),
-        ],
-        width: 12,
+        right: [api.metricClientError({ period: oneMinute, statistic: Stats.SUM }), api.metricServerError({ period: oneMinute, statistic: Stats.SUM })],
+        width: 8,
       }),
-    );
-    this.dashboard.addWidgets(
-      countWidget('Tasks cancelled', ended('cancelled'), taskLogGroups, 12),
-      countWidget('Tasks re-enqueued by the sweeper', '@message like /"event":"swept"/', [sweeper.logGroup.logGroupName], 6),
       new GraphWidget({
-        title: 'Sweeper runs',
+        title: 'Worker and sweeper',
         left: [
-          sweeper.function.metricInvocations({ period: fiveMinutes, statistic: Stats.SUM }),
+          worker.function.metricInvocations({ period: fiveMinutes, statistic: Stats.SUM }),
+          worker.function.metricErrors({ period: fiveMinutes, statistic: Stats.SUM }),
           sweeper.function.metricErrors({ period: fiveMinutes, statistic: Stats.SUM }),
         ],
-        width: 6,
+        right: [worker.function.metricDuration({ period: fiveMinutes, statistic: Stats.p(99) })],
+        width: 8,
       }),
     );
   }

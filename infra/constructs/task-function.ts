@@ -105,11 +105,13 @@ export interface TaskFunctionProps {
   readonly retryAttempts?: number;
   /** Asynchronous invocations only: how long an event may wait to be processed (Lambda's default is 6 hours). */
   readonly maxEventAge?: Duration;
+  /** Active X-Ray tracing (the stack's `tracing` setting, off by default: see the README's cost section). */
+  readonly tracing?: boolean;
 }
 
 /**
  * A function of the stack: a bundled `NodejsFunction` on {@link LAMBDA_RUNTIME}
- * and ARM64 with active tracing, its own log group with a retention, and its
+ * and ARM64, X-Ray tracing when the stack enables it, its own log group with a retention, and its
  * own role that may write to that log group and nothing else until a
  * construct grants it more (`table.grantReadWriteData`, `queue.grantSendMessages`,
  * event sources).
@@ -142,7 +144,8 @@ export class TaskFunction extends Construct {
       description: props.description,
       memorySize: props.memorySize,
       timeout: props.timeout,
-      tracing: Tracing.ACTIVE,
+      // Off, not pass-through: no trace is sampled or sent at all.
+      tracing: props.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
       logGroup: this.logGroup,
       role: this.role,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
@@ -152,6 +155,7 @@ export class TaskFunction extends Construct {
       ...(props.maxEventAge ? { maxEventAge: props.maxEventAge } : {}),
     });
 
+    if (!props.tracing) return;
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:

@@ -30,6 +30,8 @@ export interface TaskQueueProps {
   readonly workerSettingStores?: SettingStores;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
+  /** Active X-Ray tracing on the functions. */
+  readonly tracing: boolean;
 }
 
 /**
@@ -82,6 +84,7 @@ export class TaskQueue extends Construct {
       environment: this.environment,
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
+      tracing: props.tracing,
       // The worker hands tasks over to its own queue (below), so SQS → Lambda
       // → SQS chains are by design, bounded by the task; Lambda's recursive-
       // loop guard, which drops a chain's 16th hop, would cut long tasks short.
@@ -108,14 +111,20 @@ export class TaskQueue extends Construct {
       description: 'MCP tasks: marks tasks whose messages were dead-lettered as failed',
       memorySize: 256,
       timeout: DEAD_LETTER_HANDLER_TIMEOUT,
-      environment: this.environment,
+      environment: { ...this.environment, [ENV.deadLetterQueueUrl]: this.deadLetterQueue.queueUrl },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
+      tracing: props.tracing,
+      // Like the sweeper: the next scheduled run is the retry.
+      retryAttempts: 0,
+      maxEventAge: timings.sweepInterval,
     });
     props.table.grantReadWriteData(this.deadLetterHandler);
-    this.deadLetterHandler.function.addEventSource(
-      new SqsEventSource(this.deadLetterQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 2 }),
-    );
+    // No event source mapping: an idle mapping's pollers would make some
+    // 650,000 empty long polls a month (about $0.26). The sweep schedule
+    // invokes the handler, which receives from the queue itself (one request
+    // a minute when it is empty) and deletes what it handled.
+    this.deadLetterQueue.grantConsumeMessages(this.deadLetterHandler.function);
 
     this.sweeper = new TaskFunction(this, 'Sweeper', {
       entry: FUNCTION_ENTRIES.sweeper,
@@ -126,19 +135,23 @@ export class TaskQueue extends Construct {
       environment: this.environment,
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
+      tracing: props.tracing,
       // The next scheduled run is the retry: Lambda's own retries of a failed
       // asynchronous invocation would only overlap it, and an event older
       // than one interval has been superseded.
       retryAttempts: 0,
       maxEventAge: timings.sweepInterval,
     });
-    // Query on the active-tasks index and UpdateItem on the table, nothing else.
+    // Query on the active-tasks index, GetItem and UpdateItem on the table, nothing else.
     props.table.grantSweep(this.sweeper);
     this.queue.grantSendMessages(this.sweeper.function);
     this.sweepSchedule = new Rule(this, 'SweepSchedule', {
-      description: 'Runs the MCP tasks sweeper',
+      description: 'Runs the MCP tasks sweeper and drains the dead-letter queue',
       schedule: Schedule.rate(timings.sweepInterval),
-      targets: [new LambdaFunction(this.sweeper.function, { retryAttempts: 2, maxEventAge: timings.sweepInterval })],
+      targets: [
+        new LambdaFunction(this.sweeper.function, { retryAttempts: 2, maxEventAge: timings.sweepInterval }),
+        new LambdaFunction(this.deadLetterHandler.function, { retryAttempts: 2, maxEventAge: timings.sweepInterval }),
+      ],
     });
   }
 }

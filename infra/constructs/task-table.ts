@@ -86,6 +86,7 @@ export class TaskTable extends Construct {
       resourceArns: [`${this.table.tableArn}/index/${ACTIVE_INDEX.name}`],
     });
     // Not `table.grant`, which would add `<table>/index/*` to an action that only applies to the table.
-    Grant.addToPrincipal({ grantee: grantee.function, actions: ['dynamodb:UpdateItem'], resourceArns: [this.table.tableArn] });
+    // GetItem: ending a wait for input past its deadline reads the row it rewrites.
+    Grant.addToPrincipal({ grantee: grantee.function, actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resourceArns: [this.table.tableArn] });
   }
 }

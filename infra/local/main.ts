@@ -75,8 +75,12 @@ const discover = JSON.stringify({
   },
 });
 console.log(`
-Try it with a real client (Inspector 2.x needs Node >= 22.19, e.g. the one in node_modules/.bin):
-  npx @modelcontextprotocol/inspector --cli ${url} --protocol-era modern --method tools/call --tool-name slow_compute --tool-args-json '{"seconds":2}'
+Try it with the CLI (in this repository):
+  npx mcp-tasks --url ${url} call slow_compute '{"seconds":2}'
+  npx mcp-tasks --url ${url} call approval_gate '{"action":"deploy"}'
+
+Or with the MCP Inspector's CLI (the pinned 2.x, run by the project's Node 22; it cannot answer questions):
+  npm run inspector -- --cli ${url} --protocol-era modern --method tools/call --tool-name slow_compute --tool-args-json '{"seconds":2}'
 
 Or with curl:
   curl -s ${url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\

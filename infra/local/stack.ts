@@ -11,11 +11,13 @@ import { createSweeperHandler, type SweeperHandler } from '../../functions/sweep
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
 import { ENV, loadConfig, type Config } from '../../shared/config.ts';
 import { errorName, jsonLog, type Log } from '../../shared/log.ts';
+import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../shared/ops/outputs.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import { ensureTaskTable, startDynalite } from './dynamodb.ts';
 import { startHttpAdapter } from './http.ts';
 import { startPoller, type Poller } from './poller.ts';
+import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { LOCAL_CREDENTIALS, localSqsClient, startLocalSqs } from './sqs.ts';
 import { cachedReader, bindSettings } from '../../shared/runtime/settings.ts';
 import { DEFAULT_LOCAL_SETTINGS_FILE, localSettingReader } from './settings.ts';
@@ -73,9 +75,9 @@ export const REGION = 'us-east-1';
 
 /**
  * Runs the Lambda handlers on this machine: dynalite for DynamoDB, fauxqs for
- * SQS, an HTTP API adapter for the MCP function and two pollers standing in
- * for the event source mappings of the worker and the DLQ function, plus the
- * sweeper on a timer. The handlers are the deployed ones, built by the same
+ * SQS, an HTTP API adapter for the MCP function and a poller standing in
+ * for the worker's event source mapping, plus the sweeper and the dead-letter
+ * handler (which drains the DLQ) on a timer, as the sweep schedule runs them. The handlers are the deployed ones, built by the same
  * factories (`functions/<name>/app.ts`) from parts composed here: a
  * configuration, emulator clients, the log sink and the local tool catalogue.
  * Nothing is read from or written to `process.env` beyond `options.env`.
@@ -134,12 +136,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       log,
     };
     const worker = createWorkerHandler(deps);
-    const deadLetter = createDeadLetterHandler(deps);
+    // As deployed: no event source on the DLQ; the sweep timer drains it.
+    const deadLetter = createDeadLetterHandler({ ...deps, deadLetters: new SqsMessageSource({ client: functionsSqs, queueUrl: sqs.dlqUrl }) });
     const sweeper = createSweeperHandler(deps);
 
     const pollers: Poller[] = [
       startPoller({ client: pollerSqs, queueUrl: sqs.queueUrl, queueArn: sqs.queueArn, region: REGION, handler: worker, log }),
-      startPoller({ client: pollerSqs, queueUrl: sqs.dlqUrl, queueArn: sqs.dlqArn, region: REGION, handler: deadLetter, log }),
     ];
     // A batch still running at shutdown is abandoned after `drainMs`; its
     // task's lease expires and the task is picked up again later.
@@ -149,10 +151,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The scheduled sweeper: once now, since the queues did not survive a
     // restart but unfinished tasks in the table did, then periodically.
     const runSweeper = () =>
-      sweeper().then(
-        ({ requeued }) => requeued > 0 && log({ event: 'sweep', requeued }),
-        (error: unknown) => log({ event: 'sweep-error', error: errorName(error) }),
-      );
+      Promise.all([
+        sweeper().then(
+          ({ requeued, expired }) => (requeued > 0 || expired > 0) && log({ event: 'sweep', requeued, expired }),
+          (error: unknown) => log({ event: 'sweep-error', error: errorName(error) }),
+        ),
+        deadLetter({}).catch((error: unknown) => log({ event: 'dead-letter-drain-error', error: errorName(error) })),
+      ]);
     await runSweeper();
     const sweepTimer = setInterval(runSweeper, options.sweepIntervalMs ?? 30_000);
     cleanup.push(async () => clearInterval(sweepTimer));
@@ -160,6 +165,24 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const mcp = createMcpHandler(deps);
     const http = await startHttpAdapter({ handler: mcp, port: options.port, log });
     cleanup.push(http.close);
+    // The operator commands find the local stack as they find a deployed one:
+    // by its outputs (`npm run ops -- --outputs <dataDir>/outputs.json …`), plus the emulators' endpoints.
+    const outputsFile = join(resolve(options.dataDir), 'outputs.json');
+    await writeFile(
+      outputsFile,
+      JSON.stringify({
+        local: {
+          [OPS_OUTPUTS.tableName]: tableName,
+          [OPS_OUTPUTS.queueUrl]: sqs.queueUrl,
+          [OPS_OUTPUTS.deadLetterQueueUrl]: sqs.dlqUrl,
+          [LOCAL_OUTPUTS.dynamodbEndpoint]: dynamo.endpoint,
+          [LOCAL_OUTPUTS.sqsEndpoint]: sqs.endpoint,
+          [LOCAL_OUTPUTS.region]: REGION,
+          McpEndpointUrl: http.url,
+        },
+      }, null, 2),
+    );
+    cleanup.push(() => rm(outputsFile, { force: true }));
     return { url: http.url, config, store: deps.store, queue: deps.queue, handlers: { mcp, worker, deadLetter, sweeper }, close };
   } catch (error) {
     await close();

@@ -10,6 +10,7 @@ import {
 import * as z from 'zod';
 import type { TaskSettings } from '../config.ts';
 import { errorName, type Log } from '../log.ts';
+import { logTaskEnded, withMetrics } from '../metrics.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import { runTool } from '../runtime/run.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
@@ -18,6 +19,7 @@ import { IdempotencyConflictError, TaskNotFoundError, type TaskStore } from '../
 import { INTERNAL_ERROR, INVALID_PARAMS, missingTasksCapability, PROTOCOL_VERSION, TASKS_EXTENSION, toProtocolError } from './errors.ts';
 import { decodeAnswers, encodeAnswers } from './request-state.ts';
 import { createTaskResult, detailedTask, type RenderContext } from './render.ts';
+import { isLegacyCreateTaskResult, LEGACY_TASKS_CAPABILITY, legacyCreateTaskResult, legacyExecution, registerLegacyTaskMethods, wantsLegacyTask } from './legacy-tasks.ts';
 
 export const SERVER_INFO = { name: 'mcp-tasks-serverless', version: '0.1.0' } as const;
 
@@ -48,23 +50,29 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
   const handler = createMcpHandler((ctx) => buildServer(ctx), { responseMode: 'json' });
   // The catalogue is fixed for the life of the endpoint: describe it once.
   let toolList: ReturnType<typeof describeTool>[] | undefined;
+  let legacyToolList: ReturnType<typeof describeTool>[] | undefined;
 
   function buildServer(ctx: McpRequestContext): Server {
     const principal = ctx.authInfo?.clientId;
     if (!principal) throw new Error('Endpoint called without a principal');
     const modern = ctx.era === 'modern';
     const server = new TaskAwareServer(SERVER_INFO, {
-      capabilities: modern ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {} },
+      capabilities: modern ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {}, tasks: LEGACY_TASKS_CAPABILITY },
     });
-    server.setRequestHandler('tools/list', async () => ({ tools: (toolList ??= [...deps.tools.values()].map(describeTool)) }));
+    server.setRequestHandler('tools/list', async () => ({
+      tools: modern
+        ? (toolList ??= [...deps.tools.values()].map(describeTool))
+        : (legacyToolList ??= [...deps.tools.values()].map((tool) => ({ ...describeTool(tool), execution: legacyExecution(tool) }))),
+    }));
     // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
     server.setRequestHandler('tools/call', (request, context) => callTool(request.params, context, principal, modern) as never);
     if (modern) registerTaskMethods(server, principal);
+    else registerLegacyTaskMethods(server, principal, { store: deps.store, settings: deps.settings, now, renderContext, log: deps.log });
     return server;
   }
 
   async function callTool(
-    params: { name: string; arguments?: Record<string, unknown> },
+    params: { name: string; arguments?: Record<string, unknown>; task?: unknown },
     ctx: ServerContext,
     principal: string,
     modern: boolean,
@@ -75,7 +83,9 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     if (!parsed.success) return invalidArguments(parsed.error);
     const args = parsed.data;
     const capabilities = clientCapabilities(ctx);
-    const declared = modern && declaresTasks(capabilities);
+    // A 2025-11-25 client asks per call (`params.task`); its task takes no input (see legacy-tasks.ts).
+    const legacyTask = !modern && tool.execution !== 'sync' && wantsLegacyTask(params);
+    const declared = (modern && declaresTasks(capabilities)) || legacyTask;
 
     const inline = tool.execution === 'sync' || (tool.execution === 'optional' && (!declared || (tool.inline?.(args) ?? false)));
     if (inline) return (await runInline(tool, args, ctx, capabilities)).result;
@@ -90,7 +100,8 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
       if (gathered.result.resultType === 'input_required') return gathered.result;
       answers = gathered.answers;
     }
-    return createTask(tool, args, capabilities, principal, answers, idempotencyKey(ctx));
+    const task = await createTask(tool, args, capabilities, principal, answers, idempotencyKey(ctx));
+    return legacyTask ? legacyCreateTaskResult(task, renderContext()) : createTaskResult(task, renderContext());
   }
 
   async function createTask(
@@ -124,9 +135,9 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     const { task } = created;
     if (created.created) {
       await enqueue(task.taskId, 'start');
-      deps.log({ event: 'task-created', taskId: task.taskId, tool: tool.name });
+      deps.log(withMetrics({ event: 'task-created', taskId: task.taskId, tool: tool.name }, { TasksCreated: 1 }, task.createdAt));
     }
-    return createTaskResult(task, renderContext());
+    return task;
   }
 
   /**
@@ -201,9 +212,8 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     }));
 
     server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, guard(async ({ taskId }) => {
-      if ((await deps.store.cancel(taskId, principal, now())) === 'cancelled') {
-        deps.log({ event: 'task-ended', taskId, status: 'cancelled' });
-      }
+      const at = now();
+      if ((await deps.store.cancel(taskId, principal, at)) === 'cancelled') logTaskEnded(deps.log, { taskId }, 'cancelled', at);
       return {};
     }));
   }
@@ -271,7 +281,7 @@ class TaskAwareServer extends Server {
     if (method !== 'tools/call') return super._wrapHandler(method, handler);
     return async (request, ctx) => {
       const result = (await handler(request, ctx)) as Record<string, unknown>;
-      if (result['resultType'] === 'task') return result as never;
+      if (result['resultType'] === 'task' || isLegacyCreateTaskResult(result)) return result as never;
       return super._wrapHandler(method, async () => result as never)(request, ctx);
     };
   }

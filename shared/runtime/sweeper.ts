@@ -1,5 +1,7 @@
 import type { TaskSettings } from '../config.ts';
 import type { Log } from '../log.ts';
+import { logTaskEnded } from '../metrics.ts';
+import type { JsonRpcErrorObject } from '../tasks/model.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { sweepWindow } from '../tasks/transitions.ts';
@@ -7,7 +9,7 @@ import { sweepWindow } from '../tasks/transitions.ts';
 export interface SweeperDeps {
   store: TaskStore;
   queue: TaskQueue;
-  settings: Pick<TaskSettings, 'leaseMs' | 'sweepGraceMs'>;
+  settings: Pick<TaskSettings, 'leaseMs' | 'sweepGraceMs'> & Partial<Pick<TaskSettings, 'maxInputWaitMs'>>;
   now?: () => number;
   log: Log;
 }
@@ -25,14 +27,36 @@ export interface SweeperDeps {
  * store's `sweepAt` schedule) gets a duplicate message, which its lease makes
  * harmless.
  */
-export async function sweep(deps: SweeperDeps, limit = 100): Promise<{ requeued: string[] }> {
+export async function sweep(deps: SweeperDeps, limit = 100): Promise<{ requeued: string[]; expired: string[] }> {
   const now = (deps.now ?? Date.now)();
   const requeued: string[] = [];
+  const expired: string[] = [];
   for (const taskId of await deps.store.findDue(now, limit)) {
-    if (!(await deps.store.reschedule(taskId, now, now + sweepWindow(deps.settings)))) continue;
-    await deps.queue.send({ taskId, reason: 'sweep' });
-    requeued.push(taskId);
-    deps.log({ event: 'swept', taskId });
+    if (await deps.store.reschedule(taskId, now, now + sweepWindow(deps.settings))) {
+      await deps.queue.send({ taskId, reason: 'sweep' });
+      requeued.push(taskId);
+      deps.log({ event: 'swept', taskId });
+      continue;
+    }
+    // Not a working task (or another sweeper got there): a wait for input past its deadline?
+    const { error, statusMessage } = inputWaitExpired(deps.settings.maxInputWaitMs);
+    const failed = await deps.store.expireWait(taskId, error, statusMessage, now);
+    if (!failed) continue;
+    expired.push(taskId);
+    logTaskEnded(deps.log, failed, 'failed', now, { reason: 'input-wait-expired' });
   }
-  return { requeued };
+  return { requeued, expired };
+}
+
+/** The error of a task that waited for input too long (`maxInputWaitMs`, when known, is named in it). */
+export function inputWaitExpired(maxInputWaitMs?: number): { error: JsonRpcErrorObject; statusMessage: string } {
+  const limit = maxInputWaitMs === undefined ? '' : ` (${formatDuration(maxInputWaitMs)})`;
+  const message = `The task waited for input longer than the server allows${limit} and was abandoned`;
+  return { error: { code: -32603, message }, statusMessage: message };
+}
+
+function formatDuration(ms: number): string {
+  const units: Array<[string, number]> = [['days', 86_400_000], ['hours', 3_600_000], ['minutes', 60_000], ['seconds', 1000]];
+  for (const [name, size] of units) if (ms % size === 0 && ms >= size) return `${ms / size} ${ms === size ? name.slice(0, -1) : name}`;
+  return `${ms} ms`;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskSettings } from '../config.ts';
 import { errorName, type Log } from '../log.ts';
+import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
 import { MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { LeaseLostError, type TaskStore } from '../tasks/store.ts';
@@ -62,10 +63,17 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     log({ event: 'skip', taskId: message.taskId, reason: message.reason });
     return 'done';
   }
+  // The first run of a task: its start message, claimed for the first time
+  // (a redelivery after a crash has a higher count; a task whose start message
+  // was lost and that the sweeper re-enqueued is not measured).
+  if (message.reason === 'start' && task.attempts === 1) {
+    log(withMetrics({ event: 'task-started', taskId: task.taskId, tool: task.tool }, { TimeQueued: Math.max(0, now() - task.createdAt) }));
+  }
   const finish = async (outcome: TaskOutcome) => {
-    const disposition = await finishUnderLease(deps.store, task, leaseOwner, outcome, now());
-    // One line per task that reaches an end here: what dashboards count.
-    if (outcome.status !== 'input_required') log({ event: 'task-ended', taskId: task.taskId, tool: task.tool, status: outcome.status });
+    const at = now();
+    const disposition = await finishUnderLease(deps.store, task, leaseOwner, outcome, at);
+    // One line per task that reaches an end here, with its metrics.
+    if (outcome.status !== 'input_required') logTaskEnded(log, task, outcome.status, at);
     return disposition;
   };
   if (task.cancelRequested) return finish({ status: 'cancelled' });
@@ -105,7 +113,8 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     return await settle(outcome, task, leaseOwner, deps, now, finish);
   } catch (error) {
     if (error instanceof LeaseLostError) return 'done';
-    log({ event: 'error', taskId: task.taskId, tool: task.tool, error: errorName(error) });
+    // Left to SQS redelivery: a retry the handler did not ask for.
+    log(withMetrics({ event: 'error', taskId: task.taskId, tool: task.tool, error: errorName(error) }, { TaskRetries: 1 }));
     // SQS redelivers the message after its visibility timeout (and dead-letters
     // it after the last attempt); the sweeper must not step in before that.
     await deps.store.release(task.taskId, leaseOwner, now(), now() + deps.settings.redeliveryMs).catch((releaseError: unknown) => {
@@ -149,6 +158,7 @@ async function settle(
         });
       }
       const backoff = outcome.error.options.delayMs ?? deps.settings.retryBaseDelayMs * 2 ** (task.attempts - 1);
+      deps.log(withMetrics({ event: 'retry', taskId: task.taskId, tool: task.tool, attempt: task.attempts }, { TaskRetries: 1 }));
       return handOver('retry', now() + Math.min(backoff, MAX_DELAY_SECONDS * 1000));
     }
     default:

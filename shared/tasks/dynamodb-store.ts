@@ -30,6 +30,7 @@ import {
   applyOutcome,
   decideAnswer,
   decideCancel,
+  decideExpireWait,
   decideFail,
   heartbeatFields,
   leaseFor,
@@ -113,9 +114,11 @@ const CLEARABLE = ['leaseOwner', 'leaseUntil', 'inputRequests', 'result', 'error
  * writer got there first.
  *
  * Only terminal rows carry the TTL attribute: a task that is working or
- * waiting for input never expires. Working rows carry `activeShard` and
- * `sweepAt`, which put them in the sparse {@link ACTIVE_INDEX}; every write
- * that leaves `working` removes both in the same request. The index is
+ * waiting for input is never deleted by DynamoDB (a wait ends through its
+ * deadline instead). Working rows, and waiting rows with a deadline, carry
+ * `activeShard` and `sweepAt`, which put them in the sparse
+ * {@link ACTIVE_INDEX}; every write that ends a task removes both in the
+ * same request. The index is
  * keys-only, so a write costs it something only when it adds, moves or
  * removes those keys: entering and leaving are one index write each, moving
  * `sweepAt` two. `claim` and progress-only heartbeats leave `sweepAt` alone
@@ -196,7 +199,7 @@ export class DynamoDbTaskStore implements TaskStore {
     // terminal for good, so that condition could only fail: the outcome is
     // not applied to it (the table forbids that) and nothing is sent.
     if (isTerminal(task.status)) throw new LeaseLostError(task.taskId);
-    const next = applyOutcome(task, outcome, now, this.#policy.retentionMs);
+    const next = applyOutcome(task, outcome, now, this.#policy.retentionMs, this.#policy.maxInputWaitMs);
     // Only what this outcome decides is written: `cancelRequested`, a newer
     // heartbeat `statusMessage` and the answers stay as other writers left them.
     const forced = ['status', 'lastUpdatedAt', ...('statusMessage' in outcome && outcome.statusMessage !== undefined ? ['statusMessage'] : [])];
@@ -241,8 +244,8 @@ export class DynamoDbTaskStore implements TaskStore {
     return this.#rewrite(taskId, (task) => decideAnswer(taskId, task, owner, responses, now, this.#policy));
   }
 
-  async cancel(taskId: string, owner: string, now: number): Promise<CancelResult> {
-    return this.#rewrite(taskId, (task) => decideCancel(taskId, task, owner, now, this.#policy));
+  async cancel(taskId: string, owner: string, now: number, options: { statusMessage?: string } = {}): Promise<CancelResult> {
+    return this.#rewrite(taskId, (task) => decideCancel(taskId, task, owner, now, this.#policy, options));
   }
 
   async loadSteps(taskId: string): Promise<Map<string, unknown>> {
@@ -295,13 +298,18 @@ export class DynamoDbTaskStore implements TaskStore {
 
   async reschedule(taskId: string, now: number, nextAt: number): Promise<boolean> {
     // A blind write of what `decideReschedule` decides; the condition is the
-    // `isDue` rule (a row has `activeShard` exactly when it has `sweepAt`).
+    // `isDueToRun` rule (a row has `activeShard` exactly when it has `sweepAt`;
+    // waiting tasks are on the index too, at their wait's deadline).
     const item = await this.#update(taskId, {
       set: { sweepAt: number(nextAt) },
-      condition: 'attribute_exists(#activeShard) AND #sweepAt <= :now',
-      values: { ':now': number(now) },
+      condition: 'attribute_exists(#activeShard) AND #sweepAt <= :now AND #status = :working',
+      values: { ':now': number(now), ':working': { S: 'working' } },
     });
     return item !== undefined;
+  }
+
+  async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
+    return this.#rewrite(taskId, (task) => decideExpireWait(task, error, statusMessage, now, this.#policy));
   }
 
   // --- creation with an idempotency key ---------------------------------------
@@ -711,6 +719,11 @@ function toItem(task: TaskRecord): Item {
   if (task.status === 'completed') item['result'] = json(task.result);
   if (task.status === 'failed') item['error'] = json(task.error);
   return item;
+}
+
+/** A task row as the store reads it (operator tools read rows of any owner with it). */
+export function taskFromItem(item: Item): TaskRecord {
+  return fromItem(item);
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   decideAnswer,
   decideCancel,
   decideClaim,
+  decideExpireWait,
   decideFail,
   decideFinish,
   decideHeartbeat,
@@ -91,8 +92,8 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(taskId, decideAnswer(taskId, this.#tasks.get(taskId), owner, responses, now, this.#policy));
   }
 
-  async cancel(taskId: string, owner: string, now: number): Promise<CancelResult> {
-    return this.#apply(taskId, decideCancel(taskId, this.#tasks.get(taskId), owner, now, this.#policy));
+  async cancel(taskId: string, owner: string, now: number, options: { statusMessage?: string } = {}): Promise<CancelResult> {
+    return this.#apply(taskId, decideCancel(taskId, this.#tasks.get(taskId), owner, now, this.#policy, options));
   }
 
   async loadSteps(taskId: string): Promise<Map<string, unknown>> {
@@ -116,6 +117,10 @@ export class InMemoryTaskStore implements TaskStore {
 
   async reschedule(taskId: string, now: number, nextAt: number): Promise<boolean> {
     return this.#apply(taskId, decideReschedule(this.#tasks.get(taskId), now, nextAt));
+  }
+
+  async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
+    return this.#apply(taskId, decideExpireWait(this.#tasks.get(taskId), error, statusMessage, now, this.#policy));
   }
 
   /**

@@ -83,7 +83,8 @@ export interface TaskBase {
   attempts: number;
   /**
    * When the sweeper should look at the task if nothing has happened by then
-   * (epoch ms). Absent while waiting for input and once terminal.
+   * (epoch ms). While waiting for input, the end of the wait (with
+   * `StorePolicy.maxInputWaitMs`; absent without it). Absent once terminal.
    */
   sweepAt?: number;
   /** Optimistic-concurrency counter, incremented by every write. */

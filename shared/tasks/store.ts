@@ -56,6 +56,16 @@ export interface StorePolicy {
   retentionMs: number;
   /** How long step checkpoints are kept after they are written (the longest a job may run). */
   stepRetentionMs: number;
+  /**
+   * The longest a task may wait for input. With it, a task entering
+   * `input_required` is due for the sweeper at `now + maxInputWaitMs` (it
+   * enters the sparse index when it starts waiting and leaves or moves when it
+   * stops: no other write of the wait touches the index), and the sweeper ends
+   * it `failed` then ({@link TaskStore.expireWait}). Without it a waiting task
+   * never expires (the behaviour of rows written before the setting existed,
+   * which carry no `sweepAt` while waiting and keep waiting until answered).
+   */
+  maxInputWaitMs?: number;
 }
 
 /** What `heartbeat` writes besides checking the lease. */
@@ -98,7 +108,9 @@ export interface HeartbeatOptions {
  *   `resumeAt`, and then takes a lease);
  * - `answer` resuming the task: `now + W`;
  * - `reschedule`: `nextAt`, as the sweeper asks (`now + W`);
- * - waiting for input or terminal: no `sweepAt`.
+ * - starting to wait for input: `now + maxInputWaitMs` when the policy has
+ *   it (the wait's deadline; partial answers leave it), otherwise none;
+ * - terminal: no `sweepAt`.
  *
  * Trade-off: a claimed task's `sweepAt` (`createdAt + W`, `resumeAt + W`, …)
  * lies before its lease ends only when the task was claimed late, more than
@@ -180,8 +192,11 @@ export interface TaskStore {
    */
   answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number): Promise<AnswerResult>;
 
-  /** Requests cancellation (see {@link CancelResult}). */
-  cancel(taskId: string, owner: string, now: number): Promise<CancelResult>;
+  /**
+   * Requests cancellation (see {@link CancelResult}). `statusMessage` is
+   * written when the task is cancelled at once (an operator's reason).
+   */
+  cancel(taskId: string, owner: string, now: number, options?: { statusMessage?: string }): Promise<CancelResult>;
 
   /** The step checkpoints recorded for a task, by name (one query). */
   loadSteps(taskId: string): Promise<Map<string, unknown>>;
@@ -192,11 +207,23 @@ export interface TaskStore {
    */
   saveStep(taskId: string, name: string, value: unknown, now: number): Promise<unknown>;
 
-  /** Non-terminal tasks not waiting for input whose `sweepAt` has passed (no table scan). */
+  /**
+   * Non-terminal tasks whose `sweepAt` has passed (no table scan): working
+   * tasks nobody touched in time, and tasks whose wait for input passed
+   * `maxInputWaitMs`.
+   */
   findDue(now: number, limit: number): Promise<string[]>;
 
   /**
-   * Moves a due task's `sweepAt` to `nextAt`, if it is still due at `now`.
+   * Ends an `input_required` task whose wait deadline (`sweepAt`) has passed
+   * at `now`: `failed` with `error` and `statusMessage`, off the sweep index.
+   * Returns the failed record, or `undefined` when the task is not such a task
+   * (answered, cancelled, gone, or still within its wait).
+   */
+  expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined>;
+
+  /**
+   * Moves a due `working` task's `sweepAt` to `nextAt`, if it is still due at `now`.
    * Returns false when another sweeper (or a worker) got there first. The
    * sweeper passes `now + leaseMs + sweepGraceMs`: the message it enqueues
    * is claimed about now, and that run takes a lease.

@@ -117,12 +117,26 @@ export function leaseHeld(task: TaskRecord, leaseOwner: string): boolean {
 
 /**
  * Whether the sweeper should look at the task at `now` (only non-terminal
- * tasks not waiting for input have a `sweepAt`). The DynamoDB store's
- * reschedule states the same rule as its condition (a row has `activeShard`
- * exactly when it has `sweepAt`): `attribute_exists(#activeShard) AND #sweepAt <= :now`.
+ * tasks have a `sweepAt`: working ones, and ones waiting for input until a
+ * deadline, `StorePolicy.maxInputWaitMs`).
  */
 export function isDue(task: TaskRecord, now: number): boolean {
   return task.sweepAt !== undefined && task.sweepAt <= now;
+}
+
+/**
+ * Whether the sweeper should re-enqueue the task at `now`: a `working` task
+ * that {@link isDue}. The DynamoDB store's reschedule states the same rule as
+ * its condition (a row has `activeShard` exactly when it has `sweepAt`):
+ * `attribute_exists(#activeShard) AND #sweepAt <= :now AND #status = :working`.
+ */
+export function isDueToRun(task: TaskRecord, now: number): boolean {
+  return task.status === 'working' && isDue(task, now);
+}
+
+/** Whether a wait for input has passed its deadline at `now` (its `sweepAt`). */
+export function isWaitExpired(task: TaskRecord, now: number): boolean {
+  return task.status === 'input_required' && isDue(task, now);
 }
 
 // --- the fields blind writes set ----------------------------------------------
@@ -226,20 +240,25 @@ export function decideFinish(
   leaseOwner: string,
   outcome: TaskOutcome,
   now: number,
-  policy: Pick<StorePolicy, 'retentionMs'>,
+  policy: Pick<StorePolicy, 'retentionMs' | 'maxInputWaitMs'>,
 ): Decision<TaskRecord> {
   if (!task || !leaseHeld(task, leaseOwner)) throw new LeaseLostError(taskId);
-  const next = applyOutcome(task, outcome, now, policy.retentionMs);
+  const next = applyOutcome(task, outcome, now, policy.retentionMs, policy.maxInputWaitMs);
   return { result: next, next };
 }
 
 /**
  * The record after `outcome`: lease released, off the sweeper's index, TTL
  * extended to keep it readable for `retentionMs`, status-specific fields set.
+ * With `maxInputWaitMs`, a task that starts waiting for input is due for the
+ * sweeper at the end of its wait (`sweepAt = now + maxInputWaitMs`, which
+ * keeps it on the sparse index), and its TTL covers that deadline plus the
+ * retention, so the TTL it advertises while waiting is never shortened when
+ * the wait ends (answered, cancelled or expired).
  * Throws {@link IllegalTransitionError} when the table does not allow the
  * outcome's status (a terminal task, above all).
  */
-export function applyOutcome(task: TaskRecord, outcome: TaskOutcome, now: number, retentionMs: number): TaskRecord {
+export function applyOutcome(task: TaskRecord, outcome: TaskOutcome, now: number, retentionMs: number, maxInputWaitMs?: number): TaskRecord {
   checkTransition(task, outcome.status);
   // The lease is released; no outcome leaves work for the sweeper to find.
   const { lease: _released, sweepAt: _swept, ...base } = task;
@@ -259,6 +278,9 @@ export function applyOutcome(task: TaskRecord, outcome: TaskOutcome, now: number
     case 'input_required':
       return {
         ...common,
+        ...(maxInputWaitMs === undefined
+          ? {}
+          : { sweepAt: now + maxInputWaitMs, ttlMs: Math.max(common.ttlMs, now + maxInputWaitMs - task.createdAt + retentionMs) }),
         attempts: 0, // waiting for answers is a clean hand-over
         status: 'input_required',
         inputRequests: outcome.inputRequests,
@@ -351,17 +373,39 @@ export function decideCancel(
   owner: string,
   now: number,
   policy: Pick<StorePolicy, 'retentionMs'>,
+  options: { statusMessage?: string } = {},
 ): Decision<CancelResult> {
   const task = visible(found, owner, now);
   if (!task) throw new TaskNotFoundError(taskId);
   if (isTerminal(task.status)) return { result: 'terminal' };
   const requested = { ...task, cancelRequested: true };
   if (isRunning(task, now)) return { result: 'requested', next: { ...requested, version: task.version + 1 } };
-  return { result: 'cancelled', next: applyOutcome(requested, { status: 'cancelled' }, now, policy.retentionMs) };
+  return { result: 'cancelled', next: applyOutcome(requested, { status: 'cancelled', ...options }, now, policy.retentionMs) };
 }
 
-/** `reschedule`: a task that {@link isDue} at `now` gets `sweepAt = nextAt`; the result says whether it did. */
+/**
+ * `reschedule`: a `working` task that is due at `now` ({@link isDueToRun})
+ * gets `sweepAt = nextAt`; the result says whether it did. A task waiting for
+ * input is on the index at its wait's deadline, which is not rescheduled.
+ */
 export function decideReschedule(task: TaskRecord | undefined, now: number, nextAt: number): Decision<boolean> {
-  if (!task || !isDue(task, now)) return { result: false };
+  if (!task || !isDueToRun(task, now)) return { result: false };
   return { result: true, next: { ...task, sweepAt: nextAt, version: task.version + 1 } };
+}
+
+/**
+ * `expireWait`: a task whose wait for input passed its deadline at `now`
+ * ({@link isWaitExpired}) ends `failed` with `error`; the result is the
+ * failed record, or `undefined` when the task is no such task.
+ */
+export function decideExpireWait(
+  task: TaskRecord | undefined,
+  error: JsonRpcErrorObject,
+  statusMessage: string,
+  now: number,
+  policy: Pick<StorePolicy, 'retentionMs'>,
+): Decision<TaskRecord | undefined> {
+  if (!task || !isWaitExpired(task, now)) return { result: undefined };
+  const next = applyOutcome(task, { status: 'failed', error, statusMessage }, now, policy.retentionMs);
+  return { result: next, next };
 }

@@ -32,6 +32,7 @@ import { readEffects } from '../../functions/tools/testing/effects.ts';
 import { LOCAL_CREDENTIALS } from '../../infra/local/sqs.ts';
 import { REGION, startLocalStack } from '../../infra/local/stack.ts';
 import { ENV } from '../../shared/config.ts';
+import { jsonLog } from '../../shared/log.ts';
 import { ACTIVE_INDEX } from '../../shared/tasks/dynamodb-schema.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
 import type { TaskRecord, TaskStatus } from '../../shared/tasks/model.ts';
@@ -76,14 +77,15 @@ const SIMPLE_MIN: Figures = {
 /**
  * One input round: the simple task's run twice, plus the answer. DynamoDB: create + claim + suspend
  * (finish `input_required`) + answer (read the outstanding keys, then one conditional write) + second
- * claim + finish = 6 writes, 1 read; index: enter (create), leave (suspend), enter (answer resumes),
- * leave (finish); neither claim moves it. SQS: send/receive/delete for each run (the answer enqueues
- * the second).
+ * claim + finish = 6 writes, 1 read; index: enter (create), move (suspend: `sweepAt` becomes the wait's
+ * deadline, `TASKS_MAX_INPUT_WAIT_MS`), move (answer resumes), leave (finish); neither claim moves it.
+ * The deadline costs the round two index writes (it was leave + enter before waits could end). SQS:
+ * send/receive/delete for each run (the answer enqueues the second).
  */
 const INPUT_ROUND_MIN: Figures = {
   ddbRequests: 7,
   rcu: 1 * ROW_RCU,
-  wcu: 6 * ROW_WCU + ENTER + LEAVE + ENTER + LEAVE,
+  wcu: 6 * ROW_WCU + ENTER + MOVE + MOVE + LEAVE,
   sqsRequests: 6,
   invocations: 2,
 };
@@ -104,6 +106,33 @@ const TEN_STEP_MIN: Figures = {
 /** `tasks/get`: one strongly consistent read of the row. */
 const GET_MIN = { ddbRequests: 1, rcu: ROW_RCU };
 
+// --- cost per 1,000 tasks, at list prices (printed after the counts) ----------------------
+
+/**
+ * List prices (us-east-1, no free tier): DynamoDB on-demand, SQS standard, Lambda on ARM, HTTP API,
+ * CloudWatch Logs (standard ingestion), X-Ray. Custom metrics are not per task (see the README).
+ */
+const PRICE = {
+  wru: 0.625 / 1e6,
+  rru: 0.125 / 1e6,
+  sqsRequest: 0.4 / 1e6,
+  lambdaRequest: 0.2 / 1e6,
+  lambdaGbSecond: 0.0000133334,
+  httpApiRequest: 1.0 / 1e6,
+  logsGb: 0.5,
+  xrayTrace: 5.0 / 1e6,
+} as const;
+
+/** Polls per task assumed for the client (`BENCH_POLLS_PER_TASK`): one a second for a task of ~10 s. */
+const POLLS_PER_TASK = Number(process.env['BENCH_POLLS_PER_TASK'] ?? 10);
+/**
+ * What the bench cannot measure on this machine, assumed per invocation (warm, 512 MB, ARM): billed
+ * duration of an MCP request and of a worker run besides the tool's own time; the platform's
+ * START/END/REPORT lines and the API access log line.
+ */
+const ASSUMED = { mcpMs: 50, workerMs: 100, memoryGb: 0.5, platformLogBytes: 350, accessLogBytes: 300 } as const;
+
+
 // --- metering -----------------------------------------------------------------------
 
 const READS = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
@@ -121,10 +150,14 @@ interface Meter {
   failedConditions: number;
   sqsRequests: number;
   invocations: number;
+  /** Requests to the MCP endpoint (API Gateway + one MCP function invocation each). */
+  apiRequests: number;
+  /** Bytes the functions logged through the sink (what CloudWatch Logs ingests, before Lambda's own lines). */
+  logBytes: number;
 }
 
 function emptyMeter(): Meter {
-  return { commands: new Map(), rcu: 0, tableWcu: 0, indexWcu: 0, computedUnits: 0, failedConditions: 0, sqsRequests: 0, invocations: 0 };
+  return { commands: new Map(), rcu: 0, tableWcu: 0, indexWcu: 0, computedUnits: 0, failedConditions: 0, sqsRequests: 0, invocations: 0, apiRequests: 0, logBytes: 0 };
 }
 
 let meter = emptyMeter();
@@ -305,7 +338,7 @@ const stack = await startLocalStack({
     // No cancellation reads while a handler runs: the jobs take milliseconds, heartbeats would be noise.
     [ENV.cancelCheckMs]: process.env[ENV.cancelCheckMs] ?? '60000',
   },
-  log: () => {},
+  log: jsonLog((line) => void (meter.logBytes += Buffer.byteLength(line))),
   // The sweeper runs once at start-up (uncounted) and not again during the bench.
   sweepIntervalMs: 3_600_000,
   instrument: ({ dynamodb, sqs, poller, endpoints }) => {
@@ -345,6 +378,7 @@ function quiescent(): Promise<true> {
 }
 
 async function createTask(name: string, args: Record<string, unknown>): Promise<string> {
+  meter.apiRequests += 1;
   const created = await rpc(stack.url, 'tools/call', { name, arguments: args });
   const taskId = created.body?.result?.['taskId'];
   if (typeof taskId !== 'string') throw new Error(`bench: ${name} did not create a task: ${created.text}`);
@@ -385,6 +419,7 @@ try {
     const waiting = await statusOf(taskId, ['input_required']);
     if (waiting.status !== 'input_required') throw new Error('unreachable');
     const [key] = Object.keys(waiting.inputRequests);
+    meter.apiRequests += 1;
     const answered = await rpc(stack.url, 'tasks/update', { taskId, inputResponses: { [String(key)]: { action: 'accept', content: { confirm: true } } } });
     if (answered.body?.error) throw new Error(`bench: tasks/update failed: ${answered.text}`);
     await statusOf(taskId, ['completed']);
@@ -403,7 +438,7 @@ try {
   });
 
   // One tasks/get of each finished task: the price of a poll.
-  const gets: Array<{ scenario: string; ddbRequests: number; rcu: number; commands: string }> = [];
+  const gets: Array<{ scenario: string; ddbRequests: number; rcu: number; commands: string; logBytes: number }> = [];
   for (const row of rows) {
     await quiescent();
     meter = emptyMeter();
@@ -413,7 +448,7 @@ try {
       if (got.body?.result?.['status'] !== 'completed') throw new Error(`bench: tasks/get returned ${got.text}`);
     }
     const f = figuresOf(meter);
-    gets.push({ scenario: row.scenario, ddbRequests: f.ddbRequests / polls, rcu: f.rcu / polls, commands: detail(meter, polls) });
+    gets.push({ scenario: row.scenario, ddbRequests: f.ddbRequests / polls, rcu: f.rcu / polls, commands: detail(meter, polls), logBytes: meter.logBytes / polls });
   }
 
   report(gets);
@@ -437,7 +472,7 @@ function detail(m: Meter, per = 1): string {
     .join(', ');
 }
 
-function report(gets: Array<{ scenario: string; ddbRequests: number; rcu: number; commands: string }>): void {
+function report(gets: Array<{ scenario: string; ddbRequests: number; rcu: number; commands: string; logBytes: number }>): void {
   const columns: Array<[string, keyof Figures]> = [
     ['DynamoDB RCU', 'rcu'],
     ['DynamoDB WCU', 'wcu'],
@@ -468,9 +503,54 @@ function report(gets: Array<{ scenario: string; ddbRequests: number; rcu: number
   out.push('Minimum = what the design needs: rows under 1 KB (1 WCU per write) and 4 KB (1 RCU per strongly consistent read);');
   out.push('simple = create + claim + finish, SQS send + receive + delete, 1 invocation; input round = simple + suspend + answer');
   out.push('(read + write) + second claim, SQS and invocation ×2; 10-step = simple + 1 checkpoint query + 10 checkpoint puts.');
-  out.push('Index writes: enter 1 (create, answer), leave 1 (finish, suspend); moving sweepAt costs 2 and only a lease');
-  out.push('renewal does it (claims and progress writes leave sweepAt alone), so a run within its first lease never moves.');
+  out.push('Index writes: enter 1 (create), leave 1 (finish); moving sweepAt costs 2: a lease renewal (claims and progress');
+  out.push('writes leave sweepAt alone, so a run within its first lease never moves), and a wait for input starting (sweepAt');
+  out.push('becomes its deadline) and ending by an answer; partial answers leave it alone.');
   out.push('Not counted: the mapping\'s empty long polls (constant, not per task). Corrected: dynalite reports 0 RCU for a');
   out.push('Query that returns nothing (a first run\'s checkpoint query); AWS bills the minimum read (1 RCU, strongly consistent).');
+  out.push(...costReport(gets));
   console.log(out.join('\n'));
+}
+
+// --- cost per 1,000 tasks, at list prices ------------------------------------------------
+
+function costReport(gets: Array<{ scenario: string; rcu: number; logBytes: number }>): string[] {
+  const usd = (value: number) => `$${value.toFixed(4)}`;
+  const out = ['', `Cost per 1,000 tasks at list prices (us-east-1, no free tier), including ${POLLS_PER_TASK} tasks/get polls per task (BENCH_POLLS_PER_TASK):`, ''];
+  out.push('| scenario | DynamoDB | SQS | Lambda | HTTP API | Logs | total | of which polls | X-Ray if tracing on |');
+  out.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|');
+  for (const row of rows) {
+    const get = gets.find((g) => g.scenario === row.scenario);
+    const m = row.meter;
+    const f = row.measured;
+    const polls = POLLS_PER_TASK;
+    const pollRcu = (get?.rcu ?? ROW_RCU) * polls;
+    const apiRequests = m.apiRequests + polls;
+    const invocations = apiRequests + f.invocations;
+    const gbSeconds = ASSUMED.memoryGb * ((apiRequests * ASSUMED.mcpMs + f.invocations * ASSUMED.workerMs) / 1000);
+    const logBytes = m.logBytes + (get?.logBytes ?? 0) * polls + invocations * ASSUMED.platformLogBytes + apiRequests * ASSUMED.accessLogBytes;
+    const parts = {
+      dynamodb: f.wcu * PRICE.wru + (f.rcu + pollRcu) * PRICE.rru,
+      sqs: f.sqsRequests * PRICE.sqsRequest,
+      lambda: invocations * PRICE.lambdaRequest + gbSeconds * PRICE.lambdaGbSecond,
+      api: apiRequests * PRICE.httpApiRequest,
+      logs: (logBytes / 1024 ** 3) * PRICE.logsGb,
+    };
+    const pollShare =
+      pollRcu * PRICE.rru +
+      polls * (PRICE.lambdaRequest + PRICE.httpApiRequest + (ASSUMED.memoryGb * ASSUMED.mcpMs * PRICE.lambdaGbSecond) / 1000) +
+      (((get?.logBytes ?? 0) + ASSUMED.platformLogBytes + ASSUMED.accessLogBytes) * polls * PRICE.logsGb) / 1024 ** 3;
+    const total = Object.values(parts).reduce((a, b) => a + b, 0);
+    // Traced, every API request and every worker invocation is a trace (low volumes are sampled in full).
+    const xray = invocations * PRICE.xrayTrace;
+    const k = 1000;
+    out.push(
+      `| ${row.scenario} | ${usd(parts.dynamodb * k)} | ${usd(parts.sqs * k)} | ${usd(parts.lambda * k)} | ${usd(parts.api * k)} | ${usd(parts.logs * k)} | ${usd(total * k)} | ${usd(pollShare * k)} | +${usd(xray * k)} |`,
+    );
+  }
+  out.push('');
+  out.push(`Assumed (not measurable here): ${ASSUMED.mcpMs} ms per MCP request and ${ASSUMED.workerMs} ms per worker run besides the tool's`);
+  out.push(`own time, at ${ASSUMED.memoryGb * 1024} MB; ${ASSUMED.platformLogBytes} bytes of Lambda platform lines per invocation, ${ASSUMED.accessLogBytes} bytes of access log`);
+  out.push('per request. Measured: DynamoDB units, SQS requests, invocations, requests and the bytes the functions log.');
+  return out;
 }

@@ -49,7 +49,7 @@ const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node
 const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
   mcp: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod'],
   worker: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'],
-  deadLetter: ['@aws-sdk/client-dynamodb'],
+  deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
   sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
 };
 

@@ -396,7 +396,8 @@ describe('2025-era clients (legacy stateless fallback)', () => {
       assert.equal(client.getProtocolEra(), 'legacy');
       assert.equal(client.getNegotiatedProtocolVersion(), LEGACY_PROTOCOL_VERSION);
       assert.equal(client.getServerCapabilities()?.extensions, undefined);
-      assert.equal((client.getServerCapabilities() as Record<string, unknown> | undefined)?.['tasks'], undefined);
+      // The 2025-11-25 tasks surface is offered (see legacy-tasks.test.ts); a client that does not ask for a task gets results inline.
+      assert.deepEqual((client.getServerCapabilities() as Record<string, unknown> | undefined)?.['tasks'], { cancel: {}, requests: { tools: { call: {} } } });
 
       const greeting = await client.callTool({ name: 'greet', arguments: { name: 'Ada' } });
       assert.equal(textOf(greeting), 'Hello, Ada!');

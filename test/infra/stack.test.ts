@@ -17,10 +17,12 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { createApp } from '../../infra/app.ts';
 import { OPEN_ENDPOINT_WARNING } from '../../infra/constructs/api.ts';
+import { FAILED_TASK_RATE_THRESHOLD } from '../../infra/constructs/operations.ts';
 import { bundlingFor, FUNCTION_ENTRIES, LAMBDA_RUNTIME } from '../../infra/constructs/task-function.ts';
 import { MAX_RECEIVE_COUNT } from '../../infra/constructs/task-queue.ts';
 import { durableTimings, HANDOVER_RESERVE, timingProblems, VISIBILITY_TIMEOUT_FACTOR, type DurableTimings } from '../../infra/timings.ts';
 import { DEFAULT_SETTINGS, ENV } from '../../shared/config.ts';
+import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -106,6 +108,9 @@ before(() => {
     toolset: 'conformance',
     removalPolicy: 'destroy',
     sweepIntervalMinutes: 5,
+    // The optional parts, off by default, are on here.
+    tracing: true,
+    dashboard: true,
     // The functions are the same as in the default stack: skip esbuild.
     'aws:cdk:bundling-stacks': [],
   });
@@ -188,11 +193,18 @@ describe('task queue and worker', () => {
   });
 
   it('feeds the dead-letter handler from the DLQ, also with partial batch responses', () => {
-    const { deadLetter: [handlerId] } = functions(base.json);
+    // No event source mapping (its idle pollers cost more at rest than the
+    // rest of the stack): the sweep schedule invokes the handler, which
+    // receives from the DLQ named in its environment and deletes only the
+    // messages it handled (functions/dlq/app.ts; test/integration/operations.test.ts).
+    const { deadLetter: [handlerId, handler] } = functions(base.json);
     const { deadLetter: [deadLetterId] } = queues(base.json);
-    const [, mapping] = only(base.json, 'AWS::Lambda::EventSourceMapping', (m) => m['Properties']['FunctionName']['Ref'] === handlerId);
-    assert.deepEqual(mapping['Properties']['EventSourceArn'], arnOf(deadLetterId));
-    assert.deepEqual(mapping['Properties']['FunctionResponseTypes'], ['ReportBatchItemFailures']);
+    assert.equal(resourcesOf(base.json, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => m['Properties']['FunctionName']['Ref'] === handlerId).length, 0);
+    assert.deepEqual(handler['Properties']['Environment']['Variables'][ENV.deadLetterQueueUrl], refTo(deadLetterId));
+    const [, rule] = only(base.json, 'AWS::Events::Rule');
+    assert.ok((rule['Properties']['Targets'] as Json[]).some((t) => JSON.stringify(t['Arn']) === JSON.stringify(arnOf(handlerId))));
+    const actions = statementsOf(base.json, roleLogicalIdOf(handler)).filter((st) => JSON.stringify(st['Resource']) === JSON.stringify(arnOf(deadLetterId))).flatMap((st) => asList<string>(st['Action']));
+    assert.ok(actions.includes('sqs:ReceiveMessage') && actions.includes('sqs:DeleteMessage'));
   });
 
   it('gives each queue a visibility timeout of at least six times its consumer timeout', () => {
@@ -268,11 +280,12 @@ describe('sweeper', () => {
     const [ruleId, rule] = only(base.json, 'AWS::Events::Rule');
     assert.equal(rule['Properties']['ScheduleExpression'], `rate(${CDK_CONTEXT['sweepIntervalMinutes']} minute)`);
     assert.equal(rule['Properties']['State'], 'ENABLED');
+    // The sweeper, and the dead-letter handler that drains the DLQ on the same schedule.
+    const [deadLetterId] = functions(base.json).deadLetter;
     const targets = rule['Properties']['Targets'] as Json[];
-    assert.equal(targets.length, 1);
-    assert.deepEqual(targets[0]!['Arn'], arnOf(sweeperId));
+    assert.deepEqual(targets.map((t) => t['Arn']), [arnOf(sweeperId), arnOf(deadLetterId)]);
     // EventBridge may invoke the sweeper, from this rule only.
-    const [, permission] = only(base.json, 'AWS::Lambda::Permission', (p) => p['Properties']['Principal'] === 'events.amazonaws.com');
+    const [, permission] = only(base.json, 'AWS::Lambda::Permission', (p) => p['Properties']['Principal'] === 'events.amazonaws.com' && JSON.stringify(p['Properties']['FunctionName']) === JSON.stringify(arnOf(sweeperId)));
     assert.deepEqual(permission['Properties']['FunctionName'], arnOf(sweeperId));
     assert.deepEqual(permission['Properties']['SourceArn'], arnOf(ruleId));
 
@@ -298,8 +311,9 @@ describe('sweeper', () => {
     assert.deepEqual(
       dynamo.sort((a, b) => a.actions[0]!.localeCompare(b.actions[0]!)),
       [
+        // GetItem: ending an expired wait for input reads the row it rewrites.
+        { actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resource: arnOf(tableId) },
         { actions: ['dynamodb:Query'], resource: { 'Fn::Join': ['', [arnOf(tableId), `/index/${ACTIVE_INDEX.name}`]] } },
-        { actions: ['dynamodb:UpdateItem'], resource: arnOf(tableId) },
       ],
     );
 
@@ -325,11 +339,13 @@ describe('functions', () => {
   it('run on the one runtime constant, ARM64, with active tracing and their own log group', () => {
     const fns = resourcesOf(base.json, 'AWS::Lambda::Function');
     assert.equal(fns.length, 4);
+    // Tracing is a setting, off by default (cost: see the README); on when asked for.
+    for (const [id, fn] of resourcesOf(jwt.json, 'AWS::Lambda::Function')) assert.deepEqual(fn['Properties']['TracingConfig'], { Mode: 'Active' }, id);
     for (const [id, fn] of fns) {
       const props = fn['Properties'];
       assert.equal(props['Runtime'], LAMBDA_RUNTIME.name, id);
       assert.deepEqual(props['Architectures'], ['arm64'], id);
-      assert.deepEqual(props['TracingConfig'], { Mode: 'Active' }, id);
+      assert.equal(props['TracingConfig'], undefined, id);
       assert.equal(props['Handler'], 'index.handler', id);
       const logGroupId = props['LoggingConfig']['LogGroup']['Ref'] as string;
       const logGroup = base.json['Resources'][logGroupId];
@@ -484,7 +500,10 @@ describe('api', () => {
 describe('operations', () => {
   it('alarms on the DLQ, dead-lettered tasks, worker errors, sweeper errors, queue age and API 5xx', () => {
     const alarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm['Properties'] as Json);
+    // Six alarms of one metric each ($0.10 apiece at list price): the failed-task
+    // rate and dead-lettered messages come from the task metrics and the DLQ's age.
     assert.equal(alarms.length, 6);
+    for (const alarm of alarms) assert.equal(alarm['Metrics'], undefined, 'one metric per alarm');
     const metricsOf = (alarm: Json): Array<{ name: string; namespace: string }> =>
       alarm['Metrics']
         ? (alarm['Metrics'] as Json[]).filter((m) => m['MetricStat']).map((m) => ({ name: m['MetricStat']['Metric']['MetricName'], namespace: m['MetricStat']['Metric']['Namespace'] }))
@@ -492,11 +511,14 @@ describe('operations', () => {
     const all = alarms.map(metricsOf);
     const has = (namespace: string, names: string[]) =>
       all.some((metrics) => names.every((name) => metrics.some((m) => m.name === name && m.namespace === namespace)));
-    assert.ok(has('AWS/SQS', ['ApproximateNumberOfMessagesVisible', 'ApproximateNumberOfMessagesNotVisible']), 'DLQ not empty');
     assert.ok(has('AWS/SQS', ['ApproximateAgeOfOldestMessage']), 'age of oldest message');
     assert.ok(has('AWS/Lambda', ['Errors']), 'worker errors');
-    assert.ok(has('AWS/Lambda', ['Invocations']), 'dead-lettered tasks');
+    assert.ok(has(METRICS_NAMESPACE, ['TaskFailed']), 'failed-task rate');
     assert.ok(has('AWS/ApiGateway', ['5xx']), 'API 5xx');
+    const failedRate = alarms.find((a) => a['MetricName'] === 'TaskFailed')!;
+    assert.equal(failedRate['Statistic'], 'Average');
+    assert.equal(failedRate['Threshold'], FAILED_TASK_RATE_THRESHOLD);
+    assert.equal(failedRate['Dimensions'], undefined, 'the metric the functions emit has no dimensions');
     for (const alarm of alarms) assert.equal(alarm['TreatMissingData'], 'notBreaching');
   });
 
@@ -517,35 +539,48 @@ describe('operations', () => {
 
   it('watches the dead-letter queue, and the worker queue for age', () => {
     const { queue: [queueId], deadLetter: [deadLetterId] } = queues(base.json);
-    const ageAlarm = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').find(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage')!;
+    const ageAlarm = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').find(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage' && a['Properties']['Threshold'] > 900)!;
     assert.deepEqual(ageAlarm[1]['Properties']['Dimensions'], [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }]);
-    const dlqAlarm = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').find(([, a]) => a['Properties']['Metrics'])!;
-    assert.ok(JSON.stringify(dlqAlarm[1]['Properties']['Metrics']).includes(JSON.stringify({ 'Fn::GetAtt': [deadLetterId, 'QueueName'] })));
+    const ageAlarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').filter(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage');
+    assert.equal(ageAlarms.length, 2);
+    assert.ok(ageAlarms.some(([, a]) => JSON.stringify(a['Properties']['Dimensions']) === JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetterId, 'QueueName'] } }])), 'DLQ not drained');
   });
 
   it('has a dashboard with task counts, queue depth and API latency', () => {
-    const [, dashboard] = only(base.json, 'AWS::CloudWatch::Dashboard');
+    // Optional ($3 a month): none by default, one with `dashboard: true`.
+    assert.equal(resourcesOf(base.json, 'AWS::CloudWatch::Dashboard').length, 0);
+    const [, dashboard] = only(jwt.json, 'AWS::CloudWatch::Dashboard');
     const body = JSON.stringify(dashboard['Properties']['DashboardBody']);
     for (const text of ['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage', 'Latency', '5xx']) {
       assert.ok(body.includes(text), `dashboard shows ${text}`);
     }
-    // Task counts: created from the MCP function's log, ended by status from the task-ended lines.
-    const queries = dashboardQueries(dashboard);
-    assert.ok(queries.some((q) => q.includes('filter @message like /"event":"task-created"/')), 'dashboard counts created tasks');
+    // Task counts read the embedded metrics, not the logs.
+    assert.deepEqual(dashboardQueries(dashboard), [], 'no Logs Insights queries');
+    const metrics = dashboardMetrics(dashboard).filter((m) => m[0] === METRICS_NAMESPACE);
+    assert.ok(metrics.some((m) => m[1] === 'TasksCreated'), 'dashboard counts created tasks');
     for (const status of ['completed', 'failed', 'cancelled']) {
-      const filter = `filter @message like /"event":"task-ended"/ and @message like /"status":"${status}"/`;
-      assert.ok(queries.some((q) => q.includes(filter)), `dashboard counts ${status} tasks`);
+      assert.ok(metrics.some((m) => m[1] === 'TasksEnded' && m[2] === 'status' && m[3] === status), `dashboard counts ${status} tasks`);
     }
-    assert.ok(queries.some((q) => q.includes('"event":"swept"')), 'dashboard counts swept tasks');
+    for (const name of ['TaskFailed', 'TaskDuration', 'TimeQueued', 'TaskRetries', 'TasksDeadLettered']) assert.ok(metrics.some((m) => m[1] === name), `dashboard shows ${name}`);
     assert.ok(!body.includes('outcome'), 'counts follow task-ended lines, not per-run ones');
   });
 });
 
-/** The Logs Insights queries of a dashboard (deploy-time tokens in its body replaced by a placeholder). */
+/** The widgets of a dashboard (deploy-time tokens in its body replaced by a placeholder). */
+function dashboardWidgets(dashboard: Json): Json[] {
+  const raw = dashboard['Properties']['DashboardBody'];
+  const parts = (typeof raw === 'string' ? [raw] : raw['Fn::Join'][1]) as unknown[];
+  return (JSON.parse(parts.map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('')) as { widgets: Json[] }).widgets;
+}
+
+/** The Logs Insights queries of a dashboard. */
 function dashboardQueries(dashboard: Json): string[] {
-  const parts = dashboard['Properties']['DashboardBody']['Fn::Join'][1] as unknown[];
-  const body = JSON.parse(parts.map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('')) as { widgets: Json[] };
-  return body.widgets.filter((w) => w['type'] === 'log').map((w) => String(w['properties']['query']));
+  return dashboardWidgets(dashboard).filter((w) => w['type'] === 'log').map((w) => String(w['properties']['query']));
+}
+
+/** The metrics of a dashboard's graphs, as CloudWatch's `[namespace, name, dimension, value, …, options]` arrays. */
+function dashboardMetrics(dashboard: Json): unknown[][] {
+  return dashboardWidgets(dashboard).filter((w) => w['type'] === 'metric').flatMap((w) => (w['properties']['metrics'] ?? []) as unknown[][]);
 }
 
 function warnings(s: Synthesized): string[] {
@@ -684,7 +719,8 @@ describe('bundle contents', () => {
       mcp: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod'], lacks: [] },
       worker: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'], lacks: ['@modelcontextprotocol/server'] },
       sweeper: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server'] },
-      deadLetter: { has: ['@aws-sdk/client-dynamodb'], lacks: ['@aws-sdk/client-sqs', 'zod', '@modelcontextprotocol/server'] },
+      // It drains the DLQ itself (no event source mapping): the SQS client is its own.
+      deadLetter: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server'] },
     };
     for (const [name, { has, lacks }] of Object.entries(expected) as Array<[keyof typeof fns, { has: string[]; lacks: string[] }]>) {
       const packages = packagesIn(fns[name][1]);
@@ -702,6 +738,8 @@ describe('context', () => {
     ['an unknown removal policy', { removalPolicy: 'snapshot' }, /removalPolicy/],
     ['a retention CloudWatch does not offer', { logRetentionDays: 2 }, /logRetentionDays/],
     ['a sweep interval that is not whole minutes', { sweepIntervalMinutes: 0.5 }, /sweepIntervalMinutes/],
+    ['a tracing setting that is not a boolean', { tracing: 'yes' }, /tracing/],
+    ['a dashboard setting that is not a boolean', { dashboard: 1 }, /dashboard/],
     ['a sweep interval slower than SQS redelivery', { sweepIntervalMinutes: 25 }, /sweepIntervalMinutes.*shorter than the visibility timeout/s],
   ];
   it('accepts the longest sweep interval the timings allow (24 minutes)', () => {

@@ -42,6 +42,7 @@ import {
 } from '@modelcontextprotocol/ext-tasks/client';
 import { DetailedTaskV2Schema, type DetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import * as z from 'zod';
+import { pollUntil as pollTask } from '../../shared/client/client.ts';
 import { parseMessages, type JsonRpcMessage } from './mcp-http.ts';
 import { assertValid } from './schemas.ts';
 
@@ -241,17 +242,24 @@ export class SdkTasks {
     done: (task: DetailedTaskV2) => boolean,
     options: { timeoutMs: number; firstDelayMs?: number },
   ): Promise<{ task: DetailedTaskV2; raw: Record<string, unknown>; statuses: string[] }> {
-    const deadline = Date.now() + options.timeoutMs;
     const statuses: string[] = [];
+    let raw: Record<string, unknown> = {};
     if (options.firstDelayMs) await sleep(options.firstDelayMs);
-    for (;;) {
-      const { task, raw } = await this.get(taskId);
-      statuses.push(task.status);
-      if (done(task)) return { task, raw, statuses };
-      if (Date.now() >= deadline) {
-        throw new AssertionError({ message: `Task ${taskId} did not reach the expected state within ${options.timeoutMs} ms; statuses seen: ${statuses.join(' → ')}; last: ${JSON.stringify(raw)}\n${this.diagnostics()}` });
-      }
-      await sleep(task.pollIntervalMs ?? 1000);
+    try {
+      const task = await pollTask(
+        async () => {
+          const latest = await this.get(taskId);
+          statuses.push(latest.task.status);
+          raw = latest.raw;
+          return latest.task;
+        },
+        done,
+        { timeoutMs: options.timeoutMs, interval: (task) => task.pollIntervalMs ?? 1000, explain: () => JSON.stringify(raw) },
+      );
+      return { task, raw, statuses };
+    } catch (error) {
+      if (error instanceof AssertionError) throw error;
+      throw new AssertionError({ message: `Task ${taskId} did not reach the expected state: ${error instanceof Error ? error.message : String(error)}; statuses seen: ${statuses.join(' → ')}\n${this.diagnostics()}` });
     }
   }
 

@@ -4,6 +4,7 @@
  * lets a test override or remove any part of it, and hands back the raw
  * status, headers and parsed body — no SDK in between to hide mistakes.
  */
+import { pollUntil as pollTask } from '../../shared/client/client.ts';
 import { assertValid } from './schemas.ts';
 
 export const PROTOCOL_VERSION = '2026-07-28';
@@ -192,14 +193,10 @@ export async function pollUntil(
   timeoutMs = 10_000,
   intervalMs = 50,
 ): Promise<TaskView> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const task = await getTask(url, taskId);
-    if (predicate(task)) return task;
-    if (Date.now() >= deadline) {
-      throw new Error(`Task ${taskId} did not reach the expected state within ${timeoutMs} ms; last seen: ${JSON.stringify(task)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  try {
+    return await pollTask(() => getTask(url, taskId), predicate, { timeoutMs, interval: () => intervalMs });
+  } catch (error) {
+    throw new Error(`Task ${taskId} did not reach the expected state: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 

@@ -1,0 +1,279 @@
+/**
+ * A task-aware MCP client for the Tasks extension (`io.modelcontextprotocol/tasks`,
+ * protocol 2026-07-28) over plain HTTP: one JSON-RPC request per POST, with the
+ * standard headers and the per-request `_meta` envelope. It calls a tool and,
+ * when the server answers with a task, follows it to its end — polling
+ * `tasks/get` at the server's `pollIntervalMs`, handing each `input_required`
+ * round to the caller and submitting the answers with `tasks/update` — and it
+ * gets, answers and cancels tasks by id.
+ *
+ * No MCP SDK is needed: this module depends on nothing but `fetch`, so the CLI,
+ * the tests and any script can use it. It is never imported by the functions.
+ */
+
+export const PROTOCOL_VERSION = '2026-07-28';
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+/** The `_meta` key for idempotent task creation (see the README). */
+export const IDEMPOTENCY_KEY = 'dev.mcp-tasks-serverless/idempotencyKey';
+
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** One outstanding request of an `input_required` task (`elicitation/create`, `sampling/createMessage`, `roots/list`). */
+export interface InputRequest {
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/** A `tasks/get` result (`DetailedTask`). */
+export interface Task {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+  inputRequests?: Record<string, InputRequest>;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
+  [key: string]: unknown;
+}
+
+/** A JSON-RPC error answered by the server. */
+export class McpError extends Error {
+  constructor(readonly code: number, message: string, readonly data?: unknown) {
+    super(message);
+    this.name = 'McpError';
+  }
+}
+
+/** What the caller answers for one round of input: `{ [key]: result }`, e.g. `{ approval: { action: 'accept', content: { approve: true } } }`. */
+export type InputResponses = Record<string, unknown>;
+
+/** Supplies answers to an input round; returning `undefined` leaves the task waiting (the follow loop stops). */
+export type InputHandler = (requests: Record<string, InputRequest>, context: { taskId?: string }) => Promise<InputResponses | undefined>;
+
+export interface ClientOptions {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
+  url: string;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  clientInfo?: { name: string; version: string };
+  /** Capabilities declared on every request besides the Tasks extension (default: form elicitation). */
+  capabilities?: Record<string, unknown>;
+  /** Per-request timeout (default 30 s). */
+  requestTimeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** A `tools/call` answer: a finished result, or the task that will produce it. */
+export type CallOutcome =
+  | { kind: 'result'; result: Record<string, unknown> }
+  | { kind: 'task'; task: Task };
+
+export interface FollowOptions {
+  /** Called with every task state read (the first one included). */
+  onUpdate?: (task: Task) => void;
+  /** Answers `input_required` rounds; without it, following stops at the first one. */
+  onInput?: InputHandler;
+  /** Stops following (the task itself keeps going: cancel it explicitly). */
+  signal?: AbortSignal;
+  /** The first wait before the first poll (default: the handle's `pollIntervalMs`). */
+  firstDelayMs?: number;
+}
+
+/** Why following stopped: the task ended, or it waits for input nobody gave. */
+export type FollowOutcome = { task: Task; reason: 'terminal' | 'input_required' };
+
+export class TasksClient {
+  readonly url: string;
+  readonly #options: ClientOptions;
+  #nextId = 1;
+
+  constructor(options: ClientOptions) {
+    this.url = options.url;
+    this.#options = options;
+  }
+
+  /** Sends one JSON-RPC request with the 2026-07-28 headers and `_meta` envelope; returns its `result`. */
+  async request(method: string, params: Record<string, unknown> = {}, options: { signal?: AbortSignal; meta?: Record<string, unknown> } = {}): Promise<Record<string, unknown>> {
+    const id = this.#nextId++;
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': PROTOCOL_VERSION,
+      'Mcp-Method': method,
+    };
+    const name = method === 'tools/call' ? params['name'] : method.startsWith('tasks/') ? params['taskId'] : undefined;
+    if (typeof name === 'string') headers['Mcp-Name'] = name;
+    if (this.#options.token) headers['Authorization'] = `Bearer ${this.#options.token}`;
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
+      'io.modelcontextprotocol/clientInfo': this.#options.clientInfo ?? { name: 'mcp-tasks-client', version: '0.1.0' },
+      'io.modelcontextprotocol/clientCapabilities': {
+        ...(this.#options.capabilities ?? { elicitation: { form: {} } }),
+        extensions: { [TASKS_EXTENSION]: {} },
+      },
+      ...options.meta,
+    };
+    const signals = [AbortSignal.timeout(this.#options.requestTimeoutMs ?? 30_000), ...(options.signal ? [options.signal] : [])];
+    const response = await (this.#options.fetch ?? fetch)(this.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } }),
+      signal: AbortSignal.any(signals),
+    });
+    const text = await response.text();
+    const reply = parseMessages(text, response.headers.get('content-type') ?? '').find((message) => message['id'] === id);
+    const error = reply?.['error'] as { code: number; message: string; data?: unknown } | undefined;
+    if (error) throw new McpError(error.code, error.message, error.data);
+    const result = reply?.['result'];
+    if (!isRecord(result)) {
+      if (response.status === 401 || response.status === 403) throw new McpError(-32001, `HTTP ${response.status}: not authorized (check the token)`);
+      throw new McpError(-32603, `HTTP ${response.status} without a JSON-RPC answer to ${method}`);
+    }
+    return result;
+  }
+
+  /** `tools/list`. */
+  async listTools(): Promise<Array<Record<string, unknown>>> {
+    return (await this.request('tools/list'))['tools'] as Array<Record<string, unknown>>;
+  }
+
+  /**
+   * `tools/call`. A synchronous tool's input rounds (`resultType: "input_required"`)
+   * are answered through `onInput` and retried with the `requestState`; without
+   * an answer the call fails.
+   */
+  async callTool(name: string, args: Record<string, unknown> = {}, options: { idempotencyKey?: string; onInput?: InputHandler; signal?: AbortSignal } = {}): Promise<CallOutcome> {
+    let extra: Record<string, unknown> = {};
+    for (;;) {
+      const result = await this.request(
+        'tools/call',
+        { name, arguments: args, ...extra },
+        { ...(options.signal ? { signal: options.signal } : {}), ...(options.idempotencyKey ? { meta: { [IDEMPOTENCY_KEY]: options.idempotencyKey } } : {}) },
+      );
+      if (result['resultType'] === 'task') return { kind: 'task', task: result as unknown as Task };
+      if (result['resultType'] !== 'input_required') return { kind: 'result', result };
+      const requests = result['inputRequests'] as Record<string, InputRequest>;
+      const answers = await options.onInput?.(requests, {});
+      if (!answers) throw new McpError(-32603, `${name} needs input before it can start, and none was given`);
+      extra = { inputResponses: answers, ...(result['requestState'] === undefined ? {} : { requestState: result['requestState'] }) };
+    }
+  }
+
+  /** `tasks/get`. */
+  async getTask(taskId: string, signal?: AbortSignal): Promise<Task> {
+    return (await this.request('tasks/get', { taskId }, signal ? { signal } : {})) as unknown as Task;
+  }
+
+  /** `tasks/update`: answers (some of) the task's outstanding input requests. */
+  async answer(taskId: string, inputResponses: InputResponses): Promise<void> {
+    await this.request('tasks/update', { taskId, inputResponses });
+  }
+
+  /** `tasks/cancel`; acknowledged for a finished task too (it stays as it ended). */
+  async cancel(taskId: string): Promise<void> {
+    await this.request('tasks/cancel', { taskId });
+  }
+
+  /**
+   * Follows a task until it ends, or until it waits for input that `onInput`
+   * does not give. Sleeps the latest `pollIntervalMs` between polls. A round
+   * is answered once: while the server has not yet applied the answers, the
+   * same keys are not asked again.
+   */
+  async follow(handle: Pick<Task, 'taskId'> & Partial<Task>, options: FollowOptions = {}): Promise<FollowOutcome> {
+    const answered = new Set<string>();
+    let interval = options.firstDelayMs ?? handle.pollIntervalMs ?? 1000;
+    if (handle.status !== undefined) options.onUpdate?.(handle as Task);
+    for (;;) {
+      await sleep(interval, options.signal);
+      const task = await this.getTask(handle.taskId, options.signal);
+      options.onUpdate?.(task);
+      interval = task.pollIntervalMs ?? interval;
+      if (isTerminal(task.status)) return { task, reason: 'terminal' };
+      if (task.status !== 'input_required') continue;
+      const pending = Object.fromEntries(Object.entries(task.inputRequests ?? {}).filter(([key]) => !answered.has(key)));
+      if (Object.keys(pending).length === 0) continue;
+      const answers = await options.onInput?.(pending, { taskId: task.taskId });
+      if (!answers) return { task, reason: 'input_required' };
+      await this.answer(task.taskId, answers);
+      for (const key of Object.keys(answers)) answered.add(key);
+      interval = Math.min(interval, 250);
+    }
+  }
+
+  /** Calls a tool and, if it became a task, follows it: the final `CallToolResult`-bearing state. */
+  async run(name: string, args: Record<string, unknown> = {}, options: FollowOptions & { idempotencyKey?: string } = {}): Promise<CallOutcome | FollowOutcome> {
+    const outcome = await this.callTool(name, args, options);
+    if (outcome.kind === 'result') return outcome;
+    return this.follow(outcome.task, options);
+  }
+}
+
+export function isTerminal(status: string): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}
+
+/**
+ * Polls `get` until `done` holds, waiting `interval(latest)` between polls;
+ * fails after `timeoutMs` with the last value seen (and `explain()` if given).
+ */
+export async function pollUntil<T>(
+  get: () => Promise<T>,
+  done: (value: T) => boolean,
+  options: { timeoutMs: number; interval: (value: T) => number; explain?: (last: T) => string },
+): Promise<T> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    const value = await get();
+    if (done(value)) return value;
+    if (Date.now() >= deadline) {
+      throw new Error(`Not reached within ${options.timeoutMs} ms; last seen: ${options.explain ? options.explain(value) : JSON.stringify(value)}`);
+    }
+    await sleep(options.interval(value));
+  }
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** The text blocks of a `CallToolResult`, joined. */
+export function resultText(result: Record<string, unknown> | undefined): string {
+  const content = Array.isArray(result?.['content']) ? (result['content'] as Array<{ type?: string; text?: string }>) : [];
+  return content.filter((block) => block.type === 'text').map((block) => block.text ?? '').join('\n');
+}
+
+/** Parses a JSON body, or every `data:` event of an SSE body (2025-era answers are SSE-framed). */
+export function parseMessages(text: string, contentType: string): Array<Record<string, unknown>> {
+  const parse = (raw: string): Array<Record<string, unknown>> => {
+    try {
+      const value: unknown = JSON.parse(raw);
+      if (Array.isArray(value)) return value.filter(isRecord);
+      return isRecord(value) ? [value] : [];
+    } catch {
+      return []; // not JSON (e.g. an HTML error page): no message in it
+    }
+  };
+  if (!contentType.includes('text/event-stream')) return text.trim() === '' ? [] : parse(text);
+  return text.split(/\r?\n\r?\n/).flatMap((event) =>
+    parse(event.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5).replace(/^ /, '')).join('\n')));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,273 @@
+/**
+ * Operator commands: look inside a task, list working and waiting tasks,
+ * end a task as operator, redrive the dead-letter queue. They read the sparse
+ * active-tasks index (never a table scan) and change tasks only through the
+ * store, so every change is the same conditional write the functions make.
+ *
+ * The same code runs against a deployed stack (credentials from the usual AWS
+ * chain, names from the stack's outputs) and the local stack (its emulators'
+ * endpoints): see `cli.ts`.
+ */
+import { GetItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../tasks/dynamodb-schema.ts';
+import { ACTIVE_SHARD_COUNT, DynamoDbTaskStore, taskFromItem } from '../tasks/dynamodb-store.ts';
+import { isRunning, type TaskRecord } from '../tasks/model.ts';
+import type { StorePolicy } from '../tasks/store.ts';
+
+export interface OpsDeps {
+  dynamodb: DynamoDBClient;
+  sqs: SQSClient;
+  tableName: string;
+  queueUrl: string;
+  deadLetterQueueUrl: string;
+  /** The deployment's timings (the store applies them to what it writes). */
+  policy: StorePolicy & { maxInputWaitMs: number };
+  now?: () => number;
+}
+
+/** What `inspect` shows of a task. */
+export interface TaskInspection {
+  taskId: string;
+  status: TaskRecord['status'];
+  owner: string;
+  tool: string;
+  createdAt: string;
+  ageMs: number;
+  lastUpdatedAt: string;
+  ttlMs: number;
+  statusMessage?: string;
+  cancelRequested: boolean;
+  /** Runs started since the last clean hand-over. */
+  attempts: number;
+  lease?: { owner: string; until: string; live: boolean };
+  /** When the sweeper looks at the task next, and what it will do then. */
+  nextSweep?: { at: string; inMs: number; action: 'requeue' | 'end-wait' };
+  waitingForInput?: string[];
+  /** Recorded step checkpoints, by name (values are not shown: they may be user data). */
+  steps: string[];
+  version: number;
+}
+
+/** One line of `working` or `waiting`. */
+export interface TaskSummary {
+  taskId: string;
+  status: TaskRecord['status'];
+  tool: string;
+  ageMs: number;
+  /** For waiting tasks: how long they have been waiting. */
+  waitingMs?: number;
+  attempts: number;
+  running: boolean;
+  nextSweepAt?: string;
+}
+
+export interface EndResult {
+  taskId: string;
+  /** `cancelled`/`failed`: ended now; `requested`: a worker is running it and stops at its next check; `unchanged`: see `reason`. */
+  outcome: 'cancelled' | 'failed' | 'requested' | 'unchanged';
+  reason?: string;
+}
+
+export class Ops {
+  readonly #deps: OpsDeps;
+  readonly #store: DynamoDbTaskStore;
+  readonly #now: () => number;
+
+  constructor(deps: OpsDeps) {
+    this.#deps = deps;
+    this.#store = new DynamoDbTaskStore({ client: deps.dynamodb, tableName: deps.tableName, policy: deps.policy });
+    this.#now = deps.now ?? Date.now;
+  }
+
+  /** The row, steps, attempts, lease and next sweep of one task (any owner); `undefined` when there is no such row. */
+  async inspect(taskId: string): Promise<TaskInspection | undefined> {
+    const task = await this.#row(taskId);
+    if (!task) return undefined;
+    const now = this.#now();
+    const steps = [...(await this.#store.loadSteps(taskId)).keys()];
+    return {
+      taskId,
+      status: task.status,
+      owner: task.owner,
+      tool: task.tool,
+      createdAt: iso(task.createdAt),
+      ageMs: now - task.createdAt,
+      lastUpdatedAt: iso(task.lastUpdatedAt),
+      ttlMs: task.ttlMs,
+      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+      cancelRequested: task.cancelRequested,
+      attempts: task.attempts,
+      ...(task.lease ? { lease: { owner: task.lease.owner, until: iso(task.lease.until), live: isRunning(task, now) } } : {}),
+      ...(task.sweepAt === undefined
+        ? {}
+        : { nextSweep: { at: iso(task.sweepAt), inMs: task.sweepAt - now, action: task.status === 'input_required' ? 'end-wait' : 'requeue' } }),
+      ...(task.status === 'input_required' ? { waitingForInput: Object.keys(task.inputRequests) } : {}),
+      steps,
+      version: task.version,
+    } satisfies TaskInspection;
+  }
+
+  /** Working tasks, oldest first (from the active-tasks index, then their rows). */
+  async working(limit = 50): Promise<TaskSummary[]> {
+    const tasks = await this.#indexed(Number.MAX_SAFE_INTEGER);
+    return tasks
+      .filter((task) => task.status === 'working')
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .slice(0, limit)
+      .map((task) => this.#summary(task));
+  }
+
+  /**
+   * Tasks waiting for input for at least `olderThanMs`, longest waiting first.
+   * A waiting task's `sweepAt` is the end of its wait (start + maxInputWaitMs),
+   * so the index query reads only entries that can qualify.
+   */
+  async waiting(olderThanMs: number, limit = 50): Promise<TaskSummary[]> {
+    const now = this.#now();
+    const tasks = await this.#indexed(now - olderThanMs + this.#deps.policy.maxInputWaitMs);
+    return tasks
+      .filter((task) => task.status === 'input_required' && this.#waitingMs(task, now)! >= olderThanMs)
+      .map((task) => this.#summary(task))
+      .sort((a, b) => (b.waitingMs ?? 0) - (a.waitingMs ?? 0))
+      .slice(0, limit);
+  }
+
+  /**
+   * Cancels a task as operator, with `reason` as its status message. A task a
+   * worker is running is asked to stop (the worker ends it at its next check).
+   */
+  async cancel(taskId: string, reason: string): Promise<EndResult> {
+    const task = await this.#row(taskId);
+    if (!task) return { taskId, outcome: 'unchanged', reason: 'no such task' };
+    const result = await this.#store.cancel(taskId, task.owner, this.#now(), { statusMessage: operatorMessage(reason) });
+    if (result === 'terminal') return { taskId, outcome: 'unchanged', reason: `already ${task.status}` };
+    return { taskId, outcome: result };
+  }
+
+  /** Ends a task `failed` as operator; refused while a worker holds its lease (cancel it instead). */
+  async fail(taskId: string, reason: string): Promise<EndResult> {
+    const message = operatorMessage(reason);
+    const task = await this.#row(taskId);
+    if (!task) return { taskId, outcome: 'unchanged', reason: 'no such task' };
+    if (await this.#store.fail(taskId, { code: -32603, message }, message, this.#now())) return { taskId, outcome: 'failed' };
+    const now = await this.#row(taskId);
+    return { taskId, outcome: 'unchanged', reason: now && isRunning(now, this.#now()) ? 'a worker holds its lease: cancel it instead' : `already ${now?.status ?? 'gone'}` };
+  }
+
+  /**
+   * Moves dead-lettered messages back to the task queue (at most `limit`):
+   * each is sent, then deleted from the DLQ, so a crash in between leaves a
+   * duplicate (which a task's lease makes harmless), never a loss.
+   */
+  async redrive(limit = 100): Promise<{ moved: number; taskIds: string[] }> {
+    const { sqs, queueUrl, deadLetterQueueUrl } = this.#deps;
+    const taskIds: string[] = [];
+    while (taskIds.length < limit) {
+      const { Messages = [] } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: deadLetterQueueUrl, MaxNumberOfMessages: Math.min(10, limit - taskIds.length), WaitTimeSeconds: 1 }),
+      );
+      if (Messages.length === 0) break;
+      for (const message of Messages) {
+        await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: message.Body ?? '' }));
+        taskIds.push(taskIdOf(message.Body));
+      }
+      await sqs.send(
+        new DeleteMessageBatchCommand({ QueueUrl: deadLetterQueueUrl, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
+      );
+    }
+    return { moved: taskIds.length, taskIds };
+  }
+
+  #summary(task: TaskRecord): TaskSummary {
+    const now = this.#now();
+    const waitingMs = this.#waitingMs(task, now);
+    return {
+      taskId: task.taskId,
+      status: task.status,
+      tool: task.tool,
+      ageMs: now - task.createdAt,
+      ...(waitingMs === undefined ? {} : { waitingMs }),
+      attempts: task.attempts,
+      running: isRunning(task, now),
+      ...(task.sweepAt === undefined ? {} : { nextSweepAt: iso(task.sweepAt) }),
+    };
+  }
+
+  #waitingMs(task: TaskRecord, now: number): number | undefined {
+    if (task.status !== 'input_required' || task.sweepAt === undefined) return undefined;
+    return now - (task.sweepAt - this.#deps.policy.maxInputWaitMs);
+  }
+
+  /** Rows of every index entry with `sweepAt <= upTo`, from every shard (index query, then one read per row). */
+  async #indexed(upTo: number): Promise<TaskRecord[]> {
+    const ids: string[] = [];
+    for (let shard = 0; shard < ACTIVE_SHARD_COUNT; shard += 1) {
+      let startKey: Record<string, AttributeValue> | undefined;
+      do {
+        const page = await this.#deps.dynamodb.send(
+          new QueryCommand({
+            TableName: this.#deps.tableName,
+            IndexName: ACTIVE_INDEX.name,
+            KeyConditionExpression: '#shard = :shard AND #sweepAt <= :upTo',
+            ExpressionAttributeNames: { '#shard': ACTIVE_INDEX.partition, '#sweepAt': ACTIVE_INDEX.sort },
+            ExpressionAttributeValues: { ':shard': { S: `s${shard}` }, ':upTo': { N: String(upTo) } },
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of page.Items ?? []) ids.push(item[TABLE_KEYS.partition]!.S!);
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+    }
+    const rows = await Promise.all(ids.map((id) => this.#row(id)));
+    return rows.filter((row): row is TaskRecord => row !== undefined);
+  }
+
+  async #row(taskId: string): Promise<TaskRecord | undefined> {
+    const { Item } = await this.#deps.dynamodb.send(
+      new GetItemCommand({ TableName: this.#deps.tableName, Key: { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: TASK_ROW_SK } }, ConsistentRead: true }),
+    );
+    return Item && taskFromItem(Item);
+  }
+}
+
+function operatorMessage(reason: string): string {
+  return `Ended by an operator: ${reason}`;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function taskIdOf(body: string | undefined): string {
+  try {
+    const parsed = JSON.parse(body ?? '') as { taskId?: unknown };
+    return typeof parsed.taskId === 'string' ? parsed.taskId : '(not a task message)';
+  } catch {
+    return '(not a task message)';
+  }
+}
+
+/** Milliseconds as people read them: `3d 4h`, `5m 10s`, `800ms`. */
+export function humanMs(ms: number): string {
+  const sign = ms < 0 ? '-' : '';
+  let rest = Math.abs(Math.round(ms));
+  if (rest < 1000) return `${sign}${rest}ms`;
+  const parts: string[] = [];
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  return sign + parts.slice(0, 2).join(' ');
+}
+
+/** Rows as an aligned text table. */
+export function table(rows: Array<Record<string, unknown>>, columns: string[]): string {
+  if (rows.length === 0) return '(none)';
+  const cells = rows.map((row) => columns.map((column) => (row[column] === undefined ? '' : String(row[column]))));
+  const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((line) => line[i]!.length)));
+  const line = (values: string[]) => values.map((value, i) => value.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}

@@ -1,0 +1,201 @@
+/**
+ * The `mcp-tasks` CLI (package bin `bin/mcp-tasks.js`) end to end against the
+ * local stack as `npm start` runs it (default settings): scripted, with
+ * answers from flags and `--json`, and interactively through a
+ * pseudo-terminal, answering an `approval_gate` question at the prompts and
+ * cancelling a running task from the Ctrl-C menu.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { spawn as spawnPty, type IPty } from '@lydell/node-pty';
+import { TasksClient, pollUntil, isTerminal, type Task } from '../../shared/client/client.ts';
+import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/mcp-tasks.js', import.meta.url));
+
+let stack: LocalStackProcess;
+
+before(async () => {
+  stack = await startLocalStackProcess();
+});
+
+after(async () => {
+  await stack?.stop();
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI without a terminal (stdin closed), as a script would. */
+function cli(args: string[], options: { viaNpx?: boolean } = {}): Promise<Run> {
+  const [file, argv] = options.viaNpx ? ['npx', ['--no-install', 'mcp-tasks', ...args]] : [process.execPath, [BIN, ...args]];
+  return new Promise((resolve) => {
+    const child = execFile(file, argv, { cwd: ROOT, env: { ...process.env, MCP_TASKS_URL: stack.url }, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+    });
+    child.stdin?.end();
+  });
+}
+
+function explain(run: Run): string {
+  return `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}\nstack log (tail):\n${stack.output().split('\n').slice(-20).join('\n')}`;
+}
+
+describe('mcp-tasks CLI, scripted', () => {
+  it('npx mcp-tasks call slow_compute runs the task to its result, with plain status lines off a terminal', { timeout: 60_000 }, async () => {
+    const run = await cli(['call', 'slow_compute', '{"seconds":2,"label":"cli"}'], { viaNpx: true });
+    assert.equal(run.code, 0, explain(run));
+    assert.equal(run.stdout, 'Computed cli after 2s\n');
+    assert.match(run.stderr, /^Task [0-9a-f-]{36} \(resume with: mcp-tasks watch [0-9a-f-]{36}\)$/m);
+    assert.match(run.stderr, /\] working$/m);
+    assert.match(run.stderr, /\] completed$/m);
+    assert.doesNotMatch(run.stderr, /\u001b\[/, 'no terminal escapes off a terminal');
+  });
+
+  it('answers an approval_gate question from --answer flags', { timeout: 60_000 }, async () => {
+    const run = await cli(['call', 'approval_gate', '{"action":"deploy web@1.4.2"}', '--answer', 'approval.approve=true', '--answer', 'approval.comment=ship it']);
+    assert.equal(run.code, 0, explain(run));
+    assert.equal(run.stdout, 'Approved and done: deploy web@1.4.2 (ship it)\n');
+    assert.match(run.stderr, /input_required/);
+  });
+
+  it('--json: a refusal ends completed with isError (exit 1); stdout holds only the task as JSON', { timeout: 60_000 }, async () => {
+    const run = await cli(['--json', 'call', 'approval_gate', '{"action":"drop the table"}', '--answer', 'approval.approve=no']);
+    assert.equal(run.code, 1, explain(run));
+    const task = JSON.parse(run.stdout) as Task;
+    assert.equal(task.status, 'completed');
+    assert.equal(task.result?.['isError'], true);
+    assert.deepEqual(task.result?.['structuredContent'], { approved: false });
+    assert.equal(run.stderr, '');
+  });
+
+  it('without answers it stops at input_required (exit 3); answer and watch by id finish it', { timeout: 60_000 }, async () => {
+    const waiting = await cli(['--json', 'call', 'approval_gate', '{"action":"rotate keys"}']);
+    assert.equal(waiting.code, 3, explain(waiting));
+    const task = JSON.parse(waiting.stdout) as Task;
+    assert.equal(task.status, 'input_required');
+    assert.deepEqual(Object.keys(task.inputRequests ?? {}), ['approval']);
+
+    const got = await cli(['get', task.taskId]);
+    assert.equal(got.code, 0, explain(got));
+    assert.match(got.stdout, /input_required\nwaiting for approval: Approve: rotate keys\?/);
+
+    const answered = await cli(['answer', task.taskId, '--answer', 'approval.approve=true']);
+    assert.equal(answered.code, 0, explain(answered));
+
+    const watched = await cli(['--json', 'watch', task.taskId]);
+    assert.equal(watched.code, 0, explain(watched));
+    const done = JSON.parse(watched.stdout) as Task;
+    assert.equal(done.status, 'completed');
+    assert.deepEqual(done.result?.['structuredContent'], { approved: true });
+  });
+
+  it('cancel by id stops a running task; a malformed answer or an unknown task is an error', { timeout: 60_000 }, async () => {
+    const started = await cli(['--json', 'call', 'slow_compute', '{"seconds":120}', '--detach']);
+    assert.equal(started.code, 0, explain(started));
+    const { taskId } = JSON.parse(started.stdout) as Task;
+    const cancelled = await cli(['cancel', taskId]);
+    assert.equal(cancelled.code, 0, explain(cancelled));
+    const client = new TasksClient({ url: stack.url });
+    const final = await pollUntil(() => client.getTask(taskId), (task) => isTerminal(task.status), { timeoutMs: 20_000, interval: () => 500 });
+    assert.equal(final.status, 'cancelled');
+
+    const unknown = await cli(['get', '00000000-0000-4000-8000-000000000000']);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /Error -32602: Task not found/);
+
+    const malformed = await cli(['call', 'approval_gate', '{"action":"x"}', '--answer', 'approval.approve=perhaps']);
+    assert.equal(malformed.code, 1);
+    assert.match(malformed.stderr, /approval\.approve must be true or false/);
+  });
+});
+
+/** A CLI run in a pseudo-terminal: what it printed so far, keys to type, and its exit. */
+class Terminal {
+  readonly #pty: IPty;
+  #screen = '';
+  readonly exited: Promise<number>;
+
+  constructor(args: string[]) {
+    this.#pty = spawnPty(process.execPath, [BIN, ...args], {
+      cols: 120,
+      rows: 40,
+      cwd: ROOT,
+      env: { ...process.env, MCP_TASKS_URL: stack.url, TERM: 'xterm-256color' } as Record<string, string>,
+    });
+    this.#pty.onData((data) => (this.#screen += data));
+    this.exited = new Promise((resolve) => this.#pty.onExit(({ exitCode }) => resolve(exitCode)));
+  }
+
+  /** Everything printed, without escape sequences. */
+  get text(): string {
+    return this.#screen.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, '');
+  }
+
+  /** Waits until `pattern` shows up after the text seen so far (from `since`). */
+  async waitFor(pattern: RegExp, since = 0, timeoutMs = 20_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const at = this.text.slice(since).search(pattern);
+      if (at >= 0) return since + at + 1;
+      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${pattern}; terminal so far:\n${this.text}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  type(keys: string): void {
+    this.#pty.write(keys);
+  }
+
+  kill(): void {
+    this.#pty.kill();
+  }
+}
+
+describe('mcp-tasks CLI, interactive (pseudo-terminal)', () => {
+  it('answers approval_gate at prompts built from its requestedSchema', { timeout: 60_000 }, async () => {
+    const term = new Terminal(['call', 'approval_gate', '{"action":"ship 2.0"}']);
+    try {
+      let at = await term.waitFor(/Approve: ship 2\.0\?/);
+      at = await term.waitFor(/Your answer/, at);
+      term.type('\r'); // Respond
+      at = await term.waitFor(/Approve \(y\/N\)/, at);
+      term.type('y\r');
+      at = await term.waitFor(/Comment/, at);
+      term.type('looks good\r');
+      await term.waitFor(/Approved and done: ship 2\.0 \(looks good\)/, at);
+      assert.equal(await term.exited, 0, term.text);
+    } finally {
+      term.kill();
+    }
+  });
+
+  it('shows a live status line, and Ctrl-C offers cancel or detach: cancel ends the task', { timeout: 60_000 }, async () => {
+    const term = new Terminal(['call', 'slow_compute', '{"seconds":120}']);
+    try {
+      const taskId = /Task ([0-9a-f-]{36})/.exec(await waitForText(term, /Task [0-9a-f-]{36}/))![1]!;
+      let at = await term.waitFor(/working \(\d+s\)/);
+      term.type('\u0003');
+      at = await term.waitFor(/what now\?/, at);
+      term.type('\u001b[B\r'); // down to "Cancel the task"
+      at = await term.waitFor(/Cancellation requested/, at);
+      await term.waitFor(/was cancelled/, at);
+      assert.equal(await term.exited, 1, term.text);
+      const task = await new TasksClient({ url: stack.url }).getTask(taskId);
+      assert.equal(task.status, 'cancelled');
+    } finally {
+      term.kill();
+    }
+  });
+});
+
+async function waitForText(term: Terminal, pattern: RegExp): Promise<string> {
+  await term.waitFor(pattern);
+  return term.text;
+}

@@ -1,0 +1,187 @@
+/**
+ * Waits for input with a deadline (`StorePolicy.maxInputWaitMs`), on both
+ * stores: a waiting task enters the sweep index when it starts waiting and
+ * leaves or moves when it stops (answered, cancelled, expired), and nothing in
+ * between touches the index; past the deadline `findDue` returns it and
+ * `expireWait` ends it failed; the TTL it advertises covers the deadline.
+ * Plus the upgrade path: a row written before the setting existed (waiting,
+ * no `sweepAt`) still reads, waits and resumes.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { DynamoDBClient, GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../infra/local/dynamodb.ts';
+import { inputWaitExpired, sweep } from '../../shared/runtime/sweeper.ts';
+import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
+import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
+import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
+import type { InputRequest, TaskRecord } from '../../shared/tasks/model.ts';
+import type { StorePolicy, TaskStore } from '../../shared/tasks/store.ts';
+import { renderedTtlMs } from '../../shared/tasks/ttl.ts';
+
+const MAX_WAIT = 86_400_000;
+const POLICY: StorePolicy = { retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: 10_000, stepRetentionMs: 86_400_000, maxInputWaitMs: MAX_WAIT };
+const W = POLICY.leaseMs + POLICY.sweepGraceMs;
+const OWNER = 'alice';
+const ELICIT: InputRequest = { method: 'elicitation/create', params: { mode: 'form', message: 'Sure?' } };
+
+let t0 = 1_800_000_000_000;
+/** Each case gets a sweeper window of its own (the stores are shared within a suite). */
+const window = () => (t0 += 10 * MAX_WAIT);
+
+async function waitingTask(store: TaskStore, now: number, requests: Record<string, InputRequest> = { a: ELICIT }): Promise<TaskRecord> {
+  const taskId = randomUUID();
+  await store.create({ taskId, owner: OWNER, tool: 'confirm', arguments: {}, clientCapabilities: { elicitation: {} }, inputResponses: {}, now, ttlMs: 60_000, pollIntervalMs: 1000 });
+  const claimed = (await store.claim(taskId, 'w1', now + 1, POLICY.leaseMs))!;
+  return store.finish(claimed, 'w1', { status: 'input_required', inputRequests: requests }, now + 2);
+}
+
+const stores: Array<[string, () => Promise<{ store: TaskStore; close: () => Promise<void>; dynamo?: { client: DynamoDBClient; tableName: string } }>]> = [
+  ['in-memory store', async () => ({ store: new InMemoryTaskStore(POLICY), close: async () => {} })],
+  [
+    'DynamoDB store (dynalite)',
+    async () => {
+      const local: LocalDynamoDb = await startDynalite();
+      const client = new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 't', secretAccessKey: 't' } });
+      const tableName = `tasks-${randomUUID()}`;
+      await ensureTaskTable(client, tableName);
+      return {
+        store: new DynamoDbTaskStore({ client, tableName, policy: POLICY }),
+        dynamo: { client, tableName },
+        close: async () => {
+          client.destroy();
+          await local.close();
+        },
+      };
+    },
+  ],
+];
+
+for (const [name, make] of stores) {
+  describe(`waits for input with a deadline: ${name}`, () => {
+    let store: TaskStore;
+    let close: () => Promise<void>;
+    before(async () => ({ store, close } = await make()));
+    after(async () => close());
+
+    it('starting to wait puts the task on the index at its deadline, with a TTL covering deadline + retention', async () => {
+      const base = window();
+      const task = await waitingTask(store, base);
+      assert.equal(task.status, 'input_required');
+      assert.equal(task.sweepAt, base + 2 + MAX_WAIT);
+      assert.equal(task.ttlMs, 2 + MAX_WAIT + POLICY.retentionMs);
+      // Advertised while waiting, before and after the deadline: the written TTL, never less.
+      assert.equal(renderedTtlMs(task, base + 100, POLICY.retentionMs), task.ttlMs);
+      assert.equal(renderedTtlMs(task, base + 3 * MAX_WAIT, POLICY.retentionMs), task.ttlMs);
+      assert.deepEqual(await store.findDue(base + 1 + MAX_WAIT, 10), []);
+      assert.deepEqual(await store.findDue(base + 2 + MAX_WAIT, 10), [task.taskId]);
+      await store.cancel(task.taskId, OWNER, base + 3); // leaves the index to the next case
+    });
+
+    it('past the deadline the sweeper ends it failed, saying it waited too long, with a TTL no shorter than advertised', async () => {
+      const base = window();
+      const task = await waitingTask(store, base);
+      const deadline = task.sweepAt!;
+      assert.equal(await store.reschedule(task.taskId, deadline, deadline + W), false, 'a waiting task is not re-enqueued');
+      assert.equal(await store.expireWait(task.taskId, inputWaitExpired().error, 'x', deadline - 1), undefined, 'not before its deadline');
+
+      const lines: Array<Record<string, unknown>> = [];
+      const sent: string[] = [];
+      const result = await sweep({
+        store,
+        queue: { send: async (message) => void sent.push(message.taskId) },
+        settings: { ...POLICY, maxInputWaitMs: MAX_WAIT },
+        now: () => deadline + 5,
+        log: (line) => lines.push(line),
+      });
+      assert.deepEqual(result, { requeued: [], expired: [task.taskId] });
+      assert.deepEqual(sent, [], 'nothing to run');
+      const ended = (await store.get(task.taskId, OWNER, deadline + 6))!;
+      assert.equal(ended.status, 'failed');
+      assert.equal(ended.status === 'failed' && ended.error.message, 'The task waited for input longer than the server allows (1 day) and was abandoned');
+      assert.equal(ended.statusMessage, ended.status === 'failed' ? ended.error.message : '');
+      assert.ok(ended.ttlMs >= task.ttlMs);
+      assert.equal(ended.sweepAt, undefined, 'off the index');
+      assert.deepEqual(await store.findDue(deadline + 10 * MAX_WAIT, 10), []);
+      assert.equal(lines.find((l) => l['event'] === 'task-ended')?.['reason'], 'input-wait-expired');
+      // Expiring twice changes nothing.
+      assert.equal(await store.expireWait(task.taskId, inputWaitExpired().error, 'x', deadline + 7), undefined);
+    });
+
+    it('a partial answer keeps the deadline (no index write); the last answer moves the task to working, due one lease + grace later', async () => {
+      const base = window();
+      const task = await waitingTask(store, base, { a: ELICIT, b: ELICIT });
+      await store.answer(task.taskId, OWNER, { a: 'A' }, base + 10);
+      const partial = (await store.get(task.taskId, OWNER, base + 11))!;
+      assert.equal(partial.sweepAt, task.sweepAt);
+      assert.equal(partial.ttlMs, task.ttlMs);
+      await store.answer(task.taskId, OWNER, { b: 'B' }, base + 20);
+      const resumed = (await store.get(task.taskId, OWNER, base + 21))!;
+      assert.equal(resumed.status, 'working');
+      assert.equal(resumed.sweepAt, base + 20 + W);
+      assert.equal(resumed.ttlMs, task.ttlMs, 'the TTL written for the wait stays: never shortened');
+      assert.ok(renderedTtlMs(resumed, base + 21, POLICY.retentionMs) >= task.ttlMs);
+      assert.equal(await store.expireWait(task.taskId, inputWaitExpired().error, 'x', base + 10 * MAX_WAIT), undefined, 'a working task is not expired');
+      await store.cancel(task.taskId, OWNER, base + 22); // leaves the index to the next case
+    });
+
+    it('cancelling a waiting task takes it off the index', async () => {
+      const base = window();
+      const task = await waitingTask(store, base);
+      assert.equal(await store.cancel(task.taskId, OWNER, base + 10, { statusMessage: 'Stopped' }), 'cancelled');
+      const cancelled = (await store.get(task.taskId, OWNER, base + 11))!;
+      assert.equal(cancelled.statusMessage, 'Stopped');
+      assert.ok(cancelled.ttlMs >= task.ttlMs);
+      assert.deepEqual(await store.findDue(base + 10 * MAX_WAIT, 10), []);
+    });
+  });
+}
+
+describe('rows written before waits had a deadline (DynamoDB)', () => {
+  let close: () => Promise<void>;
+  let dynamo: { client: DynamoDBClient; tableName: string };
+  let store: TaskStore;
+  before(async () => {
+    const made = await stores[1]![1]();
+    ({ store, close } = made);
+    dynamo = made.dynamo!;
+  });
+  after(async () => close());
+
+  it('a waiting row without sweepAt reads, is not expired, advertises a growing TTL and resumes when answered', async () => {
+    const base = window();
+    const taskId = randomUUID();
+    // The row as the previous version wrote it when a task started waiting: no index attributes.
+    const item: Record<string, AttributeValue> = {
+      [TABLE_KEYS.partition]: { S: taskId },
+      [TABLE_KEYS.sort]: { S: TASK_ROW_SK },
+      status: { S: 'input_required' },
+      owner: { S: OWNER },
+      tool: { S: 'confirm' },
+      arguments: { S: '{}' },
+      clientCapabilities: { S: '{"elicitation":{}}' },
+      createdAt: { N: String(base) },
+      lastUpdatedAt: { N: String(base + 2) },
+      ttlMs: { N: String(POLICY.retentionMs + 2) },
+      pollIntervalMs: { N: '1000' },
+      inputResponses: { S: '{}' },
+      issuedKeys: { S: '["a"]' },
+      cancelRequested: { BOOL: false },
+      attempts: { N: '0' },
+      version: { N: '3' },
+      inputRequests: { S: JSON.stringify({ a: ELICIT }) },
+    };
+    await dynamo.client.send(new PutItemCommand({ TableName: dynamo.tableName, Item: item }));
+    const old = (await store.get(taskId, OWNER, base + 3))!;
+    assert.equal(old.status, 'input_required');
+    assert.equal(old.sweepAt, undefined);
+    assert.equal(renderedTtlMs(old, base + 10 * MAX_WAIT, POLICY.retentionMs), 10 * MAX_WAIT + POLICY.retentionMs, 'no deadline: it never expires, as before');
+    assert.deepEqual(await store.findDue(base + 100 * MAX_WAIT, 10), []);
+    assert.equal(await store.expireWait(taskId, inputWaitExpired().error, 'x', base + 100 * MAX_WAIT), undefined);
+    assert.deepEqual(await store.answer(taskId, OWNER, { a: 'yes' }, base + 50), { accepted: ['a'], resumed: true });
+    const { Item } = await dynamo.client.send(new GetItemCommand({ TableName: dynamo.tableName, Key: { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: TASK_ROW_SK } }, ConsistentRead: true }));
+    assert.equal(Item?.['status']?.S, 'working');
+    assert.equal(Item?.[ACTIVE_INDEX.sort]?.N, String(base + 50 + W));
+  });
+});

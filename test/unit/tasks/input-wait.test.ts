@@ -1,0 +1,48 @@
+/** The transitions of a wait for input with a deadline (pure decisions; both stores apply them). */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { TaskRecord } from '../../../shared/tasks/model.ts';
+import { applyOutcome, decideCancel, decideExpireWait, decideReschedule, isDueToRun, isWaitExpired, newTaskRecord } from '../../../shared/tasks/transitions.ts';
+import { renderedTtlMs } from '../../../shared/tasks/ttl.ts';
+
+const POLICY = { leaseMs: 10, sweepGraceMs: 5, retentionMs: 1000 };
+const ERROR = { code: -32603, message: 'waited too long' };
+
+function waiting(maxInputWaitMs?: number): TaskRecord {
+  const task = newTaskRecord({ taskId: 't', owner: 'o', tool: 'x', arguments: {}, clientCapabilities: {}, inputResponses: {}, now: 0, ttlMs: 100, pollIntervalMs: 1 }, POLICY);
+  return applyOutcome({ ...task, lease: { owner: 'w', until: 20 } }, { status: 'input_required', inputRequests: { k: { method: 'elicitation/create' } } }, 50, POLICY.retentionMs, maxInputWaitMs);
+}
+
+describe('waits for input with a deadline (transitions)', () => {
+  it('starting to wait sets sweepAt to the deadline and a TTL covering it plus the retention', () => {
+    const task = waiting(500);
+    assert.equal(task.sweepAt, 550);
+    assert.equal(task.ttlMs, 550 + POLICY.retentionMs);
+    assert.equal(renderedTtlMs(task, 10_000, POLICY.retentionMs), task.ttlMs, 'not more than it will end with, even past the deadline');
+  });
+
+  it('without the setting a wait has no deadline and is off the index, as before', () => {
+    const task = waiting();
+    assert.equal(task.sweepAt, undefined);
+    assert.equal(decideExpireWait(task, ERROR, 'm', 10_000, POLICY).result, undefined);
+  });
+
+  it('a waiting task is due but never rescheduled; past its deadline it is expired', () => {
+    const task = waiting(500);
+    assert.equal(isDueToRun(task, 600), false);
+    assert.deepEqual(decideReschedule(task, 600, 700), { result: false });
+    assert.equal(isWaitExpired(task, 549), false);
+    assert.equal(decideExpireWait(task, ERROR, 'm', 549, POLICY).result, undefined);
+    const { result, next } = decideExpireWait(task, ERROR, 'm', 560, POLICY);
+    assert.equal(result?.status, 'failed');
+    assert.deepEqual(result?.status === 'failed' && result.error, ERROR);
+    assert.equal(next?.sweepAt, undefined);
+    assert.ok(next!.ttlMs >= task.ttlMs);
+  });
+
+  it('an operator cancel writes its reason', () => {
+    const { result, next } = decideCancel('t', waiting(500), 'o', 60, POLICY, { statusMessage: 'Ended by an operator: x' });
+    assert.equal(result, 'cancelled');
+    assert.equal(next?.statusMessage, 'Ended by an operator: x');
+  });
+});
