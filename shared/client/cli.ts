@@ -5,6 +5,7 @@
  *   mcp-tasks call approval_gate '{"action":"deploy"}'            interactive on a terminal
  *   mcp-tasks call approval_gate '{"action":"deploy"}' --answer approval.approve=true --json
  *   mcp-tasks watch <taskId> | get <taskId> | answer <taskId> … | cancel <taskId> | tools
+ *   mcp-tasks ops inspect <taskId> | working | waiting | cancel | fail | redrive   (operators)
  *
  * The endpoint is `--url` or `MCP_TASKS_URL` (default the local stack), the
  * bearer token `--token` or `MCP_TASKS_TOKEN`. Exit codes: 0 done, 1 the
@@ -17,6 +18,7 @@ import ora, { type Ora } from 'ora';
 import { select } from '@inquirer/prompts';
 import { GivenAnswers } from './answers.ts';
 import { McpError, resultText, TasksClient, type FollowOutcome, type InputRequest, type InputResponses, type Task } from './client.ts';
+import { opsCommand } from '../ops/cli.ts';
 import { isPromptInterrupt, promptForInput } from './prompts.ts';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000/mcp';
@@ -126,6 +128,16 @@ export function buildProgram(): Command {
     if (globals.json) process.stdout.write(`${JSON.stringify(tools)}\n`);
     else for (const tool of tools) process.stdout.write(`${String(tool['name'])}\t${String(tool['description'] ?? '')}\n`);
   });
+
+  // Operator commands (`mcp-tasks ops …`): they read the table and queues directly.
+  program.addCommand(
+    opsCommand(
+      (text) => void process.stdout.write(text),
+      (code) => {
+        if (code !== 0) throw new Exit(code);
+      },
+    ),
+  );
 
   return program;
 }

@@ -1,5 +1,6 @@
 /**
- * `npm run ops -- <command> [options]`: the operator commands of `ops.ts`.
+ * `mcp-tasks ops <command> [options]` (also `npm run ops -- …`): the operator
+ * commands of `ops.ts`, a command group of the `mcp-tasks` CLI.
  *
  *   inspect <taskId>                   row, steps, attempts, lease, next sweep
  *   working [--limit N]                working tasks, oldest first
@@ -16,31 +17,13 @@
  * machine-readable output; the default is a table for people.
  */
 import { readFile } from 'node:fs/promises';
-import { pathToFileURL } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { Command } from 'commander';
 import { loadConfig } from '../config.ts';
 import { humanMs, Ops, table, type TaskSummary } from './ops.ts';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from './outputs.ts';
 
-
-interface Parsed {
-  command: string | undefined;
-  positional: string[];
-  flags: Record<string, string | true>;
-}
-
-function parse(argv: string[]): Parsed {
-  const flags: Record<string, string | true> = {};
-  const positional: string[] = [];
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--')) positional.push(arg);
-    else if (arg === '--json') flags['json'] = true;
-    else flags[arg.slice(2)] = argv[++i] ?? '';
-  }
-  return { command: positional.shift(), positional, flags };
-}
 
 /** `90s`, `15m`, `2h`, `7d`, or milliseconds. */
 export function parseDuration(text: string): number {
@@ -59,18 +42,58 @@ async function stackOutputs(file: string, stack: string | undefined): Promise<Re
   return outputs;
 }
 
-/** Runs one command; returns the exit code. `write` receives the output. */
-export async function runOps(argv: string[], write: (text: string) => void = (text) => void process.stdout.write(text)): Promise<number> {
-  const { command, positional, flags } = parse(argv);
-  const json = flags['json'] === true;
-  const flag = (name: string) => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
-  const out = (value: unknown, text: () => string) => write(`${json ? JSON.stringify(value, null, 2) : text()}\n`);
-  if (!command || command === 'help') {
-    write('usage: npm run ops -- inspect <taskId> | working | waiting [--older-than 1h] | cancel <taskId> --reason … | fail <taskId> --reason … | redrive  [--outputs file] [--stack name] [--json]\n');
-    return command ? 0 : 2;
-  }
+/** The options every operator command takes. */
+interface OpsOptions {
+  outputs?: string;
+  stack?: string;
+  json?: boolean;
+  limit?: string;
+  olderThan?: string;
+  reason?: string;
+}
 
-  const outputs = await stackOutputs(flag('outputs') ?? 'cdk-outputs.json', flag('stack'));
+/**
+ * The `ops` command group. Each command's exit code goes to `exit` (0 done,
+ * 1 nothing found or changed); `write` receives the output.
+ */
+export function opsCommand(write: (text: string) => void, exit: (code: number) => void): Command {
+  const group = new Command('ops')
+    .description('operator commands: look inside a deployment or the local stack (AWS credentials from the usual chain)')
+    .option('--outputs <file>', 'stack outputs: `cdk deploy --outputs-file` or the local stack\'s <dataDir>/outputs.json', 'cdk-outputs.json')
+    .option('--stack <name>', 'the stack in the outputs file (default: the one with the task table)')
+    .option('--json', 'machine-readable output');
+  const action = (name: string) => async (...args: unknown[]) => {
+    const command = args.at(-1) as Command;
+    const taskId = typeof args[0] === 'string' ? args[0] : undefined;
+    exit(await execute(name, taskId, command.optsWithGlobals<OpsOptions>(), write));
+  };
+  group.command('inspect').description('row, steps, attempts, lease, next sweep').argument('<taskId>').action(action('inspect'));
+  group.command('working').description('working tasks, oldest first').option('--limit <n>', 'at most this many', '50').action(action('working'));
+  group
+    .command('waiting')
+    .description('tasks waiting for input at least this long')
+    .option('--older-than <duration>', 'e.g. 90s, 15m, 2h, 7d', '0')
+    .option('--limit <n>', 'at most this many', '50')
+    .action(action('waiting'));
+  group.command('cancel').description('cancel a task as operator').argument('<taskId>').option('--reason <text>', 'why (recorded on the task)').action(action('cancel'));
+  group.command('fail').description('end a task failed as operator (not while a worker runs it)').argument('<taskId>').option('--reason <text>', 'why (recorded on the task)').action(action('fail'));
+  group.command('redrive').description('move dead-lettered messages back to the task queue').option('--limit <n>', 'at most this many', '50').action(action('redrive'));
+  return group;
+}
+
+/** Runs one operator command from its arguments (`inspect <taskId> --outputs …`); returns the exit code. */
+export async function runOps(argv: string[], write: (text: string) => void = (text) => void process.stdout.write(text)): Promise<number> {
+  let code = 0;
+  await opsCommand(write, (exitCode) => (code = exitCode))
+    .exitOverride()
+    .parseAsync(argv, { from: 'user' });
+  return code;
+}
+
+async function execute(command: string, id: string | undefined, options: OpsOptions, write: (text: string) => void): Promise<number> {
+  const json = options.json === true;
+  const out = (value: unknown, text: () => string) => write(`${json ? JSON.stringify(value, null, 2) : text()}\n`);
+  const outputs = await stackOutputs(options.outputs ?? 'cdk-outputs.json', options.stack);
   const required = (key: string) => {
     const value = outputs[key];
     if (!value) throw new Error(`The stack outputs lack ${key}`);
@@ -83,14 +106,13 @@ export async function runOps(argv: string[], write: (text: string) => void = (te
   const sqs = new SQSClient({ useQueueUrlAsEndpoint: false, ...(region ? { region } : {}), ...(local ? { endpoint: outputs[LOCAL_OUTPUTS.sqsEndpoint], credentials } : {}) });
   const config = loadConfig({ ...process.env, TASKS_TABLE_NAME: required(OPS_OUTPUTS.tableName), TASKS_QUEUE_URL: required(OPS_OUTPUTS.queueUrl) });
   const ops = new Ops({ dynamodb, sqs, tableName: config.tableName, queueUrl: config.queueUrl, deadLetterQueueUrl: required(OPS_OUTPUTS.deadLetterQueueUrl), policy: config });
-  const limit = Number(flag('limit') ?? 50);
+  const limit = Number(options.limit ?? 50);
   const reason = () => {
-    const text = flag('reason');
+    const text = options.reason;
     if (!text) throw new Error(`${command} needs --reason "<why>"`);
     return text;
   };
   const taskId = () => {
-    const id = positional[0];
     if (!id) throw new Error(`${command} needs a task id`);
     return id;
   };
@@ -132,7 +154,7 @@ export async function runOps(argv: string[], write: (text: string) => void = (te
         return 0;
       }
       case 'waiting': {
-        const tasks = await ops.waiting(parseDuration(flag('older-than') ?? '0'), limit);
+        const tasks = await ops.waiting(parseDuration(options.olderThan ?? '0'), limit);
         out(tasks, () => summaries(tasks));
         return 0;
       }
@@ -154,14 +176,4 @@ export async function runOps(argv: string[], write: (text: string) => void = (te
     dynamodb.destroy();
     sqs.destroy();
   }
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runOps(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
-      process.exit(2);
-    },
-  );
 }
