@@ -28,6 +28,8 @@ const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 export interface TestStack {
   /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
   url: string;
+  /** The temporary directory the stack keeps its table in. */
+  dataDir: string;
   /** Stops the stack and removes its data. */
   close(): Promise<void>;
 }
@@ -60,6 +62,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     });
     return {
       url: stack.url,
+      dataDir,
       close: async () => {
         await stack.close();
         await rm(dataDir, { recursive: true, force: true });
