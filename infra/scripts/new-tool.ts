@@ -1,5 +1,6 @@
 /**
  * `npm run new-tool -- <name> [--execution task|optional|sync]`: scaffolds a tool.
+ * Without a name, on a terminal, it asks for the name and the execution mode.
  *
  * Creates `functions/tools/<name>.ts` (a working tool with one step and a
  * progress report, to edit), registers it in `productTools`
@@ -13,6 +14,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { input, select } from '@inquirer/prompts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const INDEX = join(ROOT, 'functions/tools/index.ts');
@@ -39,10 +41,24 @@ if (parsed.values.help) {
   console.log(usage);
   process.exit(0);
 }
-const [name, ...extra] = parsed.positionals;
+const interactive = parsed.positionals.length === 0 && process.stdin.isTTY === true && process.stdout.isTTY === true;
+const [name, ...extra] = interactive
+  ? [await input({ message: 'Tool name (snake_case)', validate: (value) => NAME.test(value) || 'snake_case, e.g. fetch_report' })]
+  : parsed.positionals;
 if (!name || extra.length > 0) fail(usage);
 if (!NAME.test(name) || name.length > 64) fail(`"${name}" is not a snake_case name of at most 64 characters.\n${usage}`);
-const execution = parsed.values.execution as Execution;
+const execution = (
+  interactive
+    ? await select({
+        message: 'How may it run?',
+        choices: [
+          { value: 'task', name: 'task: only as a task' },
+          { value: 'optional', name: 'optional: as a task when the client asks, else inside the request' },
+          { value: 'sync', name: 'sync: always inside the request' },
+        ],
+      })
+    : parsed.values.execution
+) as Execution;
 if (!EXECUTIONS.includes(execution)) fail(`--execution must be one of ${EXECUTIONS.join(', ')}, got "${execution}"`);
 
 const kebab = name.replaceAll('_', '-');
