@@ -7,6 +7,7 @@ import { settingStoresOf } from '../shared/runtime/settings.ts';
 import type { ToolDefinition } from '../shared/runtime/tool.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
+import { StateKey } from './constructs/state-key.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
 import { grantToolNeeds, runsAsTask, runsInline, toolsOf } from './constructs/tool-needs.ts';
 import { TaskQueue } from './constructs/task-queue.ts';
@@ -29,6 +30,8 @@ export const CONTEXT = {
   tracing: 'tracing',
   /** `true` adds the CloudWatch dashboard ($3 a month at list price; off by default). */
   dashboard: 'dashboard',
+  allowedOrigins: 'allowedOrigins',
+  maxUnfinishedTasks: 'maxUnfinishedTasks',
 } as const;
 
 export interface TasksStackProps extends StackProps {
@@ -54,6 +57,14 @@ export interface TasksStackProps extends StackProps {
   readonly tracing: boolean;
   /** Whether to create the dashboard. */
   readonly dashboard: boolean;
+  /**
+   * Origins whose browser pages may call the endpoint (exact, e.g.
+   * `https://app.example.com`): checked by the MCP function and configured
+   * as the HTTP API's CORS. Default: none.
+   */
+  readonly allowedOrigins?: string[];
+  /** Most unfinished tasks per principal; default: no cap. */
+  readonly maxUnfinishedTasks?: number;
 }
 
 /** Settings when neither props nor context say otherwise. */
@@ -79,6 +90,7 @@ export class TasksStack extends Stack {
   readonly tasks: TaskQueue;
   readonly mcp: TaskFunction;
   readonly api: Api;
+  readonly stateKey: StateKey;
   readonly operations: Operations;
 
   constructor(scope: Construct, id: string, props: TasksStackProps) {
@@ -104,6 +116,8 @@ export class TasksStack extends Stack {
     });
     grantToolNeeds(this.tasks.worker, taskTools);
 
+    this.stateKey = new StateKey(this, 'StateKey', common);
+    const allowedOrigins = props.allowedOrigins ?? [];
     this.mcp = new TaskFunction(this, 'Mcp', {
       ...common,
       entry: FUNCTION_ENTRIES.mcp,
@@ -113,10 +127,18 @@ export class TasksStack extends Stack {
       // Above the synchronous tool budget (`syncBudgetMs`), below the HTTP
       // API's 30-second integration limit.
       timeout: mcpTimeout(DEFAULT_SETTINGS.syncBudgetMs),
-      environment: this.tasks.environment,
+      environment: {
+        ...this.tasks.environment,
+        [ENV.stateKeyParameter]: this.stateKey.parameterName,
+        ...(allowedOrigins.length > 0 ? { [ENV.allowedOrigins]: allowedOrigins.join(',') } : {}),
+        ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
+      },
       settingStores: settingStoresOf(inlineTools),
     });
     grantToolNeeds(this.mcp, inlineTools);
+    // The key exists before the first request can need it.
+    this.mcp.function.node.addDependency(this.stateKey.resource);
+    this.stateKey.grantRead(this.mcp.role);
     this.table.grantReadWriteData(this.mcp);
     this.tasks.queue.grantSendMessages(this.mcp.function);
 
@@ -125,6 +147,7 @@ export class TasksStack extends Stack {
       removalPolicy: props.removalPolicy,
       handler: this.mcp.function,
       throttle: props.throttle,
+      allowedOrigins,
       ...(props.jwt ? { jwt: props.jwt } : {}),
     });
     this.operations = new Operations(this, 'Operations', {
@@ -202,6 +225,11 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     if (value === false || value === 'false') return false;
     throw new Error(`Context "${key}" must be true or false, got ${JSON.stringify(value)}`);
   };
+  const allowedOrigins = (text(CONTEXT.allowedOrigins) ?? '').split(',').map((origin) => origin.trim()).filter(Boolean);
+  for (const origin of allowedOrigins) {
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) throw new Error(`Context "${CONTEXT.allowedOrigins}" must list origins like https://app.example.com, got "${origin}"`);
+  }
+  const maxUnfinished = node.tryGetContext(CONTEXT.maxUnfinishedTasks) === undefined ? undefined : integer(CONTEXT.maxUnfinishedTasks, 1);
   return {
     tracing: flag(CONTEXT.tracing, STACK_DEFAULTS.tracing),
     dashboard: flag(CONTEXT.dashboard, STACK_DEFAULTS.dashboard),
@@ -216,6 +244,8 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     sweepInterval,
     ...jwtFromContext(node),
     ...(alarmTopicArn ? { alarmTopicArn } : {}),
+    ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
+    ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),
   };
 }
 

@@ -50,6 +50,17 @@ export const ENV = {
   maxInputWaitMs: 'TASKS_MAX_INPUT_WAIT_MS',
   /** Which tool catalogue the endpoint serves: `product`, `conformance` or `all`. */
   toolset: 'TASKS_TOOLSET',
+  /**
+   * Origins (`https://app.example.com`, comma-separated) whose pages may call
+   * the endpoint; a request with any other `Origin` gets 403, one without an
+   * `Origin` (a non-browser client) is served. The stack gives the same list
+   * to the HTTP API's CORS configuration. Default: none.
+   */
+  allowedOrigins: 'TASKS_ALLOWED_ORIGINS',
+  /** Name of the SSM SecureString holding the `requestState` sealing key (base64, 32 bytes or more). */
+  stateKeyParameter: 'TASKS_STATE_KEY_PARAMETER',
+  /** Most unfinished tasks one principal may have at once (unset or 0: no cap). */
+  maxUnfinishedTasks: 'TASKS_MAX_UNFINISHED_TASKS',
 } as const;
 
 /** `test` adds the durability fixtures to `all`; tests only. */
@@ -79,6 +90,11 @@ export interface Config extends TaskSettings {
   deadLetterQueueUrl?: string;
   localPrincipal: string;
   toolset: Toolset;
+  allowedOrigins: string[];
+  /** Where the MCP function reads its `requestState` key on AWS (the local stack keeps its own key file). */
+  stateKeyParameter?: string;
+  /** Most unfinished tasks per principal; `undefined`: no cap. */
+  maxUnfinishedTasks?: number;
 }
 
 export const DEFAULT_SETTINGS: TaskSettings = {
@@ -129,6 +145,11 @@ export function loadConfig(env: Env = process.env): Config {
     retryBaseDelayMs: positiveInt(env, ENV.retryBaseDelayMs, DEFAULT_SETTINGS.retryBaseDelayMs),
     redeliveryMs: positiveInt(env, ENV.redeliveryMs, DEFAULT_SETTINGS.redeliveryMs),
     maxInputWaitMs: positiveInt(env, ENV.maxInputWaitMs, DEFAULT_SETTINGS.maxInputWaitMs),
+    allowedOrigins: origins(env[ENV.allowedOrigins]),
+    ...(env[ENV.stateKeyParameter] ? { stateKeyParameter: env[ENV.stateKeyParameter] } : {}),
+    ...(env[ENV.maxUnfinishedTasks] && env[ENV.maxUnfinishedTasks] !== '0'
+      ? { maxUnfinishedTasks: positiveInt(env, ENV.maxUnfinishedTasks, 1) }
+      : {}),
   };
   if (config.retentionMs > MAX_RETENTION_MS) throw new Error(`${ENV.retentionMs} may be at most ${MAX_RETENTION_MS} (30 days)`);
   return config;
@@ -152,4 +173,19 @@ function toolset(raw: string | undefined): Toolset {
   if (raw === undefined || raw === '') return 'product';
   if (raw === 'product' || raw === 'conformance' || raw === 'all' || raw === 'test') return raw;
   throw new Error(`${ENV.toolset} must be product, conformance, all or test, got "${raw}"`);
+}
+
+/** A comma-separated list of origins, each `scheme://host[:port]` exactly as browsers send it. */
+function origins(raw: string | undefined): string[] {
+  const list = (raw ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  for (const entry of list) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(entry);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || parsed.origin !== entry) throw new Error(`${ENV.allowedOrigins} must list origins like https://app.example.com, got "${entry}"`);
+  }
+  return list;
 }

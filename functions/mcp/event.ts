@@ -1,7 +1,11 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 
-/** An HTTP API (payload 2.0) event as a web `Request`. */
-export function toRequest(event: APIGatewayProxyEventV2): Request {
+/**
+ * An HTTP API (payload 2.0) event as a web `Request`, or a 400 answer when
+ * its `Host` or path cannot make a URL (`a b`, `[`, `%zz`): a client's
+ * malformed request, not a server error.
+ */
+export function toRequest(event: APIGatewayProxyEventV2): Request | Response {
   const headers = new Headers();
   for (const [name, value] of Object.entries(event.headers ?? {})) if (value !== undefined) headers.set(name, value);
   if (event.cookies?.length) headers.set('cookie', event.cookies.join('; '));
@@ -11,7 +15,13 @@ export function toRequest(event: APIGatewayProxyEventV2): Request {
   const body = event.body === undefined || method === 'GET' || method === 'HEAD'
     ? undefined
     : event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body;
-  return new Request(`https://${host}${event.rawPath}${query}`, { method, headers, body });
+  let url: URL;
+  try {
+    url = new URL(`https://${host}${event.rawPath}${query}`);
+  } catch {
+    return Response.json({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Bad Request: malformed Host header or path' } }, { status: 400 });
+  }
+  return new Request(url, { method, headers, body });
 }
 
 /** A web `Response` as an HTTP API result (buffered: the front does not stream). */

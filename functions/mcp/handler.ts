@@ -1,11 +1,20 @@
 /** Lambda entry of the MCP function: composed once per execution environment (see `app.ts`). */
-import { loadConfig } from '../../shared/config.ts';
+import { ENV, loadConfig } from '../../shared/config.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { servedTools } from '../lib/served-tools.ts';
 import { sqsQueue } from '../lib/sqs.ts';
+import { ssmStateKey } from '../lib/state-key.ts';
 import { withDeployedSettings } from '../lib/tool-settings.ts';
 import { createMcpHandler } from './app.ts';
 
 const config = loadConfig();
-export const handler = createMcpHandler({ config, store: dynamoDbStore(config), queue: sqsQueue(config), tools: withDeployedSettings(servedTools()), log: jsonLog() });
+if (!config.stateKeyParameter) throw new Error(`Missing required environment variable ${ENV.stateKeyParameter}`);
+export const handler = createMcpHandler({
+  config,
+  store: dynamoDbStore(config),
+  queue: sqsQueue(config),
+  tools: withDeployedSettings(servedTools()),
+  log: jsonLog(),
+  requestStateKey: ssmStateKey(config.stateKeyParameter),
+});

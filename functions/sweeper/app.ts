@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { withLogContext } from '../../shared/log.ts';
+import { errorName, withLogContext } from '../../shared/log.ts';
 import { sweep } from '../../shared/runtime/sweeper.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 
@@ -12,7 +12,13 @@ export type SweeperHandler = (event?: unknown, context?: Pick<Context, 'awsReque
 export function createSweeperHandler(deps: Pick<FunctionDeps, 'config' | 'store' | 'queue' | 'log' | 'now'>): SweeperHandler {
   return (_event, context) =>
     withLogContext({ requestId: context?.awsRequestId }, async () => {
-      const { requeued, expired } = await sweep({ ...deps, settings: deps.config });
-      return { requeued: requeued.length, expired: expired.length };
+      try {
+        const { requeued, expired } = await sweep({ ...deps, settings: deps.config });
+        return { requeued: requeued.length, expired: expired.length };
+      } catch (error) {
+        // Logged here, as a structured line; the invocation still fails (and alarms).
+        deps.log({ event: 'sweep-error', error: errorName(error) });
+        throw error;
+      }
     });
 }

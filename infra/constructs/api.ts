@@ -1,6 +1,6 @@
-import { Annotations, CfnOutput, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi, HttpMethod, LogGroupLogDestination, type HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { CorsHttpMethod, HttpApi, HttpMethod, LogGroupLogDestination, type HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -28,7 +28,16 @@ export interface ApiProps {
   readonly throttle: ApiThrottle;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
+  /**
+   * Origins whose browser pages may call the endpoint: the HTTP API answers
+   * their CORS preflight and adds the CORS headers; the MCP function refuses
+   * any other `Origin` with 403 (the same list, `TASKS_ALLOWED_ORIGINS`).
+   */
+  readonly allowedOrigins?: string[];
 }
+
+/** Request headers an MCP client sends (Streamable HTTP, 2026-07-28). */
+export const MCP_REQUEST_HEADERS = ['authorization', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'last-event-id'];
 
 /** The path MCP clients call. */
 export const MCP_PATH = '/mcp';
@@ -55,6 +64,17 @@ export class Api extends Construct {
     this.httpApi = new HttpApi(this, 'HttpApi', {
       description: 'MCP server with the Tasks extension',
       createDefaultStage: false,
+      ...(props.allowedOrigins?.length
+        ? {
+            corsPreflight: {
+              allowOrigins: props.allowedOrigins,
+              allowMethods: [CorsHttpMethod.POST],
+              allowHeaders: MCP_REQUEST_HEADERS,
+              exposeHeaders: ['mcp-session-id', 'www-authenticate'],
+              maxAge: Duration.hours(1),
+            },
+          }
+        : {}),
     });
 
     this.accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetention, removalPolicy: props.removalPolicy });

@@ -83,6 +83,7 @@ export const FUNCTION_ENTRIES = {
   worker: 'functions/worker/handler.ts',
   deadLetter: 'functions/dlq/handler.ts',
   sweeper: 'functions/sweeper/handler.ts',
+  stateKey: 'functions/state-key/handler.ts',
 } as const;
 
 export type FunctionEntry = (typeof FUNCTION_ENTRIES)[keyof typeof FUNCTION_ENTRIES];

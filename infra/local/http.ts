@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { localhostAllowedHostnames, validateHostHeader } from '@modelcontextprotocol/server';
 import { errorName, type Log } from '../../shared/log.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 
@@ -21,6 +22,13 @@ export interface HttpAdapterOptions {
   maxRequestBytes?: number;
   /** Diagnostic lines (method, path, status, ids: never bodies or headers). */
   log: Log;
+  /**
+   * `Host` names served (port-agnostic; default: loopback only). A request
+   * naming any other host gets 403 before the function runs, so a web page
+   * whose DNS name is rebound to 127.0.0.1 cannot reach it (DNS rebinding).
+   * A malformed `Host` is left to the function's event adapter (400).
+   */
+  allowedHosts?: string[];
 }
 
 export interface HttpAdapter {
@@ -57,6 +65,13 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
     }
     const body = await readBody(req, limit);
     if (body === 'too-large') return tooLarge(req, res);
+
+    const host = validateHostHeader(req.headers.host, options.allowedHosts ?? localhostAllowedHostnames());
+    if (!host.ok && host.errorCode === 'invalid_host') {
+      req.resume();
+      log({ event: 'host-refused' });
+      return send(res, 403, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Forbidden: this Host is not served' } });
+    }
 
     const requestId = randomUUID();
     let result: APIGatewayProxyResultV2;

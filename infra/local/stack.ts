@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -162,7 +163,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const sweepTimer = setInterval(runSweeper, options.sweepIntervalMs ?? 30_000);
     cleanup.push(async () => clearInterval(sweepTimer));
 
-    const mcp = createMcpHandler(deps);
+    // The local server answers loopback pages only (DNS rebinding), and seals
+    // `requestState` with a key kept in the data directory.
+    const mcp = createMcpHandler({ ...deps, originPolicy: { kind: 'loopback' }, requestStateKey: localStateKey(resolve(options.dataDir)) });
     const http = await startHttpAdapter({ handler: mcp, port: options.port, log });
     cleanup.push(http.close);
     // The operator commands find the local stack as they find a deployed one:
@@ -203,6 +206,25 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   }
   await writeFile(file, String(process.pid));
   return () => rm(file, { force: true });
+}
+
+/**
+ * The local `requestState` key: 32 random bytes in `<dataDir>/request-state.key`
+ * (mode 0600), made on first start and kept across restarts so answers in
+ * flight survive them. Delete the file to rotate it.
+ */
+function localStateKey(dataDir: string): () => Promise<Uint8Array> {
+  const file = join(dataDir, 'request-state.key');
+  let key: Promise<Uint8Array> | undefined;
+  return () =>
+    (key ??= (async () => {
+      try {
+        await writeFile(file, randomBytes(32), { flag: 'wx', mode: 0o600 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      return readFile(file);
+    })());
 }
 
 function isRunning(pid: number): boolean {

@@ -15,9 +15,19 @@ import type { TaskQueue } from '../queue/queue.ts';
 import { runTool } from '../runtime/run.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
-import { IdempotencyConflictError, TaskNotFoundError, type TaskStore } from '../tasks/store.ts';
-import { INTERNAL_ERROR, INVALID_PARAMS, missingTasksCapability, PROTOCOL_VERSION, TASKS_EXTENSION, toProtocolError } from './errors.ts';
-import { decodeAnswers, encodeAnswers } from './request-state.ts';
+import { checkAnswers, checkBudget, MAX_ARGUMENTS_BYTES, MAX_CAPABILITIES_BYTES, MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
+import { TaskNotFoundError, type TaskStore } from '../tasks/store.ts';
+import {
+  IDEMPOTENCY_KEY,
+  INTERNAL_ERROR,
+  invalidParams,
+  missingTasksCapability,
+  PROTOCOL_VERSION,
+  TASKS_EXTENSION,
+  toProtocolError,
+} from './errors.ts';
+import { originRefusal, type OriginPolicy } from './origin.ts';
+import { requestStateSealer, type SealedState } from './request-state.ts';
 import { createTaskResult, detailedTask, type RenderContext } from './render.ts';
 import { isLegacyCreateTaskResult, LEGACY_TASKS_CAPABILITY, legacyCreateTaskResult, legacyExecution, registerLegacyTaskMethods, wantsLegacyTask } from './legacy-tasks.ts';
 
@@ -31,6 +41,10 @@ export interface EndpointDeps {
   now?: () => number;
   /** Structured, content-free log lines (never arguments, answers or tokens). */
   log: Log;
+  /** The HMAC key sealing `requestState` (at least 32 bytes), loaded once and cached by the caller. */
+  requestStateKey: () => Promise<Uint8Array>;
+  /** Which `Origin` (and, locally, `Host`) values are served. */
+  originPolicy: OriginPolicy;
 }
 
 /** A web-standard MCP endpoint: `fetch(request, principal)`. */
@@ -38,7 +52,7 @@ export interface Endpoint {
   fetch(request: Request, principal: string): Promise<Response>;
 }
 
-const TaskIdParams = z.object({ taskId: z.string().min(1) }).passthrough();
+const TaskIdParams = z.object({ taskId: z.string() }).passthrough();
 
 /**
  * Builds the MCP endpoint: the SDK serves the 2026-07-28 wire (discover,
@@ -48,6 +62,7 @@ const TaskIdParams = z.object({ taskId: z.string().min(1) }).passthrough();
 export function createEndpoint(deps: EndpointDeps): Endpoint {
   const now = deps.now ?? Date.now;
   const handler = createMcpHandler((ctx) => buildServer(ctx), { responseMode: 'json' });
+  const sealer = requestStateSealer(deps.requestStateKey);
   // The catalogue is fixed for the life of the endpoint: describe it once.
   let toolList: ReturnType<typeof describeTool>[] | undefined;
   let legacyToolList: ReturnType<typeof describeTool>[] | undefined;
@@ -56,9 +71,11 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     const principal = ctx.authInfo?.clientId;
     if (!principal) throw new Error('Endpoint called without a principal');
     const modern = ctx.era === 'modern';
-    const server = new TaskAwareServer(SERVER_INFO, {
-      capabilities: modern ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {}, tasks: LEGACY_TASKS_CAPABILITY },
-    });
+    const server = new TaskAwareServer(
+      SERVER_INFO,
+      { capabilities: modern ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {}, tasks: LEGACY_TASKS_CAPABILITY } },
+      deps.log,
+    );
     server.setRequestHandler('tools/list', async () => ({
       tools: modern
         ? (toolList ??= [...deps.tools.values()].map(describeTool))
@@ -78,17 +95,23 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     modern: boolean,
   ) {
     const tool = deps.tools.get(params.name);
-    if (!tool) throw new ProtocolError(INVALID_PARAMS, `Unknown tool: ${params.name}`);
+    // The client's own input, echoed at most 128 characters long.
+    if (!tool) throw invalidParams(`Unknown tool: ${params.name.slice(0, 128)}`);
+    // Budgets first: nothing larger than a row can hold is parsed further or written.
+    checkBudget('arguments', params.arguments ?? {}, MAX_ARGUMENTS_BYTES);
+    const capabilities = clientCapabilities(ctx);
+    checkBudget('clientCapabilities', capabilities, MAX_CAPABILITIES_BYTES);
+    const key = idempotencyKey(ctx);
     const parsed = tool.inputSchema.safeParse(params.arguments ?? {});
     if (!parsed.success) return invalidArguments(parsed.error);
     const args = parsed.data;
-    const capabilities = clientCapabilities(ctx);
+    checkBudget('arguments', args, MAX_ARGUMENTS_BYTES);
     // A 2025-11-25 client asks per call (`params.task`); its task takes no input (see legacy-tasks.ts).
     const legacyTask = !modern && tool.execution !== 'sync' && wantsLegacyTask(params);
     const declared = (modern && declaresTasks(capabilities)) || legacyTask;
 
     const inline = tool.execution === 'sync' || (tool.execution === 'optional' && (!declared || (tool.inline?.(args) ?? false)));
-    if (inline) return (await runInline(tool, args, ctx, capabilities)).result;
+    if (inline) return (await runInline(tool, args, ctx, capabilities, principal)).result;
     if (!declared) throw missingTasksCapability(modern ? 'modern' : 'legacy');
 
     // Input the tool wants before it becomes a task is gathered synchronously
@@ -96,11 +119,11 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     let answers: Record<string, unknown> = {};
     if (tool.prepare) {
       const prepare = tool.prepare;
-      const gathered = await runInline({ ...tool, handler: async (a, c) => (await prepare(a, c), '') }, args, ctx, capabilities);
+      const gathered = await runInline({ ...tool, handler: async (a, c) => (await prepare(a, c), '') }, args, ctx, capabilities, principal);
       if (gathered.result.resultType === 'input_required') return gathered.result;
       answers = gathered.answers;
     }
-    const task = await createTask(tool, args, capabilities, principal, answers, idempotencyKey(ctx));
+    const task = await createTask(tool, args, capabilities, principal, answers, key);
     return legacyTask ? legacyCreateTaskResult(task, renderContext()) : createTaskResult(task, renderContext());
   }
 
@@ -112,26 +135,20 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     answers: Record<string, unknown>,
     key: string | undefined,
   ) {
-    let created;
-    try {
-      created = await deps.store.create(
-        {
-          taskId: randomUUID(),
-          owner: principal,
-          tool: tool.name,
-          arguments: args,
-          clientCapabilities: capabilities,
-          inputResponses: answers,
-          now: now(),
-          ttlMs: deps.settings.taskTtlMs,
-          pollIntervalMs: tool.pollIntervalMs ?? deps.settings.pollIntervalMs,
-        },
-        key === undefined ? {} : { idempotencyKey: key },
-      );
-    } catch (error) {
-      if (error instanceof IdempotencyConflictError) throw new ProtocolError(INVALID_PARAMS, `${IDEMPOTENCY_KEY} was already used for a call with other arguments`);
-      throw error;
-    }
+    const created = await deps.store.create(
+      {
+        taskId: randomUUID(),
+        owner: principal,
+        tool: tool.name,
+        arguments: args,
+        clientCapabilities: capabilities,
+        inputResponses: answers,
+        now: now(),
+        ttlMs: deps.settings.taskTtlMs,
+        pollIntervalMs: tool.pollIntervalMs ?? deps.settings.pollIntervalMs,
+      },
+      key === undefined ? {} : { idempotencyKey: key },
+    );
     const { task } = created;
     if (created.created) {
       await enqueue(task.taskId, 'start');
@@ -160,12 +177,21 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
 
   /**
    * Runs a tool inside the request. Elicitation goes through multi-round-trip
-   * requests: answers from earlier rounds travel in `requestState`. That state
-   * holds nothing but the client's own answers, so a forged one can only
-   * claim answers the client could have given anyway.
+   * requests: the answers of earlier rounds and the keys asked so far travel
+   * in `requestState`, sealed (HMAC) and bound to the principal, the tool and
+   * an expiry, so a client can neither forge answers it was never asked for
+   * nor skip a question. Tampered or expired state is refused (`-32602`);
+   * answers to keys that were never issued are ignored.
    */
-  async function runInline(tool: ToolDefinition, args: Record<string, unknown>, ctx: ServerContext, capabilities: ClientCapabilities) {
-    const answers = { ...decodeAnswers(ctx.mcpReq.requestState<string>()), ...(ctx.mcpReq.inputResponses ?? {}) };
+  async function runInline(tool: ToolDefinition, args: Record<string, unknown>, ctx: ServerContext, capabilities: ClientCapabilities, principal: string) {
+    const binding = { principal, tool: tool.name };
+    const state: SealedState = await sealer.open(ctx.mcpReq.requestState<unknown>(), binding);
+    const incoming = ctx.mcpReq.inputResponses ?? {};
+    checkAnswers(incoming);
+    const issued = new Set(state.issuedKeys);
+    const fresh = Object.fromEntries(Object.entries(incoming).filter(([key]) => issued.has(key)));
+    const answers = { ...state.answers, ...fresh };
+    checkAnswers(answers);
     const signal = AbortSignal.any([ctx.mcpReq.signal, AbortSignal.timeout(deps.settings.syncBudgetMs)]);
     const outcome = await runTool(tool, args, { taskId: undefined, clientCapabilities: capabilities, answers, cancel: signal, progress: async () => {} });
     switch (outcome.kind) {
@@ -173,8 +199,11 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
         return { result: outcome.result as Record<string, unknown>, answers };
       case 'protocol-error':
         throw ProtocolError.fromError(outcome.error.code, outcome.error.message, outcome.error.data);
-      case 'input':
-        return { result: { resultType: 'input_required', inputRequests: outcome.inputRequests, requestState: encodeAnswers(answers) }, answers };
+      case 'input': {
+        const issuedKeys = [...new Set([...state.issuedKeys, ...Object.keys(outcome.inputRequests)])];
+        const requestState = await sealer.seal({ answers, issuedKeys }, binding);
+        return { result: { resultType: 'input_required', inputRequests: outcome.inputRequests, requestState }, answers };
+      }
       case 'cancelled':
         throw new ProtocolError(INTERNAL_ERROR, 'The tool did not finish within the synchronous time budget; call it as a task');
       case 'retry':
@@ -187,13 +216,10 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
   }
 
   function registerTaskMethods(server: Server, principal: string) {
+    // Errors are mapped by TaskAwareServer, like every method's.
     const guard = <R>(fn: (params: { taskId: string }, ctx: ServerContext) => Promise<R>) => async (params: { taskId: string }, ctx: ServerContext) => {
       if (!declaresTasks(clientCapabilities(ctx))) throw missingTasksCapability();
-      try {
-        return await fn(params, ctx);
-      } catch (error) {
-        throw toProtocolError(error);
-      }
+      return fn(params, ctx);
     };
 
     server.setRequestHandler('tasks/get', { params: TaskIdParams }, guard(async ({ taskId }) => {
@@ -205,7 +231,8 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     // The SDK lifts `inputResponses` out of the params (as for any multi-round-trip retry).
     server.setRequestHandler('tasks/update', { params: TaskIdParams }, guard(async ({ taskId }, ctx) => {
       const inputResponses = ctx.mcpReq.inputResponses;
-      if (!inputResponses) throw new ProtocolError(INVALID_PARAMS, 'tasks/update requires inputResponses');
+      if (!inputResponses) throw invalidParams('tasks/update requires inputResponses');
+      checkAnswers(inputResponses);
       const { resumed } = await deps.store.answer(taskId, principal, inputResponses, now());
       if (resumed) await enqueue(taskId, 'resume');
       return {};
@@ -220,6 +247,8 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
 
   return {
     async fetch(request, principal) {
+      const refused = originRefusal(request, deps.originPolicy);
+      if (refused) return refused;
       const authInfo = { token: '', clientId: principal, scopes: [] };
       if (request.method !== 'POST') return handler.fetch(request, { authInfo });
       // The body is read and parsed once here and handed to the SDK parsed, so
@@ -277,13 +306,59 @@ function jsonRpcError(status: number, id: unknown, code: number, message: string
  * result still goes through the SDK's validation.
  */
 class TaskAwareServer extends Server {
+  readonly #log: Log;
+
+  constructor(info: ConstructorParameters<typeof Server>[0], options: ConstructorParameters<typeof Server>[1], log: Log) {
+    super(info, options);
+    this.#log = log;
+  }
+
+  /**
+   * Every method's handler, wrapped once: the client's mistakes in the
+   * params shape are answered `-32602` before the SDK's validation (whose
+   * message would quote its schema issues), and anything thrown goes through
+   * the one error mapper.
+   */
   protected override _wrapHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
-    if (method !== 'tools/call') return super._wrapHandler(method, handler);
+    const inner = method === 'tools/call' ? this.#toolsCall(handler) : super._wrapHandler(method, handler);
+    return async (request, ctx) => {
+      try {
+        checkParamsShape(method, request.params);
+        return await inner(request, ctx);
+      } catch (error) {
+        throw toProtocolError(error, this.#log, { method });
+      }
+    };
+  }
+
+  #toolsCall(handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
     return async (request, ctx) => {
       const result = (await handler(request, ctx)) as Record<string, unknown>;
       if (result['resultType'] === 'task' || isLegacyCreateTaskResult(result)) return result as never;
-      return super._wrapHandler(method, async () => result as never)(request, ctx);
+      return super._wrapHandler('tools/call', async () => result as never)(request, ctx);
     };
+  }
+}
+
+/** The params checks whose failure is the client's mistake, worded without quoting the input. */
+function checkParamsShape(method: string, params: unknown): void {
+  const value = (params ?? {}) as Record<string, unknown>;
+  if (method === 'tools/call') {
+    if (typeof value['name'] !== 'string') throw invalidParams('tools/call: name must be a string');
+    const args = value['arguments'];
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+      throw invalidParams('tools/call: arguments must be an object');
+    }
+  }
+  if (method.startsWith('tasks/')) {
+    const taskId = value['taskId'];
+    if (typeof taskId !== 'string' || taskId.length === 0 || taskId.length > MAX_TASK_ID_LENGTH) {
+      throw invalidParams(`${method}: taskId must be a non-empty string of at most ${MAX_TASK_ID_LENGTH} characters`);
+    }
+  }
+  const responses = value['inputResponses'];
+  if (responses !== undefined && (typeof responses !== 'object' || responses === null || Array.isArray(responses))) {
+    throw invalidParams(`${method}: inputResponses must be an object`);
   }
 }
 
@@ -306,13 +381,13 @@ function invalidArguments(error: z.ZodError): ToolResult {
  * `tools/call`: retrying the call with the same key (and arguments) returns
  * the task the first call created instead of starting a second job.
  */
-export const IDEMPOTENCY_KEY = 'dev.mcp-tasks-serverless/idempotencyKey';
+export { IDEMPOTENCY_KEY };
 
 function idempotencyKey(ctx: ServerContext): string | undefined {
   const value = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[IDEMPOTENCY_KEY];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.length === 0 || value.length > 256) {
-    throw new ProtocolError(INVALID_PARAMS, `${IDEMPOTENCY_KEY} must be a non-empty string of at most 256 characters`);
+    throw invalidParams(`${IDEMPOTENCY_KEY} must be a non-empty string of at most 256 characters`);
   }
   return value;
 }

@@ -1,5 +1,7 @@
 import { MissingRequiredClientCapabilityError, ProtocolError } from '@modelcontextprotocol/server';
-import { TaskNotFoundError } from '../tasks/store.ts';
+import { errorName, type Log } from '../log.ts';
+import { LimitExceededError } from '../tasks/limits.ts';
+import { IdempotencyConflictError, TaskNotFoundError, TooManyTasksError } from '../tasks/store.ts';
 
 /** The extension's identifier (spec §1.10, item 53). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -20,14 +22,41 @@ export function missingTasksCapability(era: 'modern' | 'legacy' = 'modern'): Pro
   );
 }
 
+/** A client mistake with a message meant for the client (`-32602`). */
+export function invalidParams(message: string, data?: unknown): ProtocolError {
+  return new ProtocolError(INVALID_PARAMS, message, data);
+}
+
+/**
+ * The `_meta` key under which a client may pass an idempotency key on
+ * `tools/call` (see the endpoint).
+ */
+export const IDEMPOTENCY_KEY = 'dev.mcp-tasks-serverless/idempotencyKey';
+
 /**
  * The one place where anything thrown inside a protocol handler becomes a
- * JSON-RPC error. Domain errors keep their meaning; anything unexpected
- * becomes a bare `-32603` with no stack or message text from the exception.
+ * JSON-RPC error. Protocol errors (ours and the SDK's) and domain errors keep
+ * their meaning; anything unexpected is logged (its name, never its message)
+ * and becomes a bare `-32603 Internal error`, with no stack or text of the
+ * exception, which may quote arguments, answers or other principals' ids.
  */
-export function toProtocolError(error: unknown): ProtocolError {
+export function toProtocolError(error: unknown, log?: Log, fields: Record<string, unknown> = {}): ProtocolError {
+  // Protocol errors are worded for the client where they are thrown (ours, the SDK's, a tool's).
   if (error instanceof ProtocolError) return error;
   // Unknown, expired and foreign tasks answer alike (spec items 41, 42, 56).
-  if (error instanceof TaskNotFoundError) return new ProtocolError(INVALID_PARAMS, 'Task not found');
+  if (error instanceof TaskNotFoundError) return invalidParams('Task not found');
+  if (error instanceof LimitExceededError) {
+    return invalidParams(error.message, { reason: 'limit-exceeded', subject: error.subject, bytes: error.bytes, limitBytes: error.limitBytes });
+  }
+  if (error instanceof IdempotencyConflictError) return invalidParams(`${IDEMPOTENCY_KEY} was already used for a call with other arguments`);
+  if (error instanceof TooManyTasksError) {
+    return invalidParams(`${error.message}: wait for one of your tasks to finish, or cancel one`, { reason: 'unfinished-task-limit', limit: error.limit });
+  }
+  log?.({ event: 'request-error', ...fields, error: errorName(error) });
+  return bareInternalError();
+}
+
+function bareInternalError(): ProtocolError {
   return new ProtocolError(INTERNAL_ERROR, 'Internal error');
 }
+

@@ -1,5 +1,5 @@
 import type { TaskSettings } from '../config.ts';
-import type { Log } from '../log.ts';
+import { errorName, type Log } from '../log.ts';
 import { logTaskEnded } from '../metrics.ts';
 import type { JsonRpcErrorObject } from '../tasks/model.ts';
 import type { TaskQueue } from '../queue/queue.ts';
@@ -32,18 +32,23 @@ export async function sweep(deps: SweeperDeps, limit = 100): Promise<{ requeued:
   const requeued: string[] = [];
   const expired: string[] = [];
   for (const taskId of await deps.store.findDue(now, limit)) {
-    if (await deps.store.reschedule(taskId, now, now + sweepWindow(deps.settings))) {
-      await deps.queue.send({ taskId, reason: 'sweep' });
-      requeued.push(taskId);
-      deps.log({ event: 'swept', taskId });
-      continue;
+    try {
+      if (await deps.store.reschedule(taskId, now, now + sweepWindow(deps.settings))) {
+        await deps.queue.send({ taskId, reason: 'sweep' });
+        requeued.push(taskId);
+        deps.log({ event: 'swept', taskId });
+        continue;
+      }
+      // Not a working task (or another sweeper got there): a wait for input past its deadline?
+      const { error, statusMessage } = inputWaitExpired(deps.settings.maxInputWaitMs);
+      const failed = await deps.store.expireWait(taskId, error, statusMessage, now);
+      if (!failed) continue;
+      expired.push(taskId);
+      logTaskEnded(deps.log, failed, 'failed', now, { reason: 'input-wait-expired' });
+    } catch (error) {
+      // One task's failure does not stop the sweep; the task is due again next time.
+      deps.log({ event: 'sweep-failed', taskId, error: errorName(error) });
     }
-    // Not a working task (or another sweeper got there): a wait for input past its deadline?
-    const { error, statusMessage } = inputWaitExpired(deps.settings.maxInputWaitMs);
-    const failed = await deps.store.expireWait(taskId, error, statusMessage, now);
-    if (!failed) continue;
-    expired.push(taskId);
-    logTaskEnded(deps.log, failed, 'failed', now, { reason: 'input-wait-expired' });
   }
   return { requeued, expired };
 }

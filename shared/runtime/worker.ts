@@ -4,7 +4,8 @@ import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
 import { MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
-import { LeaseLostError, type TaskStore } from '../tasks/store.ts';
+import { MAX_STATUS_MESSAGE_BYTES, truncateUtf8 } from '../tasks/limits.ts';
+import { LeaseLostError, TaskRowRejectedError, type TaskStore } from '../tasks/store.ts';
 import { runTool, type Journal, type RunOutcome } from './run.ts';
 import type { ToolDefinition } from './tool.ts';
 
@@ -58,7 +59,19 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
   const now = deps.now ?? Date.now;
   const { log } = deps;
   const leaseOwner = randomUUID();
-  const task = await deps.store.claim(message.taskId, leaseOwner, now(), deps.settings.leaseMs);
+  let task: TaskRecord | undefined;
+  try {
+    task = await deps.store.claim(message.taskId, leaseOwner, now(), deps.settings.leaseMs);
+  } catch (error) {
+    // Shows at once what keeps every task from running (e.g. AccessDenied after a bad deploy).
+    log({ event: 'claim-failed', taskId: message.taskId, reason: message.reason, error: errorName(error) });
+    if (!(error instanceof TaskRowRejectedError)) throw error;
+    // The row can never be claimed (it is at DynamoDB's item size limit):
+    // end the task rather than let the queue and the sweeper retry it forever.
+    const ended = await deps.store.fail(message.taskId, EXHAUSTED_ERROR, 'The task could not be started: its row is at the storage size limit', now());
+    if (ended) log({ event: 'task-ended', taskId: message.taskId, status: 'failed', reason: 'row-rejected' });
+    return 'done';
+  }
   if (!task) {
     log({ event: 'skip', taskId: message.taskId, reason: message.reason });
     return 'done';
@@ -69,11 +82,12 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
   if (message.reason === 'start' && task.attempts === 1) {
     log(withMetrics({ event: 'task-started', taskId: task.taskId, tool: task.tool }, { TimeQueued: Math.max(0, now() - task.createdAt) }));
   }
+  const claimed = task;
   const finish = async (outcome: TaskOutcome) => {
     const at = now();
-    const disposition = await finishUnderLease(deps.store, task, leaseOwner, outcome, at);
+    const disposition = await finishUnderLease(deps.store, claimed, leaseOwner, outcome, at, log);
     // One line per task that reaches an end here, with its metrics.
-    if (outcome.status !== 'input_required') logTaskEnded(log, task, outcome.status, at);
+    if (outcome.status !== 'input_required') logTaskEnded(log, claimed, outcome.status, at);
     return disposition;
   };
   if (task.cancelRequested) return finish({ status: 'cancelled' });
@@ -112,7 +126,10 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     if (cancel.signal.aborted && ['sleep', 'continue', 'retry'].includes(outcome.kind)) return await finish(toTaskOutcome({ kind: 'cancelled' }));
     return await settle(outcome, task, leaseOwner, deps, now, finish);
   } catch (error) {
-    if (error instanceof LeaseLostError) return 'done';
+    if (error instanceof LeaseLostError) {
+      log({ event: 'lease-lost', taskId: task.taskId, tool: task.tool });
+      return 'done';
+    }
     // Left to SQS redelivery: a retry the handler did not ask for.
     log(withMetrics({ event: 'error', taskId: task.taskId, tool: task.tool, error: errorName(error) }, { TaskRetries: 1 }));
     // SQS redelivers the message after its visibility timeout (and dead-letters
@@ -166,11 +183,13 @@ async function settle(
   }
 }
 
-async function finishUnderLease(store: TaskStore, task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number): Promise<Disposition> {
+async function finishUnderLease(store: TaskStore, task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number, log: Log): Promise<Disposition> {
   try {
     await store.finish(task, leaseOwner, outcome, now);
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
+    // Another worker took the task over (or it ended meanwhile): its outcome stands.
+    log({ event: 'lease-lost', taskId: task.taskId, tool: task.tool });
   }
   return 'done';
 }
@@ -257,7 +276,7 @@ function startHeartbeat(deps: WorkerDeps, task: TaskRecord, leaseOwner: string, 
     async progress(message: string) {
       if (now() - lastProgress < progressIntervalMs) return;
       lastProgress = now();
-      await write(renewalDue(), message);
+      await write(renewalDue(), truncateUtf8(message, MAX_STATUS_MESSAGE_BYTES));
     },
     stop: () => clearInterval(timer),
   };

@@ -19,6 +19,8 @@ import { isTerminal, type JsonRpcErrorObject, type TaskBase, type TaskOutcome, t
 import {
   IdempotencyConflictError,
   LeaseLostError,
+  TaskRowRejectedError,
+  TooManyTasksError,
   type AnswerResult,
   type CancelResult,
   type HeartbeatOptions,
@@ -58,6 +60,10 @@ export const RESULT_SK_PREFIX = 'result#';
 /** Partition-key prefix and sort key of idempotency-key items. */
 export const IDEMPOTENCY_PK_PREFIX = 'idem#';
 export const IDEMPOTENCY_SK = 'idem';
+
+/** Partition-key prefix and sort key of an owner's unfinished-task set (only with a cap). */
+export const SLOTS_PK_PREFIX = 'slots#';
+export const SLOTS_SK = 'slots';
 
 /**
  * How long an idempotency key outlives the retention window of the task it
@@ -138,11 +144,23 @@ export class DynamoDbTaskStore implements TaskStore {
 
   async create(task: NewTask, options: { idempotencyKey?: string } = {}): Promise<{ task: TaskRecord; created: boolean }> {
     const record = newTaskRecord(task, this.#policy);
-    if (options.idempotencyKey === undefined) {
-      if (!(await this.#putRow(record))) throw new Error(`Task id collision: ${task.taskId}`);
-      return { task: fromItem(toItem(record)), created: true };
+    const capped = this.#policy.maxUnfinishedTasks !== undefined;
+    if (capped) await this.#takeSlot(record.owner, record.taskId, task.now);
+    try {
+      let created: { task: TaskRecord; created: boolean };
+      if (options.idempotencyKey === undefined) {
+        if (!(await this.#putRow(record))) throw new Error('Task id collision');
+        created = { task: fromItem(toItem(record)), created: true };
+      } else {
+        created = await this.#createOnce(record, options.idempotencyKey, task.now);
+      }
+      // An idempotent retry returned the first call's task: this call's slot goes back.
+      if (capped && created.task.taskId !== record.taskId) await this.#freeSlot(record.owner, record.taskId);
+      return created;
+    } catch (error) {
+      if (capped) await this.#freeSlot(record.owner, record.taskId);
+      throw error;
     }
-    return this.#createOnce(record, options.idempotencyKey, task.now);
   }
 
   async get(taskId: string, owner: string, now: number): Promise<TaskRecord | undefined> {
@@ -218,9 +236,21 @@ export class DynamoDbTaskStore implements TaskStore {
       chunkedResult = JSON.parse(text) as Record<string, unknown>;
     }
 
-    const item = await this.#update(task.taskId, { ...write, ...leaseHeldBy(leaseOwner), returnValues: 'ALL_NEW' });
+    let item: Item | undefined;
+    try {
+      item = await this.#update(task.taskId, { ...write, ...leaseHeldBy(leaseOwner), returnValues: 'ALL_NEW' });
+    } catch (error) {
+      if (!(error instanceof TaskRowRejectedError)) throw error;
+      // The outcome cannot be stored (e.g. a row at the size limit): the task
+      // ends `failed` through a minimal write that says why.
+      const message = rejectedMessage(error, 'its outcome was written');
+      const ended = await this.#endMinimal(task, { status: 'failed', error: ROW_REJECTED_ERROR }, message, now, leaseHeldBy(leaseOwner));
+      if (!ended) throw new LeaseLostError(task.taskId);
+      return ended;
+    }
     if (!item) throw new LeaseLostError(task.taskId);
     const finished = fromItem(item);
+    if (isTerminal(finished.status)) await this.#freeSlot(finished.owner, finished.taskId);
     return chunkedResult && finished.status === 'completed' ? { ...finished, result: chunkedResult } : finished;
   }
 
@@ -245,7 +275,19 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   async cancel(taskId: string, owner: string, now: number, options: { statusMessage?: string } = {}): Promise<CancelResult> {
-    return this.#rewrite(taskId, (task) => decideCancel(taskId, task, owner, now, this.#policy, options));
+    return this.#rewrite(taskId, (task) => decideCancel(taskId, task, owner, now, this.#policy, options), (current, decision) => {
+      if (decision.result !== 'requested') return undefined;
+      // Requesting cancellation of a running task only ever sets one flag:
+      // concurrent cancels (and the worker's heartbeats) need not be ordered,
+      // so the write is guarded by the rule (still this status, lease still
+      // live), not by the version read. Already requested: nothing to write.
+      if (current.cancelRequested) return 'skip';
+      return {
+        set: { cancelRequested: { BOOL: true } },
+        condition: '#status = :readStatus AND #leaseUntil > :now',
+        values: { ':readStatus': { S: current.status }, ':now': number(now) },
+      };
+    });
   }
 
   async loadSteps(taskId: string): Promise<Map<string, unknown>> {
@@ -376,7 +418,7 @@ export class DynamoDbTaskStore implements TaskStore {
     const item = await this.#readItem(record.taskId);
     const existing = item && fromItem(item);
     if (!item || !existing || existing.owner !== record.owner || fingerprintOf(existing) !== fingerprint) {
-      throw new Error(`Task id collision: ${record.taskId}`);
+      throw new Error('Task id collision');
     }
     return { task: await this.#withResult(existing, item), created: false };
   }
@@ -403,7 +445,7 @@ export class DynamoDbTaskStore implements TaskStore {
       return true;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
+      throw rejection(error, item[TABLE_KEYS.partition]?.S ?? '');
     }
   }
 
@@ -506,20 +548,133 @@ export class DynamoDbTaskStore implements TaskStore {
    * when another writer got in between, decide again on a fresh read. The
    * result of a chunked row is not loaded: terminal rows are never rewritten.
    */
-  async #rewrite<T>(taskId: string, decide: (task: TaskRecord | undefined) => Decision<T>): Promise<T> {
+  async #rewrite<T>(
+    taskId: string,
+    decide: (task: TaskRecord | undefined) => Decision<T>,
+    /** A write that needs no version guard for this decision (or `skip`: none at all). */
+    unordered?: (current: TaskRecord, decision: Decision<T>) => RowWrite | 'skip' | undefined,
+  ): Promise<T> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+      if (attempt > 1) await backoff(attempt - 1, true);
       const item = await this.#readItem(taskId);
       const current = item && fromItem(item);
-      const { result, next } = decide(current);
+      const decision = decide(current);
+      const { result, next } = decision;
       if (!current || !next) return result;
-      const written = await this.#update(taskId, {
-        ...changes(current, next),
-        condition: '#version = :readVersion AND #status = :readStatus',
-        values: { ':readVersion': number(current.version), ':readStatus': { S: current.status } },
-      });
-      if (written) return result;
+      const own = unordered?.(current, decision);
+      if (own === 'skip') return result;
+      const write: RowWrite = own ?? { ...changes(current, next), ...versionOf(current) };
+      let written: Item | undefined;
+      try {
+        written = await this.#update(taskId, write);
+      } catch (error) {
+        if (!(error instanceof TaskRowRejectedError) || !isTerminal(next.status)) throw error;
+        // The row cannot take this change (e.g. it is at the size limit):
+        // end the task as decided through a write that also slims the row.
+        const outcome = next.status === 'failed' ? { status: 'failed' as const, error: next.error } : { status: 'cancelled' as const };
+        const message = rejectedMessage(error, next.status === 'cancelled' ? 'it was cancelled' : 'it failed');
+        if (await this.#endMinimal(current, outcome, message, next.lastUpdatedAt, versionOf(current))) return result;
+        continue;
+      }
+      if (written) {
+        if (isTerminal(next.status)) await this.#freeSlot(current.owner, taskId);
+        return result;
+      }
     }
-    throw new Error(`Task ${taskId} kept changing: gave up after ${MAX_ATTEMPTS} attempts`);
+    throw new Error(`Task kept changing: gave up after ${MAX_ATTEMPTS} attempts`);
+  }
+
+  /**
+   * Ends a task through the smallest write that can: status, error and
+   * message, the TTL attributes, and the client's bulky attributes
+   * (arguments, answers, capabilities, outstanding requests, any result)
+   * replaced by empty values, which only ever shrinks the row. Used when
+   * DynamoDB refused the regular write. Resolves to the ended record, or
+   * `undefined` when `guard` failed.
+   */
+  async #endMinimal(
+    task: TaskRecord,
+    outcome: { status: 'failed'; error: JsonRpcErrorObject } | { status: 'cancelled' },
+    statusMessage: string,
+    now: number,
+    guard: Pick<RowWrite, 'condition' | 'values'>,
+  ): Promise<TaskRecord | undefined> {
+    const slim = { ...task, arguments: {}, inputResponses: {}, clientCapabilities: {} } as TaskRecord;
+    const next = applyOutcome(slim, { ...outcome, statusMessage }, now, this.#policy.retentionMs);
+    const item = toItem(next);
+    const set: Item = {};
+    for (const name of ['status', 'statusMessage', 'error', 'arguments', 'inputResponses', 'clientCapabilities', 'lastUpdatedAt', 'ttlMs', TTL_ATTRIBUTE, EXPIRES_AT_MS]) {
+      if (item[name]) set[name] = item[name];
+    }
+    const written = await this.#update(task.taskId, {
+      set,
+      remove: ['leaseOwner', 'leaseUntil', 'inputRequests', 'result', RESULT_REF, ACTIVE_INDEX.sort, ACTIVE_INDEX.partition],
+      ...guard,
+      returnValues: 'ALL_NEW',
+    });
+    if (!written) return undefined;
+    await this.#freeSlot(task.owner, task.taskId);
+    return fromItem(written);
+  }
+
+  // --- the cap on unfinished tasks (only with `maxUnfinishedTasks`) -----------
+
+  /**
+   * Adds a task to its owner's set of unfinished task ids (one item per
+   * owner), unless the set is full. A full set is checked against the rows
+   * once: ids of tasks that ended are dropped, which also repairs a slot
+   * leaked by a process that died between a task's terminal write and
+   * {@link #freeSlot}.
+   */
+  async #takeSlot(owner: string, taskId: string, now: number): Promise<void> {
+    const cap = this.#policy.maxUnfinishedTasks!;
+    for (let round = 0; round < 2; round += 1) {
+      const taken = await this.#updateItem(slotKey(owner), {
+        UpdateExpression: 'ADD #ids :id SET #updatedAt = :now',
+        ConditionExpression: 'attribute_not_exists(#ids) OR size(#ids) < :cap OR contains(#ids, :taskId)',
+        ExpressionAttributeNames: { '#ids': 'ids', '#updatedAt': 'updatedAt' },
+        ExpressionAttributeValues: { ':id': { SS: [taskId] }, ':cap': number(cap), ':taskId': { S: taskId }, ':now': number(now) },
+      });
+      if (taken) return;
+      if (round === 0 && !(await this.#dropEnded(owner, now))) break;
+    }
+    throw new TooManyTasksError(cap);
+  }
+
+  /** Removes ids of ended (or long missing) tasks from an owner's set; whether any was removed. */
+  async #dropEnded(owner: string, now: number): Promise<boolean> {
+    const { Item: slots } = await this.#client.send(new GetItemCommand({ TableName: this.#tableName, Key: slotKey(owner), ConsistentRead: true }));
+    const ids = slots?.['ids']?.SS ?? [];
+    const rows = new Map((await this.#batchGet(ids.map(rowKey))).map((item) => [readString(item, TABLE_KEYS.partition), item]));
+    // A missing row may be a create still in progress, unless the set is older than a minute.
+    const settled = slots?.['updatedAt']?.N !== undefined && now - Number(slots['updatedAt'].N) > 60_000;
+    const stale = ids.filter((id) => {
+      const row = rows.get(id);
+      return row ? isTerminal(readString(row, 'status') as TaskStatus) : settled;
+    });
+    if (stale.length === 0) return false;
+    await this.#updateItem(slotKey(owner), { UpdateExpression: 'DELETE #ids :stale', ExpressionAttributeNames: { '#ids': 'ids' }, ExpressionAttributeValues: { ':stale': { SS: stale } } });
+    return true;
+  }
+
+  /** Frees a task's slot (idempotent; nothing without a cap). */
+  async #freeSlot(owner: string, taskId: string): Promise<void> {
+    if (this.#policy.maxUnfinishedTasks === undefined) return;
+    await this.#updateItem(slotKey(owner), { UpdateExpression: 'DELETE #ids :id', ExpressionAttributeNames: { '#ids': 'ids' }, ExpressionAttributeValues: { ':id': { SS: [taskId] } } });
+  }
+
+  /** One conditional `UpdateItem` of any item; false when the condition failed. */
+  async #updateItem(
+    key: Item,
+    update: { UpdateExpression: string; ConditionExpression?: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Item },
+  ): Promise<boolean> {
+    try {
+      await this.#client.send(new UpdateItemCommand({ TableName: this.#tableName, Key: key, ...update }));
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
   }
 
   /**
@@ -556,7 +711,7 @@ export class DynamoDbTaskStore implements TaskStore {
       return Attributes ?? {};
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
+      throw rejection(error, taskId);
     }
   }
 }
@@ -648,8 +803,46 @@ function fingerprintOf(task: Pick<TaskBase, 'tool' | 'arguments'>): string {
   return sha256(JSON.stringify([task.tool, task.arguments]));
 }
 
-function backoff(round: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+function backoff(round: number, jitter = false): Promise<void> {
+  const ceiling = Math.min(1000, 25 * 2 ** round);
+  return new Promise((resolve) => setTimeout(resolve, jitter ? Math.random() * ceiling : ceiling));
+}
+
+/** The error a task ends with when DynamoDB refuses its row. */
+const ROW_REJECTED_ERROR = { code: -32603, message: 'Internal error' } as const;
+
+/**
+ * DynamoDB's refusal of a write as a domain error: `ValidationException`
+ * (item too large, or an invalid value) can never succeed on a retry.
+ */
+function rejection(error: unknown, taskId: string): unknown {
+  if (!(error instanceof Error) || error.name !== 'ValidationException') return error;
+  return new TaskRowRejectedError(taskId, /item size/i.test(error.message) ? 'size' : 'validation');
+}
+
+/** The `statusMessage` of a task ended through the minimal write. */
+function rejectedMessage(error: TaskRowRejectedError, when: string): string {
+  return error.reason === 'size'
+    ? `The task row reached DynamoDB's item size limit when ${when}: its arguments and answers were removed to record this ending`
+    : `DynamoDB rejected the task row when ${when}: its arguments and answers were removed to record this ending`;
+}
+
+/** Guard of a write on the version read (as `#rewrite`'s own writes). */
+function versionOf(task: TaskRecord): Pick<RowWrite, 'condition' | 'values'> {
+  return {
+    condition: '#version = :readVersion AND #status = :readStatus',
+    values: { ':readVersion': number(task.version), ':readStatus': { S: task.status } },
+  };
+}
+
+/** The item listing an owner's unfinished task ids (only with a cap). */
+function slotKey(owner: string): Item {
+  return { [TABLE_KEYS.partition]: { S: `${SLOTS_PK_PREFIX}${sha256(owner)}` }, [TABLE_KEYS.sort]: { S: SLOTS_SK } };
+}
+
+/** The size of a task's row (DynamoDB's rules, slightly overestimated): what the size budgets are measured with. */
+export function taskRowBytes(task: TaskRecord): number {
+  return itemBytes(toItem(task));
 }
 
 /**

@@ -1,6 +1,7 @@
-import { isExpired, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
+import { isExpired, isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
 import {
   IdempotencyConflictError,
+  TooManyTasksError,
   type AnswerResult,
   type CancelResult,
   type HeartbeatOptions,
@@ -54,7 +55,11 @@ export class InMemoryTaskStore implements TaskStore {
       }
     }
     // Checked before the key is recorded, so that a key never names another's task.
-    if (this.#tasks.has(task.taskId)) throw new Error(`Task id collision: ${task.taskId}`);
+    if (this.#tasks.has(task.taskId)) throw new Error('Task id collision');
+    const cap = this.#policy.maxUnfinishedTasks;
+    if (cap !== undefined && [...this.#tasks.values()].filter((t) => t.owner === task.owner && !isTerminal(t.status)).length >= cap) {
+      throw new TooManyTasksError(cap);
+    }
     if (scope !== undefined) this.#idempotency.set(scope, { taskId: task.taskId, fingerprint });
     const record = newTaskRecord(task, this.#policy);
     this.#tasks.set(task.taskId, copy(record));

@@ -66,6 +66,11 @@ export interface StorePolicy {
    * which carry no `sweepAt` while waiting and keep waiting until answered).
    */
   maxInputWaitMs?: number;
+  /**
+   * Most unfinished tasks one owner may have at once: `create` throws
+   * {@link TooManyTasksError} beyond it. Absent: no cap, and no cost.
+   */
+  maxUnfinishedTasks?: number;
 }
 
 /** What `heartbeat` writes besides checking the lease. */
@@ -254,5 +259,28 @@ export class IdempotencyConflictError extends Error {
   constructor() {
     super('Idempotency key already used for a different call');
     this.name = 'IdempotencyConflictError';
+  }
+}
+
+/**
+ * DynamoDB refused to store a task row (too large, or otherwise invalid).
+ * The stores end such a task `failed` through a minimal write rather than
+ * retry a write that can never succeed.
+ */
+export class TaskRowRejectedError extends Error {
+  constructor(
+    readonly taskId: string,
+    readonly reason: 'size' | 'validation',
+  ) {
+    super(reason === 'size' ? 'Task row over the item size limit' : 'Task row rejected');
+    this.name = 'TaskRowRejectedError';
+  }
+}
+
+/** The owner already has as many unfinished tasks as the configured cap allows. */
+export class TooManyTasksError extends Error {
+  constructor(readonly limit: number) {
+    super(`Too many unfinished tasks: the limit is ${limit} per principal`);
+    this.name = 'TooManyTasksError';
   }
 }

@@ -44,6 +44,7 @@ import {
   type NewTask,
   type StorePolicy,
 } from './store.ts';
+import { checkBudget, MAX_ANSWERS_BYTES, type LimitExceededError } from './limits.ts';
 import { extendedTtl } from './ttl.ts';
 
 /** What an operation answers, and the record to store after it (absent: nothing changes). */
@@ -331,7 +332,8 @@ export function decideFail(
 
 /**
  * `answer`: records the answers to outstanding keys of an `input_required`
- * task and ignores the rest; answering the last one makes the task `working`
+ * task and ignores the rest (throwing {@link LimitExceededError} when all the
+ * task's answers together would pass `MAX_ANSWERS_BYTES`); answering the last one makes the task `working`
  * again, due for the sweeper one W later. Throws {@link TaskNotFoundError}
  * when the task is not {@link visible} to `owner`.
  */
@@ -352,6 +354,8 @@ export function decideAnswer(
   const { inputRequests, ...rest } = task;
   const outstanding = Object.fromEntries(Object.entries(inputRequests).filter(([key]) => !accepted.includes(key)));
   const inputResponses = { ...task.inputResponses, ...Object.fromEntries(accepted.map((key) => [key, responses[key]])) };
+  // The row keeps every answer: together they stay within the per-task budget.
+  checkBudget('inputResponses (all answers of the task)', inputResponses, MAX_ANSWERS_BYTES);
   const resumed = Object.keys(outstanding).length === 0;
   const written = { inputResponses, lastUpdatedAt: now, version: task.version + 1 };
   if (resumed) checkTransition(task, 'working');

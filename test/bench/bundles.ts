@@ -43,16 +43,18 @@ const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node
 /**
  * The third-party packages each function's job needs: what its bare bundle
  * imports. The MCP function serves the protocol (MCP SDK, zod for tool input
- * schemas) and creates tasks (DynamoDB) and their start messages (SQS); the
+ * schemas), creates tasks (DynamoDB) and their start messages (SQS) and reads
+ * its requestState sealing key once (SSM); the
  * worker runs tools (zod) against the table and hands tasks over through the
  * queue; the sweeper queries the table and enqueues; the dead-letter handler
  * only writes the table (its messages arrive through the event source).
  */
 const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
-  mcp: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod'],
+  mcp: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm', '@modelcontextprotocol/server', 'zod'],
   worker: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'],
   deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
   sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
+  stateKey: ['@aws-sdk/client-ssm'],
 };
 
 /**
@@ -66,6 +68,7 @@ const TOUCH: Record<string, { imports: string; uses: string }> = {
     uses: 'new DynamoDBClient({})',
   },
   '@aws-sdk/client-sqs': { imports: "import { SQSClient } from '@aws-sdk/client-sqs';", uses: 'new SQSClient({})' },
+  '@aws-sdk/client-ssm': { imports: "import { SSMClient } from '@aws-sdk/client-ssm';", uses: 'new SSMClient({})' },
   '@modelcontextprotocol/server': {
     imports: "import { createMcpHandler } from '@modelcontextprotocol/server';",
     uses: 'createMcpHandler',
@@ -192,6 +195,7 @@ const ENVIRONMENT = {
   NODE_OPTIONS: '--enable-source-maps',
   [ENV.tableName]: 'placeholder-table',
   [ENV.queueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/placeholder-queue',
+  [ENV.stateKeyParameter]: '/placeholder/request-state-key',
 };
 
 const PROBE = `

@@ -22,7 +22,16 @@ const SCENARIOS = [
   'tasks-required-task-error',
   'tasks-mrtr-composition',
   'server-stateless',
+  // Issue 9, item 3: a tampered requestState is refused (MRTR integrity MUST).
+  'input-required-result-tampered-state',
 ];
+
+/**
+ * Scenarios run on both wires: the 2025-11-25 default and `--spec-version
+ * 2026-07-28` (issue 9, item 4: the local server refuses DNS-rebinding
+ * `Host`/`Origin` values and serves loopback ones).
+ */
+const BOTH_WIRES = ['dns-rebinding-protection'];
 
 const require = createRequire(import.meta.url);
 const suiteEntry = path.join(path.dirname(require.resolve('@modelcontextprotocol/conformance/package.json')), 'dist', 'index.js');
@@ -37,9 +46,10 @@ interface ScenarioRun {
   output: string;
 }
 
-function runScenario(url: string, scenario: string): Promise<ScenarioRun> {
+function runScenario(url: string, scenario: string, specVersion?: string): Promise<ScenarioRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(node22, [suiteEntry, 'server', '--url', url, '--scenario', scenario], {
+    const args = [suiteEntry, 'server', '--url', url, '--scenario', scenario, ...(specVersion ? ['--spec-version', specVersion] : [])];
+    const child = spawn(node22, args, {
       env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -51,7 +61,7 @@ function runScenario(url: string, scenario: string): Promise<ScenarioRun> {
       const plain = output.replace(/\x1b\[[0-9;]*m/g, '');
       const match = /Passed: (\d+)\/\d+, (\d+) failed, (\d+) warnings/.exec(plain);
       resolve({
-        scenario,
+        scenario: specVersion ? `${scenario} (${specVersion})` : scenario,
         exitCode,
         passed: Number(match?.[1] ?? 0),
         failed: match ? Number(match[2]) : Number.NaN,
@@ -72,7 +82,7 @@ describe('MCP conformance suite against the local stack', () => {
 
   after(async () => {
     await stack?.stop();
-    const width = Math.max(...SCENARIOS.map((s) => s.length));
+    const width = Math.max(...runs.map((run) => run.scenario.length), 'total'.length);
     console.log('\nConformance summary (@modelcontextprotocol/conformance 0.2.0-alpha.12)');
     for (const run of runs) console.log(`  ${run.scenario.padEnd(width)}  ${run.passed} passed, ${run.failed} failed, ${run.warnings} warnings`);
     const total = runs.reduce((sum, run) => ({ passed: sum.passed + run.passed, failed: sum.failed + run.failed }), { passed: 0, failed: 0 });
@@ -87,5 +97,17 @@ describe('MCP conformance suite against the local stack', () => {
       assert.ok(run.passed > 0, `no check passed:\n${run.output}`);
       assert.equal(run.exitCode, 0, run.output);
     });
+  }
+
+  for (const scenario of BOTH_WIRES) {
+    for (const specVersion of [undefined, '2026-07-28']) {
+      it(`${scenario} (${specVersion ?? 'default wire'}): zero failed checks`, async () => {
+        const run = await runScenario(stack.url, scenario, specVersion);
+        runs.push(run);
+        assert.equal(run.failed, 0, run.output);
+        assert.ok(run.passed > 0, `no check passed:\n${run.output}`);
+        assert.equal(run.exitCode, 0, run.output);
+      });
+    }
   }
 });

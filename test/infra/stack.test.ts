@@ -338,7 +338,8 @@ describe('sweeper', () => {
 describe('functions', () => {
   it('run on the one runtime constant, ARM64, with active tracing and their own log group', () => {
     const fns = resourcesOf(base.json, 'AWS::Lambda::Function');
-    assert.equal(fns.length, 4);
+    // The four task functions and the requestState key's custom resource.
+    assert.equal(fns.length, 5);
     // Tracing is a setting, off by default (cost: see the README); on when asked for.
     for (const [id, fn] of resourcesOf(jwt.json, 'AWS::Lambda::Function')) assert.deepEqual(fn['Properties']['TracingConfig'], { Mode: 'Active' }, id);
     for (const [id, fn] of fns) {
@@ -750,4 +751,47 @@ describe('context', () => {
       assert.throws(() => createApp({ context: { ...CDK_CONTEXT, ...context, 'aws:cdk:bundling-stacks': [] } }), message);
     });
   }
+});
+
+// Issue 9, items 3 and 4: the requestState key and the allowed origins.
+describe('requestState key and allowed origins', () => {
+  it('creates the key as an SSM SecureString through a custom resource, and lets the MCP function read only that parameter', () => {
+    const [customId, custom] = only(base.json, 'Custom::RequestStateKey');
+    const parameterName = custom['Properties']['ParameterName'];
+    assert.match(JSON.stringify(parameterName), /request-state-key/);
+    // The value is made by the function, never in the template.
+    assert.doesNotMatch(JSON.stringify(base.json), /"Type":"SecureString"/);
+    const [creatorId, creator] = only(base.json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes('requestState sealing key'));
+    assert.deepEqual(custom['Properties']['ServiceToken'], arnOf(creatorId));
+    const creatorStatements = statementsOf(base.json, roleLogicalIdOf(creator));
+    const write = creatorStatements.find((s) => asList(s['Action']).includes('ssm:PutParameter'));
+    assert.ok(write, 'the creator may put the parameter');
+    assert.deepEqual(asList(write['Action']).sort(), ['ssm:DeleteParameter', 'ssm:PutParameter']);
+    assert.match(JSON.stringify(write['Resource']), /parameter\/.*request-state-key/);
+
+    const [mcpId, mcp] = functions(base.json).mcp;
+    assert.deepEqual(mcp['Properties']['Environment']['Variables'][ENV.stateKeyParameter], parameterName);
+    const read = statementsOf(base.json, roleLogicalIdOf(mcp)).filter((s) => asList(s['Action']).some((a: string) => a.startsWith('ssm:')));
+    assert.equal(read.length, 1);
+    assert.deepEqual(asList(read[0]!['Action']), ['ssm:GetParameter']);
+    assert.deepEqual(read[0]!['Resource'], write['Resource']);
+    assert.ok(asList(mcp['DependsOn'] ?? []).includes(customId), `${mcpId} waits for the key`);
+  });
+
+  it('configures no CORS and no allowed origins by default', () => {
+    const [, api] = only(base.json, 'AWS::ApiGatewayV2::Api');
+    assert.equal(api['Properties']['CorsConfiguration'], undefined);
+    assert.equal(functions(base.json).mcp[1]['Properties']['Environment']['Variables'][ENV.allowedOrigins], undefined);
+  });
+
+  it('drives CORS (preflight included) and the Origin check from one allowed-origins setting', () => {
+    const origins = synth({ allowedOrigins: 'https://app.example.com,https://admin.example.com', 'aws:cdk:bundling-stacks': [] });
+    const [, api] = only(origins.json, 'AWS::ApiGatewayV2::Api');
+    const cors = api['Properties']['CorsConfiguration'];
+    assert.deepEqual(cors['AllowOrigins'], ['https://app.example.com', 'https://admin.example.com']);
+    assert.deepEqual(cors['AllowMethods'], ['POST']);
+    for (const header of ['content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'authorization']) assert.ok(cors['AllowHeaders'].includes(header), header);
+    assert.equal(functions(origins.json).mcp[1]['Properties']['Environment']['Variables'][ENV.allowedOrigins], 'https://app.example.com,https://admin.example.com');
+    assert.throws(() => createApp({ context: { ...CDK_CONTEXT, allowedOrigins: 'app.example.com', 'aws:cdk:bundling-stacks': [] } }), /allowedOrigins/);
+  });
 });

@@ -141,6 +141,25 @@ const loggingTool = defineTool({
   handler: async () => 'Done',
 });
 
+/**
+ * For `input-required-result-tampered-state`: asks one question inline, so its
+ * `input_required` result carries a sealed `requestState`; a round echoing a
+ * tampered state is refused with `-32602` before the tool runs again.
+ */
+const tamperedState = defineTool({
+  name: 'test_input_required_result_tampered_state',
+  description: 'Asks for a confirmation through a multi-round-trip request whose requestState is integrity-protected.',
+  inputSchema: z.object({}),
+  execution: 'sync',
+  handler: async (_args, ctx) => {
+    const answer = await ctx.elicit('confirm', {
+      message: 'Proceed?',
+      requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+    });
+    return answer.action === 'accept' ? 'Confirmed' : 'Not confirmed';
+  },
+});
+
 export const conformanceTools: ToolDefinition[] = [
   greet,
   slowCompute,
@@ -152,4 +171,5 @@ export const conformanceTools: ToolDefinition[] = [
   missingCapability,
   streamingElicitation,
   loggingTool,
+  tamperedState,
 ];

@@ -78,4 +78,22 @@ describe('sweep', () => {
     assert.equal(results.flatMap((r) => r.requeued).length, 1);
     assert.equal(queue.sent.length, 1);
   });
+
+  // Issue 9, item 2: no silent failure path.
+  it('logs a task it cannot enqueue (ids and error name only) and goes on with the others', async () => {
+    const { store, queue, create } = await setup();
+    await create('a', 0);
+    await create('b', 1);
+    const lines: Record<string, unknown>[] = [];
+    const failing = {
+      send: async (message: { taskId: string; reason: string }) => {
+        if (message.taskId === 'a') throw Object.assign(new Error('secret queue detail'), { name: 'AccessDenied' });
+        return queue.send(message as never);
+      },
+    } as unknown as InMemoryTaskQueue;
+    const { requeued } = await sweep({ store, queue: failing, settings, log: (line) => void lines.push(line), now: () => W + 1 });
+    assert.deepEqual(requeued, ['b']);
+    assert.deepEqual(lines.find((line) => line['event'] === 'sweep-failed'), { event: 'sweep-failed', taskId: 'a', error: 'AccessDenied' });
+    assert.doesNotMatch(JSON.stringify(lines), /secret/);
+  });
 });

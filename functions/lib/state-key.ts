@@ -1,0 +1,21 @@
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { REQUEST_STATE_KEY_BYTES } from '../../shared/protocol/request-state.ts';
+
+/**
+ * The `requestState` sealing key from an SSM SecureString (standard tier,
+ * encrypted with the AWS-managed `aws/ssm` key), base64-encoded. Read once
+ * per execution environment, on first use: a rotated key reaches each
+ * environment when it next starts (see the README on rotation).
+ */
+export function ssmStateKey(parameterName: string, client: SSMClient = new SSMClient({})): () => Promise<Uint8Array> {
+  let key: Promise<Uint8Array> | undefined;
+  return () =>
+    (key ??= client.send(new GetParameterCommand({ Name: parameterName, WithDecryption: true })).then(({ Parameter }) => {
+      const bytes = Buffer.from(Parameter?.Value ?? '', 'base64');
+      if (bytes.length < REQUEST_STATE_KEY_BYTES) throw new Error(`The parameter ${parameterName} must hold at least ${REQUEST_STATE_KEY_BYTES} bytes, base64-encoded`);
+      return bytes;
+    })).catch((error: unknown) => {
+      key = undefined; // a failed read is tried again by the next request
+      throw error;
+    });
+}
