@@ -7,6 +7,7 @@ import { settingStoresOf } from '../shared/runtime/settings.ts';
 import type { ToolDefinition } from '../shared/runtime/tool.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
+import { McpUserPool, USER_POOL_SCOPE } from './constructs/user-pool.ts';
 import { StateKey } from './constructs/state-key.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
 import { grantToolNeeds, runsAsTask, runsInline, toolsOf } from './constructs/tool-needs.ts';
@@ -20,6 +21,15 @@ export const CONTEXT = {
   removalPolicy: 'removalPolicy',
   jwtIssuer: 'jwtIssuer',
   jwtAudience: 'jwtAudience',
+  authIssuer: 'authIssuer',
+  authResource: 'authResource',
+  authScopes: 'authScopes',
+  authAudiences: 'authAudiences',
+  authClientIds: 'authClientIds',
+  authServers: 'authServers',
+  cognito: 'cognito',
+  cognitoDomainPrefix: 'cognitoDomainPrefix',
+  cognitoCallbackUrls: 'cognitoCallbackUrls',
   throttleRateLimit: 'throttleRateLimit',
   throttleBurstLimit: 'throttleBurstLimit',
   logRetentionDays: 'logRetentionDays',
@@ -45,8 +55,12 @@ export interface TasksStackProps extends StackProps {
   readonly tools?: readonly ToolDefinition[];
   /** For the table and the log groups; `RETAIN` unless this is a throw-away stack. */
   readonly removalPolicy: RemovalPolicy;
-  /** Without it the endpoint is open (and the stack says so). */
+  /** An HTTP API JWT authorizer; with {@link TasksStackProps.auth} only a pre-filter. */
   readonly jwt?: JwtSettings;
+  /** The MCP function as an OAuth resource server. Without it or `jwt` the endpoint is open (and the stack says so). */
+  readonly auth?: ResourceServerProps;
+  /** A Cognito user pool the stack creates as the authorization server (added to `auth`'s issuers). */
+  readonly cognito?: { readonly domainPrefix: string; readonly callbackUrls: string[] };
   readonly throttle: ApiThrottle;
   readonly logRetention: RetentionDays;
   readonly workerMaxConcurrency: number;
@@ -65,6 +79,17 @@ export interface TasksStackProps extends StackProps {
   readonly allowedOrigins?: string[];
   /** Most unfinished tasks per principal; default: no cap. */
   readonly maxUnfinishedTasks?: number;
+}
+
+/** The resource server's settings (see `shared/auth/settings.ts`); lists may be empty. */
+export interface ResourceServerProps {
+  readonly issuers: string[];
+  /** The canonical endpoint URL (default: the HTTP API's `…/mcp` URL); set it for a custom domain. */
+  readonly resource?: string;
+  readonly scopes: string[];
+  readonly audiences: string[];
+  readonly clientIds: string[];
+  readonly authorizationServers: string[];
 }
 
 /** Settings when neither props nor context say otherwise. */
@@ -92,6 +117,8 @@ export class TasksStack extends Stack {
   readonly api: Api;
   readonly stateKey: StateKey;
   readonly operations: Operations;
+  /** The user pool, when the stack creates one. */
+  readonly userPool?: McpUserPool;
 
   constructor(scope: Construct, id: string, props: TasksStackProps) {
     super(scope, id, props);
@@ -142,6 +169,7 @@ export class TasksStack extends Stack {
     this.table.grantReadWriteData(this.mcp);
     this.tasks.queue.grantSendMessages(this.mcp.function);
 
+    const auth = this.#resourceServer(props);
     this.api = new Api(this, 'Api', {
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
@@ -149,7 +177,18 @@ export class TasksStack extends Stack {
       throttle: props.throttle,
       allowedOrigins,
       ...(props.jwt ? { jwt: props.jwt } : {}),
+      ...(auth ? { resourceServer: { issuers: auth.issuers } } : {}),
     });
+    if (auth) {
+      const fn = this.mcp.function;
+      fn.addEnvironment(ENV.authIssuers, auth.issuers.join(','));
+      // The canonical URL is a setting, never the Host header: the API's own URL unless a custom one is given.
+      fn.addEnvironment(ENV.authResource, auth.resource ?? this.api.endpointUrl);
+      if (auth.scopes.length) fn.addEnvironment(ENV.authScopes, auth.scopes.join(' '));
+      if (auth.audiences.length) fn.addEnvironment(ENV.authAudiences, auth.audiences.join(','));
+      if (auth.clientIds.length) fn.addEnvironment(ENV.authClientIds, auth.clientIds.join(','));
+      if (auth.authorizationServers.length) fn.addEnvironment(ENV.authServers, auth.authorizationServers.join(','));
+    }
     this.operations = new Operations(this, 'Operations', {
       api: this.api,
       mcp: this.mcp,
@@ -163,6 +202,20 @@ export class TasksStack extends Stack {
     new CfnOutput(this, OPS_OUTPUTS.tableName, { value: this.table.table.tableName, description: 'Task table (operator commands)' });
     new CfnOutput(this, OPS_OUTPUTS.queueUrl, { value: this.tasks.queue.queueUrl, description: 'Task queue (operator commands)' });
     new CfnOutput(this, OPS_OUTPUTS.deadLetterQueueUrl, { value: this.tasks.deadLetterQueue.queueUrl, description: 'Dead-letter queue (operator commands)' });
+  }
+
+  /** The resource server settings, with the stack's own user pool (if any) as one more issuer. */
+  #resourceServer(props: TasksStackProps): ResourceServerProps | undefined {
+    if (!props.cognito) return props.auth;
+    const pool = new McpUserPool(this, 'UserPool', { ...props.cognito, removalPolicy: props.removalPolicy });
+    (this as { userPool?: McpUserPool }).userPool = pool;
+    const base = props.auth ?? { issuers: [], scopes: [USER_POOL_SCOPE], audiences: [], clientIds: [], authorizationServers: [] };
+    return {
+      ...base,
+      issuers: [...base.issuers, pool.issuer],
+      // Cognito access tokens carry no `aud`: accept them from the pool's own clients only.
+      clientIds: [...base.clientIds, pool.userClient.userPoolClientId, pool.serviceClient.userPoolClientId],
+    };
   }
 }
 
@@ -243,6 +296,7 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     workerMaxConcurrency,
     sweepInterval,
     ...jwtFromContext(node),
+    ...authFromContext(node),
     ...(alarmTopicArn ? { alarmTopicArn } : {}),
     ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
     ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),
@@ -264,3 +318,60 @@ function jwtFromContext(node: Node): { jwt?: JwtSettings } {
   if (!/^https:\/\/\S+$/.test(issuer.trim())) throw new Error(`Context "${CONTEXT.jwtIssuer}" must be an https URL`);
   return { jwt: { issuer: issuer.trim(), audience } };
 }
+
+/**
+ * The resource server from context: `authIssuer` (comma-separated) turns it
+ * on; `cognito=true` adds a user pool (with `cognitoDomainPrefix`). The other
+ * `auth*` keys are lists too. Checked here so a bad value fails synthesis.
+ */
+function authFromContext(node: Node): Pick<TasksStackProps, 'auth' | 'cognito'> {
+  const listOf = (key: string): string[] => {
+    const value: unknown = node.tryGetContext(key);
+    const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(/[\s,]+/) : [];
+    return items.map((item: unknown) => String(item).trim()).filter((item) => item !== '');
+  };
+  const issuers = listOf(CONTEXT.authIssuer);
+  for (const issuer of issuers) {
+    if (!/^https:\/\/\S+$/.test(issuer)) throw new Error(`Context "${CONTEXT.authIssuer}" must hold https URLs, got "${issuer}"`);
+  }
+  const resource = listOf(CONTEXT.authResource)[0];
+  if (resource !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(resource);
+    } catch {
+      throw new Error(`Context "${CONTEXT.authResource}" must be a URL, got "${resource}"`);
+    }
+    // The metadata routes are at the path of /mcp; a custom domain must map the API at its root.
+    if (url.protocol !== 'https:' || url.pathname !== '/mcp' || url.search || url.hash) {
+      throw new Error(`Context "${CONTEXT.authResource}" must be https://<host>/mcp, got "${resource}"`);
+    }
+  }
+  const cognitoValue: unknown = node.tryGetContext(CONTEXT.cognito);
+  const cognitoOn = cognitoValue === true || cognitoValue === 'true';
+  const result: { -readonly [K in 'auth' | 'cognito']?: TasksStackProps[K] } = {};
+  if (issuers.length) {
+    result.auth = {
+      issuers,
+      ...(resource ? { resource } : {}),
+      scopes: listOf(CONTEXT.authScopes),
+      audiences: listOf(CONTEXT.authAudiences),
+      clientIds: listOf(CONTEXT.authClientIds),
+      authorizationServers: listOf(CONTEXT.authServers),
+    };
+  } else if (['authResource', 'authScopes', 'authAudiences', 'authClientIds', 'authServers'].some((key) => listOf(key).length) && !cognitoOn) {
+    throw new Error(`Context "${CONTEXT.authIssuer}" (or "${CONTEXT.cognito}=true") is required with the other auth* settings`);
+  }
+  if (cognitoOn) {
+    const domainPrefix = listOf(CONTEXT.cognitoDomainPrefix)[0];
+    if (!domainPrefix || !/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(domainPrefix)) {
+      throw new Error(`Context "${CONTEXT.cognitoDomainPrefix}" (lowercase letters, digits, hyphens; globally unique) is required with "${CONTEXT.cognito}=true"`);
+    }
+    const callbackUrls = listOf(CONTEXT.cognitoCallbackUrls);
+    result.cognito = { domainPrefix, callbackUrls: callbackUrls.length ? callbackUrls : [...DEFAULT_CALLBACK_URLS] };
+  }
+  return result;
+}
+
+/** Loopback callbacks of the project's CLI and of the MCP Inspector, for the user pool's client. */
+export const DEFAULT_CALLBACK_URLS = ['http://127.0.0.1:33418/callback', 'http://localhost:6274/oauth/callback'] as const;

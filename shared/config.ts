@@ -3,6 +3,7 @@
  * The variable names are shared with `infra/` so the stack and the functions
  * can never disagree on them.
  */
+import { checkAuthSettings, list, type AuthSettings } from './auth/settings.ts';
 
 /** Environment variable names, shared by `infra/` (which sets them) and `functions/` (which read them). */
 export const ENV = {
@@ -61,6 +62,22 @@ export const ENV = {
   stateKeyParameter: 'TASKS_STATE_KEY_PARAMETER',
   /** Most unfinished tasks one principal may have at once (unset or 0: no cap). */
   maxUnfinishedTasks: 'TASKS_MAX_UNFINISHED_TASKS',
+  /**
+   * Issuers whose access tokens the endpoint accepts (comma-separated). Set, the
+   * endpoint is an OAuth resource server and every MCP request needs a token;
+   * unset, it is open (one shared principal).
+   */
+  authIssuers: 'TASKS_AUTH_ISSUERS',
+  /** The endpoint's canonical URL: the metadata's `resource` and the audience tokens must carry. Required with issuers. */
+  authResource: 'TASKS_AUTH_RESOURCE',
+  /** Scopes every request needs (space- or comma-separated). */
+  authScopes: 'TASKS_AUTH_SCOPES',
+  /** Advertised authorization servers, when not the issuers themselves. */
+  authServers: 'TASKS_AUTH_SERVERS',
+  /** Further accepted `aud` values, for IdPs that cannot put the resource URL in `aud`. */
+  authAudiences: 'TASKS_AUTH_AUDIENCES',
+  /** Client ids whose tokens may lack `aud` altogether (Cognito without resource binding). */
+  authClientIds: 'TASKS_AUTH_CLIENT_IDS',
 } as const;
 
 /** `test` adds the durability fixtures to `all`; tests only. */
@@ -95,6 +112,8 @@ export interface Config extends TaskSettings {
   stateKeyParameter?: string;
   /** Most unfinished tasks per principal; `undefined`: no cap. */
   maxUnfinishedTasks?: number;
+  /** Present when the endpoint requires tokens (`TASKS_AUTH_ISSUERS` set). */
+  auth?: AuthSettings;
 }
 
 export const DEFAULT_SETTINGS: TaskSettings = {
@@ -151,8 +170,27 @@ export function loadConfig(env: Env = process.env): Config {
       ? { maxUnfinishedTasks: positiveInt(env, ENV.maxUnfinishedTasks, 1) }
       : {}),
   };
+  const auth = authSettings(env);
+  if (auth) config.auth = auth;
   if (config.retentionMs > MAX_RETENTION_MS) throw new Error(`${ENV.retentionMs} may be at most ${MAX_RETENTION_MS} (30 days)`);
   return config;
+}
+
+function authSettings(env: Env): AuthSettings | undefined {
+  const issuers = list(env[ENV.authIssuers]);
+  if (issuers.length === 0) return undefined;
+  const servers = list(env[ENV.authServers]);
+  return checkAuthSettings(
+    {
+      resource: env[ENV.authResource] ?? '',
+      issuers,
+      authorizationServers: servers.length ? servers : issuers,
+      scopes: list(env[ENV.authScopes]),
+      audiences: list(env[ENV.authAudiences]),
+      clientIds: list(env[ENV.authClientIds]),
+    },
+    { resource: ENV.authResource, issuers: ENV.authIssuers },
+  );
 }
 
 function required(env: Env, name: string): string {

@@ -1,4 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import { createResourceServer, type ResourceServer } from '../../shared/auth/resource-server.ts';
+import { createJwtVerifier, type TokenVerifier } from '../../shared/auth/verifier.ts';
 import { withLogContext } from '../../shared/log.ts';
 import { createEndpoint } from '../../shared/protocol/endpoint.ts';
 import type { OriginPolicy } from '../../shared/protocol/origin.ts';
@@ -16,14 +18,30 @@ export interface McpDeps extends FunctionDeps {
 }
 
 /**
- * `POST /mcp` behind an HTTP API. Tasks are bound to the authorizer's subject;
- * without an authorizer, to the configured local principal. Every line logged
- * while serving a request carries API Gateway's request id (the one in the
- * access log).
+ * The MCP function behind an HTTP API: `/mcp` and, when tokens are required,
+ * the Protected Resource Metadata routes. Every line logged while serving a
+ * request carries API Gateway's request id (the one in the access log).
+ *
+ * Who the caller is:
+ * - with `config.auth`, the function is the resource server: it verifies the
+ *   bearer token itself (keys cached for the life of the execution
+ *   environment) and binds tasks to its issuer + subject; an API Gateway JWT
+ *   authorizer in front, if any, is only a pre-filter;
+ * - without it, an API Gateway JWT authorizer's issuer + subject, if the route
+ *   has one (a token without a subject is refused); otherwise the configured
+ *   local principal (an open endpoint).
  */
-export function createMcpHandler(deps: McpDeps): McpHandler {
+export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): McpHandler {
   const originPolicy = deps.originPolicy ?? { kind: 'origins', origins: deps.config.allowedOrigins };
   const endpoint = createEndpoint({ ...deps, settings: deps.config, originPolicy });
+  const auth: ResourceServer | undefined = deps.config.auth
+    ? createResourceServer({
+        settings: deps.config.auth,
+        verifier: deps.verifier ?? createJwtVerifier(deps.config.auth, { log: deps.log }),
+        tools: deps.tools,
+        log: deps.log,
+      })
+    : undefined;
   return (event) =>
     withLogContext({ requestId: event.requestContext.requestId }, async () => {
       const request = toRequest(event);
@@ -31,7 +49,13 @@ export function createMcpHandler(deps: McpDeps): McpHandler {
         deps.log({ event: 'bad-request', reason: 'malformed-url' });
         return toResult(request);
       }
-      const principal = principalOf(event) ?? deps.config.localPrincipal;
-      return toResult(await endpoint.fetch(request, principal));
+      if (auth) {
+        const outcome = auth.metadata(request) ?? (await auth.authorize(request));
+        if (outcome instanceof Response) return toResult(outcome);
+        return toResult(await endpoint.fetch(request, outcome.principal));
+      }
+      const principal = principalOf(event);
+      if (principal === null) return toResult(Response.json({ message: 'Unauthorized' }, { status: 401 }));
+      return toResult(await endpoint.fetch(request, principal ?? deps.config.localPrincipal));
     });
 }

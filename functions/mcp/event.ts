@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import { principalFor } from '../../shared/auth/principal.ts';
 
 /**
  * An HTTP API (payload 2.0) event as a web `Request`, or a 400 answer when
@@ -33,9 +34,16 @@ export async function toResult(response: Response): Promise<APIGatewayProxyResul
   return { statusCode: response.status, headers, body: await response.text(), isBase64Encoded: false };
 }
 
-/** The caller's identity from a JWT authorizer (`sub`), when the route has one. */
-export function principalOf(event: APIGatewayProxyEventV2): string | undefined {
+/**
+ * The caller's principal (issuer + subject) from a JWT authorizer, when the
+ * route has one: `undefined` without an authorizer, `null` when its token has
+ * no subject (refused: never merged into a shared principal).
+ */
+export function principalOf(event: APIGatewayProxyEventV2): string | null | undefined {
   const authorizer = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer;
-  const sub = authorizer?.jwt?.claims?.['sub'];
-  return typeof sub === 'string' && sub !== '' ? sub : undefined;
+  const claims = authorizer?.jwt?.claims;
+  if (!claims) return undefined;
+  const sub = claims['sub'];
+  const iss = claims['iss'];
+  return typeof sub === 'string' && sub !== '' ? principalFor(typeof iss === 'string' ? iss : '', sub) : null;
 }

@@ -23,8 +23,18 @@ export interface ApiThrottle {
 export interface ApiProps {
   /** The MCP function behind `POST /mcp`. */
   readonly handler: IFunction;
-  /** Without it the endpoint is open to anyone who knows its URL, and the stack says so. */
+  /**
+   * An HTTP API JWT authorizer on `POST /mcp`. With {@link ApiProps.resourceServer}
+   * it is only a pre-filter (its 401 carries no `resource_metadata`, so
+   * clients cannot discover the authorization server from it).
+   */
   readonly jwt?: JwtSettings;
+  /**
+   * The function is an OAuth resource server (it verifies tokens and answers
+   * challenges itself): the Protected Resource Metadata routes are added, to
+   * the same function, unauthenticated. Describes the authorization for the outputs.
+   */
+  readonly resourceServer?: { readonly issuers: string[] };
   readonly throttle: ApiThrottle;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
@@ -41,6 +51,9 @@ export const MCP_REQUEST_HEADERS = ['authorization', 'content-type', 'accept', '
 
 /** The path MCP clients call. */
 export const MCP_PATH = '/mcp';
+
+/** Where RFC 9728 puts the metadata of the resource at {@link MCP_PATH}, and the root fallback. */
+export const METADATA_PATHS = ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource'] as const;
 
 /** Warning id of the open-endpoint annotation (also how a test finds it). */
 export const OPEN_ENDPOINT_WARNING = 'mcp-tasks:open-endpoint';
@@ -68,7 +81,8 @@ export class Api extends Construct {
         ? {
             corsPreflight: {
               allowOrigins: props.allowedOrigins,
-              allowMethods: [CorsHttpMethod.POST],
+              // GET: browser-based clients read the OAuth metadata documents too.
+              allowMethods: props.resourceServer ? [CorsHttpMethod.POST, CorsHttpMethod.GET] : [CorsHttpMethod.POST],
               allowHeaders: MCP_REQUEST_HEADERS,
               exposeHeaders: ['mcp-session-id', 'www-authenticate'],
               maxAge: Duration.hours(1),
@@ -110,20 +124,47 @@ export class Api extends Construct {
     const authorizer = props.jwt
       ? new HttpJwtAuthorizer('JwtAuthorizer', props.jwt.issuer, { jwtAudience: props.jwt.audience })
       : undefined;
+    const integration = new HttpLambdaIntegration('McpIntegration', props.handler);
     const [route] = this.httpApi.addRoutes({
       path: MCP_PATH,
       methods: [HttpMethod.POST],
-      integration: new HttpLambdaIntegration('McpIntegration', props.handler),
+      integration,
       ...(authorizer ? { authorizer } : {}),
     });
+    if (props.resourceServer) {
+      for (const path of METADATA_PATHS) {
+        for (const metadataRoute of this.httpApi.addRoutes({ path, methods: [HttpMethod.GET], integration })) {
+          Validations.of(metadataRoute).acknowledge({
+            id: 'AwsSolutions-APIG4',
+            reason: 'RFC 9728 Protected Resource Metadata is public by definition: clients read it before they have a token, to find the authorization server.',
+          });
+        }
+      }
+      if (route && !authorizer) {
+        Validations.of(route).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason:
+            'The MCP function is the OAuth resource server: it verifies every token (issuer, signature, audience, scopes) and answers 401/403 with the WWW-Authenticate challenge MCP clients need, which an HTTP API authorizer cannot produce.',
+        });
+      }
+    }
 
     this.endpointUrl = `${this.httpApi.apiEndpoint}${MCP_PATH}`;
     new CfnOutput(this, 'McpEndpointUrl', { value: this.endpointUrl, description: 'The URL MCP clients call (POST, Streamable HTTP)' });
 
-    if (!props.jwt) {
+    if (props.resourceServer) {
+      new CfnOutput(this, 'Authentication', {
+        value: `OAuth resource server: tokens from ${props.resourceServer.issuers.join(', ')} for this endpoint${props.jwt ? ' (API Gateway JWT pre-filter on)' : ''}`,
+        description: 'Whether the endpoint requires a token',
+      });
+      new CfnOutput(this, 'ProtectedResourceMetadataUrl', {
+        value: `${this.httpApi.apiEndpoint}${METADATA_PATHS[0]}`,
+        description: 'RFC 9728 metadata: where clients discover the authorization server',
+      });
+    } else if (!props.jwt) {
       const message =
         'The MCP endpoint is OPEN: no JWT authorizer is configured, so anyone who knows the URL can create and read tasks, all under one shared principal. ' +
-        'Deploy with `-c jwtIssuer=<issuer URL> -c jwtAudience=<audience>` to require a token.';
+        'Deploy with `-c authIssuer=<issuer URL>` (or `-c cognito=true`) to make it an OAuth resource server.';
       Annotations.of(this).addWarningV2(OPEN_ENDPOINT_WARNING, message);
       new CfnOutput(this, 'Authentication', { value: `OPEN - ${message}`, description: 'Whether the endpoint requires a token' });
       if (route) {

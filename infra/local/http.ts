@@ -19,6 +19,8 @@ export interface HttpAdapterOptions {
   port: number;
   /** The route the function serves (every method: the endpoint itself answers 405). */
   path?: string;
+  /** Further routes to the same function (the OAuth metadata documents when tokens are required). */
+  extraPaths?: string[];
   maxRequestBytes?: number;
   /** Diagnostic lines (method, path, status, ids: never bodies or headers). */
   log: Log;
@@ -46,6 +48,7 @@ export interface HttpAdapter {
  */
 export async function startHttpAdapter(options: HttpAdapterOptions): Promise<HttpAdapter> {
   const route = options.path ?? '/mcp';
+  const routes = new Set([route, ...(options.extraPaths ?? [])]);
   const limit = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
   const { log } = options;
 
@@ -59,7 +62,7 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== route) {
+    if (!routes.has(url.pathname)) {
       req.resume();
       return send(res, 404, { message: 'Not Found' });
     }
@@ -76,7 +79,7 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
     const requestId = randomUUID();
     let result: APIGatewayProxyResultV2;
     try {
-      result = await options.handler(toEvent(req, url, body, route, requestId));
+      result = await options.handler(toEvent(req, url, body, url.pathname, requestId));
     } catch (error) {
       // What API Gateway answers when the integration fails.
       log({ event: 'function-error', requestId, error: errorName(error) });

@@ -10,6 +10,12 @@
  *                   `<TOOL>_<KEY>` variables take precedence, see settings.ts)
  *   TASKS_*         the functions' own settings (see shared/config.ts);
  *                   TASKS_TOOLSET defaults to `all` here
+ *   LOCAL_AUTH=1    require OAuth access tokens, issued by an authorization
+ *                   server embedded in the stack (default: open endpoint)
+ *   LOCAL_AUTH_PORT that server's port on 127.0.0.1 (default PORT + 1, or a
+ *                   free one when PORT is 0)
+ *   LOCAL_AUTH_OTHER_RESOURCES  further resource URLs (comma-separated) that
+ *                   server issues tokens for: tokens this endpoint must refuse
  *
  * Prints one line `MCP endpoint ready at <url>` once requests are served.
  * SIGINT/SIGTERM stop everything and exit 0.
@@ -25,6 +31,9 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   process.exit(1);
 }
 
+const authOn = ['1', 'true', 'on'].includes((process.env.LOCAL_AUTH ?? '').toLowerCase());
+const authPort = process.env.LOCAL_AUTH_PORT ? Number(process.env.LOCAL_AUTH_PORT) : port === 0 ? 0 : port + 1;
+
 let stack;
 try {
   stack = await startLocalStack({
@@ -34,13 +43,14 @@ try {
     ...(process.env.LOCAL_SWEEP_INTERVAL_MS ? { sweepIntervalMs: Number(process.env.LOCAL_SWEEP_INTERVAL_MS) } : {}),
     ...(process.env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ? { visibilityTimeoutSeconds: Number(process.env.LOCAL_VISIBILITY_TIMEOUT_SECONDS) } : {}),
     ...(process.env.LOCAL_MAX_RECEIVE_COUNT ? { maxReceiveCount: Number(process.env.LOCAL_MAX_RECEIVE_COUNT) } : {}),
+    ...(authOn ? { auth: { port: authPort, otherResources: (process.env.LOCAL_AUTH_OTHER_RESOURCES ?? '').split(',').filter(Boolean) } } : {}),
     log: jsonLog(),
   });
 } catch (error) {
   console.error(`Local stack failed to start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 }
-const { url, close } = stack;
+const { url, close, issuer } = stack;
 
 let stopping = false;
 function shutdown(signal: NodeJS.Signals): void {
@@ -89,4 +99,14 @@ Or with curl:
 
 Tasks are kept in ${process.env.LOCAL_DATA_DIR || '.data'}/dynamodb; queued messages are not (fauxqs is in memory).
 `);
+if (issuer) {
+  console.log(`Auth is ON: requests need an access token from the authorization server at ${issuer}
+(any login and password on its login page; clients register themselves, RFC 7591). Sign the CLI in
+first (the browser opens; the commands above then use the kept token):
+  npx mcp-tasks --url ${url} login
+The resource metadata clients start from:
+  curl -s ${new URL('/.well-known/oauth-protected-resource/mcp', url).href}
+`);
+  console.log(`Authorization server ready at ${issuer}`);
+}
 console.log(`MCP endpoint ready at ${url} (started in ${Math.round(process.uptime() * 1000)} ms)`);

@@ -16,6 +16,9 @@ import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../shared/ops/outputs.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import { ensureTaskTable, startDynalite } from './dynamodb.ts';
+import { METADATA_PATH } from '../../shared/auth/resource-server.ts';
+import { list } from '../../shared/auth/settings.ts';
+import { startLocalAuthServer } from './auth-server.ts';
 import { startHttpAdapter } from './http.ts';
 import { startPoller, type Poller } from './poller.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
@@ -54,9 +57,26 @@ export interface LocalStackOptions {
   settingsFile?: string;
   /** Wraps the functions' store or queue, e.g. to inject failures or record what is sent (tests). */
   decorate?: { store?: (store: TaskStore) => TaskStore; queue?: (queue: TaskQueue) => TaskQueue };
+  /**
+   * Requires tokens on the MCP endpoint, issued by an authorization server
+   * embedded in the stack (`auth-server.ts`); without it the endpoint is open.
+   */
+  auth?: LocalAuthOptions;
   /** Called with the functions' clients and the event source mappings' SQS client (benchmarks count their calls). */
   instrument?: (clients: { dynamodb: DynamoDBClient; sqs: SQSClient; poller: SQSClient; endpoints: { dynamodb: string; sqs: string } }) => void;
 }
+
+export interface LocalAuthOptions {
+  /** The authorization server's port on 127.0.0.1 (0 picks a free one; the issuer, and so every principal, then changes per start). */
+  port?: number;
+  /** Scopes every request needs (default: `TASKS_AUTH_SCOPES` from `env`, else {@link LOCAL_AUTH_SCOPE}). */
+  scopes?: string[];
+  /** Other resources the authorization server also issues tokens for (their tokens must be refused here). */
+  otherResources?: string[];
+}
+
+/** The endpoint-wide scope of a local stack with auth on, unless configured otherwise. */
+export const LOCAL_AUTH_SCOPE = 'tasks';
 
 export interface LocalStack {
   /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
@@ -68,6 +88,8 @@ export interface LocalStack {
   queue: TaskQueue;
   /** The handlers the stack runs, as the factories built them (tests call them with events of their own). */
   handlers: { mcp: McpHandler; worker: WorkerHandler; deadLetter: DeadLetterHandler; sweeper: SweeperHandler };
+  /** The embedded authorization server's issuer, when auth is on. */
+  issuer?: string;
   close(): Promise<void>;
 }
 
@@ -163,11 +185,47 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const sweepTimer = setInterval(runSweeper, options.sweepIntervalMs ?? 30_000);
     cleanup.push(async () => clearInterval(sweepTimer));
 
+    // With auth, the canonical resource is the endpoint's own URL, known once
+    // the adapter is listening (the port may be picked then): the MCP
+    // function is composed right after, before any request is read.
     // The local server answers loopback pages only (DNS rebinding), and seals
     // `requestState` with a key kept in the data directory.
-    const mcp = createMcpHandler({ ...deps, originPolicy: { kind: 'loopback' }, requestStateKey: localStateKey(resolve(options.dataDir)) });
-    const http = await startHttpAdapter({ handler: mcp, port: options.port, log });
+    let mcp: McpHandler | undefined;
+    let resource = env[ENV.authResource] ?? '';
+    const scopes = options.auth?.scopes ?? (env[ENV.authScopes] ? list(env[ENV.authScopes]) : [LOCAL_AUTH_SCOPE]);
+    const toolScopes = [...deps.tools.values()].flatMap((tool) => tool.scopes ?? []);
+    const authServer = options.auth
+      ? await startLocalAuthServer({
+          port: options.auth.port ?? 0,
+          resource: () => resource,
+          ...(options.auth.otherResources ? { otherResources: options.auth.otherResources } : {}),
+          scopes: () => [...new Set([...scopes, ...toolScopes])],
+          log,
+        })
+      : undefined;
+    if (authServer) cleanup.push(authServer.close);
+    const http = await startHttpAdapter({
+      handler: (event) => mcp!(event),
+      port: options.port,
+      ...(authServer ? { extraPaths: [METADATA_PATH, `${METADATA_PATH}/mcp`] } : {}),
+      log,
+    });
     cleanup.push(http.close);
+    resource ||= http.url;
+    const mcpConfig = authServer
+      ? loadConfig({
+          ...env,
+          [ENV.tableName]: tableName,
+          [ENV.queueUrl]: sqs.queueUrl,
+          [ENV.toolset]: config.toolset,
+          [ENV.redeliveryMs]: String(config.redeliveryMs),
+          [ENV.authIssuers]: authServer.issuer,
+          [ENV.authResource]: resource,
+          [ENV.authScopes]: scopes.join(' '),
+        })
+      : config;
+    mcp = createMcpHandler({ ...deps, config: mcpConfig, originPolicy: { kind: 'loopback' }, requestStateKey: localStateKey(resolve(options.dataDir)) });
+
     // The operator commands find the local stack as they find a deployed one:
     // by its outputs (`npm run ops -- --outputs <dataDir>/outputs.json …`), plus the emulators' endpoints.
     const outputsFile = join(resolve(options.dataDir), 'outputs.json');
@@ -186,7 +244,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       }, null, 2),
     );
     cleanup.push(() => rm(outputsFile, { force: true }));
-    return { url: http.url, config, store: deps.store, queue: deps.queue, handlers: { mcp, worker, deadLetter, sweeper }, close };
+    return {
+      url: http.url,
+      config: mcpConfig,
+      store: deps.store,
+      queue: deps.queue,
+      handlers: { mcp, worker, deadLetter, sweeper },
+      ...(authServer ? { issuer: authServer.issuer } : {}),
+      close,
+    };
   } catch (error) {
     await close();
     throw error;

@@ -6,9 +6,10 @@
  *   mcp-tasks call approval_gate '{"action":"deploy"}' --answer approval.approve=true --json
  *   mcp-tasks watch <taskId> | get <taskId> | answer <taskId> … | cancel <taskId> | tools
  *   mcp-tasks ops inspect <taskId> | working | waiting | cancel | fail | redrive   (operators)
+ *   mcp-tasks login [--client-credentials] | logout                  OAuth, per endpoint
  *
  * The endpoint is `--url` or `MCP_TASKS_URL` (default the local stack), the
- * bearer token `--token` or `MCP_TASKS_TOKEN`. Exit codes: 0 done, 1 the
+ * bearer token `--token` or `MCP_TASKS_TOKEN`, else the one `login` keeps. Exit codes: 0 done, 1 the
  * tool or task failed (or was cancelled) or a request failed, 2 usage, 3 the
  * task waits for input that was not given (answer it later by id).
  */
@@ -20,6 +21,7 @@ import { GivenAnswers } from './answers.ts';
 import { McpError, resultText, TasksClient, type FollowOutcome, type InputRequest, type InputResponses, type Task } from './client.ts';
 import { opsCommand } from '../ops/cli.ts';
 import { isPromptInterrupt, promptForInput } from './prompts.ts';
+import { currentToken, DEFAULT_CALLBACK_PORT, loginInBrowser, LoginStore, loginWithClientCredentials, openBrowser, type StoredLogin } from './login.ts';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000/mcp';
 const EXIT_FAILED = 1;
@@ -70,7 +72,7 @@ export function buildProgram(): Command {
       .option('--detach', 'print the task and return at once instead of following it'),
   ).action(async (tool: string, json: string, options: AnswerOptions & { argsFile?: string; idempotencyKey?: string; detach?: boolean }, command: Command) => {
     const globals = command.optsWithGlobals<GlobalOptions>();
-    const client = makeClient(globals);
+    const client = await makeClient(globals);
     const args = parseObject(options.argsFile === undefined ? json : readFileSync(options.argsFile, 'utf8'), 'tool arguments');
     const given = GivenAnswers.parse(options.answer, options.answersFile);
     const onInput = inputHandler(given, options.input, globals);
@@ -84,7 +86,7 @@ export function buildProgram(): Command {
   answerOptions(program.command('watch').description('follow a task to its end').argument('<taskId>')).action(
     async (taskId: string, options: AnswerOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      const client = makeClient(globals);
+      const client = await makeClient(globals);
       const onInput = inputHandler(GivenAnswers.parse(options.answer, options.answersFile), options.input, globals);
       await followToEnd(client, { taskId, pollIntervalMs: 0 }, onInput, globals, options.input);
     },
@@ -92,13 +94,13 @@ export function buildProgram(): Command {
 
   program.command('get').description('print a task once').argument('<taskId>').action(async (taskId: string, _options: unknown, command: Command) => {
     const globals = command.optsWithGlobals<GlobalOptions>();
-    printTask(await makeClient(globals).getTask(taskId), globals);
+    printTask(await (await makeClient(globals)).getTask(taskId), globals);
   });
 
   answerOptions(program.command('answer').description('answer a waiting task (from flags or a file, or interactively)').argument('<taskId>')).action(
     async (taskId: string, options: AnswerOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      const client = makeClient(globals);
+      const client = await makeClient(globals);
       const task = await client.getTask(taskId);
       if (task.status !== 'input_required') {
         process.stderr.write(`Task ${taskId} is ${task.status}: nothing to answer\n`);
@@ -117,17 +119,37 @@ export function buildProgram(): Command {
 
   program.command('cancel').description('cancel a task').argument('<taskId>').action(async (taskId: string, _options: unknown, command: Command) => {
     const globals = command.optsWithGlobals<GlobalOptions>();
-    const client = makeClient(globals);
+    const client = await makeClient(globals);
     await client.cancel(taskId);
     printTask(await client.getTask(taskId), globals);
   });
 
   program.command('tools').description('list the tools').action(async (_options: unknown, command: Command) => {
     const globals = command.optsWithGlobals<GlobalOptions>();
-    const tools = await makeClient(globals).listTools();
+    const tools = await (await makeClient(globals)).listTools();
     if (globals.json) process.stdout.write(`${JSON.stringify(tools)}\n`);
     else for (const tool of tools) process.stdout.write(`${String(tool['name'])}\t${String(tool['description'] ?? '')}\n`);
   });
+
+  program
+    .command('login')
+    .description('get an OAuth token for the endpoint (browser sign-in with PKCE, or client credentials) and keep it for later commands')
+    .option('--client-credentials', 'use the client credentials grant (for scripts)')
+    .addOption(new Option('--client-id <id>', 'a registered client (default: register one, if the server allows)').env('MCP_TASKS_CLIENT_ID'))
+    .addOption(new Option('--client-secret <secret>', 'client secret for --client-credentials (prefer the environment variable)').env('MCP_TASKS_CLIENT_SECRET'))
+    .option('--scope <scopes>', 'scopes to ask for (default: those the endpoint lists)')
+    .option('--callback-port <port>', `loopback port for the browser's answer (default ${DEFAULT_CALLBACK_PORT}; 0 picks one, with dynamic registration)`)
+    .option('--no-browser', 'only print the sign-in URL')
+    .action(async (options: LoginOptions, command: Command) => login(command.optsWithGlobals<GlobalOptions>(), options));
+
+  program
+    .command('logout')
+    .description('forget the token kept for the endpoint')
+    .action(async (_options: unknown, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const removed = await new LoginStore().remove(globals.url);
+      process.stderr.write(removed ? `Logged out of ${globals.url}\n` : `No login kept for ${globals.url}\n`);
+    });
 
   // Operator commands (`mcp-tasks ops …`): they read the table and queues directly.
   program.addCommand(
@@ -142,8 +164,47 @@ export function buildProgram(): Command {
   return program;
 }
 
-function makeClient(globals: GlobalOptions): TasksClient {
-  return new TasksClient({ url: globals.url, ...(globals.token ? { token: globals.token } : {}), clientInfo: { name: 'mcp-tasks-cli', version: '0.1.0' } });
+/** A client for the endpoint, with `--token`, else the token `login` kept for this endpoint (renewed if due). */
+async function makeClient(globals: GlobalOptions): Promise<TasksClient> {
+  const secret = process.env['MCP_TASKS_CLIENT_SECRET'];
+  const token = globals.token ?? (await currentToken(globals.url, new LoginStore(), secret ? { clientSecret: secret } : {}));
+  return new TasksClient({ url: globals.url, ...(token ? { token } : {}), clientInfo: { name: 'mcp-tasks-cli', version: '0.1.0' } });
+}
+
+interface LoginOptions {
+  clientCredentials?: boolean;
+  clientId?: string;
+  clientSecret?: string;
+  scope?: string;
+  callbackPort?: string;
+  browser: boolean;
+}
+
+async function login(globals: GlobalOptions, options: LoginOptions): Promise<void> {
+  let result: StoredLogin;
+  if (options.clientCredentials) {
+    if (!options.clientId || !options.clientSecret) {
+      throw new CommanderError(2, 'mcp-tasks.login', 'Client credentials need --client-id (or MCP_TASKS_CLIENT_ID) and MCP_TASKS_CLIENT_SECRET');
+    }
+    result = await loginWithClientCredentials(globals.url, { clientId: options.clientId, clientSecret: options.clientSecret, ...(options.scope ? { scope: options.scope } : {}) });
+  } else {
+    const port = options.callbackPort === undefined ? DEFAULT_CALLBACK_PORT : Number(options.callbackPort);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CommanderError(2, 'mcp-tasks.login', '--callback-port must be a port number');
+    result = await loginInBrowser(globals.url, {
+      ...(options.clientId ? { clientId: options.clientId } : {}),
+      ...(options.scope ? { scope: options.scope } : {}),
+      callbackPort: port,
+      open: (url) => {
+        process.stderr.write(`Sign in in your browser; if it does not open, visit:\n${url}\n`);
+        if (options.browser) openBrowser(url);
+      },
+    });
+  }
+  const store = new LoginStore();
+  await store.put(globals.url, result);
+  const summary = { endpoint: globals.url, issuer: result.issuer, clientId: result.clientId, grant: result.grant, scope: result.scope ?? null, expiresAt: result.expiresAt ?? null };
+  if (globals.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+  else process.stderr.write(`Logged in to ${globals.url} through ${result.issuer} (token kept in ${store.file})\n`);
 }
 
 function collect(value: string, previous: string[]): string[] {

@@ -129,7 +129,11 @@ export class TasksClient {
     if (error) throw new McpError(error.code, error.message, error.data);
     const result = reply?.['result'];
     if (!isRecord(result)) {
-      if (response.status === 401 || response.status === 403) throw new McpError(-32001, `HTTP ${response.status}: not authorized (check the token)`);
+      if (response.status === 401) throw new McpError(-32001, 'HTTP 401: not authorized (sign in with `mcp-tasks login`, or check the token)');
+      if (response.status === 403) {
+        const scope = /scope="([^"]*)"/.exec(response.headers.get('www-authenticate') ?? '')?.[1];
+        throw new McpError(-32001, `HTTP 403: the token lacks a scope${scope ? ` (needs: ${scope}; sign in again with \`mcp-tasks login --scope '${scope}'\`)` : ''}`);
+      }
       throw new McpError(-32603, `HTTP ${response.status} without a JSON-RPC answer to ${method}`);
     }
     return result;

@@ -126,6 +126,12 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
   prepare?: (args: Args, ctx: TaskContext) => Promise<void>;
   /** Shortest `pollIntervalMs` to suggest for this tool's tasks (default: the server's). */
   pollIntervalMs?: number;
+  /**
+   * OAuth scopes a caller needs to call this tool, on top of the endpoint's
+   * (only when the endpoint requires tokens). A token without them gets
+   * `403 insufficient_scope` naming them, so the client can step up.
+   */
+  scopes?: string[];
   /** Settings, secrets and AWS permissions the tool needs; the stack grants exactly these. */
   needs?: ToolNeeds;
 }

@@ -43,14 +43,15 @@ const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node
 /**
  * The third-party packages each function's job needs: what its bare bundle
  * imports. The MCP function serves the protocol (MCP SDK, zod for tool input
- * schemas), creates tasks (DynamoDB) and their start messages (SQS) and reads
- * its requestState sealing key once (SSM); the
+ * schemas), creates tasks (DynamoDB) and their start messages (SQS), reads
+ * its requestState sealing key once (SSM) and verifies access tokens when it
+ * is a resource server (jose); the
  * worker runs tools (zod) against the table and hands tasks over through the
  * queue; the sweeper queries the table and enqueues; the dead-letter handler
  * only writes the table (its messages arrive through the event source).
  */
 const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
-  mcp: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm', '@modelcontextprotocol/server', 'zod'],
+  mcp: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm', '@modelcontextprotocol/server', 'zod', 'jose'],
   worker: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'],
   deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
   sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
@@ -74,6 +75,7 @@ const TOUCH: Record<string, { imports: string; uses: string }> = {
     uses: 'createMcpHandler',
   },
   zod: { imports: "import * as z from 'zod';", uses: 'z.object({ value: z.string() })' },
+  jose: { imports: "import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';", uses: '[createRemoteJWKSet, decodeJwt, jwtVerify]' },
 };
 
 /**

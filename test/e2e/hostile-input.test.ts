@@ -28,6 +28,7 @@ import {
 import { isTerminal } from '../../shared/tasks/model.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import { parseMessages, requestMeta, rpc, TASKS_CAPABILITIES, type JsonRpcMessage, type RpcOptions } from '../support/mcp-http.ts';
+import { principalFor } from '../../shared/auth/principal.ts';
 
 const PRINCIPAL = 'local';
 
@@ -198,7 +199,8 @@ describe('hostile and unlucky input (issue 9)', () => {
     const result = resultOf(await wire.call('tools/call', { name: 'slow_compute', arguments: args }, options));
     assert.equal(result['resultType'], 'task');
     const taskId = String(result['taskId']);
-    accepted.push({ taskId, owner: options.principal ?? PRINCIPAL });
+    // An authorizer's subject owns its tasks as issuer + subject (the claims here carry no issuer).
+    accepted.push({ taskId, owner: options.principal === undefined ? PRINCIPAL : principalFor('', options.principal) });
     return taskId;
   };
 

@@ -717,11 +717,12 @@ describe('bundle contents', () => {
   it('carry only the SDKs each function uses (the composition root is imported by path)', () => {
     const fns = functions(base.json);
     const expected: Record<keyof typeof fns, { has: string[]; lacks: string[] }> = {
-      mcp: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod'], lacks: [] },
-      worker: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'], lacks: ['@modelcontextprotocol/server'] },
-      sweeper: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server'] },
+      // The MCP function verifies tokens (jose); the local authorization server never ships.
+      mcp: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod', 'jose'], lacks: ['oidc-provider', 'koa'] },
+      worker: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'], lacks: ['@modelcontextprotocol/server', 'jose', 'oidc-provider'] },
+      sweeper: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'] },
       // It drains the DLQ itself (no event source mapping): the SQS client is its own.
-      deadLetter: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server'] },
+      deadLetter: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'] },
     };
     for (const [name, { has, lacks }] of Object.entries(expected) as Array<[keyof typeof fns, { has: string[]; lacks: string[] }]>) {
       const packages = packagesIn(fns[name][1]);

@@ -96,6 +96,20 @@ describe('tasks are bound to the caller', () => {
     });
   }
 
+  it('refuses a token without a subject instead of mapping it to a shared principal', async () => {
+    const request = event('tasks/get', { taskId }, 'alice');
+    (request.requestContext as unknown as { authorizer: { jwt: { claims: Record<string, unknown> } } }).authorizer.jwt.claims = { client_id: 'svc-a', iss: 'https://issuer.example' };
+    const result = (await handler(request)) as APIGatewayProxyStructuredResultV2;
+    assert.equal(result.statusCode, 401);
+  });
+
+  it('binds tasks to issuer and subject: the same subject from another issuer is another principal', async () => {
+    const request = event('tasks/get', { taskId }, 'alice');
+    (request.requestContext as unknown as { authorizer: { jwt: { claims: Record<string, unknown> } } }).authorizer.jwt.claims = { sub: 'alice', iss: 'https://other-issuer.example' };
+    const result = JSON.parse(String(((await handler(request)) as APIGatewayProxyStructuredResultV2).body)) as { error?: { code: number } };
+    assert.equal(result.error?.code, -32602);
+  });
+
   it('a foreign cancel changed nothing', async () => {
     const read = await call('tasks/get', { taskId }, 'alice');
     assert.equal(read.result?.['status'], 'working');

@@ -28,6 +28,7 @@ import {
   StreamableHTTPClientTransport,
   type CallToolResult,
   type FetchLike,
+  type OAuthClientProvider,
 } from '@modelcontextprotocol/client';
 import {
   createApplicationInputHandler,
@@ -156,7 +157,12 @@ export interface SdkConnection {
  * - `legacy`: the SDK's default posture, the plain 2025 `initialize`
  *   handshake (protocol 2025-11-25), no envelope, no 2026 headers.
  */
-export async function connectSdkClient(url: string, era: 'modern' | 'legacy', name = `e2e-sdk-${era}`): Promise<SdkConnection> {
+export async function connectSdkClient(
+  url: string,
+  era: 'modern' | 'legacy',
+  name = `e2e-sdk-${era}`,
+  options: { authProvider?: OAuthClientProvider } = {},
+): Promise<SdkConnection> {
   const wire = new WireRecorder();
   const client = era === 'modern'
     ? new Client({ name, version: '1.0.0' }, {
@@ -164,7 +170,7 @@ export async function connectSdkClient(url: string, era: 'modern' | 'legacy', na
       versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } },
     })
     : new Client({ name, version: '1.0.0' }, { capabilities: { elicitation: {} } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: wire.fetch }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: wire.fetch, ...(options.authProvider ? { authProvider: options.authProvider } : {}) }));
   return { client, wire, close: () => client.close() };
 }
 

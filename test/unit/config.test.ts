@@ -28,4 +28,32 @@ describe('loadConfig', () => {
   it('rejects an unknown toolset', () => {
     assert.throws(() => loadConfig({ ...base, [ENV.toolset]: 'everything' }), /TASKS_TOOLSET/);
   });
+  it('leaves the endpoint open without issuers, and reads the resource server settings with them', () => {
+    assert.equal(loadConfig(base).auth, undefined);
+    const config = loadConfig({
+      ...base,
+      [ENV.authIssuers]: 'https://a.example/, https://b.example',
+      [ENV.authResource]: 'https://mcp.example.com/mcp',
+      [ENV.authScopes]: 'tasks tasks:read',
+      [ENV.authClientIds]: 'c1,c2',
+    });
+    assert.deepEqual(config.auth, {
+      resource: 'https://mcp.example.com/mcp',
+      issuers: ['https://a.example/', 'https://b.example'],
+      authorizationServers: ['https://a.example/', 'https://b.example'],
+      scopes: ['tasks', 'tasks:read'],
+      audiences: [],
+      clientIds: ['c1', 'c2'],
+    });
+  });
+
+  for (const [what, env, message] of [
+    ['issuers without a resource', { [ENV.authIssuers]: 'https://a.example' }, /TASKS_AUTH_RESOURCE/],
+    ['a plain-http resource off loopback', { [ENV.authIssuers]: 'https://a.example', [ENV.authResource]: 'http://mcp.example.com/mcp' }, /TASKS_AUTH_RESOURCE/],
+    ['a plain-http issuer off loopback', { [ENV.authIssuers]: 'http://a.example', [ENV.authResource]: 'https://mcp.example.com/mcp' }, /TASKS_AUTH_ISSUERS/],
+  ] as const) {
+    it(`rejects ${what}`, () => {
+      assert.throws(() => loadConfig({ ...base, ...env }), message);
+    });
+  }
 });

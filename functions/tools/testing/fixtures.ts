@@ -90,4 +90,17 @@ const counter = defineTool({
   },
 });
 
-export const testingTools: ToolDefinition[] = [stepSequence, durableSleep, poison, flaky, counter, reportDigest];
+/** The scope {@link privileged} needs on top of the endpoint's. */
+export const PRIVILEGED_SCOPE = 'tasks:admin';
+
+/** A tool with a scope of its own: for step-up (`403 insufficient_scope`) tests. */
+const privileged = defineTool({
+  name: 'privileged_echo',
+  description: 'Echoes its text as a task; callers need the tasks:admin scope when the endpoint requires tokens.',
+  inputSchema: z.object({ text: z.string().max(200) }),
+  execution: 'task',
+  scopes: [PRIVILEGED_SCOPE],
+  handler: async ({ text }) => text,
+});
+
+export const testingTools: ToolDefinition[] = [stepSequence, durableSleep, poison, flaky, counter, privileged, reportDigest];

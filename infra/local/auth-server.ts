@@ -1,0 +1,119 @@
+/**
+ * A real OAuth 2.1 / OpenID Connect authorization server for the local stack
+ * (`oidc-provider`, certified OpenID implementation), on 127.0.0.1:
+ * authorization code with PKCE (required), client credentials, dynamic client
+ * registration (open, as MCP clients expect) and resource indicators (RFC
+ * 8707): access tokens are JWTs whose `aud` is the MCP endpoint.
+ *
+ * Local development only: accounts are whoever logs in (any login name and
+ * password, the library's development login and consent pages), and state is
+ * in memory (clients and grants are gone after a restart). Never part of a
+ * Lambda bundle: only `infra/local` imports it.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { exportJWK, generateKeyPair } from 'jose';
+import Provider, { errors } from 'oidc-provider';
+import { errorName, type Log } from '../../shared/log.ts';
+
+export interface LocalAuthServerOptions {
+  /** 0 picks a free port. */
+  port: number;
+  /** The protected resource (the MCP endpoint URL); read when a token is requested, so it may be set after start. */
+  resource: () => string;
+  /** Further resources the server issues tokens for (tokens a client could mistakenly present to this one). */
+  otherResources?: string[];
+  /** Scopes the resource knows: what clients may ask for. */
+  scopes: () => string[];
+  /** Confidential clients registered at start (client credentials). */
+  clients?: { clientId: string; clientSecret: string; scope?: string }[];
+  /** Access token lifetime (default 10 minutes). */
+  accessTokenTtlSeconds?: number;
+  log: Log;
+}
+
+export interface LocalAuthServer {
+  /** The issuer, `http://127.0.0.1:<port>`. */
+  issuer: string;
+  close(): Promise<void>;
+}
+
+const CLOSE_GRACE_MS = 2000;
+
+export async function startLocalAuthServer(options: LocalAuthServerOptions): Promise<LocalAuthServer> {
+  let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  const server = createServer((req, res) => {
+    if (handle) return handle(req, res);
+    res.writeHead(503).end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const signingKey = { ...(await exportJWK(privateKey)), alg: 'ES256', use: 'sig', kid: randomBytes(8).toString('hex') };
+  const ttl = options.accessTokenTtlSeconds ?? 600;
+
+  const provider = new Provider(issuer, {
+    jwks: { keys: [signingKey] },
+    cookies: { keys: [randomBytes(32).toString('hex')] },
+    clients: (options.clients ?? []).map((client) => ({
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      ...(client.scope ? { scope: client.scope } : {}),
+    })),
+    // Whoever logs in on the development login page is that account.
+    findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
+    pkce: { required: () => true },
+    scopes: ['openid', 'offline_access', ...options.scopes()],
+    clientDefaults: { grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none', id_token_signed_response_alg: 'ES256' },
+    // Browser-based MCP clients call the token and registration endpoints cross-origin.
+    clientBasedCORS: () => true,
+    features: {
+      devInteractions: { enabled: true },
+      clientCredentials: { enabled: true },
+      registration: { enabled: true },
+      revocation: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => options.resource(),
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx: unknown, indicator: string) => {
+          if (indicator !== options.resource() && !options.otherResources?.includes(indicator)) throw new errors.InvalidTarget('Unknown resource');
+          return { scope: options.scopes().join(' '), audience: indicator, accessTokenTTL: ttl, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+        },
+      },
+    },
+    ttl: { AccessToken: ttl, ClientCredentials: ttl, AuthorizationCode: 60, Interaction: 600, Session: 3600, Grant: 3600, RefreshToken: 86_400 },
+    // Refresh tokens for public clients too (a CLI keeps its login between commands).
+    issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) => client.grantTypeAllowed('refresh_token'),
+  });
+  // Errors the library answers itself (bad client, bad grant…): names only, never request details.
+  for (const event of ['server_error', 'grant.error', 'registration_create.error'] as const) {
+    provider.on(event, (_ctx: unknown, error: unknown) => options.log({ event: 'local-auth-server-error', kind: event, error: errorName(error) }));
+  }
+  handle = provider.callback();
+  options.log({ event: 'local-auth-server-started', issuer });
+
+  return {
+    issuer,
+    close: () =>
+      new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
+  };
+}
