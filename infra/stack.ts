@@ -5,6 +5,7 @@ import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
 import { OPS_OUTPUTS } from '../shared/ops/outputs.ts';
 import { settingStoresOf } from '../shared/runtime/settings.ts';
 import type { ToolDefinition } from '../shared/runtime/tool.ts';
+import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
 import { McpUserPool, USER_POOL_SCOPE } from './constructs/user-pool.ts';
@@ -98,7 +99,7 @@ export const STACK_DEFAULTS = {
   removalPolicy: RemovalPolicy.RETAIN,
   throttle: { rateLimit: 100, burstLimit: 200 },
   logRetention: RetentionDays.ONE_MONTH,
-  workerMaxConcurrency: 10,
+  workerMaxConcurrency: DEFAULT_WORKER_MAX_CONCURRENCY,
   sweepInterval: DEFAULT_SWEEP_INTERVAL,
   tracing: false,
   dashboard: false,

@@ -1,3 +1,4 @@
+import { validateCatalogue } from '../../shared/runtime/catalogue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import { approvalGate } from './examples/approval-gate.ts';
 import { batchProcess } from './examples/batch-process.ts';
@@ -6,7 +7,10 @@ import { externalJob } from './examples/external-job.ts';
 /** The product's own tools: what a default deployment serves. Add yours here. */
 export const productTools: ToolDefinition[] = [batchProcess, approvalGate, externalJob];
 
-/** A catalogue of tools, by name. */
+/**
+ * A catalogue of tools, by name, validated: a duplicate name or an invalid
+ * definition throws at start-up with a message naming the tool.
+ */
 export function catalogue(tools: readonly ToolDefinition[]): ReadonlyMap<string, ToolDefinition> {
-  return new Map(tools.map((tool) => [tool.name, tool]));
+  return validateCatalogue(tools);
 }

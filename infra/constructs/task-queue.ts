@@ -8,6 +8,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../shared/config.ts';
 import type { SettingStores } from '../../shared/runtime/settings.ts';
+import { WORKER_BATCH_SIZE } from '../event-sources.ts';
 import { VISIBILITY_TIMEOUT_FACTOR, type DurableTimings } from '../timings.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './task-function.ts';
 import type { TaskTable } from './task-table.ts';
@@ -97,10 +98,8 @@ export class TaskQueue extends Construct {
     this.queue.grantSendMessages(this.worker.function);
     this.worker.function.addEventSource(
       new SqsEventSource(this.queue, {
-        // Records of a batch run concurrently in one invocation; a handful
-        // shares the invocation cost of waiting tools without letting one
-        // slow task hold many others behind the same timeout.
-        batchSize: 5,
+        // Shared with the local stack's emulation (`infra/event-sources.ts`).
+        batchSize: WORKER_BATCH_SIZE,
         reportBatchItemFailures: true,
         maxConcurrency: props.workerMaxConcurrency,
       }),

@@ -17,8 +17,10 @@
  *   LOCAL_AUTH_OTHER_RESOURCES  further resource URLs (comma-separated) that
  *                   server issues tokens for: tokens this endpoint must refuse
  *
- * Prints one line `MCP endpoint ready at <url>` once requests are served.
- * SIGINT/SIGTERM stop everything and exit 0.
+ * Prints one line `MCP endpoint ready at <url>` once requests are served,
+ * after the start-up recovery has re-enqueued what a previous run left
+ * unfinished. SIGINT/SIGTERM stop everything (tasks still running after a
+ * short drain are handed back) and exit 0.
  */
 import { jsonLog } from '../../shared/log.ts';
 import { startLocalStack } from './stack.ts';
@@ -97,7 +99,8 @@ Or with curl:
     -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: server/discover' \\
     -d '${discover}'
 
-Tasks are kept in ${process.env.LOCAL_DATA_DIR || '.data'}/dynamodb; queued messages are not (fauxqs is in memory).
+Tasks are kept in ${process.env.LOCAL_DATA_DIR || '.data'}/dynamodb; queued messages are not (fauxqs is in memory),
+so each start re-enqueues the work a previous run left unfinished (this one: ${stack.recovery.requeued} task(s)).
 `);
 if (issuer) {
   console.log(`Auth is ON: requests need an access token from the authorization server at ${issuer}

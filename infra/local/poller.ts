@@ -12,8 +12,10 @@ export interface PollerOptions {
   queueArn: string;
   region: string;
   handler: SqsHandler;
-  /** Records per invocation, as the event source mapping's `batchSize` (1–10). */
+  /** Records per invocation, as the event source mapping's `batchSize` (1–10; default 10). */
   batchSize?: number;
+  /** Invocations (batches) in flight at once, as the mapping's `maxConcurrency` (default 2, Lambda's least). */
+  maxConcurrency?: number;
   /** Long-poll wait; short so that `stop()` returns quickly. */
   waitTimeSeconds?: number;
   /** Diagnostic lines (names and ids only: never bodies). */
@@ -21,8 +23,10 @@ export interface PollerOptions {
 }
 
 export interface Poller {
-  /** Stops polling; resolves once the batch in hand (if any) has been handled. */
+  /** Stops polling; resolves once the batches in hand (if any) have been handled. */
   stop(): Promise<void>;
+  /** Batches being handled right now, and the most there ever were at once. */
+  stats(): { inFlight: number; peak: number };
 }
 
 const SYSTEM_ATTRIBUTES = ['ApproximateReceiveCount', 'SentTimestamp', 'SenderId', 'ApproximateFirstReceiveTimestamp'] as const;
@@ -31,18 +35,28 @@ const RETRY_DELAY_MS = 1000;
 /**
  * Emulates the Lambda SQS event source mapping with `ReportBatchItemFailures`:
  * long-poll a batch, invoke the handler with an `SQSEvent`, delete the records
- * it did not report as failed. Failed records are left alone, so they reappear
- * after the visibility timeout and reach the dead-letter queue after
+ * it did not report as failed. Up to `maxConcurrency` batches are handled at
+ * once, as Lambda runs concurrent invocations: the loop receives again as
+ * soon as a slot is free, never waiting for a slow batch to finish. Failed
+ * records are left alone, so they reappear after the visibility timeout and reach the dead-letter queue after
  * `maxReceiveCount` receives — the queue's redrive policy, not this loop,
  * decides that, as on AWS. A handler that throws fails the whole batch.
  */
 export function startPoller(options: PollerOptions): Poller {
   const { log } = options;
   const abort = new AbortController();
+  const inFlight = new Set<Promise<void>>();
+  let peak = 0;
+  let slotFreed: (() => void) | undefined;
+
   const loop = run();
 
   async function run(): Promise<void> {
     while (!abort.signal.aborted) {
+      if (inFlight.size >= (options.maxConcurrency ?? 2)) {
+        await new Promise<void>((resolve) => (slotFreed = resolve));
+        continue;
+      }
       let messages: Message[];
       try {
         const received = await options.client.send(
@@ -64,7 +78,14 @@ export function startPoller(options: PollerOptions): Poller {
         continue;
       }
       // An empty receive has already waited `WaitTimeSeconds`: no busy loop.
-      if (messages.length > 0) await deliver(messages);
+      if (messages.length === 0) continue;
+      const batch = deliver(messages).finally(() => {
+        inFlight.delete(batch);
+        slotFreed?.();
+        slotFreed = undefined;
+      });
+      inFlight.add(batch);
+      peak = Math.max(peak, inFlight.size);
     }
   }
 
@@ -96,8 +117,11 @@ export function startPoller(options: PollerOptions): Poller {
   return {
     async stop() {
       abort.abort();
+      slotFreed?.();
       await loop;
+      await Promise.all(inFlight);
     },
+    stats: () => ({ inFlight: inFlight.size, peak }),
   };
 }
 

@@ -15,12 +15,15 @@ import { errorName, jsonLog, type Log } from '../../shared/log.ts';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../shared/ops/outputs.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
+import { sweepWindow } from '../../shared/tasks/transitions.ts';
+import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../event-sources.ts';
 import { ensureTaskTable, startDynalite } from './dynamodb.ts';
 import { METADATA_PATH } from '../../shared/auth/resource-server.ts';
 import { list } from '../../shared/auth/settings.ts';
 import { startLocalAuthServer } from './auth-server.ts';
 import { startHttpAdapter } from './http.ts';
 import { startPoller, type Poller } from './poller.ts';
+import { recoverAtStart, type RecoveryReport } from './recovery.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { LOCAL_CREDENTIALS, localSqsClient, startLocalSqs } from './sqs.ts';
 import { cachedReader, bindSettings } from '../../shared/runtime/settings.ts';
@@ -37,8 +40,13 @@ export interface LocalStackOptions {
   maxReceiveCount?: number;
   /** Visibility timeout of the task queue; a failed record is retried after it (default 30 s). */
   visibilityTimeoutSeconds?: number;
-  /** How long `close()` waits for a batch still being handled (default 5 s). */
+  /**
+   * How long `close()` waits for batches still being handled (default 5 s);
+   * tasks still running then are handed back (their leases released).
+   */
   drainMs?: number;
+  /** Concurrent worker batches, as the deployed event source's `maxConcurrency` (default: the stack's default). */
+  workerMaxConcurrency?: number;
   /** The one log sink, for the functions' lines and the stack's own (default: JSON lines on stdout). */
   log?: Log;
   /** How often the sweeper runs (it also runs once at start-up); default 30 s. */
@@ -90,6 +98,10 @@ export interface LocalStack {
   handlers: { mcp: McpHandler; worker: WorkerHandler; deadLetter: DeadLetterHandler; sweeper: SweeperHandler };
   /** The embedded authorization server's issuer, when auth is on. */
   issuer?: string;
+  /** What the start-up recovery found and did, and how long it took. */
+  recovery: RecoveryReport & { ms: number };
+  /** The worker event source's batches: in flight now, and the most at once so far. */
+  workerStats(): { inFlight: number; peak: number };
   close(): Promise<void>;
 }
 
@@ -106,9 +118,15 @@ export const REGION = 'us-east-1';
  * Nothing is read from or written to `process.env` beyond `options.env`.
  *
  * Persistence is uneven: the table is on disk, the queues are in fauxqs'
- * memory. After a restart, finished tasks are still readable, but a task whose
- * message was queued or in flight at shutdown stays `working` until the
- * sweeper re-enqueues it.
+ * memory. So at start-up, before anything is served, the stack recovers from
+ * its previous life (`recovery.ts`): leases that life held are voided, every
+ * working task is enqueued again (sleepers at their wake-up time), and the
+ * table is reconciled with its sparse index, which a kill can tear in dynalite.
+ * A graceful `close()` hands back the tasks still running after `drainMs`.
+ *
+ * The worker's event source runs up to `workerMaxConcurrency` batches of
+ * `WORKER_BATCH_SIZE` records at once, the settings the CDK stack deploys
+ * (`infra/event-sources.ts`).
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const log = options.log ?? jsonLog();
@@ -151,9 +169,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint } });
 
+    // Leases this life takes, so that a graceful stop can hand their tasks back.
+    const leases = trackLeases(dynamoDbStore(config, dynamodb));
     const deps: FunctionDeps = {
       config,
-      store: options.decorate?.store?.(dynamoDbStore(config, dynamodb)) ?? dynamoDbStore(config, dynamodb),
+      store: options.decorate?.store?.(leases.store) ?? leases.store,
       queue: options.decorate?.queue?.(sqsQueue(config, functionsSqs)) ?? sqsQueue(config, functionsSqs),
       tools: bindSettings(localTools(config.toolset), cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env }))),
       log,
@@ -163,16 +183,42 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const deadLetter = createDeadLetterHandler({ ...deps, deadLetters: new SqsMessageSource({ client: functionsSqs, queueUrl: sqs.dlqUrl }) });
     const sweeper = createSweeperHandler(deps);
 
-    const pollers: Poller[] = [
-      startPoller({ client: pollerSqs, queueUrl: sqs.queueUrl, queueArn: sqs.queueArn, region: REGION, handler: worker, log }),
-    ];
-    // A batch still running at shutdown is abandoned after `drainMs`; its
-    // task's lease expires and the task is picked up again later.
-    const drainMs = options.drainMs ?? 5000;
-    cleanup.push(() => withTimeout(Promise.all(pollers.map((poller) => poller.stop())), drainMs));
+    // The queue is empty, whatever the table says: put the previous life's work back first.
+    const recoveryStarted = Date.now();
+    const report = await recoverAtStart({
+      client: dynamodb,
+      tableName,
+      queue: deps.queue,
+      sweepWindowMs: sweepWindow(config),
+      now: deps.now?.() ?? Date.now(),
+      log,
+    });
+    const recovery = { ...report, ms: Date.now() - recoveryStarted };
+    log({ event: 'recovery', ...recovery });
 
-    // The scheduled sweeper: once now, since the queues did not survive a
-    // restart but unfinished tasks in the table did, then periodically.
+    const workerPoller = startPoller({
+      client: pollerSqs,
+      queueUrl: sqs.queueUrl,
+      queueArn: sqs.queueArn,
+      region: REGION,
+      handler: worker,
+      batchSize: WORKER_BATCH_SIZE,
+      maxConcurrency: options.workerMaxConcurrency ?? DEFAULT_WORKER_MAX_CONCURRENCY,
+      log,
+    });
+    const pollers: Poller[] = [workerPoller];
+    // Batches still running at shutdown get `drainMs` to finish; the tasks
+    // still running then are handed back (lease released, due at once), so
+    // the next start finds them free. Their runs go on until the process
+    // ends, and every write they make after that fails on the lease.
+    const drainMs = options.drainMs ?? 5000;
+    cleanup.push(async () => {
+      await withTimeout(Promise.all(pollers.map((poller) => poller.stop())), drainMs);
+      await leases.handBack(Date.now(), log);
+    });
+
+    // The scheduled sweeper: once now (it finds nothing the recovery did not
+    // take), then periodically.
     const runSweeper = () =>
       Promise.all([
         sweeper().then(
@@ -250,6 +296,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       store: deps.store,
       queue: deps.queue,
       handlers: { mcp, worker, deadLetter, sweeper },
+      recovery,
+      workerStats: () => workerPoller.stats(),
       ...(authServer ? { issuer: authServer.issuer } : {}),
       close,
     };
@@ -257,6 +305,44 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await close();
     throw error;
   }
+}
+
+/**
+ * The store, with a record of the leases taken through it and not yet given
+ * up (by `finish` or `release`), so that a graceful stop can release them.
+ * A proxy: every other method is the store's own.
+ */
+function trackLeases(store: TaskStore): { store: TaskStore; handBack(now: number, log: Log): Promise<void> } {
+  const held = new Map<string, string>();
+  const tracked: Partial<TaskStore> = {
+    claim: async (taskId, leaseOwner, now, leaseMs) => {
+      const task = await store.claim(taskId, leaseOwner, now, leaseMs);
+      if (task) held.set(taskId, leaseOwner);
+      return task;
+    },
+    finish: (task, leaseOwner, outcome, now) => store.finish(task, leaseOwner, outcome, now).finally(() => held.delete(task.taskId)),
+    release: (taskId, leaseOwner, now, resumeAt, options) => store.release(taskId, leaseOwner, now, resumeAt, options).finally(() => held.delete(taskId)),
+  };
+  const proxy = new Proxy(store, {
+    get(target, property, receiver) {
+      if (typeof property === 'string' && Object.hasOwn(tracked, property)) return tracked[property as keyof TaskStore];
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return {
+    store: proxy,
+    async handBack(now, log) {
+      for (const [taskId, leaseOwner] of [...held]) {
+        held.delete(taskId);
+        // Stopping is a clean hand-over: it does not count as a failed attempt.
+        await store.release(taskId, leaseOwner, now, now, { handedOver: true }).then(
+          () => log({ event: 'handed-back', taskId }),
+          (error: unknown) => log({ event: 'hand-back-failed', taskId, error: errorName(error) }),
+        );
+      }
+    },
+  };
 }
 
 /**

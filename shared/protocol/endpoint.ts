@@ -146,6 +146,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
         now: now(),
         ttlMs: deps.settings.taskTtlMs,
         pollIntervalMs: tool.pollIntervalMs ?? deps.settings.pollIntervalMs,
+        ...(tool.version === undefined ? {} : { toolVersion: tool.version }),
       },
       key === undefined ? {} : { idempotencyKey: key },
     );

@@ -1,4 +1,4 @@
-import type { ClientCapabilities, InputRequest, JsonRpcErrorObject } from '../tasks/model.ts';
+import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
 import { RetryableError, ToolError, ToolProtocolError, type TaskContext, type ToolDefinition, type ToolResult } from './tool.ts';
 
 /** How one run of a handler ended. Unexpected exceptions are rethrown, not mapped. */
@@ -6,8 +6,11 @@ export type RunOutcome =
   | { kind: 'result'; result: ToolResult }
   | { kind: 'protocol-error'; error: JsonRpcErrorObject }
   | { kind: 'cancelled' }
-  /** Waiting for answers: the task goes `input_required`. */
-  | { kind: 'input'; inputRequests: Record<string, InputRequest> }
+  /**
+   * Waiting for answers: the task goes `input_required`. With a journal,
+   * `questions` records where each new question was asked and what it asked.
+   */
+  | { kind: 'input'; inputRequests: Record<string, InputRequest>; questions?: Record<string, QuestionRecord> }
   /** Waiting for a durable timer: run again at `wakeAt` (epoch ms). */
   | { kind: 'sleep'; wakeAt: number }
   /** Out of invocation time at a step boundary: run again at once, in a new invocation. */
@@ -15,12 +18,21 @@ export type RunOutcome =
   /** The handler asked to be retried later. */
   | { kind: 'retry'; error: RetryableError };
 
+/** A step as the journal holds it: its value and, when recorded since positions exist, its position. */
+export interface JournalEntry {
+  value: unknown;
+  /** 1-based index of the step among the run's durable calls (steps, sleeps, questions), in call order. */
+  position?: number;
+}
+
 /** Durable state a run replays from, and how it records new state. */
 export interface Journal {
   /** The value recorded for a step, if any. */
-  lookup(name: string): Promise<{ value: unknown } | undefined>;
+  lookup(name: string): Promise<JournalEntry | undefined>;
   /** Records a step's value once; resolves to the value stored (which wins on a race). */
-  record(name: string, value: unknown): Promise<unknown>;
+  record(name: string, value: unknown, position?: number): Promise<unknown>;
+  /** Every recorded step, for the order checks and to tell replay from new work (optional: without it order is not checked). */
+  entries?(): Promise<ReadonlyMap<string, JournalEntry>>;
 }
 
 export interface RunOptions {
@@ -28,17 +40,27 @@ export interface RunOptions {
   clientCapabilities: ClientCapabilities;
   /** Answers recorded so far, by key. */
   answers: Record<string, unknown>;
+  /** Questions recorded so far (position and fingerprint), by key: replays are checked against them. */
+  questions?: Record<string, QuestionRecord>;
   /** Aborted when the task is cancelled. */
   cancel: AbortSignal;
   progress: (message: string) => Promise<void>;
   /** Steps and sleeps; without one (inline calls) steps simply run and sleeps wait in-process. */
   journal?: Journal;
+  /**
+   * True when nothing can have been recorded before this run (the task's
+   * first run): progress is then written without consulting the journal.
+   */
+  fresh?: boolean;
+  /** The tool version recorded on the task, if any; checked against the tool's own before recorded work is replayed. */
+  recordedVersion?: string;
   /** True once the invocation should hand over to a continuation at the next step boundary. */
   shouldYield?: () => boolean;
   now?: () => number;
 }
 
 const MISSING_CAPABILITY = -32021;
+const INTERNAL_ERROR = -32603;
 
 /**
  * Runs a tool handler once, replaying what was recorded before.
@@ -56,6 +78,21 @@ const MISSING_CAPABILITY = -32021;
  * and the order of steps, sleeps and questions must not depend on anything
  * outside them.
  *
+ * That order is recorded and checked. Every durable call (step, sleep,
+ * question) takes the next position, in call order; a step is recorded with
+ * its position and a question with its position and fingerprint (method and
+ * requested schema). A replay fails the task (`-32603`, a message naming the
+ * step or key, `data.reason`) when:
+ * - `replay-divergence`: a call reaches a position recorded for another step,
+ *   sleep or question, or a recorded step is reached at another position;
+ * - `input-key-reused`: one key is used for two different questions (in one
+ *   run, or against the question recorded under it);
+ * - `tool-version-changed`: recorded work would be replayed by a tool whose
+ *   declared `version` differs from the one recorded on the task.
+ * Steps recorded before positions existed (no `position`) are matched by name
+ * only. Progress reported while the run is still replaying recorded calls is
+ * dropped, so `statusMessage` never moves backwards.
+ *
  * A run that cannot go on ends at the end of the current event-loop turn in
  * which it got stuck, so questions asked together (`Promise.all`) become one
  * set of outstanding keys. Work still in flight then is abandoned (the
@@ -64,8 +101,10 @@ const MISSING_CAPABILITY = -32021;
 export async function runTool(tool: ToolDefinition, args: Record<string, unknown>, options: RunOptions): Promise<RunOutcome> {
   const now = options.now ?? Date.now;
   const pending: Record<string, InputRequest> = {};
+  const newQuestions: Record<string, QuestionRecord> = {};
   let wakeAt: number | undefined;
   let yielded = false;
+  let failure: JsonRpcErrorObject | undefined;
   let stuck!: () => void;
   const suspension = new Promise<void>((resolve) => (stuck = resolve));
   let suspending = false;
@@ -76,20 +115,69 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
     }
     return new Promise<T>(() => {});
   };
+  /** Ends the run with `error` (the first one wins); the call that found it never settles. */
+  const fail = <T>(error: JsonRpcErrorObject): Promise<T> => {
+    failure ??= error;
+    return suspend<T>();
+  };
 
   const controller = new AbortController();
   const onCancel = () => controller.abort(options.cancel.reason);
   if (options.cancel.aborted) onCancel();
   else options.cancel.addEventListener('abort', onCancel, { once: true });
 
-  const ask = <T>(key: string, request: InputRequest, capability: string): Promise<T> => {
-    if (Object.hasOwn(options.answers, key)) return Promise.resolve(options.answers[key] as T);
+  // --- the order of durable calls ---------------------------------------------
+  let calls = 0;
+  const seen = new Set<string>(); // `kind:name` reached in this run
+  const questions = options.questions ?? {};
+  // The journal's steps are indexed once a step or sleep has loaded them (the
+  // load is the query replay needs anyway); before that, questions and
+  // progress are judged against the recorded questions alone, so a run that
+  // uses no steps never pays for a journal query.
+  let recorded: Promise<RecordedCalls> | undefined;
+  const questionsOnly = indexRecorded(undefined, questions);
+  const recordedCalls = (load: boolean) => (load ? (recorded ??= indexRecorded(options.journal, questions)) : (recorded ?? questionsOnly));
+  const versionChanged = () =>
+    options.recordedVersion !== undefined && options.recordedVersion !== tool.version
+      ? versionError(tool.name, options.recordedVersion, tool.version)
+      : undefined;
+
+  /** The divergence, if any, of reaching `name` (a `kind`) at `position`, which was recorded at `recordedAt`. */
+  const diverges = async (kind: CallKind, name: string, position: number, recordedAt: number | undefined): Promise<JsonRpcErrorObject | undefined> => {
+    const index = recordedCalls(kind !== 'question');
+    const first = !seen.has(`${kind}:${name}`);
+    seen.add(`${kind}:${name}`);
+    if (!first) return undefined; // a name used again in one run: same value, no new position to check
+    const { byPosition } = await index;
+    const there = byPosition.get(position);
+    if (there && (there.kind !== kind || there.name !== name)) return divergence(kind, name, position, `the journal has ${describeCall(there.kind, there.name)} there`);
+    if (recordedAt !== undefined && recordedAt !== position) return divergence(kind, name, position, `it was recorded as call #${recordedAt}`);
+    return undefined;
+  };
+
+  const ask = async <T>(key: string, request: InputRequest, capability: string): Promise<T> => {
+    const position = ++calls;
+    const fingerprint = fingerprintOf(request);
+    const asked = newQuestions[key] ?? questions[key];
+    if (asked && asked.fingerprint !== fingerprint) return fail<T>(keyReused(key));
+    if (options.journal) {
+      const diverged = await diverges('question', key, position, questions[key]?.position);
+      if (diverged) return fail<T>(diverged);
+    }
+    if (Object.hasOwn(options.answers, key)) {
+      if (questions[key]) {
+        const changed = versionChanged();
+        if (changed) return fail<T>(changed);
+      }
+      return options.answers[key] as T;
+    }
     if (!(capability in options.clientCapabilities)) {
-      return Promise.reject(new ToolProtocolError(MISSING_CAPABILITY, 'Missing required client capability', {
+      throw new ToolProtocolError(MISSING_CAPABILITY, 'Missing required client capability', {
         requiredCapabilities: { [capability]: {} },
-      }));
+      });
     }
     pending[key] = request;
+    if (options.journal) newQuestions[key] ??= { position, fingerprint };
     return suspend<T>();
   };
 
@@ -98,36 +186,54 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
    * invocation dies before the value is recorded; it then runs again on the
    * next replay. Steps are at-least-once; make their effects idempotent.
    */
-  const step = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+  const durableStep = async <T>(kind: 'step' | 'sleep', name: string, fn: () => Promise<T>): Promise<T> => {
     options.cancel.throwIfAborted(); // a cancelled task starts no new step
+    const position = ++calls;
     const journal = options.journal;
     if (!journal) return fn();
-    const recorded = await journal.lookup(name);
-    if (recorded) return recorded.value as T;
+    const entry = await journal.lookup(name);
+    const diverged = await diverges(kind, name, position, entry?.position);
+    if (diverged) return fail<T>(diverged);
+    if (entry) {
+      const changed = versionChanged();
+      return changed ? fail<T>(changed) : (entry.value as T);
+    }
     if (options.shouldYield?.()) {
       yielded = true;
       return suspend<T>();
     }
     const value = await fn();
-    return (await journal.record(name, value === undefined ? null : value)) as T;
+    return (await journal.record(name, value === undefined ? null : value, position)) as T;
   };
+  const step = <T>(name: string, fn: () => Promise<T>): Promise<T> => durableStep('step', name, fn);
 
   let sleeps = 0;
   const sleep = async (ms: number): Promise<void> => {
     options.cancel.throwIfAborted(); // nor goes to sleep
     const name = `sleep#${++sleeps}`;
-    if (!options.journal) return new Promise((resolve) => setTimeout(resolve, ms));
-    const due = (await step(name, async () => now() + ms)) as number;
+    // Inline (no task): wait here, but never past cancellation or the request's budget (the same signal).
+    if (!options.journal) return waitInline(ms, controller.signal);
+    const due = await durableStep('sleep', name, async () => now() + ms);
     if (due <= now()) return;
     wakeAt = Math.min(wakeAt ?? due, due);
     return suspend<void>();
+  };
+
+  /** Progress from a replay of recorded calls repeats the past: only new work reports. */
+  const progress = async (message: string): Promise<void> => {
+    if (options.journal && !options.fresh) {
+      const { lastPosition, unpositioned } = await recordedCalls(false);
+      const replaying = calls < lastPosition || [...unpositioned].some((name) => !seen.has(`step:${name}`) && !seen.has(`sleep:${name}`));
+      if (replaying) return;
+    }
+    await options.progress(message);
   };
 
   const ctx: TaskContext = {
     taskId: options.taskId,
     signal: controller.signal,
     clientCapabilities: options.clientCapabilities,
-    progress: (message) => options.progress(message),
+    progress,
     elicit: (key, params) => ask(key, { method: 'elicitation/create', params: { mode: 'form', ...params } }, 'elicitation'),
     sample: (key, params) => ask(key, { method: 'sampling/createMessage', params }, 'sampling'),
     step,
@@ -142,10 +248,16 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
       (error: unknown) => ({ done: true as const, error }),
     );
     const settled = await Promise.race([ran, suspension.then(() => ({ done: false as const }))]);
+    if (failure) {
+      controller.abort(new Error('replay failed'));
+      return { kind: 'protocol-error', error: failure };
+    }
     if (!settled.done) {
       controller.abort(new Error('suspended'));
       // Questions first: a sleep or continuation replays them unanswered anyway.
-      if (Object.keys(pending).length > 0) return { kind: 'input', inputRequests: pending };
+      if (Object.keys(pending).length > 0) {
+        return Object.keys(newQuestions).length > 0 ? { kind: 'input', inputRequests: pending, questions: newQuestions } : { kind: 'input', inputRequests: pending };
+      }
       if (wakeAt !== undefined) return { kind: 'sleep', wakeAt };
       if (yielded) return { kind: 'continue' };
       throw new Error('Run suspended without a reason');
@@ -155,6 +267,90 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
   } finally {
     options.cancel.removeEventListener('abort', onCancel);
   }
+}
+
+type CallKind = 'step' | 'sleep' | 'question';
+
+interface RecordedCalls {
+  /** Recorded calls by position. */
+  byPosition: Map<number, { kind: CallKind; name: string }>;
+  /** The highest recorded position (0 when none). */
+  lastPosition: number;
+  /** Steps recorded without a position (before positions existed). */
+  unpositioned: Set<string>;
+}
+
+async function indexRecorded(journal: Journal | undefined, questions: Record<string, QuestionRecord>): Promise<RecordedCalls> {
+  const byPosition = new Map<number, { kind: CallKind; name: string }>();
+  const unpositioned = new Set<string>();
+  for (const [name, entry] of (await journal?.entries?.()) ?? []) {
+    if (entry.position === undefined) unpositioned.add(name);
+    else byPosition.set(entry.position, { kind: name.startsWith('sleep#') ? 'sleep' : 'step', name });
+  }
+  for (const [key, question] of Object.entries(questions)) byPosition.set(question.position, { kind: 'question', name: key });
+  return { byPosition, lastPosition: Math.max(0, ...byPosition.keys()), unpositioned };
+}
+
+/**
+ * What identifies a question besides its key: the request method and, for a
+ * form, the requested schema (the message text may change between askings).
+ */
+export function fingerprintOf(request: InputRequest): string {
+  const schema = request.method === 'elicitation/create' ? request.params?.['requestedSchema'] : undefined;
+  return stableJson({ method: request.method, schema: schema ?? null });
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${stableJson((value as Record<string, unknown>)[key])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function describeCall(kind: CallKind, name: string): string {
+  return kind === 'question' ? `the question "${name}"` : kind === 'sleep' ? `a sleep ("${name}")` : `step "${name}"`;
+}
+
+function divergence(kind: CallKind, name: string, position: number, why: string): JsonRpcErrorObject {
+  const what = kind === 'question' ? `question "${name}"` : kind === 'sleep' ? `sleep "${name}"` : `step "${name}"`;
+  return {
+    code: INTERNAL_ERROR,
+    message: `Replay diverged at ${what} (call #${position}): ${why}. The handler's steps, sleeps and questions must come in the same order on every run`,
+    data: { reason: 'replay-divergence', [kind === 'question' ? 'key' : 'step']: name, position },
+  };
+}
+
+function keyReused(key: string): JsonRpcErrorObject {
+  return {
+    code: INTERNAL_ERROR,
+    message: `Input key "${key}" was used for a different question (another method or requested schema): one key, one question`,
+    data: { reason: 'input-key-reused', key },
+  };
+}
+
+function versionError(tool: string, recorded: string, current: string | undefined): JsonRpcErrorObject {
+  return {
+    code: INTERNAL_ERROR,
+    message: `Tool "${tool}" changed from version ${recorded} to ${current ?? '(none)'} while this task was in flight; its recorded work is not replayed by other code`,
+    data: { reason: 'tool-version-changed', recordedVersion: recorded, currentVersion: current ?? null },
+  };
+}
+
+/** An inline `sleep`: waits, or rejects as soon as the run is cancelled or out of budget. */
+function waitInline(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 function mapThrown(error: unknown, cancel: AbortSignal): RunOutcome {

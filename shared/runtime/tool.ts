@@ -18,6 +18,9 @@ export interface ToolResult {
  */
 export type Execution = 'sync' | 'task' | 'optional';
 
+/** Every {@link Execution}, for checks at run time. */
+export const EXECUTIONS = ['sync', 'task', 'optional'] as const satisfies readonly Execution[];
+
 /** The whole API a tool author sees while the handler runs. */
 export interface TaskContext {
   /** The task id, or `undefined` when the call is answered synchronously. */
@@ -132,6 +135,17 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * `403 insufficient_scope` naming them, so the client can step up.
    */
   scopes?: string[];
+  /**
+   * The version of this tool's durable behaviour: change it whenever a change
+   * of the handler would replay differently (steps, sleeps or questions added,
+   * removed, renamed or reordered). It is recorded on every task the tool
+   * starts; a task whose recorded version differs from the code's when it
+   * replays recorded work ends `failed` with a version error instead of
+   * replaying the old journal with new code (see README, "Replay rules").
+   * Leave it unset until a change needs it: unversioned tasks are replayed
+   * with the divergence checks only.
+   */
+  version?: string;
   /** Settings, secrets and AWS permissions the tool needs; the stack grants exactly these. */
   needs?: ToolNeeds;
 }

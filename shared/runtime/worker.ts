@@ -3,9 +3,9 @@ import type { TaskSettings } from '../config.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
-import { MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
+import { MAX_RESULT_BYTES, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { MAX_STATUS_MESSAGE_BYTES, truncateUtf8 } from '../tasks/limits.ts';
-import { LeaseLostError, TaskRowRejectedError, type TaskStore } from '../tasks/store.ts';
+import { LeaseLostError, TaskRowRejectedError, type StepRecord, type TaskStore } from '../tasks/store.ts';
 import { runTool, type Journal, type RunOutcome } from './run.ts';
 import type { ToolDefinition } from './tool.ts';
 
@@ -92,15 +92,31 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
   };
   if (task.cancelRequested) return finish({ status: 'cancelled' });
 
+  const steps = journal(deps.store, task.taskId, now);
   // A run that crashes or times out leaves no outcome, and the sweeper (or SQS)
   // starts it again with a fresh message: cap such loops by the runs started
-  // since the task last handed over cleanly.
+  // without progress. Past the cap (and only then: it costs a query and a
+  // write) the checkpoints are counted: a task that recorded steps since the
+  // count last started again made progress, and its count starts again at
+  // this run, so a long job whose invocations keep dying still finishes.
   if (task.attempts > deps.settings.maxAttempts) {
-    return finish({
-      status: 'failed',
-      error: EXHAUSTED_ERROR,
-      statusMessage: `The task was started ${task.attempts - 1} times without finishing or handing over; its worker kept crashing or timing out`,
-    });
+    const recorded = await steps.count();
+    if (recorded <= (task.progressMark ?? 0)) {
+      return finish({
+        status: 'failed',
+        error: EXHAUSTED_ERROR,
+        statusMessage: `The task was started ${task.attempts - 1} times without finishing, handing over or recording a new step; its worker kept crashing or timing out`,
+      });
+    }
+    try {
+      await deps.store.heartbeat(task.taskId, leaseOwner, now(), { progressMark: recorded });
+    } catch (error) {
+      if (error instanceof LeaseLostError) return 'done';
+      throw error;
+    }
+    log({ event: 'attempts-restarted', taskId: task.taskId, attempts: task.attempts, steps: recorded });
+    // This run is attempt 1 of the new count (a RetryableError's backoff and cap count from it).
+    task = { ...task, attempts: 1, progressMark: recorded };
   }
 
   const tool = deps.tools.get(task.tool);
@@ -116,7 +132,11 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
       answers: task.inputResponses,
       cancel: cancel.signal,
       progress: heartbeat.progress,
-      journal: journal(deps.store, task.taskId, now),
+      journal: steps,
+      questions: task.questions,
+      // The task's first run: nothing can have been recorded before it.
+      fresh: message.reason === 'start' && task.attempts === 1,
+      ...(task.toolVersion === undefined ? {} : { recordedVersion: task.toolVersion }),
       shouldYield: () => now() >= deadline,
       now,
     });
@@ -124,7 +144,10 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     log({ event: 'ran', taskId: task.taskId, tool: task.tool, outcome: outcome.kind, attempt: task.attempts });
     // A cancel seen while the run was handing over wins over the hand-over.
     if (cancel.signal.aborted && ['sleep', 'continue', 'retry'].includes(outcome.kind)) return await finish(toTaskOutcome({ kind: 'cancelled' }));
-    return await settle(outcome, task, leaseOwner, deps, now, finish);
+    if (outcome.kind === 'protocol-error' && isReplayError(outcome.error)) {
+      log({ event: 'replay-failed', taskId: task.taskId, tool: task.tool, reason: (outcome.error.data as { reason: string }).reason });
+    }
+    return await settle(outcome, task, leaseOwner, deps, now, finish, steps.loadedCount());
   } catch (error) {
     if (error instanceof LeaseLostError) {
       log({ event: 'lease-lost', taskId: task.taskId, tool: task.tool });
@@ -152,10 +175,16 @@ async function settle(
   deps: WorkerDeps,
   now: () => number,
   finish: (outcome: TaskOutcome) => Promise<Disposition>,
+  recordedSteps: number | undefined,
 ): Promise<Disposition> {
   const handOver = async (reason: TaskMessage['reason'], resumeAt: number) => {
-    // A retry is not a clean hand-over: its attempts keep counting.
-    await deps.store.release(task.taskId, leaseOwner, now(), resumeAt, { handedOver: reason !== 'retry' });
+    // A retry is not a clean hand-over: its attempts keep counting. A clean
+    // one records how many steps the task has, the mark later progress is measured from.
+    const clean = reason !== 'retry';
+    await deps.store.release(task.taskId, leaseOwner, now(), resumeAt, {
+      handedOver: clean,
+      ...(clean && recordedSteps !== undefined ? { progressMark: recordedSteps } : {}),
+    });
     const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((resumeAt - now()) / 1000)));
     await deps.queue.send({ taskId: task.taskId, reason }, delaySeconds > 0 ? { delaySeconds } : undefined);
     return 'done' as const;
@@ -209,26 +238,39 @@ export function toTaskOutcome(outcome: Extract<RunOutcome, { kind: 'result' | 'p
     case 'protocol-error':
       return { status: 'failed', error: outcome.error, statusMessage: outcome.error.message };
     case 'input':
-      return { status: 'input_required', inputRequests: outcome.inputRequests };
+      return { status: 'input_required', inputRequests: outcome.inputRequests, ...(outcome.questions ? { questions: outcome.questions } : {}) };
     case 'cancelled':
       return { status: 'cancelled', statusMessage: "Cancelled at the client's request" };
   }
 }
 
-/** Step checkpoints, loaded with one query the first time a step or sleep needs them. */
-function journal(store: TaskStore, taskId: string, now: () => number): Journal {
-  let steps: Promise<Map<string, unknown>> | undefined;
-  const load = () => (steps ??= store.loadSteps(taskId));
+/** Whether a failed run's error is one of the runner's replay checks (`data.reason`). */
+function isReplayError(error: JsonRpcErrorObject): boolean {
+  const reason = (error.data as { reason?: unknown } | undefined)?.reason;
+  return reason === 'replay-divergence' || reason === 'input-key-reused' || reason === 'tool-version-changed';
+}
+
+/**
+ * Step checkpoints, loaded with one query the first time a step or sleep
+ * needs them (or the attempt cap counts them), then kept up to date.
+ */
+function journal(store: TaskStore, taskId: string, now: () => number): Journal & { count(): Promise<number>; loadedCount(): number | undefined } {
+  let steps: Promise<Map<string, StepRecord>> | undefined;
+  let loaded: Map<string, StepRecord> | undefined;
+  const load = () => (steps ??= store.loadJournal(taskId).then((map) => (loaded = map)));
   return {
     async lookup(name) {
-      const loaded = await load();
-      return loaded.has(name) ? { value: loaded.get(name) } : undefined;
+      return (await load()).get(name);
     },
-    async record(name, value) {
-      const stored = await store.saveStep(taskId, name, value, now());
-      (await load()).set(name, stored);
+    async record(name, value, position) {
+      const stored = await store.saveStep(taskId, name, value, now(), position);
+      const map = await load();
+      if (!map.has(name)) map.set(name, position === undefined ? { value: stored } : { value: stored, position });
       return stored;
     },
+    entries: () => load(),
+    count: async () => (await load()).size,
+    loadedCount: () => loaded?.size,
   };
 }
 

@@ -25,6 +25,8 @@ import {
   type CancelResult,
   type HeartbeatOptions,
   type NewTask,
+  type ReleaseOptions,
+  type StepRecord,
   type StorePolicy,
   type TaskStore,
 } from './store.ts';
@@ -191,7 +193,7 @@ export class DynamoDbTaskStore implements TaskStore {
 
   async heartbeat(taskId: string, leaseOwner: string, now: number, options: HeartbeatOptions): Promise<{ cancelRequested: boolean }> {
     // A blind write of what `decideHeartbeat` decides, under the `leaseHeld` rule.
-    const { renewal, progress } = heartbeatFields(leaseOwner, now, options, this.#policy);
+    const { renewal, progress, restart } = heartbeatFields(leaseOwner, now, options, this.#policy);
     const item = await this.#update(taskId, {
       set: {
         // Only a renewal moves `sweepAt`, so only a renewal writes the index;
@@ -199,6 +201,7 @@ export class DynamoDbTaskStore implements TaskStore {
         // The lease stays in `leaseOwner`'s name: only its end is written.
         ...(renewal === undefined ? {} : { leaseUntil: number(renewal.lease.until), sweepAt: number(renewal.sweepAt) }),
         ...(progress === undefined ? {} : { statusMessage: { S: progress.statusMessage }, lastUpdatedAt: number(progress.lastUpdatedAt) }),
+        ...(restart === undefined ? {} : { attempts: number(restart.attempts), progressMark: number(restart.progressMark) }),
       },
       // A no-op assignment, so that `UPDATED_NEW` reports `cancelRequested`
       // without sending back the whole row.
@@ -254,13 +257,17 @@ export class DynamoDbTaskStore implements TaskStore {
     return chunkedResult && finished.status === 'completed' ? { ...finished, result: chunkedResult } : finished;
   }
 
-  async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number, options: { handedOver?: boolean } = {}): Promise<void> {
+  async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number, options: ReleaseOptions = {}): Promise<void> {
     // A blind write of what `decideRelease` decides, under the `leaseHeld`
     // rule. A failed condition means the lease is not ours (any more):
     // nothing to release.
     const fields = releaseFields(resumeAt, options, this.#policy);
     await this.#update(taskId, {
-      set: { sweepAt: number(fields.sweepAt), ...(fields.attempts === undefined ? {} : { attempts: number(fields.attempts) }) },
+      set: {
+        sweepAt: number(fields.sweepAt),
+        ...(fields.attempts === undefined ? {} : { attempts: number(fields.attempts) }),
+        ...(fields.progressMark === undefined ? {} : { progressMark: number(fields.progressMark) }),
+      },
       remove: ['leaseOwner', 'leaseUntil'],
       ...leaseHeldBy(leaseOwner),
     });
@@ -291,7 +298,11 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   async loadSteps(taskId: string): Promise<Map<string, unknown>> {
-    const steps = new Map<string, unknown>();
+    return new Map([...(await this.loadJournal(taskId))].map(([name, step]) => [name, step.value]));
+  }
+
+  async loadJournal(taskId: string): Promise<Map<string, StepRecord>> {
+    const steps = new Map<string, StepRecord>();
     let startKey: Item | undefined;
     do {
       const page = await this.#client.send(
@@ -304,13 +315,19 @@ export class DynamoDbTaskStore implements TaskStore {
           ExclusiveStartKey: startKey,
         }),
       );
-      for (const item of page.Items ?? []) steps.set(readString(item, TABLE_KEYS.sort).slice(STEP_SK_PREFIX.length), stepValue(item));
+      for (const item of page.Items ?? []) {
+        const position = item['position']?.N;
+        steps.set(readString(item, TABLE_KEYS.sort).slice(STEP_SK_PREFIX.length), {
+          value: stepValue(item),
+          ...(position === undefined ? {} : { position: Number(position) }),
+        });
+      }
       startKey = page.LastEvaluatedKey;
     } while (startKey);
     return steps;
   }
 
-  async saveStep(taskId: string, name: string, value: unknown, now: number): Promise<unknown> {
+  async saveStep(taskId: string, name: string, value: unknown, now: number, position?: number): Promise<unknown> {
     const stepKey = { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: stepSortKey(name) } };
     const text = JSON.stringify(value);
     const item: Item = {
@@ -318,6 +335,8 @@ export class DynamoDbTaskStore implements TaskStore {
       [TTL_ATTRIBUTE]: number(Math.ceil((now + this.#policy.stepRetentionMs) / 1000)),
       // `undefined` (a step that returns nothing) is stored as no `value` at all.
       ...(text === undefined ? {} : { value: { S: text } }),
+      // Checkpoints written before positions existed have none: they replay by name only.
+      ...(position === undefined ? {} : { position: number(position) }),
     };
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       if (await this.#put(item, 'attribute_not_exists(#sk)', { '#sk': TABLE_KEYS.sort })) return stepValue(item);
@@ -908,6 +927,9 @@ function toItem(task: TaskRecord): Item {
     item['leaseOwner'] = { S: task.lease.owner };
     item['leaseUntil'] = number(task.lease.until);
   }
+  if (task.toolVersion !== undefined) item['toolVersion'] = { S: task.toolVersion };
+  if (task.questions !== undefined) item['questions'] = json(task.questions);
+  if (task.progressMark !== undefined) item['progressMark'] = number(task.progressMark);
   if (task.status === 'input_required') item['inputRequests'] = json(task.inputRequests);
   if (task.status === 'completed') item['result'] = json(task.result);
   if (task.status === 'failed') item['error'] = json(task.error);
@@ -943,6 +965,10 @@ function fromItem(item: Item): TaskRecord {
   if (item['statusMessage']) base.statusMessage = readString(item, 'statusMessage');
   if (item['leaseOwner']) base.lease = { owner: readString(item, 'leaseOwner'), until: readNumber(item, 'leaseUntil') };
   if (item[ACTIVE_INDEX.sort]) base.sweepAt = readNumber(item, ACTIVE_INDEX.sort);
+  // Rows written before these attributes existed lack them: no version, no recorded questions, no mark.
+  if (item['toolVersion']) base.toolVersion = readString(item, 'toolVersion');
+  if (item['questions']) base.questions = readJson(item, 'questions');
+  if (item['progressMark']) base.progressMark = readNumber(item, 'progressMark');
 
   const status = readString(item, 'status') as TaskStatus;
   switch (status) {

@@ -6,6 +6,8 @@ import {
   type CancelResult,
   type HeartbeatOptions,
   type NewTask,
+  type ReleaseOptions,
+  type StepRecord,
   type StorePolicy,
   type TaskStore,
 } from './store.ts';
@@ -35,6 +37,8 @@ import {
 export class InMemoryTaskStore implements TaskStore {
   readonly #tasks = new Map<string, TaskRecord>();
   readonly #steps = new Map<string, Map<string, unknown>>();
+  /** Positions of the steps recorded with one, by task and name. */
+  readonly #positions = new Map<string, Map<string, number>>();
   readonly #idempotency = new Map<string, { taskId: string; fingerprint: string }>();
   readonly #policy: StorePolicy;
 
@@ -85,7 +89,7 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(task.taskId, decideFinish(task.taskId, this.#tasks.get(task.taskId), leaseOwner, outcome, now, this.#policy));
   }
 
-  async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number, options: { handedOver?: boolean } = {}): Promise<void> {
+  async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number, options: ReleaseOptions = {}): Promise<void> {
     return this.#apply(taskId, decideRelease(this.#tasks.get(taskId), leaseOwner, resumeAt, options, this.#policy));
   }
 
@@ -105,10 +109,27 @@ export class InMemoryTaskStore implements TaskStore {
     return copy(this.#steps.get(taskId) ?? new Map());
   }
 
-  async saveStep(taskId: string, name: string, value: unknown): Promise<unknown> {
+  async loadJournal(taskId: string): Promise<Map<string, StepRecord>> {
+    const positions = this.#positions.get(taskId);
+    const journal = new Map<string, StepRecord>();
+    for (const [name, value] of this.#steps.get(taskId) ?? []) {
+      const position = positions?.get(name);
+      journal.set(name, position === undefined ? { value: copy(value) } : { value: copy(value), position });
+    }
+    return journal;
+  }
+
+  async saveStep(taskId: string, name: string, value: unknown, _now?: number, position?: number): Promise<unknown> {
     const steps = this.#steps.get(taskId) ?? new Map<string, unknown>();
     this.#steps.set(taskId, steps);
-    if (!steps.has(name)) steps.set(name, copy(value));
+    if (!steps.has(name)) {
+      steps.set(name, copy(value));
+      if (position !== undefined) {
+        const positions = this.#positions.get(taskId) ?? new Map<string, number>();
+        this.#positions.set(taskId, positions);
+        positions.set(name, position);
+      }
+    }
     return copy(steps.get(name));
   }
 

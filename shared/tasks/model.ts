@@ -89,6 +89,22 @@ export interface TaskBase {
   sweepAt?: number;
   /** Optimistic-concurrency counter, incremented by every write. */
   version: number;
+  /** The tool's declared `version` when the task was created (absent: the tool declared none, or the row predates versions). */
+  toolVersion?: string;
+  /** Every question the handler asked, by key: where it was asked and what it asked, for replay checks. */
+  questions?: Record<string, QuestionRecord>;
+  /**
+   * Step checkpoints the task had when `attempts` last started again from a
+   * clean hand-over or from progress (absent: none). A run that finds more
+   * steps than this made progress, which resets the attempt count.
+   */
+  progressMark?: number;
+}
+
+/** Where a question was asked among the handler's durable calls, and a fingerprint of what it asked (method and requested schema). */
+export interface QuestionRecord {
+  position: number;
+  fingerprint: string;
 }
 
 export interface WorkingTask extends TaskBase {
@@ -120,7 +136,7 @@ export type TaskOutcome =
   | { status: 'completed'; result: Record<string, unknown> }
   | { status: 'failed'; error: JsonRpcErrorObject; statusMessage?: string }
   | { status: 'cancelled'; statusMessage?: string }
-  | { status: 'input_required'; inputRequests: Record<string, InputRequest> };
+  | { status: 'input_required'; inputRequests: Record<string, InputRequest>; questions?: Record<string, QuestionRecord> };
 
 /** Whether a lease is live at `now` (a worker is running the handler). */
 export function isRunning(task: TaskRecord, now: number): boolean {

@@ -12,6 +12,8 @@ export interface NewTask {
   now: number;
   ttlMs: number;
   pollIntervalMs: number;
+  /** The tool's declared version, recorded on the task for replay checks. */
+  toolVersion?: string;
 }
 
 /** Result of `answer`: which keys were taken and whether the task can resume. */
@@ -83,6 +85,17 @@ export interface HeartbeatOptions {
   leaseMs?: number;
   /** Written with `lastUpdatedAt = now`. */
   statusMessage?: string;
+  /**
+   * The run made progress (recorded steps beyond the task's `progressMark`):
+   * `attempts` starts again at 1 (this run) and `progressMark` becomes this.
+   */
+  progressMark?: number;
+}
+
+/** A step checkpoint with its position among the handler's durable calls (absent on checkpoints written before positions were). */
+export interface StepRecord {
+  value: unknown;
+  position?: number;
 }
 
 /**
@@ -182,7 +195,7 @@ export interface TaskStore {
    * queued) and `attempts` starts again from 0. A lease that is no longer
    * ours is left alone.
    */
-  release(taskId: string, leaseOwner: string, now: number, resumeAt: number, options?: { handedOver?: boolean }): Promise<void>;
+  release(taskId: string, leaseOwner: string, now: number, resumeAt: number, options?: ReleaseOptions): Promise<void>;
 
   /**
    * Marks a task `failed` that is not terminal and that no live lease holds
@@ -206,11 +219,16 @@ export interface TaskStore {
   /** The step checkpoints recorded for a task, by name (one query). */
   loadSteps(taskId: string): Promise<Map<string, unknown>>;
 
+  /** The step checkpoints with their positions, by name (one query, the same as `loadSteps`). */
+  loadJournal(taskId: string): Promise<Map<string, StepRecord>>;
+
   /**
    * Records a step's value once: the first write wins, and what is stored is
    * returned (a replay that raced another worker gets the other's value).
+   * `position` (the step's place among the handler's durable calls) is
+   * recorded with it, in the same write.
    */
-  saveStep(taskId: string, name: string, value: unknown, now: number): Promise<unknown>;
+  saveStep(taskId: string, name: string, value: unknown, now: number, position?: number): Promise<unknown>;
 
   /**
    * Non-terminal tasks whose `sweepAt` has passed (no table scan): working
@@ -234,6 +252,14 @@ export interface TaskStore {
    * is claimed about now, and that run takes a lease.
    */
   reschedule(taskId: string, now: number, nextAt: number): Promise<boolean>;
+}
+
+/** What `release` records besides dropping the lease. */
+export interface ReleaseOptions {
+  /** The run ended cleanly (a continuation or a wake-up is queued): `attempts` starts again from 0. */
+  handedOver?: boolean;
+  /** With `handedOver`: the step checkpoints the task has now, its new `progressMark`. */
+  progressMark?: number;
 }
 
 /** The task does not exist for this caller (missing, expired or foreign). */

@@ -42,6 +42,7 @@ import {
   type CancelResult,
   type HeartbeatOptions,
   type NewTask,
+  type ReleaseOptions,
   type StorePolicy,
 } from './store.ts';
 import { checkBudget, MAX_ANSWERS_BYTES, type LimitExceededError } from './limits.ts';
@@ -156,10 +157,16 @@ export function leaseFor(leaseOwner: string, now: number, leaseMs: number): { ow
 export function heartbeatFields(
   leaseOwner: string,
   now: number,
-  { leaseMs, statusMessage }: HeartbeatOptions,
+  options: HeartbeatOptions,
   policy: Pick<StorePolicy, 'sweepGraceMs'>,
-): { renewal?: Required<Pick<TaskBase, 'lease' | 'sweepAt'>>; progress?: Required<Pick<TaskBase, 'statusMessage' | 'lastUpdatedAt'>> } {
+): {
+  renewal?: Required<Pick<TaskBase, 'lease' | 'sweepAt'>>;
+  progress?: Required<Pick<TaskBase, 'statusMessage' | 'lastUpdatedAt'>>;
+  restart?: Required<Pick<TaskBase, 'attempts' | 'progressMark'>>;
+} {
+  const { leaseMs, statusMessage, progressMark } = options;
   return {
+    ...(progressMark === undefined ? {} : { restart: { attempts: 1, progressMark } }),
     ...(leaseMs === undefined
       ? {}
       : { renewal: { lease: leaseFor(leaseOwner, now, leaseMs), sweepAt: now + sweepWindow({ leaseMs, sweepGraceMs: policy.sweepGraceMs }) } }),
@@ -168,8 +175,12 @@ export function heartbeatFields(
 }
 
 /** What `release` writes under a held lease besides dropping it and `version`. */
-export function releaseFields(resumeAt: number, options: { handedOver?: boolean }, policy: SweepTiming): { sweepAt: number; attempts?: number } {
-  return { sweepAt: resumeAt + sweepWindow(policy), ...(options.handedOver ? { attempts: 0 } : {}) };
+export function releaseFields(resumeAt: number, options: ReleaseOptions, policy: SweepTiming): { sweepAt: number; attempts?: number; progressMark?: number } {
+  return {
+    sweepAt: resumeAt + sweepWindow(policy),
+    ...(options.handedOver ? { attempts: 0 } : {}),
+    ...(options.handedOver && options.progressMark !== undefined ? { progressMark: options.progressMark } : {}),
+  };
 }
 
 // --- decisions ----------------------------------------------------------------
@@ -197,6 +208,7 @@ export function newTaskRecord(task: NewTask, policy: SweepTiming): WorkingTask {
     attempts: 0,
     sweepAt: task.now + sweepWindow(policy),
     version: 1,
+    ...(task.toolVersion === undefined ? {} : { toolVersion: task.toolVersion }),
   };
 }
 
@@ -225,8 +237,8 @@ export function decideHeartbeat(
   policy: Pick<StorePolicy, 'sweepGraceMs'>,
 ): Decision<{ cancelRequested: boolean }> {
   if (!task || !leaseHeld(task, leaseOwner)) throw new LeaseLostError(taskId);
-  const { renewal, progress } = heartbeatFields(leaseOwner, now, options, policy);
-  const next: TaskRecord = { ...task, ...renewal, ...progress, version: task.version + 1 };
+  const { renewal, progress, restart } = heartbeatFields(leaseOwner, now, options, policy);
+  const next: TaskRecord = { ...task, ...renewal, ...progress, ...restart, version: task.version + 1 };
   return { result: { cancelRequested: task.cancelRequested }, next };
 }
 
@@ -286,6 +298,7 @@ export function applyOutcome(task: TaskRecord, outcome: TaskOutcome, now: number
         status: 'input_required',
         inputRequests: outcome.inputRequests,
         issuedKeys: [...new Set([...common.issuedKeys, ...Object.keys(outcome.inputRequests)])],
+        ...(outcome.questions ? { questions: { ...common.questions, ...outcome.questions } } : {}),
       };
   }
 }
@@ -307,7 +320,7 @@ export function decideRelease(
   task: TaskRecord | undefined,
   leaseOwner: string,
   resumeAt: number,
-  options: { handedOver?: boolean },
+  options: ReleaseOptions,
   policy: SweepTiming,
 ): Decision<void> {
   if (!task || !leaseHeld(task, leaseOwner)) return { result: undefined };

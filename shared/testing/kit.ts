@@ -19,8 +19,8 @@
  *
  * For the whole stack (HTTP, queue, table, worker) see `local.ts` in this folder.
  */
-import type { ClientCapabilities, InputRequest } from '../tasks/model.ts';
-import { runTool, type Journal, type RunOutcome } from '../runtime/run.ts';
+import type { ClientCapabilities, InputRequest, QuestionRecord } from '../tasks/model.ts';
+import { runTool, type Journal, type JournalEntry, type RunOutcome } from '../runtime/run.ts';
 import { withSettings } from '../runtime/settings.ts';
 import type { ElicitAnswer, ToolDefinition, ToolResult } from '../runtime/tool.ts';
 
@@ -93,6 +93,14 @@ export interface ToolRun {
   /** Runs the handler once from the start, replaying what is recorded: one worker invocation. */
   once(): Promise<RunOutcome>;
   /**
+   * Swaps in another version of the tool's code for the next runs, as a
+   * deploy (or a restart of `npm run dev`) does under a task in flight: the
+   * task keeps what it recorded and the version recorded when it started, so
+   * the runner's replay checks judge the new code (`replay-divergence`,
+   * `tool-version-changed`) as deployed. Chainable.
+   */
+  replaceCode(tool: ToolDefinition): ToolRun;
+  /**
    * Runs until the tool ends (`result`, `protocol-error` or `cancelled`):
    * answers input requests from the answers given, moves the clock to each
    * sleep's wake-up time, and runs continuations and retries again (a retry
@@ -118,23 +126,37 @@ export function testTool(tool: ToolDefinition, args: Record<string, unknown>, op
   const outcomes: RunOutcome[] = [];
   const cancel = new AbortController();
   const settings = options.settings ?? {};
-  const bound = withSettings(tool, async (name, key) => {
-    if (!Object.hasOwn(settings, key)) throw new Error(`testTool: tool "${name}" reads setting "${key}"; give it in options.settings`);
-    return settings[key]!;
-  });
+  const bind = (code: ToolDefinition) =>
+    withSettings(code, async (name, key) => {
+      if (!Object.hasOwn(settings, key)) throw new Error(`testTool: tool "${name}" reads setting "${key}"; give it in options.settings`);
+      return settings[key]!;
+    });
+  let bound = bind(tool);
+  // What the task records besides steps: the tool version it started with and where each question was asked.
+  const recordedVersion = tool.version;
+  const questions: Record<string, QuestionRecord> = {};
+  const positions = new Map<string, number | undefined>();
   // Answers are given to each run as they stand when it starts, as the worker
   // reads them from the task.
   let recordedThisRun = 0;
   // Checkpoints are kept as JSON, as the task table keeps them: a replay gets
   // a fresh copy of what was stored (a `Date` comes back a string).
   const stored = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
+  const entry = (name: string): JournalEntry => {
+    const position = positions.get(name);
+    return position === undefined ? { value: stored(checkpoints.get(name)) } : { value: stored(checkpoints.get(name)), position };
+  };
   const journal: Journal = {
-    lookup: async (name) => (checkpoints.has(name) ? { value: stored(checkpoints.get(name)) } : undefined),
-    record: async (name, value) => {
+    lookup: async (name) => (checkpoints.has(name) ? entry(name) : undefined),
+    record: async (name, value, position) => {
       recordedThisRun++;
-      if (!checkpoints.has(name)) checkpoints.set(name, stored(value));
+      if (!checkpoints.has(name)) {
+        checkpoints.set(name, stored(value));
+        positions.set(name, position);
+      }
       return stored(checkpoints.get(name));
     },
+    entries: async () => new Map([...checkpoints.keys()].map((name) => [name, entry(name)])),
   };
 
   const last = () => outcomes[outcomes.length - 1];
@@ -154,6 +176,10 @@ export function testTool(tool: ToolDefinition, args: Record<string, unknown>, op
     cancel() {
       cancel.abort(new Error('cancelled by the test'));
     },
+    replaceCode(code) {
+      bound = bind(code);
+      return run;
+    },
     async once() {
       recordedThisRun = 0;
       const outcome = cancel.signal.aborted
@@ -162,12 +188,16 @@ export function testTool(tool: ToolDefinition, args: Record<string, unknown>, op
             taskId: options.taskId ?? 'test-task',
             clientCapabilities: options.clientCapabilities ?? { elicitation: {}, sampling: {} },
             answers: { ...answers },
+            questions: { ...questions },
+            fresh: outcomes.length === 0,
+            ...(recordedVersion === undefined ? {} : { recordedVersion }),
             cancel: cancel.signal,
             progress: async (message) => void progress.push(message),
             journal,
             shouldYield: () => options.stepsPerRun !== undefined && recordedThisRun >= options.stepsPerRun,
             now: () => clock.now(),
           });
+      if (outcome.kind === 'input') Object.assign(questions, outcome.questions);
       outcomes.push(outcome);
       return outcome;
     },

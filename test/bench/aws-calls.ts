@@ -31,6 +31,8 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { readEffects } from '../../functions/tools/testing/effects.ts';
 import { LOCAL_CREDENTIALS } from '../../infra/local/sqs.ts';
 import { REGION, startLocalStack } from '../../infra/local/stack.ts';
+import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
+import { startLocalStackProcess } from '../support/local-stack.ts';
 import { ENV } from '../../shared/config.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { ACTIVE_INDEX } from '../../shared/tasks/dynamodb-schema.ts';
@@ -452,10 +454,80 @@ try {
   }
 
   report(gets);
+  await localConcurrency();
 } finally {
   quiet.destroy();
   await stack.close();
+}
+try {
+  await restartRecovery();
+} finally {
   await rm(dataDir, { recursive: true, force: true });
+}
+
+// --- the local stack's concurrency and restart recovery -----------------------------------
+
+/**
+ * 20 one-second tasks created at once: with the deployed event source
+ * settings (batches of WORKER_BATCH_SIZE, DEFAULT_WORKER_MAX_CONCURRENCY
+ * batches at once) they run side by side, so the wall time is about one
+ * task's, not twenty.
+ */
+async function localConcurrency(): Promise<void> {
+  const count = 20;
+  const seconds = 1;
+  await quiescent();
+  const started = Date.now();
+  const ids = await Promise.all(Array.from({ length: count }, () => createTask('slow_compute', { seconds })));
+  await Promise.all(ids.map((taskId) => statusOf(taskId, ['completed'])));
+  const wall = Date.now() - started;
+  console.log('');
+  console.log('Local stack (npm start settings), measured here:');
+  console.log(
+    `- concurrency: ${count} tasks of ${seconds} s created at once finished in ${wall} ms (ideal ${seconds * 1000} ms, ${(wall / (seconds * 1000)).toFixed(2)}×; ` +
+      `fully serialised would be ${count * seconds * 1000} ms); at most ${stack.workerStats().peak} worker batches at once ` +
+      `(batch size ${WORKER_BATCH_SIZE}, max concurrency ${DEFAULT_WORKER_MAX_CONCURRENCY})`,
+  );
+}
+
+/**
+ * A task running when the stack process is killed (SIGKILL), then the stack
+ * started again on the same data: how long until it is ready, and until the
+ * interrupted task is finished (its run starts over: a 2 s task without steps).
+ */
+async function restartRecovery(): Promise<void> {
+  const restartDir = join(dataDir, 'restart');
+  const env = { [ENV.toolset]: 'all' };
+  const first = await startLocalStackProcess({ dataDir: restartDir, env });
+  let second: Awaited<ReturnType<typeof startLocalStackProcess>> | undefined;
+  try {
+    const created = await rpc(first.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 2 } });
+    const taskId = created.body?.result?.['taskId'];
+    if (typeof taskId !== 'string') throw new Error(`bench: no task: ${created.text}`);
+    await until('the task to be running', () => (first.output().includes('"event":"task-created"') ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    first.kill('SIGKILL');
+    await first.stop();
+    const restarted = Date.now();
+    second = await startLocalStackProcess({ dataDir: restartDir, env });
+    const ready = Date.now() - restarted;
+    for (;;) {
+      const got = await rpc(second.url, 'tasks/get', { taskId });
+      const status = got.body?.result?.['status'];
+      if (status === 'completed') break;
+      if (status !== 'working' || Date.now() - restarted > 60_000) throw new Error(`bench: interrupted task ended ${got.text}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const done = Date.now() - restarted;
+    const recovery = /"event":"recovery"[^\n]*"ms":(\d+)/.exec(second.output())?.[1];
+    console.log(
+      `- restart recovery: after a SIGKILL with a task running, the restarted stack was ready in ${ready} ms (start-up recovery ${recovery ?? '?'} ms of it) ` +
+        `and had the task completed ${done} ms after the restart began (its 2 s run included; before start-up recovery: minutes)`,
+    );
+  } finally {
+    await second?.stop();
+    await first.stop();
+  }
 }
 
 // --- the report -------------------------------------------------------------------------

@@ -77,7 +77,8 @@ describe('MCP conformance suite against the local stack', () => {
   const runs: ScenarioRun[] = [];
 
   before(async () => {
-    stack = await startLocalStackProcess({ env: { TASKS_CANCEL_CHECK_MS: '200', TASKS_TOOLSET: 'all' } });
+    // The settings `npm start` uses.
+    stack = await startLocalStackProcess({ env: { TASKS_TOOLSET: 'all' } });
   });
 
   after(async () => {

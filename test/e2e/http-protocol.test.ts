@@ -48,15 +48,8 @@ let stack: Awaited<ReturnType<typeof startLocalStackProcess>> | undefined;
 let url: string;
 
 before(async () => {
-  // A fresh data directory, removed on stop.
-  stack = await startLocalStackProcess({
-    env: {
-      TASKS_TOOLSET: 'all',
-      // Cancellation reaches a quiet handler within ~200 ms instead of 5 s.
-      TASKS_CANCEL_CHECK_MS: '200',
-      TASKS_PROGRESS_INTERVAL_MS: '50',
-    },
-  });
+  // A fresh data directory, removed on stop; otherwise the settings `npm start` uses.
+  stack = await startLocalStackProcess({ env: { TASKS_TOOLSET: 'all' } });
   url = stack.url;
 });
 

@@ -46,15 +46,8 @@ const NOT_ON_ACK = ['taskId', 'status', 'result', 'error', 'inputRequests'];
 let stack: LocalStackProcess;
 
 before(async () => {
-  stack = await startLocalStackProcess({
-    env: {
-      TASKS_TOOLSET: 'all',
-      // A running handler notices cancellation within ~200 ms.
-      TASKS_CANCEL_CHECK_MS: '200',
-      // Short polls keep the suite quick; every client here honours the hint.
-      TASKS_POLL_INTERVAL_MS: '250',
-    },
-  });
+  // The settings `npm start` uses.
+  stack = await startLocalStackProcess({ env: { TASKS_TOOLSET: 'all' } });
 });
 
 after(async () => {

@@ -20,6 +20,7 @@ import { OPEN_ENDPOINT_WARNING } from '../../infra/constructs/api.ts';
 import { FAILED_TASK_RATE_THRESHOLD } from '../../infra/constructs/operations.ts';
 import { bundlingFor, FUNCTION_ENTRIES, LAMBDA_RUNTIME } from '../../infra/constructs/task-function.ts';
 import { MAX_RECEIVE_COUNT } from '../../infra/constructs/task-queue.ts';
+import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import { durableTimings, HANDOVER_RESERVE, timingProblems, VISIBILITY_TIMEOUT_FACTOR, type DurableTimings } from '../../infra/timings.ts';
 import { DEFAULT_SETTINGS, ENV } from '../../shared/config.ts';
 import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
@@ -190,6 +191,15 @@ describe('task queue and worker', () => {
     assert.deepEqual(mapping['Properties']['FunctionResponseTypes'], ['ReportBatchItemFailures']);
     assert.equal(mapping['Properties']['ScalingConfig']['MaximumConcurrency'], CDK_CONTEXT['workerMaxConcurrency']);
     assert.ok(mapping['Properties']['BatchSize'] >= 1);
+  });
+
+  it('deploys the event source settings the local stack emulates (one source of truth)', () => {
+    const { worker: [workerId] } = functions(base.json);
+    const [, worker] = only(base.json, 'AWS::Lambda::EventSourceMapping', (m) => m['Properties']['FunctionName']['Ref'] === workerId);
+    assert.equal(worker['Properties']['BatchSize'], WORKER_BATCH_SIZE);
+    // cdk.json's context repeats the default for operators to see; the local stack uses the constant.
+    assert.equal(CDK_CONTEXT['workerMaxConcurrency'], DEFAULT_WORKER_MAX_CONCURRENCY);
+    assert.equal(worker['Properties']['ScalingConfig']['MaximumConcurrency'], DEFAULT_WORKER_MAX_CONCURRENCY);
   });
 
   it('feeds the dead-letter handler from the DLQ, also with partial batch responses', () => {

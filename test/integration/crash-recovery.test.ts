@@ -1,9 +1,12 @@
 /**
- * Crash recovery (issue 3, "What must show"): the local stack process is
- * killed with SIGKILL in the middle of a job and started again on the same
- * data directory. The table survives on disk; fauxqs' queues (the message in
- * flight, the pending wake-up) do not, so the task can only come back through
- * the sweeper, which runs at start-up and every LOCAL_SWEEP_INTERVAL_MS.
+ * Crash recovery (issue 3, "What must show"; issue 10): the local stack
+ * process is killed with SIGKILL (or stopped with Ctrl-C) in the middle of a
+ * job and started again on the same data directory. The table survives on
+ * disk; fauxqs' queues (the message in flight, the pending wake-up) do not,
+ * so the task comes back through the start-up recovery, which voids the dead
+ * process's lease and re-enqueues the task at once (a sleeper at its wake-up
+ * time). The stack runs with the settings `npm start` uses (only the test
+ * catalogue is added); a test that needs another setting says why.
  *
  * At-least-once window: a step's side effect happens inside `fn`, and its
  * checkpoint is written right after. A kill between the two loses the
@@ -16,7 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readEffects } from '../../functions/tools/testing/effects.ts';
-import { countEntries, createTask, durableEnv, sleepMs, uniqueLabel, waitFor, waitForEffects } from '../support/durable.ts';
+import { EFFECTS_DIR_ENV } from '../../functions/tools/testing/effects.ts';
+import { countEntries, createTask, sleepMs, uniqueLabel, waitFor, waitForEffects } from '../support/durable.ts';
 import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
 import { pollUntil } from '../support/mcp-http.ts';
 
@@ -34,8 +38,8 @@ describe('crash recovery (SIGKILL of the local stack, restart on the same data)'
     await rm(root, { recursive: true, force: true });
   });
 
-  async function start(dataDir: string): Promise<LocalStackProcess> {
-    const stack = await startLocalStackProcess({ dataDir, env: durableEnv(effectsDir) });
+  async function start(dataDir: string, env: Record<string, string> = {}): Promise<LocalStackProcess> {
+    const stack = await startLocalStackProcess({ dataDir, env: { TASKS_TOOLSET: 'test', [EFFECTS_DIR_ENV]: effectsDir, ...env } });
     running.add(stack);
     return stack;
   }
@@ -74,7 +78,7 @@ describe('crash recovery (SIGKILL of the local stack, restart on the same data)'
     const effects = readEffects(label, effectsDir);
     const counts = countEntries(effects);
     t.diagnostic(`effects at the kill: ${atKill.join(',')}; after recovery: ${effects.join(',')}`);
-    assert.ok(logged(second, 'swept', taskId), 're-enqueued by the sweeper of the new process');
+    assert.ok(logged(second, 'recovered', taskId), 're-enqueued at start-up by the new process');
     assert.equal(counts.size, 8, `every step ran: ${JSON.stringify(effects)}`);
     // Steps are sequential: only the last effect seen at the kill can lack its checkpoint.
     const inFlight = atKill.at(-1)!;
@@ -107,8 +111,63 @@ describe('crash recovery (SIGKILL of the local stack, restart on the same data)'
     const sleptMs = (done.result?.['structuredContent'] as { sleptMs?: number } | undefined)?.sleptMs;
     assert.ok(typeof sleptMs === 'number' && sleptMs >= 2500, `slept ${sleptMs} ms`);
     assert.deepEqual(readEffects(label, effectsDir), ['before', 'after']);
-    assert.ok(logged(second, 'swept', taskId), 're-enqueued by the sweeper of the new process');
+    assert.ok(logged(second, 'recovered', taskId), 're-enqueued at start-up by the new process');
     await second.stop();
     running.delete(second);
+  });
+
+  it('hands a running job back on Ctrl-C (SIGINT) and finishes it after the restart', async (t) => {
+    const dataDir = join(root, 'sigint');
+    const label = uniqueLabel('sigint');
+    const first = await start(dataDir);
+    // 20 steps of 500 ms: still running when the 5 s drain of the stop is over, so there is work to hand back.
+    const taskId = await createTask(first.url, 'step_sequence', { label, steps: 20, stepMs: 500 });
+    await waitForEffects(label, effectsDir, (effects) => effects.length >= 2, 30_000);
+    first.kill('SIGINT');
+    assert.equal(await first.stop(), 0, first.output());
+    running.delete(first);
+    assert.ok(logged(first, 'handed-back', taskId), `the stopping process handed the task back:\n${first.output()}`);
+    const atStop = readEffects(label, effectsDir).length;
+    assert.ok(atStop < 20, `stopped mid-job: ${atStop} steps`);
+
+    const restartedAt = Date.now();
+    const second = await start(dataDir);
+    const done = await pollUntil(second.url, taskId, (task) => task.status !== 'working', 60_000, 100);
+    t.diagnostic(`finished ${Date.now() - restartedAt} ms after the restart began (the rest of the job included)`);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.deepEqual(done.result?.['structuredContent'], { sum: 210 });
+    assert.ok(logged(second, 'recovered', taskId), 're-enqueued at start-up by the new process');
+    assert.ok(!second.output().includes('"voidedLease":true'), 'no lease was left to void');
+    assert.equal(countEntries(readEffects(label, effectsDir)).size, 20);
+    await second.stop();
+    running.delete(second);
+  });
+
+  it('finishes a job that records steps although it is killed more often than the attempt cap', async (t) => {
+    const dataDir = join(root, 'progress');
+    const label = uniqueLabel('progress');
+    // A cap of 2 (instead of 5) keeps the number of kills, and so the test's length, small.
+    const env = { TASKS_MAX_ATTEMPTS: '2' };
+    const kills = 4;
+    let stack = await start(dataDir, env);
+    const taskId = await createTask(stack.url, 'step_sequence', { label, steps: 12, stepMs: 300 });
+    const lives: LocalStackProcess[] = [];
+    for (let kill = 1; kill <= kills; kill++) {
+      const before = readEffects(label, effectsDir).length;
+      // Two more effects: the first of them has its checkpoint written (steps run one after another).
+      await waitForEffects(label, effectsDir, (effects) => effects.length >= before + 2, 60_000);
+      await crash(stack);
+      lives.push(stack);
+      stack = await start(dataDir, env);
+    }
+    lives.push(stack);
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 60_000, 100);
+    t.diagnostic(`effects: ${readEffects(label, effectsDir).join(',')}`);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.deepEqual(done.result?.['structuredContent'], { sum: 78 });
+    // Every life claimed the task once: past the cap, the recorded steps restarted the count instead of failing it.
+    assert.ok(lives.some((life) => logged(life, 'attempts-restarted', taskId)), 'the attempt count was restarted by progress');
+    await stack.stop();
+    running.delete(stack);
   });
 });

@@ -11,19 +11,28 @@ import { requestMeta, resultOf, rpc, type RpcOptions } from './mcp-http.ts';
 
 /**
  * Timings small enough for a test to see leases expire, sweeps happen and
- * redeliveries come back within seconds. `TASKS_*` are the functions' own
- * settings; `LOCAL_*` are read by `infra/local/main.ts` only.
+ * redeliveries come back within seconds: for the durability tests only,
+ * which wait on exactly those (e2e, conformance and crash tests run with the
+ * settings `npm start` uses). `TASKS_*` are the functions' own settings;
+ * `LOCAL_*` are read by `infra/local/main.ts` only.
  */
 export function durableEnv(effectsDir: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
     TASKS_TOOLSET: 'test',
     TASKS_TEST_EFFECTS_DIR: effectsDir,
+    // A lease that expires (a lost worker, a late claim) within seconds, not 5 minutes.
     TASKS_LEASE_MS: '1500',
+    // The sweeper re-enqueues a stuck task half a second after its lease ends.
     TASKS_SWEEP_GRACE_MS: '500',
+    // Heartbeats (renewals, cancellation checks) several times per short lease.
     TASKS_CANCEL_CHECK_MS: '200',
+    // Progress of steps that take ~100 ms is written, not throttled away.
     TASKS_PROGRESS_INTERVAL_MS: '100',
+    // Retries with backoff finish within the test.
     TASKS_RETRY_BASE_DELAY_MS: '100',
+    // Sweeps every 300 ms, so a lost message is noticed at once.
     LOCAL_SWEEP_INTERVAL_MS: '300',
+    // A failed delivery comes back after 1 s, and reaches the DLQ after 3.
     LOCAL_VISIBILITY_TIMEOUT_SECONDS: '1',
     LOCAL_MAX_RECEIVE_COUNT: '3',
     ...extra,

@@ -4,7 +4,7 @@
  * twice. Served only with `TASKS_TOOLSET=test`.
  */
 import * as z from 'zod';
-import { defineTool, RetryableError, type ToolDefinition } from '../../../shared/runtime/tool.ts';
+import { defineTool, RetryableError, ToolError, type ToolDefinition } from '../../../shared/runtime/tool.ts';
 import { sleep } from '../sleep.ts';
 import { reportDigest } from './configured.ts';
 import { readEffects, recordEffect } from './effects.ts';
@@ -103,4 +103,54 @@ const privileged = defineTool({
   handler: async ({ text }) => text,
 });
 
-export const testingTools: ToolDefinition[] = [stepSequence, durableSleep, poison, flaky, counter, privileged, reportDigest];
+
+/**
+ * Waits until `parties` tasks of the same label have arrived: it finishes only
+ * when that many run at once (structural evidence of concurrency, whatever the
+ * machine's speed). Gives up after `timeoutMs` with a tool error saying how
+ * many arrived.
+ */
+const rendezvous = defineTool({
+  name: 'rendezvous',
+  description: 'Finishes once a number of tasks with the same label are running at the same time.',
+  inputSchema: z.object({ label, parties: z.number().int().min(1).max(100), timeoutMs: z.number().int().min(0).max(300_000).default(120_000) }),
+  execution: 'task',
+  handler: async ({ label, parties, timeoutMs }, ctx) => {
+    recordEffect(label, 'arrived');
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const arrived = readEffects(label).length;
+      if (arrived >= parties) return { content: [{ type: 'text', text: `met ${arrived}` }], structuredContent: { arrived } };
+      if (Date.now() >= deadline) throw new ToolError(`only ${arrived} of ${parties} arrived`);
+      await sleep(50, ctx.signal);
+    }
+  },
+});
+
+/** A replay mistake: step names derived from chance (every replay diverges). */
+const randomStep = defineTool({
+  name: 'random_step',
+  description: 'Names a step after a random number, then sleeps durably (a replay mistake).',
+  inputSchema: z.object({ label }),
+  execution: 'task',
+  handler: async ({ label }, ctx) => {
+    await ctx.step(`fetch-${Math.random().toString(36).slice(2, 10)}`, async () => recordEffect(label, 'fetch'));
+    await ctx.sleep(100);
+    return 'unreachable on a correct runner';
+  },
+});
+
+/** A replay mistake: one input key for two different questions. */
+const reusedKey = defineTool({
+  name: 'reused_key',
+  description: 'Asks two different questions under one key (a replay mistake).',
+  inputSchema: z.object({}),
+  execution: 'task',
+  handler: async (_args, ctx) => {
+    const name = await ctx.elicit('details', { message: 'Your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } });
+    const colour = await ctx.elicit('details', { message: 'Favourite colour?', requestedSchema: { type: 'object', properties: { colour: { type: 'string' } } } });
+    return JSON.stringify([name, colour]);
+  },
+});
+
+export const testingTools: ToolDefinition[] = [stepSequence, durableSleep, poison, flaky, counter, rendezvous, randomStep, reusedKey, privileged, reportDigest];

@@ -416,3 +416,56 @@ describe('crash loops', () => {
     assert.equal(executions, 1);
   });
 });
+
+describe('attempts and progress', () => {
+  const steps = defineTool({
+    name: 'steps', description: '', inputSchema: z.object({}), execution: 'task',
+    handler: async (_a, ctx) => {
+      for (let i = 1; i <= 3; i++) await ctx.step(`s${i}`, async () => i);
+      executions += 1;
+      return 'all steps';
+    },
+  });
+  const withSteps = new Map([...tools, [steps.name, steps]]);
+
+  it('restarts the attempt count of a task that recorded new steps since it was last counted, and finishes it', async () => {
+    const taskId = await create('steps');
+    let now = Date.now();
+    // Runs that each died after recording a step: more of them than the cap allows.
+    for (let run = 1; run <= DEFAULT_SETTINGS.maxAttempts; run++) {
+      assert.ok(await store.claim(taskId, `crashed-${run}`, now, 1000));
+      if (run <= 2) await store.saveStep(taskId, `s${run}`, run, now, run);
+      now += 1001;
+    }
+    await processTaskMessage({ taskId, reason: 'sweep' }, { ...deps(), tools: withSteps, now: () => now });
+    const task = await store.get(taskId, OWNER, now);
+    assert.equal(task?.status, 'completed', task?.statusMessage);
+    assert.equal(executions, 1);
+  });
+
+  it('still fails a crash loop that records nothing new after its count restarted', async () => {
+    const taskId = await create('steps');
+    let now = Date.now();
+    await store.saveStep(taskId, 's1', 1, now, 1);
+    for (let run = 1; run <= DEFAULT_SETTINGS.maxAttempts; run++) {
+      assert.ok(await store.claim(taskId, `crashed-${run}`, now, 1000));
+      now += 1001;
+    }
+    // Past the cap with one new step: the count restarts at this run (which dies too)...
+    const leased = await store.claim(taskId, 'progress', now, 1000);
+    assert.ok(leased);
+    await store.heartbeat(taskId, 'progress', now, { progressMark: 1 });
+    assert.equal((await store.get(taskId, OWNER, now))?.attempts, 1);
+    now += 1001;
+    // ...then runs that record nothing.
+    for (let run = 1; run < DEFAULT_SETTINGS.maxAttempts; run++) {
+      assert.ok(await store.claim(taskId, `again-${run}`, now, 1000));
+      now += 1001;
+    }
+    await processTaskMessage({ taskId, reason: 'sweep' }, { ...deps(), tools: withSteps, now: () => now });
+    const task = await store.get(taskId, OWNER, now);
+    assert.equal(task?.status, 'failed');
+    assert.match(task?.statusMessage ?? '', /without finishing, handing over or recording a new step/);
+    assert.equal(executions, 0);
+  });
+});

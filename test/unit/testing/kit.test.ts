@@ -75,7 +75,7 @@ describe('testTool', () => {
     assert.equal(woken.kind === 'result' && textOf(woken.result), 'awake');
     assert.deepEqual(ran, { before: 1, after: 1 });
     assert.deepEqual([...run.checkpoints], [['before', 1], ['sleep#1', DEFAULT_START + 60_000], ['after', 1]]);
-    assert.deepEqual(run.progress, ['slept? not yet', 'slept? not yet', 'slept? not yet'], 'progress is reported on every replay');
+    assert.deepEqual(run.progress, ['slept? not yet'], 'progress is not reported again while a run replays recorded calls');
   });
 
   it('finish() moves the clock to each wake-up time instead of waiting', async () => {
@@ -206,6 +206,43 @@ describe('testTool', () => {
       },
     });
     await assert.rejects(testTool(forever, {}).finish({ maxRuns: 5 }), /did not finish within 5 runs/);
+  });
+});
+
+describe('testTool: replaceCode, code that changes under a task in flight', () => {
+  const version = (tag: string | undefined, steps: string[], text = 'done') =>
+    defineTool({
+      name: 'evolving',
+      description: 'Changes between versions.',
+      inputSchema: z.object({}),
+      execution: 'task',
+      ...(tag === undefined ? {} : { version: tag }),
+      handler: async (_args, ctx) => {
+        for (const name of steps) await ctx.step(name, async () => name);
+        await ctx.sleep(1_000);
+        return text;
+      },
+    });
+
+  it('replays the recorded steps with new code that keeps their order', async () => {
+    const run = testTool(version(undefined, ['a', 'b']), {});
+    assert.equal((await run.once()).kind, 'sleep');
+    assert.equal(textOf(await run.replaceCode(version(undefined, ['a', 'b'], 'done, new text')).result()), 'done, new text');
+  });
+
+  it('ends the task failed with replay-divergence when the new code reorders recorded steps', async () => {
+    const run = testTool(version(undefined, ['a', 'b']), {});
+    await run.once();
+    const outcome = await run.replaceCode(version(undefined, ['b', 'a'])).finish();
+    assert.equal(outcome.kind, 'protocol-error');
+    assert.equal(outcome.kind === 'protocol-error' && (outcome.error.data as { reason: string }).reason, 'replay-divergence');
+  });
+
+  it('ends the task failed with tool-version-changed when the new code declares another version', async () => {
+    const run = testTool(version('1', ['a', 'b']), {});
+    await run.once();
+    const outcome = await run.replaceCode(version('2', ['a', 'c'])).finish();
+    assert.equal(outcome.kind === 'protocol-error' && (outcome.error.data as { reason: string }).reason, 'tool-version-changed');
   });
 });
 

@@ -60,7 +60,7 @@ describe('external_job', () => {
     assert.deepEqual(await run.once(), { kind: 'sleep', wakeAt: DEFAULT_START + 120_000 });
     assert.deepEqual([...run.checkpoints.keys()], ['submit', 'status#1', 'sleep#1', 'status#2', 'sleep#2']);
     assert.equal((run.checkpoints.get('submit') as { jobId: string }).jobId, jobId, 'the replay did not submit again');
-    assert.deepEqual(run.progress.filter((message) => message.startsWith('Submitted')), [`Submitted job ${jobId}`, `Submitted job ${jobId}`]);
+    assert.deepEqual(run.progress, [`Submitted job ${jobId}`, `Job ${jobId} is running (check 1)`, `Job ${jobId} is running (check 2)`], 'replayed calls report no progress again');
   });
 
   it('returns the output once the job is done', async () => {
