@@ -116,6 +116,11 @@ describe('mcp-tasks CLI, scripted', () => {
   });
 });
 
+function withoutCi(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { CI: _ci, ...rest } = env;
+  return rest;
+}
+
 /** A CLI run in a pseudo-terminal: what it printed so far, keys to type, and its exit. */
 class Terminal {
   readonly #pty: IPty;
@@ -127,7 +132,8 @@ class Terminal {
       cols: 120,
       rows: 40,
       cwd: ROOT,
-      env: { ...process.env, MCP_TASKS_URL: stack.url, TERM: 'xterm-256color' } as Record<string, string>,
+      // A person at a terminal: no `CI` variable (under it the spinner library, rightly, does not animate).
+      env: { ...withoutCi(process.env), MCP_TASKS_URL: stack.url, TERM: 'xterm-256color' } as Record<string, string>,
     });
     this.#pty.onData((data) => (this.#screen += data));
     this.exited = new Promise((resolve) => this.#pty.onExit(({ exitCode }) => resolve(exitCode)));
