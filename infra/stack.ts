@@ -3,12 +3,15 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct, Node } from 'constructs';
 import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
 import { OPS_OUTPUTS } from '../shared/ops/outputs.ts';
+import { settingStoresOf } from '../shared/runtime/settings.ts';
+import type { ToolDefinition } from '../shared/runtime/tool.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
 import { McpUserPool, USER_POOL_SCOPE } from './constructs/user-pool.ts';
 import { StateKey } from './constructs/state-key.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
+import { grantToolNeeds, runsAsTask, runsInline, toolsOf } from './constructs/tool-needs.ts';
 import { TaskQueue } from './constructs/task-queue.ts';
 import { TaskTable } from './constructs/task-table.ts';
 import { DEFAULT_SWEEP_INTERVAL, durableTimings, timingsEnvironment } from './timings.ts';
@@ -44,7 +47,13 @@ export const CONTEXT = {
 
 export interface TasksStackProps extends StackProps {
   /** Which tool catalogue the endpoint serves. */
-  readonly toolset: Toolset;
+  readonly toolset: Exclude<Toolset, 'test'>;
+  /**
+   * The tools whose `needs` (settings, secrets, permissions) the functions
+   * are granted. Default: the toolset's catalogue, which is what the bundles
+   * serve; pass a list only to check grants without bundling (tests).
+   */
+  readonly tools?: readonly ToolDefinition[];
   /** For the table and the log groups; `RETAIN` unless this is a throw-away stack. */
   readonly removalPolicy: RemovalPolicy;
   /** An HTTP API JWT authorizer; with {@link TasksStackProps.auth} only a pre-filter. */
@@ -116,6 +125,9 @@ export class TasksStack extends Stack {
     super(scope, id, props);
     const common = { logRetention: props.logRetention, removalPolicy: props.removalPolicy, tracing: props.tracing };
     const timings = durableTimings(props.sweepInterval);
+    const tools = props.tools ?? toolsOf(props.toolset);
+    const taskTools = tools.filter(runsAsTask);
+    const inlineTools = tools.filter(runsInline);
 
     this.table = new TaskTable(this, 'TaskTable', { removalPolicy: props.removalPolicy });
     this.tasks = new TaskQueue(this, 'TaskQueue', {
@@ -128,7 +140,9 @@ export class TasksStack extends Stack {
       },
       timings,
       workerMaxConcurrency: props.workerMaxConcurrency,
+      workerSettingStores: settingStoresOf(taskTools),
     });
+    grantToolNeeds(this.tasks.worker, taskTools);
 
     this.stateKey = new StateKey(this, 'StateKey', common);
     const allowedOrigins = props.allowedOrigins ?? [];
@@ -147,7 +161,9 @@ export class TasksStack extends Stack {
         ...(allowedOrigins.length > 0 ? { [ENV.allowedOrigins]: allowedOrigins.join(',') } : {}),
         ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
       },
+      settingStores: settingStoresOf(inlineTools),
     });
+    grantToolNeeds(this.mcp, inlineTools);
     // The key exists before the first request can need it.
     this.mcp.function.node.addDependency(this.stateKey.resource);
     this.stateKey.grantRead(this.mcp.role);

@@ -5,6 +5,7 @@ import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { servedTools } from '../lib/served-tools.ts';
 import { sqsQueue } from '../lib/sqs.ts';
 import { ssmStateKey } from '../lib/state-key.ts';
+import { withDeployedSettings } from '../lib/tool-settings.ts';
 import { createMcpHandler } from './app.ts';
 
 const config = loadConfig();
@@ -13,7 +14,7 @@ export const handler = createMcpHandler({
   config,
   store: dynamoDbStore(config),
   queue: sqsQueue(config),
-  tools: servedTools(),
+  tools: withDeployedSettings(servedTools()),
   log: jsonLog(),
   requestStateKey: ssmStateKey(config.stateKeyParameter),
 });

@@ -4,7 +4,8 @@ import { jsonLog } from '../../shared/log.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { servedTools } from '../lib/served-tools.ts';
 import { sqsQueue } from '../lib/sqs.ts';
+import { withDeployedSettings } from '../lib/tool-settings.ts';
 import { createWorkerHandler } from './app.ts';
 
 const config = loadConfig();
-export const handler = createWorkerHandler({ config, store: dynamoDbStore(config), queue: sqsQueue(config), tools: servedTools(), log: jsonLog() });
+export const handler = createWorkerHandler({ config, store: dynamoDbStore(config), queue: sqsQueue(config), tools: withDeployedSettings(servedTools()), log: jsonLog() });

@@ -7,6 +7,7 @@ import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ENV } from '../../shared/config.ts';
+import { SETTING_STORE_CONSTANTS, type SettingStores } from '../../shared/runtime/settings.ts';
 
 /**
  * The one Node.js runtime every function of the stack runs on. cdk-nag (L1)
@@ -51,15 +52,26 @@ export const BUNDLING: BundlingOptions = {
   banner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
 };
 
+/** No tool reads a setting: no setting store's client is bundled. */
+export const NO_SETTING_STORES: SettingStores = { ssmParameter: false, secretsManager: false };
+
 /**
  * The stack's bundling for a function with this environment. Its
  * `TASKS_TOOLSET` is also fixed at build time (esbuild `define`), so the
  * bundle holds only the tools that toolset serves (`functions/lib/served-tools.ts`):
- * a product deployment ships no conformance fixture.
+ * a product deployment ships no conformance fixture. So are the setting
+ * stores the served tools read (`functions/lib/tool-settings.ts`): a bundle
+ * carries the SSM or Secrets Manager client only when a tool it serves
+ * declares a setting kept there.
  */
-export function bundlingFor(environment: Record<string, string>): BundlingOptions {
+export function bundlingFor(environment: Record<string, string>, stores: SettingStores = NO_SETTING_STORES): BundlingOptions {
   const toolset = environment[ENV.toolset];
-  return toolset === undefined ? BUNDLING : { ...BUNDLING, define: { [`process.env.${ENV.toolset}`]: JSON.stringify(toolset) } };
+  const define: Record<string, string> = {
+    ...(toolset === undefined ? {} : { [`process.env.${ENV.toolset}`]: JSON.stringify(toolset) }),
+    [`process.env.${SETTING_STORE_CONSTANTS.ssmParameter}`]: JSON.stringify(String(stores.ssmParameter)),
+    [`process.env.${SETTING_STORE_CONSTANTS.secretsManager}`]: JSON.stringify(String(stores.secretsManager)),
+  };
+  return { ...BUNDLING, define };
 }
 
 /**
@@ -88,6 +100,8 @@ export interface TaskFunctionProps {
   /** Applied to the function's log group. */
   readonly removalPolicy: RemovalPolicy;
   readonly recursiveLoop?: RecursiveLoop;
+  /** The setting stores the tools this function runs read (default: none); fixes which clients are bundled. */
+  readonly settingStores?: SettingStores;
   /** Asynchronous invocations only (the sweeper's schedule): retries after a function error (Lambda's default is 2). */
   readonly retryAttempts?: number;
   /** Asynchronous invocations only: how long an event may wait to be processed (Lambda's default is 6 hours). */
@@ -136,7 +150,7 @@ export class TaskFunction extends Construct {
       logGroup: this.logGroup,
       role: this.role,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
-      bundling: bundlingFor(props.environment),
+      bundling: bundlingFor(props.environment, props.settingStores),
       ...(props.recursiveLoop ? { recursiveLoop: props.recursiveLoop } : {}),
       ...(props.retryAttempts !== undefined ? { retryAttempts: props.retryAttempts } : {}),
       ...(props.maxEventAge ? { maxEventAge: props.maxEventAge } : {}),

@@ -7,6 +7,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ENV } from '../../shared/config.ts';
+import type { SettingStores } from '../../shared/runtime/settings.ts';
 import { WORKER_BATCH_SIZE } from '../event-sources.ts';
 import { VISIBILITY_TIMEOUT_FACTOR, type DurableTimings } from '../timings.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './task-function.ts';
@@ -26,6 +27,8 @@ export interface TaskQueueProps {
   readonly timings: DurableTimings;
   /** Upper bound on concurrent worker invocations the queue may drive (2–1000). */
   readonly workerMaxConcurrency: number;
+  /** The setting stores the tools the worker runs read (bundles their clients; the grants are the stack's). */
+  readonly workerSettingStores?: SettingStores;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
   /** Active X-Ray tracing on the functions. */
@@ -87,6 +90,7 @@ export class TaskQueue extends Construct {
       // → SQS chains are by design, bounded by the task; Lambda's recursive-
       // loop guard, which drops a chain's 16th hop, would cut long tasks short.
       recursiveLoop: RecursiveLoop.ALLOW,
+      ...(props.workerSettingStores ? { settingStores: props.workerSettingStores } : {}),
     });
     props.table.grantReadWriteData(this.worker);
     // Continuations, durable timers and retries hand a task over by sending a

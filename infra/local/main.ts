@@ -6,6 +6,8 @@
  *   LOCAL_SWEEP_INTERVAL_MS  how often the sweeper runs (default 30 s)
  *   LOCAL_VISIBILITY_TIMEOUT_SECONDS, LOCAL_MAX_RECEIVE_COUNT
  *                   the task queue's redelivery settings (default 30 s, 3)
+ *   LOCAL_SETTINGS_FILE  tools' settings and secrets (default `settings.local.json`;
+ *                   `<TOOL>_<KEY>` variables take precedence, see settings.ts)
  *   TASKS_*         the functions' own settings (see shared/config.ts);
  *                   TASKS_TOOLSET defaults to `all` here
  *   LOCAL_AUTH=1    require OAuth access tokens, issued by an authorization
@@ -39,6 +41,7 @@ try {
   stack = await startLocalStack({
     port,
     dataDir: process.env.LOCAL_DATA_DIR || '.data',
+    ...(process.env.LOCAL_SETTINGS_FILE ? { settingsFile: process.env.LOCAL_SETTINGS_FILE } : {}),
     ...(process.env.LOCAL_SWEEP_INTERVAL_MS ? { sweepIntervalMs: Number(process.env.LOCAL_SWEEP_INTERVAL_MS) } : {}),
     ...(process.env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ? { visibilityTimeoutSeconds: Number(process.env.LOCAL_VISIBILITY_TIMEOUT_SECONDS) } : {}),
     ...(process.env.LOCAL_MAX_RECEIVE_COUNT ? { maxReceiveCount: Number(process.env.LOCAL_MAX_RECEIVE_COUNT) } : {}),

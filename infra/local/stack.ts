@@ -26,6 +26,8 @@ import { startPoller, type Poller } from './poller.ts';
 import { recoverAtStart, type RecoveryReport } from './recovery.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { LOCAL_CREDENTIALS, localSqsClient, startLocalSqs } from './sqs.ts';
+import { cachedReader, bindSettings } from '../../shared/runtime/settings.ts';
+import { DEFAULT_LOCAL_SETTINGS_FILE, localSettingReader } from './settings.ts';
 import { localTools } from './tools.ts';
 
 export interface LocalStackOptions {
@@ -55,6 +57,12 @@ export interface LocalStackOptions {
    * defaults to `all` here). Table, queue and endpoints are the stack's.
    */
   env?: Record<string, string | undefined>;
+  /**
+   * The tools' settings and secrets, in place of SSM and Secrets Manager (see
+   * `settings.ts`): variables of `env`, else this JSON file (default
+   * `settings.local.json` in the working directory).
+   */
+  settingsFile?: string;
   /** Wraps the functions' store or queue, e.g. to inject failures or record what is sent (tests). */
   decorate?: { store?: (store: TaskStore) => TaskStore; queue?: (queue: TaskQueue) => TaskQueue };
   /**
@@ -167,7 +175,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       config,
       store: options.decorate?.store?.(leases.store) ?? leases.store,
       queue: options.decorate?.queue?.(sqsQueue(config, functionsSqs)) ?? sqsQueue(config, functionsSqs),
-      tools: localTools(config.toolset),
+      tools: bindSettings(localTools(config.toolset), cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env }))),
       log,
     };
     const worker = createWorkerHandler(deps);

@@ -238,6 +238,8 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
     sample: (key, params) => ask(key, { method: 'sampling/createMessage', params }, 'sampling'),
     step,
     sleep,
+    // The composition root binds settings to the catalogue (`bindSettings` in `settings.ts`).
+    setting: (key) => Promise.reject(new Error(`Tool "${tool.name}" reads setting "${key}", but no settings are bound to the catalogue`)),
   };
 
   try {

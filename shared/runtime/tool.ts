@@ -55,6 +55,14 @@ export interface TaskContext {
    * meanwhile. Inside a request (no task) it simply waits.
    */
   sleep(ms: number): Promise<void>;
+  /**
+   * The value of a setting or secret the tool declares in `needs.settings`,
+   * read once per execution environment (SSM Parameter Store or Secrets
+   * Manager when deployed; a local file or the environment locally). Not
+   * journaled: read it where you use it, and never return a secret from a
+   * step (checkpoints are stored in the task table).
+   */
+  setting(key: string): Promise<string>;
 }
 
 export interface ElicitParams {
@@ -66,6 +74,37 @@ export interface ElicitParams {
 export interface ElicitAnswer {
   action: 'accept' | 'decline' | 'cancel';
   content?: Record<string, unknown>;
+}
+
+/**
+ * Where a deployed function reads a setting from.
+ * - `{ ssmParameter: '/reports/endpoint' }`: an SSM Parameter Store `String`;
+ *   with `secret: true` a `SecureString`, decrypted on read.
+ * - `{ secretsManager: 'reports/api-key' }`: a Secrets Manager secret's `SecretString`.
+ * Locally the value comes from `settings.local.json` or the environment
+ * instead (see `infra/local/settings.ts`). Both stores' AWS managed keys need
+ * no grant; a secret under a customer managed key needs `kms:Decrypt` on it,
+ * declared in `needs.permissions`.
+ */
+export type SettingSource = { ssmParameter: string; secret?: boolean } | { secretsManager: string };
+
+/**
+ * An AWS permission a tool's own code needs, granted to the functions that
+ * may run the tool (the worker, and the MCP function when the tool may run
+ * inside the request). A resource with a `*` must say `why`: cdk-nag flags
+ * wildcard resources, and `why` is the reason the stack acknowledges it with.
+ */
+export interface ToolPermission {
+  actions: string[];
+  resources: string[];
+  why?: string;
+}
+
+/** What a tool needs from its environment besides its arguments. */
+export interface ToolNeeds {
+  /** Settings and secrets by key, for `ctx.setting(key)`. */
+  settings?: Record<string, SettingSource>;
+  permissions?: ToolPermission[];
 }
 
 /** A tool of the catalogue. */
@@ -107,6 +146,8 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * with the divergence checks only.
    */
   version?: string;
+  /** Settings, secrets and AWS permissions the tool needs; the stack grants exactly these. */
+  needs?: ToolNeeds;
 }
 
 /** Declares a tool with its argument type inferred from the schema. */

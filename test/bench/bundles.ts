@@ -28,7 +28,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
 import { bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
+import { productTools } from '../../functions/tools/index.ts';
 import { ENV } from '../../shared/config.ts';
+import { settingStoresOf } from '../../shared/runtime/settings.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Runs per bundle for the cold-start median. */
@@ -76,8 +78,11 @@ const TOUCH: Record<string, { imports: string; uses: string }> = {
   jose: { imports: "import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';", uses: '[createRemoteJWKSet, decodeJwt, jwtVerify]' },
 };
 
-/** The default deployment's bundling: `BUNDLING` with the product toolset fixed at build time. */
-const DEFAULT_BUNDLING = bundlingFor({ [ENV.toolset]: 'product' });
+/**
+ * The default deployment's bundling: `BUNDLING` with the product toolset, and
+ * the setting stores its tools read, fixed at build time.
+ */
+const DEFAULT_BUNDLING = bundlingFor({ [ENV.toolset]: 'product' }, settingStoresOf(productTools));
 
 /** The stack's bundling as esbuild build options (aws-cdk-lib's `Bundling.buildEsbuildArgs`, for the fields the stack sets). */
 function stackBuildOptions(outfile: string): BuildOptions {
@@ -120,11 +125,17 @@ async function bundle(outfile: string, input: { entry: string } | { contents: st
 
 const isPackagePath = (path: string) => path.includes('node_modules/');
 
-/** The package specifiers the function's own code imports (not those its packages import in turn). */
+/**
+ * The package specifiers the function's own code imports (not those its
+ * packages import in turn), counting only own modules that made it into the
+ * output: a module esbuild dropped (e.g. a setting store's reader no served
+ * tool needs) imports nothing into the bundle.
+ */
 function directPackages(metafile: Metafile): string[] {
   const specifiers = new Set<string>();
+  const [, output] = Object.entries(metafile.outputs).find(([path]) => !path.endsWith('.map'))!;
   for (const [path, input] of Object.entries(metafile.inputs)) {
-    if (isPackagePath(path)) continue;
+    if (isPackagePath(path) || !(output.inputs[path]?.bytesInOutput ?? 0)) continue;
     for (const imported of input.imports) {
       if (isPackagePath(imported.path) && imported.original && !imported.original.startsWith('node:')) specifiers.add(imported.original);
     }

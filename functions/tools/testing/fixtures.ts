@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { defineTool, RetryableError, ToolError, type ToolDefinition } from '../../../shared/runtime/tool.ts';
 import { sleep } from '../sleep.ts';
+import { reportDigest } from './configured.ts';
 import { readEffects, recordEffect } from './effects.ts';
 
 const label = z.string().regex(/^[A-Za-z0-9_-]+$/).max(100);
@@ -152,4 +153,4 @@ const reusedKey = defineTool({
   },
 });
 
-export const testingTools: ToolDefinition[] = [stepSequence, durableSleep, poison, flaky, counter, rendezvous, randomStep, reusedKey, privileged];
+export const testingTools: ToolDefinition[] = [stepSequence, durableSleep, poison, flaky, counter, rendezvous, randomStep, reusedKey, privileged, reportDigest];

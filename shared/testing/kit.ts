@@ -1,0 +1,256 @@
+/**
+ * The tool author's test kit: runs a tool's handler through the real replay
+ * runner (`runTool`, the one the worker uses) with answers scripted up front,
+ * a clock the test controls for durable sleeps, and the checkpoints the run
+ * recorded open to inspection. No queue, table or network: a test of a tool
+ * takes milliseconds.
+ *
+ * ```ts
+ * const run = testTool(approvalGate, { action: 'deploy' }, { answers: { approval: accept({ approve: true }) } });
+ * const result = await run.result();         // replays until the tool finishes
+ * assert.equal(textOf(result), 'Approved and done: deploy');
+ * ```
+ *
+ * Each {@link ToolRun.once} is one worker invocation: the handler runs from
+ * the start, replaying recorded steps, answers and sleeps, exactly as
+ * deployed. {@link ToolRun.finish} repeats that the way the worker and the
+ * client would: it answers input requests from the script, moves the clock to
+ * each sleep's wake-up time, and runs continuations and retries again.
+ *
+ * For the whole stack (HTTP, queue, table, worker) see `local.ts` in this folder.
+ */
+import type { ClientCapabilities, InputRequest, QuestionRecord } from '../tasks/model.ts';
+import { runTool, type Journal, type JournalEntry, type RunOutcome } from '../runtime/run.ts';
+import { withSettings } from '../runtime/settings.ts';
+import type { ElicitAnswer, ToolDefinition, ToolResult } from '../runtime/tool.ts';
+
+/** The clock a {@link ToolRun} replays against; durable sleeps wait on it, not on real time. */
+export class TestClock {
+  #now: number;
+
+  constructor(start: number) {
+    this.#now = start;
+  }
+
+  /** The current time, epoch milliseconds. */
+  now(): number {
+    return this.#now;
+  }
+
+  /** Moves time forward by `ms` (a sleep due by then returns on the next run). */
+  advance(ms: number): void {
+    if (!(ms >= 0)) throw new RangeError(`TestClock.advance needs a non-negative number of ms, got ${ms}`);
+    this.#now += ms;
+  }
+
+  /** Sets the time; it never goes backwards. */
+  set(epochMs: number): void {
+    if (epochMs < this.#now) throw new RangeError(`TestClock.set cannot go back in time (${epochMs} < ${this.#now})`);
+    this.#now = epochMs;
+  }
+}
+
+/** The clock's default start: 2026-01-01T00:00:00Z. */
+export const DEFAULT_START = Date.UTC(2026, 0, 1);
+
+export interface TestToolOptions {
+  /** Answers to `ctx.elicit`/`ctx.sample`, by key, as a client would give them through `tasks/update`. */
+  answers?: Record<string, unknown>;
+  /** Values for `ctx.setting(key)`, by key (a key the tool declares but this omits fails the read). */
+  settings?: Record<string, string>;
+  /** The client's capabilities (default: elicitation and sampling). */
+  clientCapabilities?: ClientCapabilities;
+  /** Where the clock starts (epoch ms; default {@link DEFAULT_START}). */
+  startAt?: number;
+  /**
+   * Hand over to a continuation after this many new steps in one run, as a
+   * worker whose invocation time runs low does (default: never).
+   */
+  stepsPerRun?: number;
+  /** `ctx.taskId` (default `test-task`). */
+  taskId?: string;
+}
+
+/** A tool's task as a test drives it: see {@link testTool}. */
+export interface ToolRun {
+  /** The clock sleeps wait on; {@link ToolRun.finish} advances it, a test may too. */
+  readonly clock: TestClock;
+  /**
+   * What the runs recorded, by name, in the order recorded: each step's value,
+   * and each durable sleep's wake-up time as `sleep#<n>`.
+   */
+  readonly checkpoints: ReadonlyMap<string, unknown>;
+  /** Every `ctx.progress` message, in order. */
+  readonly progress: readonly string[];
+  /** Every run's outcome, in order (the last one is the current state). */
+  readonly outcomes: readonly RunOutcome[];
+  /** The input requests the last run is waiting on (empty unless its outcome is `input`). */
+  readonly inputRequests: Readonly<Record<string, InputRequest>>;
+  /** Records an answer for an input key, as `tasks/update` does; chainable. */
+  answer(key: string, answer: unknown): ToolRun;
+  /** Cancels the task: the current run's `ctx.signal` aborts and later runs end `cancelled`. */
+  cancel(): void;
+  /** Runs the handler once from the start, replaying what is recorded: one worker invocation. */
+  once(): Promise<RunOutcome>;
+  /**
+   * Swaps in another version of the tool's code for the next runs, as a
+   * deploy (or a restart of `npm run dev`) does under a task in flight: the
+   * task keeps what it recorded and the version recorded when it started, so
+   * the runner's replay checks judge the new code (`replay-divergence`,
+   * `tool-version-changed`) as deployed. Chainable.
+   */
+  replaceCode(tool: ToolDefinition): ToolRun;
+  /**
+   * Runs until the tool ends (`result`, `protocol-error` or `cancelled`):
+   * answers input requests from the answers given, moves the clock to each
+   * sleep's wake-up time, and runs continuations and retries again (a retry
+   * after its delay). Fails when the tool asks for an answer it was not given,
+   * or after `maxRuns` runs (default 100).
+   */
+  finish(options?: { maxRuns?: number }): Promise<RunOutcome>;
+  /** {@link ToolRun.finish}, then the tool's result; fails if the task did not end with one. */
+  result(options?: { maxRuns?: number }): Promise<ToolResult>;
+}
+
+/**
+ * Prepares a tool's task for a test. `args` are checked and completed
+ * (defaults) by the tool's input schema, as `tools/call` does; invalid
+ * arguments throw the schema's error here.
+ */
+export function testTool(tool: ToolDefinition, args: Record<string, unknown>, options: TestToolOptions = {}): ToolRun {
+  const parsed = tool.inputSchema.parse(args);
+  const clock = new TestClock(options.startAt ?? DEFAULT_START);
+  const answers: Record<string, unknown> = { ...options.answers };
+  const checkpoints = new Map<string, unknown>();
+  const progress: string[] = [];
+  const outcomes: RunOutcome[] = [];
+  const cancel = new AbortController();
+  const settings = options.settings ?? {};
+  const bind = (code: ToolDefinition) =>
+    withSettings(code, async (name, key) => {
+      if (!Object.hasOwn(settings, key)) throw new Error(`testTool: tool "${name}" reads setting "${key}"; give it in options.settings`);
+      return settings[key]!;
+    });
+  let bound = bind(tool);
+  // What the task records besides steps: the tool version it started with and where each question was asked.
+  const recordedVersion = tool.version;
+  const questions: Record<string, QuestionRecord> = {};
+  const positions = new Map<string, number | undefined>();
+  // Answers are given to each run as they stand when it starts, as the worker
+  // reads them from the task.
+  let recordedThisRun = 0;
+  // Checkpoints are kept as JSON, as the task table keeps them: a replay gets
+  // a fresh copy of what was stored (a `Date` comes back a string).
+  const stored = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
+  const entry = (name: string): JournalEntry => {
+    const position = positions.get(name);
+    return position === undefined ? { value: stored(checkpoints.get(name)) } : { value: stored(checkpoints.get(name)), position };
+  };
+  const journal: Journal = {
+    lookup: async (name) => (checkpoints.has(name) ? entry(name) : undefined),
+    record: async (name, value, position) => {
+      recordedThisRun++;
+      if (!checkpoints.has(name)) {
+        checkpoints.set(name, stored(value));
+        positions.set(name, position);
+      }
+      return stored(checkpoints.get(name));
+    },
+    entries: async () => new Map([...checkpoints.keys()].map((name) => [name, entry(name)])),
+  };
+
+  const last = () => outcomes[outcomes.length - 1];
+  const run: ToolRun = {
+    clock,
+    checkpoints,
+    progress,
+    outcomes,
+    get inputRequests() {
+      const outcome = last();
+      return outcome?.kind === 'input' ? outcome.inputRequests : {};
+    },
+    answer(key, answer) {
+      answers[key] = answer;
+      return run;
+    },
+    cancel() {
+      cancel.abort(new Error('cancelled by the test'));
+    },
+    replaceCode(code) {
+      bound = bind(code);
+      return run;
+    },
+    async once() {
+      recordedThisRun = 0;
+      const outcome = cancel.signal.aborted
+        ? ({ kind: 'cancelled' } as const)
+        : await runTool(bound, parsed, {
+            taskId: options.taskId ?? 'test-task',
+            clientCapabilities: options.clientCapabilities ?? { elicitation: {}, sampling: {} },
+            answers: { ...answers },
+            questions: { ...questions },
+            fresh: outcomes.length === 0,
+            ...(recordedVersion === undefined ? {} : { recordedVersion }),
+            cancel: cancel.signal,
+            progress: async (message) => void progress.push(message),
+            journal,
+            shouldYield: () => options.stepsPerRun !== undefined && recordedThisRun >= options.stepsPerRun,
+            now: () => clock.now(),
+          });
+      if (outcome.kind === 'input') Object.assign(questions, outcome.questions);
+      outcomes.push(outcome);
+      return outcome;
+    },
+    async finish({ maxRuns = 100 } = {}) {
+      for (let runs = 0; runs < maxRuns; runs++) {
+        const outcome = await run.once();
+        switch (outcome.kind) {
+          case 'result':
+          case 'protocol-error':
+          case 'cancelled':
+            return outcome;
+          case 'input': {
+            const missing = Object.keys(outcome.inputRequests).filter((key) => !Object.hasOwn(answers, key));
+            if (missing.length > 0) {
+              throw new Error(`testTool: "${tool.name}" asks for ${missing.map((key) => `"${key}"`).join(', ')}, which the test gave no answer for`);
+            }
+            break; // answered since: run again
+          }
+          case 'sleep':
+            clock.set(Math.max(clock.now(), outcome.wakeAt));
+            break;
+          case 'retry':
+            clock.advance(outcome.error.options.delayMs ?? 0);
+            break;
+          case 'continue':
+            break;
+        }
+      }
+      throw new Error(`testTool: "${tool.name}" did not finish within ${maxRuns} runs; last outcome: ${JSON.stringify(last())}`);
+    },
+    async result(finishOptions) {
+      const outcome = await run.finish(finishOptions);
+      if (outcome.kind !== 'result') throw new Error(`testTool: "${tool.name}" ended without a result: ${JSON.stringify(outcome)}`);
+      return outcome.result;
+    },
+  };
+  return run;
+}
+
+/** An elicitation answer accepting with this content: `accept({ approve: true })`. */
+export function accept(content: Record<string, unknown> = {}): ElicitAnswer {
+  return { action: 'accept', content };
+}
+
+/** An elicitation answer declining the request. */
+export function decline(): ElicitAnswer {
+  return { action: 'decline' };
+}
+
+/** The text of a result's text content, joined by newlines (what most assertions compare). */
+export function textOf(result: ToolResult): string {
+  return result.content
+    .filter((part): part is { type: 'text'; text: string } => part['type'] === 'text' && typeof part['text'] === 'string')
+    .map((part) => part.text)
+    .join('\n');
+}

@@ -1,0 +1,156 @@
+/**
+ * What a tool declares in `needs` becomes the functions' grants, exactly:
+ * a tool with a secret and an S3 read permission adds read access to that
+ * secret and that permission, to the worker (and to the MCP function when the
+ * tool may run inline), and nothing else; cdk-nag stays clean. Synthesized
+ * without bundling (the bundles are the default stack's, `stack.test.ts`).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { App, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { servedTools } from '../../functions/lib/served-tools.ts';
+import { productTools } from '../../functions/tools/index.ts';
+import { REPORT_BUCKET_OBJECTS, reportDigest } from '../../functions/tools/testing/configured.ts';
+import { bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
+import { toolsOf } from '../../infra/constructs/tool-needs.ts';
+import { TasksStack, tasksStackPropsFromContext } from '../../infra/stack.ts';
+import { ENV } from '../../shared/config.ts';
+import { settingStoresOf } from '../../shared/runtime/settings.ts';
+import type { ToolDefinition } from '../../shared/runtime/tool.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CDK_CONTEXT = (JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
+type Json = Record<string, any>;
+const outdirs: string[] = [];
+after(() => {
+  for (const outdir of outdirs) rmSync(outdir, { recursive: true, force: true });
+});
+
+function synth(tools: readonly ToolDefinition[]) {
+  const outdir = mkdtempSync(join(tmpdir(), 'mcp-tasks-needs-'));
+  outdirs.push(outdir);
+  const app = new App({ outdir, context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
+  const stack = new TasksStack(app, 'McpTasks', { ...tasksStackPropsFromContext(app.node), tools });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  let json: Json | undefined;
+  let failed = false;
+  try {
+    json = app.synth().getStackByName(stack.stackName).template as Json;
+  } catch (error) {
+    if ((error as Error).name !== 'ValidationFailed') throw error;
+    failed = true; // the report says why
+  }
+  const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as {
+    pluginReports: Array<{ pluginName: string; violations: Array<{ ruleName: string; severity: string; violatingConstructs: Array<{ constructPath: string }> }> }>;
+  };
+  const findings = report.pluginReports.filter((r) => r.pluginName === 'AwsSolutions').flatMap((r) => r.violations.map((v) => `${v.ruleName} at ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`));
+  return { json: json ?? {}, template: Template.fromJSON(json ?? {}), findings, failed };
+}
+
+/** Statements of the policies of the function whose description contains `text`. */
+function statementsOf(json: Json, text: string): Json[] {
+  const resources = Object.entries(json['Resources'] as Record<string, Json>);
+  const fns = resources.filter(([, r]) => r['Type'] === 'AWS::Lambda::Function' && String(r['Properties']['Description']).includes(text));
+  assert.equal(fns.length, 1, text);
+  const role = fns[0]![1]['Properties']['Role']['Fn::GetAtt'][0] as string;
+  return resources
+    .filter(([, r]) => r['Type'] === 'AWS::IAM::Policy' && (r['Properties']['Roles'] as Json[]).some((ref) => ref['Ref'] === role))
+    .flatMap(([, r]) => r['Properties']['PolicyDocument']['Statement'] as Json[]);
+}
+
+/** Statements in `withTool` that `without` lacks. */
+const added = (withTool: Json[], without: Json[]) => withTool.filter((s) => !without.some((b) => JSON.stringify(b) === JSON.stringify(s)));
+
+const SECRET_READ = {
+  Effect: 'Allow',
+  Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
+  Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':secretsmanager:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':secret:report-digest/api-key-??????']] },
+};
+const S3_READ = { Effect: 'Allow', Action: 's3:GetObject', Resource: REPORT_BUCKET_OBJECTS };
+
+const bare = synth(productTools);
+const withTaskTool = synth([...productTools, reportDigest]);
+const inlineTool: ToolDefinition = { ...reportDigest, name: 'report_digest_inline', execution: 'optional' };
+const withInlineTool = synth([...productTools, inlineTool]);
+
+describe('tool needs', () => {
+  it('grant the worker exactly read access to the declared secret and the declared S3 permission', () => {
+    const grants = added(statementsOf(withTaskTool.json, 'runs queued tasks'), statementsOf(bare.json, 'runs queued tasks'));
+    assert.deepEqual(grants, [SECRET_READ, S3_READ]);
+    withTaskTool.template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Action: 's3:GetObject', Resource: REPORT_BUCKET_OBJECTS })]) },
+    });
+  });
+
+  it('grant the MCP function nothing for a task-only tool, the same as the worker for a tool that may run inline', () => {
+    assert.deepEqual(added(statementsOf(withTaskTool.json, 'MCP endpoint'), statementsOf(bare.json, 'MCP endpoint')), []);
+    assert.deepEqual(added(statementsOf(withInlineTool.json, 'MCP endpoint'), statementsOf(bare.json, 'MCP endpoint')), [SECRET_READ, S3_READ]);
+    assert.deepEqual(added(statementsOf(withInlineTool.json, 'runs queued tasks'), statementsOf(bare.json, 'runs queued tasks')), [SECRET_READ, S3_READ]);
+  });
+
+  it('grant the other functions nothing', () => {
+    for (const text of ['dead-lettered', 'sweeper']) assert.deepEqual(added(statementsOf(withInlineTool.json, text), statementsOf(bare.json, text)), [], text);
+  });
+
+  it('keep cdk-nag clean: a declared wildcard resource is acknowledged with the tool\'s reason', () => {
+    assert.equal(bare.failed || withTaskTool.failed || withInlineTool.failed, false);
+    assert.deepEqual(bare.findings, []);
+    assert.deepEqual(withTaskTool.findings, []);
+    assert.deepEqual(withInlineTool.findings, []);
+  });
+
+  it('leave a wildcard resource declared without a reason to cdk-nag, which fails synthesis', () => {
+    const [permission] = reportDigest.needs!.permissions!;
+    const unexplained: ToolDefinition = { ...reportDigest, needs: { ...reportDigest.needs, permissions: [{ actions: permission!.actions, resources: permission!.resources }] } };
+    const { findings, failed } = synth([...productTools, unexplained]);
+    assert.equal(failed, true);
+    assert.equal(findings.length, 1, findings.join('\n'));
+    assert.match(findings[0]!, /^AwsSolutions-IAM5\[Resource::arn:aws:s3:::example-reports\/\*\] at McpTasks\/TaskQueue\/Worker\/Role/);
+  });
+
+  it('decide which setting stores\' clients a bundle carries', async () => {
+    assert.deepEqual(settingStoresOf(productTools), { ssmParameter: false, secretsManager: false });
+    assert.deepEqual(settingStoresOf([reportDigest]), { ssmParameter: false, secretsManager: true });
+    const { build } = await import('esbuild');
+    const packages = async (tools: readonly ToolDefinition[]) => {
+      const result = await build({
+        entryPoints: [join(ROOT, FUNCTION_ENTRIES.worker)],
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        write: false,
+        metafile: true,
+        minify: true,
+        logLevel: 'silent',
+        mainFields: ['module', 'main'],
+        define: bundlingFor({ [ENV.toolset]: 'product' }, settingStoresOf(tools)).define ?? {},
+      });
+      const [, output] = Object.entries(result.metafile.outputs)[0]!;
+      return new Set(Object.entries(output.inputs).filter(([, { bytesInOutput }]) => bytesInOutput > 0).map(([path]) => /@aws-sdk\/client-[a-z-]+/.exec(path)?.[0]).filter(Boolean));
+    };
+    const lean = await packages(productTools);
+    assert.ok(!lean.has('@aws-sdk/client-secrets-manager') && !lean.has('@aws-sdk/client-ssm'), [...lean].join(', '));
+    const withSecrets = await packages([reportDigest]);
+    assert.ok(withSecrets.has('@aws-sdk/client-secrets-manager'));
+    assert.ok(!withSecrets.has('@aws-sdk/client-ssm'));
+  });
+
+  it('are read from the tools each deployed toolset serves, the lists the bundles pick from', () => {
+    const before = process.env[ENV.toolset];
+    try {
+      for (const toolset of ['product', 'conformance', 'all'] as const) {
+        process.env[ENV.toolset] = toolset;
+        assert.deepEqual(toolsOf(toolset).map((tool) => tool.name), [...servedTools().keys()], toolset);
+      }
+    } finally {
+      if (before === undefined) delete process.env[ENV.toolset];
+      else process.env[ENV.toolset] = before;
+    }
+  });
+});
