@@ -11,6 +11,7 @@
  * Lambda bundle: only `infra/local` imports it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { closeServer } from './http.ts';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -106,14 +107,6 @@ export async function startLocalAuthServer(options: LocalAuthServerOptions): Pro
 
   return {
     issuer,
-    close: () =>
-      new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
-        server.close(() => {
-          clearTimeout(force);
-          resolve();
-        });
-        server.closeIdleConnections();
-      }),
+    close: () => closeServer(server, CLOSE_GRACE_MS),
   };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { localhostAllowedHostnames, validateHostHeader } from '@modelcontextprotocol/server';
 import { errorName, type Log } from '../../shared/log.ts';
@@ -100,16 +100,20 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
     url: `http://127.0.0.1:${port}${route}`,
     port,
     // Requests in progress may finish for a few seconds; then connections are cut.
-    close: () =>
-      new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
-        server.close(() => {
-          clearTimeout(force);
-          resolve();
-        });
-        server.closeIdleConnections();
-      }),
+    close: () => closeServer(server),
   };
+}
+
+/** Closes an HTTP server: requests in progress may finish for a few seconds, then connections are cut. */
+export function closeServer(server: Server, graceMs = CLOSE_GRACE_MS): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
 import { RetryableError, ToolError, ToolProtocolError, type TaskContext, type ToolDefinition, type ToolResult } from './tool.ts';
+import { sleep as abortableSleep } from './sleep.ts';
 
 /** How one run of a handler ended. Unexpected exceptions are rethrown, not mapped. */
 export type RunOutcome =
@@ -212,7 +213,8 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
     options.cancel.throwIfAborted(); // nor goes to sleep
     const name = `sleep#${++sleeps}`;
     // Inline (no task): wait here, but never past cancellation or the request's budget (the same signal).
-    if (!options.journal) return waitInline(ms, controller.signal);
+    // Inline (no journal): wait in-process, stopping as soon as the run is cancelled or out of budget.
+    if (!options.journal) return abortableSleep(ms, controller.signal);
     const due = await durableStep('sleep', name, async () => now() + ms);
     if (due <= now()) return;
     wakeAt = Math.min(wakeAt ?? due, due);
@@ -335,22 +337,6 @@ function versionError(tool: string, recorded: string, current: string | undefine
     message: `Tool "${tool}" changed from version ${recorded} to ${current ?? '(none)'} while this task was in flight; its recorded work is not replayed by other code`,
     data: { reason: 'tool-version-changed', recordedVersion: recorded, currentVersion: current ?? null },
   };
-}
-
-/** An inline `sleep`: waits, or rejects as soon as the run is cancelled or out of budget. */
-function waitInline(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function mapThrown(error: unknown, cancel: AbortSignal): RunOutcome {

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { defineTool, ToolError, ToolProtocolError, type ToolDefinition } from '../../../shared/runtime/tool.ts';
-import { sleep } from '../sleep.ts';
+import { sleep } from '../../../shared/runtime/sleep.ts';
 
 const greet = defineTool({
   name: 'greet',

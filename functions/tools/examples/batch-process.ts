@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { defineTool } from '../../../shared/runtime/tool.ts';
-import { sleep } from '../sleep.ts';
+import { sleep } from '../../../shared/runtime/sleep.ts';
 
 /**
  * A batch job: processes items one by one and reports progress item by item

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { defineTool, RetryableError, ToolError, type ToolDefinition } from '../../../shared/runtime/tool.ts';
-import { sleep } from '../sleep.ts';
+import { sleep } from '../../../shared/runtime/sleep.ts';
 import { reportDigest } from './configured.ts';
 import { readEffects, recordEffect } from './effects.ts';
 
