@@ -34,7 +34,11 @@ export const ENV = {
   stepRetentionMs: 'TASKS_STEP_RETENTION_MS',
   /** Most time one worker invocation spends on a task before handing over to a continuation. */
   invocationBudgetMs: 'TASKS_INVOCATION_BUDGET_MS',
-  /** Runs a task may take through `RetryableError` before it ends `failed`. */
+  /**
+   * Runs a task may take through `RetryableError`, or through crashes and
+   * timeouts without a new step checkpoint, before it ends `failed` (a run
+   * that records a step starts the count again).
+   */
   maxAttempts: 'TASKS_MAX_ATTEMPTS',
   /** First retry delay; doubles with each attempt (capped at SQS's 15 minutes). */
   retryBaseDelayMs: 'TASKS_RETRY_BASE_DELAY_MS',
@@ -49,7 +53,11 @@ export const ENV = {
    * `ttlMs` covers this deadline plus the retention.
    */
   maxInputWaitMs: 'TASKS_MAX_INPUT_WAIT_MS',
-  /** Which tool catalogue the endpoint serves: `product`, `conformance` or `all`. */
+  /**
+   * Which tool catalogue the functions serve: `product` (default),
+   * `conformance`, `all`, or `test` (`all` plus the durability fixtures; tests
+   * only). A deployed function's catalogue is fixed when it is bundled.
+   */
   toolset: 'TASKS_TOOLSET',
   /**
    * Origins (`https://app.example.com`, comma-separated) whose pages may call

@@ -4,8 +4,9 @@
  *
  * One table: `pk` = task id; `sk` = `task` for the task row itself (later
  * item kinds of a task use other sort keys). `expiresAt` (epoch seconds) is
- * the table's TTL attribute; DynamoDB deletes lazily, so every read also
- * checks it.
+ * the table's TTL attribute. DynamoDB deletes lazily, so reads do not rely on
+ * it: a task row's expiry is decided from its `createdAt + ttlMs`
+ * (`isExpired`), and an idempotency key is checked against its `expiresAt`.
  */
 export const TABLE_KEYS = { partition: 'pk', sort: 'sk' } as const;
 export const TTL_ATTRIBUTE = 'expiresAt';
@@ -61,6 +62,7 @@ export const RESULT_CHUNK_BYTES = 350 * 1024;
 /**
  * `createdAt + ttlMs` in epoch milliseconds, on terminal rows only (next to
  * `expiresAt`, which is rounded up to whole seconds for DynamoDB's TTL).
+ * Written for operators and queries only: the store itself never reads it.
  */
 export const EXPIRES_AT_MS = 'expiresAtMs';
 
