@@ -15,12 +15,15 @@ export const ENV = {
   localPrincipal: 'TASKS_LOCAL_PRINCIPAL',
   /** `ttlMs` advertised on creation. */
   taskTtlMs: 'TASKS_TTL_MS',
-  /** How long a task stays readable after its last change (e.g. its result). */
+  /** How long a task stays readable once it has ended (completed, failed or cancelled). */
   retentionMs: 'TASKS_RETENTION_MS',
   pollIntervalMs: 'TASKS_POLL_INTERVAL_MS',
   /** Lease a worker takes on a task while running it. */
   leaseMs: 'TASKS_LEASE_MS',
-  /** How often a running handler checks for cancellation when it reports no progress. */
+  /**
+   * How often a running task's worker checks for cancellation (a read, or the
+   * lease renewal once a third of the lease has passed), progress or not.
+   */
   cancelCheckMs: 'TASKS_CANCEL_CHECK_MS',
   /** Minimum time between two progress writes of one task. */
   progressIntervalMs: 'TASKS_PROGRESS_INTERVAL_MS',
