@@ -18,22 +18,9 @@ export const HANDOVER_RESERVE = Duration.millis(HANDOVER_RESERVE_MS);
 
 /**
  * How long one worker invocation may run: the ceiling on a tool that does not
- * use steps, and on a single step (see {@link LONGEST_STEP}).
- *
- * Why 5 minutes. Since continuations exist, the timeout no longer bounds how
- * long a job runs, only how long it runs *between checkpoints*; a hand-over
- * costs two writes, three SQS requests, a steps query and an invocation
- * (≈ $0.000003), under 1 % of the compute of the time between hand-overs at
- * any timeout from 2 minutes up, so fewer hand-overs is no reason to go long.
- * What grows with the timeout is everything tied to the visibility timeout
- * (6 × this): how long a failed batch waits before SQS redelivers it, how long
- * a message that keeps crashing the worker takes to reach the DLQ
- * (`maxReceiveCount` × visibility: 2.5 hours here, 7.5 hours at 15 minutes,
- * with the sweeper re-running the task in between), and the backlog-age alarm
- * threshold (15 minutes of SQS delay + visibility). 2 minutes kept those short
- * but left tools without steps 2 minutes and a step starting late in an
- * invocation only the 30-second reserve. 5 minutes lets a step take a minute
- * and an un-stepped tool nearly 5, at 30 minutes of visibility.
+ * use steps, and on a single step (see {@link LONGEST_STEP}). It bounds the
+ * time between checkpoints, not a job; the visibility timeout, DLQ delay and
+ * backlog alarm grow with it. Why 5 minutes: `shared/runtime/DURABILITY.md`.
  */
 export const WORKER_TIMEOUT = Duration.minutes(5);
 
@@ -46,37 +33,25 @@ export const WORKER_TIMEOUT = Duration.minutes(5);
 export const LONGEST_STEP = Duration.minutes(1);
 
 /**
- * The lease a worker holds on a running task. Heartbeats renew it every third
- * of its length (checked every `TASKS_CANCEL_CHECK_MS`), so it no longer has to
- * outlast the invocation: it is how long a crashed or timed-out worker keeps
- * others off the task. 3 minutes means a renewal a minute (60 writes an hour
- * per running task), two renewals that may fail before the lease is lost, and
- * a crashed task recovered within lease + grace + sweep interval = 6 minutes.
+ * The lease a worker holds on a running task, renewed every third of its
+ * length: how long a crashed or timed-out worker keeps others off the task.
+ * Why 3 minutes (a renewal a minute, recovery within 6 minutes):
+ * `shared/runtime/DURABILITY.md`.
  */
 export const LEASE = Duration.minutes(3);
 
 /**
  * How long past its next expected event (delivery of its start, continuation
  * or wake-up message; its lease ending) a task may go unnoticed before the
- * sweeper re-enqueues it. Covers SQS → Lambda delivery with room (seconds
- * normally, longer while the event source scales out). A task waiting behind
- * `workerMaxConcurrency` for longer gets a duplicate message, which its lease
- * makes harmless (one receive and one failed conditional write). A task is due
- * at lease + grace after it was queued (created, released or answered); a
- * claim leaves that alone and each lease renewal (within the first third of a
- * lease) moves it to the renewed lease's end + grace, so a running task is
- * swept only if it was claimed late, and then only once, harmlessly.
+ * sweeper re-enqueues it: SQS → Lambda delivery with room. How it moves with
+ * claims and renewals: the timeline in `shared/runtime/DURABILITY.md`.
  */
 export const SWEEP_GRACE = Duration.minutes(2);
 
 /** How often the sweeper runs, unless context says otherwise (EventBridge's finest rate is a minute). */
 export const DEFAULT_SWEEP_INTERVAL = Duration.minutes(1);
 
-/**
- * One sweep queries the active-tasks index and re-enqueues at most 100 due
- * tasks (two calls each): a few seconds. Below the shortest interval, so runs
- * do not overlap (they would be safe, each re-enqueue is a conditional write).
- */
+/** One sweep takes a few seconds; below the shortest interval, so runs do not overlap. */
 export const SWEEPER_TIMEOUT = Duration.seconds(30);
 
 /** The timings of durable execution, checked against each other ({@link durableTimings}). */
@@ -94,20 +69,8 @@ export interface DurableTimings {
 
 /**
  * The stack's timings for a sweep interval, after checking the relations
- * that keep durable execution prompt and safe; a violation fails synthesis.
- *
- * 1. visibility ≥ worker timeout + lease: the lease may have been renewed just
- *    before an invocation died, and a message SQS redelivers must find it
- *    expired (otherwise the delivery is skipped and only the sweeper is left).
- *    This also keeps visibility > lease.
- * 2. lease > 3 × `TASKS_CANCEL_CHECK_MS`: a heartbeat tick falls in each third
- *    of the lease, so a renewal can fail twice before the lease is lost.
- * 3. invocation budget + longest step ≤ worker timeout, and longest step ≥ the
- *    runtime's hand-over reserve: a step started before the budget runs out
- *    still finishes and is recorded in time.
- * 4. lease + grace + sweep interval < visibility: after a crash the sweeper,
- *    not SQS redelivery, is what recovers a task; redelivery is the backstop.
- * 5. sweeper timeout < sweep interval: runs do not overlap.
+ * that keep durable execution prompt and safe ({@link timingProblems}; each
+ * is explained in `shared/runtime/DURABILITY.md`); a violation fails synthesis.
  */
 export function durableTimings(sweepInterval: Duration = DEFAULT_SWEEP_INTERVAL): DurableTimings {
   const timings: DurableTimings = {

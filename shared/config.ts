@@ -15,12 +15,15 @@ export const ENV = {
   localPrincipal: 'TASKS_LOCAL_PRINCIPAL',
   /** `ttlMs` advertised on creation. */
   taskTtlMs: 'TASKS_TTL_MS',
-  /** How long a task stays readable after its last change (e.g. its result). */
+  /** How long a task stays readable once it has ended (completed, failed or cancelled). */
   retentionMs: 'TASKS_RETENTION_MS',
   pollIntervalMs: 'TASKS_POLL_INTERVAL_MS',
   /** Lease a worker takes on a task while running it. */
   leaseMs: 'TASKS_LEASE_MS',
-  /** How often a running handler checks for cancellation when it reports no progress. */
+  /**
+   * How often a running task's worker checks for cancellation (a read, or the
+   * lease renewal once a third of the lease has passed), progress or not.
+   */
   cancelCheckMs: 'TASKS_CANCEL_CHECK_MS',
   /** Minimum time between two progress writes of one task. */
   progressIntervalMs: 'TASKS_PROGRESS_INTERVAL_MS',
@@ -34,7 +37,11 @@ export const ENV = {
   stepRetentionMs: 'TASKS_STEP_RETENTION_MS',
   /** Most time one worker invocation spends on a task before handing over to a continuation. */
   invocationBudgetMs: 'TASKS_INVOCATION_BUDGET_MS',
-  /** Runs a task may take through `RetryableError` before it ends `failed`. */
+  /**
+   * Runs a task may take through `RetryableError`, or through crashes and
+   * timeouts without a new step checkpoint, before it ends `failed` (a run
+   * that records a step starts the count again).
+   */
   maxAttempts: 'TASKS_MAX_ATTEMPTS',
   /** First retry delay; doubles with each attempt (capped at SQS's 15 minutes). */
   retryBaseDelayMs: 'TASKS_RETRY_BASE_DELAY_MS',
@@ -49,7 +56,11 @@ export const ENV = {
    * `ttlMs` covers this deadline plus the retention.
    */
   maxInputWaitMs: 'TASKS_MAX_INPUT_WAIT_MS',
-  /** Which tool catalogue the endpoint serves: `product`, `conformance` or `all`. */
+  /**
+   * Which tool catalogue the functions serve: `product` (default),
+   * `conformance`, `all`, or `test` (`all` plus the durability fixtures; tests
+   * only). A deployed function's catalogue is fixed when it is bundled.
+   */
   toolset: 'TASKS_TOOLSET',
   /**
    * Origins (`https://app.example.com`, comma-separated) whose pages may call

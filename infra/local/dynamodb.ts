@@ -30,8 +30,9 @@ export async function startDynalite(options: { path?: string; port?: number } = 
 /**
  * Creates the task table if it does not exist: the key schema and the sparse
  * active-task index (keys only) that the CDK stack declares. dynalite has no
- * TTL support (UpdateTimeToLive is unknown to it), which is harmless: every
- * read checks `expiresAt` itself. dynalite cannot add an index to an existing
+ * TTL support (UpdateTimeToLive is unknown to it), which is harmless: reads
+ * decide expiry themselves (a task row from `createdAt + ttlMs`, an
+ * idempotency key from its `expiresAt`). dynalite cannot add an index to an existing
  * table either, so a table kept on disk from before the index existed is
  * reported rather than silently used without it.
  */

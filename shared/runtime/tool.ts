@@ -21,7 +21,29 @@ export type Execution = 'sync' | 'task' | 'optional';
 /** Every {@link Execution}, for checks at run time. */
 export const EXECUTIONS = ['sync', 'task', 'optional'] as const satisfies readonly Execution[];
 
-/** The whole API a tool author sees while the handler runs. */
+/**
+ * The whole API a tool author sees while the handler runs. A handler may be
+ * replayed from the start (after an answer, a hand-over or a crash): work
+ * with effects goes in `step`s, questions use fixed keys.
+ *
+ * @example
+ * ```ts
+ * handler: async ({ files }, ctx) => {
+ *   const answer = await ctx.elicit('confirm', {
+ *     message: `Delete ${files.length} files?`,
+ *     requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+ *   });
+ *   if (answer.action !== 'accept' || answer.content?.['ok'] !== true) return 'Nothing deleted';
+ *   for (const [index, file] of files.entries()) {
+ *     if (ctx.signal.aborted) return 'Stopped early';
+ *     await ctx.step(`delete:${file}`, () => removeFile(file)); // your code; once per task, even across replays
+ *     await ctx.progress(`${index + 1} of ${files.length} deleted`);
+ *   }
+ *   await ctx.sleep(60_000); // durable: no invocation runs during the minute
+ *   return `Deleted ${files.length} files`;
+ * },
+ * ```
+ */
 export interface TaskContext {
   /** The task id, or `undefined` when the call is answered synchronously. */
   readonly taskId: string | undefined;
@@ -150,7 +172,26 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
   needs?: ToolNeeds;
 }
 
-/** Declares a tool with its argument type inferred from the schema. */
+/**
+ * Declares a tool with its argument type inferred from the schema.
+ *
+ * @example
+ * ```ts
+ * import * as z from 'zod';
+ *
+ * export const countWords = defineTool({
+ *   name: 'count_words',
+ *   description: 'Counts the words of a document, as a task.',
+ *   inputSchema: z.object({ url: z.string().url() }),
+ *   execution: 'task',
+ *   handler: async ({ url }, ctx) => {
+ *     const text = await ctx.step('fetch', async () => (await fetch(url)).text());
+ *     const words = text.split(/\s+/).filter(Boolean).length;
+ *     return { content: [{ type: 'text', text: `${words} words` }], structuredContent: { words } };
+ *   },
+ * });
+ * ```
+ */
 export function defineTool<S extends z.ZodType<Record<string, unknown>>>(
   tool: Omit<ToolDefinition<z.output<S>>, 'inputSchema'> & { inputSchema: S },
 ): ToolDefinition {

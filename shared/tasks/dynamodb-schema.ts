@@ -4,8 +4,9 @@
  *
  * One table: `pk` = task id; `sk` = `task` for the task row itself (later
  * item kinds of a task use other sort keys). `expiresAt` (epoch seconds) is
- * the table's TTL attribute; DynamoDB deletes lazily, so every read also
- * checks it.
+ * the table's TTL attribute. DynamoDB deletes lazily, so reads do not rely on
+ * it: a task row's expiry is decided from its `createdAt + ttlMs`
+ * (`isExpired`), and an idempotency key is checked against its `expiresAt`.
  */
 export const TABLE_KEYS = { partition: 'pk', sort: 'sk' } as const;
 export const TTL_ATTRIBUTE = 'expiresAt';
@@ -18,3 +19,55 @@ export const TASK_ROW_SK = 'task';
  * by when they are next due for a look.
  */
 export const ACTIVE_INDEX = { name: 'active-tasks', partition: 'activeShard', sort: 'sweepAt' } as const;
+
+
+/**
+ * How many partitions of the active-task index the rows are spread over
+ * (`activeShard` = `s0` … `s<n-1>`, derived from the task id). `findDue`
+ * queries each of them. Changing it strands the rows already written under
+ * the old count until their next write, so it is fixed.
+ */
+export const ACTIVE_SHARD_COUNT = 4;
+
+/** Sort-key prefixes of the items a task keeps besides its row (`sk = 'task'`). */
+export const STEP_SK_PREFIX = 'step#';
+export const RESULT_SK_PREFIX = 'result#';
+
+/** Partition-key prefix and sort key of idempotency-key items. */
+export const IDEMPOTENCY_PK_PREFIX = 'idem#';
+export const IDEMPOTENCY_SK = 'idem';
+
+/** Partition-key prefix and sort key of an owner's unfinished-task set (only with a cap). */
+export const SLOTS_PK_PREFIX = 'slots#';
+export const SLOTS_SK = 'slots';
+
+/**
+ * How long an idempotency key outlives the retention window of the task it
+ * created. A retry of the same call comes within seconds or minutes; a day
+ * leaves room for clients that retry from a persisted queue.
+ */
+export const IDEMPOTENCY_GRACE_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A completed row whose estimated size (inline result included) would pass
+ * this many bytes keeps its result in chunk items instead. DynamoDB's item
+ * limit is 400 KB; the margin covers a `statusMessage` written after the
+ * claim and the estimate's rounding.
+ */
+export const INLINE_ROW_LIMIT_BYTES = 300 * 1024;
+
+/** Serialised result bytes per chunk item (key, `expiresAt` and names add under 100 bytes). */
+export const RESULT_CHUNK_BYTES = 350 * 1024;
+
+/**
+ * `createdAt + ttlMs` in epoch milliseconds, on terminal rows only (next to
+ * `expiresAt`, which is rounded up to whole seconds for DynamoDB's TTL).
+ * Written for operators and queries only: the store itself never reads it.
+ */
+export const EXPIRES_AT_MS = 'expiresAtMs';
+
+/** Where a chunked result lives: `{ id, chunks }` (a map attribute). */
+export const RESULT_REF = 'resultRef';
+
+/** Optional attributes a write removes when the new record lacks them (`statusMessage` is never cleared). */
+export const CLEARABLE = ['leaseOwner', 'leaseUntil', 'inputRequests', 'result', 'error', 'sweepAt', ACTIVE_INDEX.partition] as const;

@@ -130,20 +130,9 @@ export interface StepRecord {
  *   it (the wait's deadline; partial answers leave it), otherwise none;
  * - terminal: no `sweepAt`.
  *
- * Trade-off: a claimed task's `sweepAt` (`createdAt + W`, `resumeAt + W`, …)
- * lies before its lease ends only when the task was claimed late, more than
- * `sweepGraceMs` after it became due to run. Workers renew a third of the
- * way into a lease (at the first cancellation check or progress message after
- * that), which moves `sweepAt` past the renewed lease; a task claimed so late
- * that its `sweepAt` passes before that first renewal is swept spuriously.
- * That costs one reschedule and one duplicate message, which the live lease
- * turns away (`claim` returns `undefined`), and nothing else. A worker that
- * dies before the first renewal of such a late claim is then noticed by the
- * sweeper one W after that spurious sweep: less than one lease later than
- * `sweepGraceMs` after its lease ended, as it would be otherwise (SQS
- * redelivers the dead worker's message after the visibility timeout
- * regardless). A task claimed in time is never due before its first lease
- * ends, and is due at most `sweepGraceMs` after it.
+ * A task claimed late can be swept once, harmlessly, before its first
+ * renewal: the trade-off, and the timeline of lease, `sweepAt` and the queue's
+ * visibility timeout, are in `shared/runtime/DURABILITY.md`.
  */
 export interface TaskStore {
   /**

@@ -1,0 +1,211 @@
+/**
+ * The DynamoDB adapter's row codec: a {@link TaskRecord} as a task row and
+ * back, the keys of every item kind (layout in `dynamodb-schema.ts`), the
+ * attribute readers, and the size estimate the row budgets are measured with.
+ */
+import { createHash } from 'node:crypto';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  ACTIVE_INDEX,
+  ACTIVE_SHARD_COUNT,
+  EXPIRES_AT_MS,
+  RESULT_SK_PREFIX,
+  SLOTS_PK_PREFIX,
+  SLOTS_SK,
+  STEP_SK_PREFIX,
+  TABLE_KEYS,
+  TASK_ROW_SK,
+  TTL_ATTRIBUTE,
+} from './dynamodb-schema.ts';
+import { isTerminal, type TaskBase, type TaskRecord, type TaskStatus } from './model.ts';
+import { expiresAtSeconds } from './ttl.ts';
+
+export type Item = Record<string, AttributeValue>;
+
+export function rowKey(taskId: string): Item {
+  return { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: TASK_ROW_SK } };
+}
+
+export function chunkKey(taskId: string, id: string, index: number): Item {
+  return { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: `${RESULT_SK_PREFIX}${id}#${String(index).padStart(4, '0')}` } };
+}
+
+/**
+ * `step#<name>`. Any well-formed name fits that DynamoDB's sort-key limit
+ * (1024 bytes) allows; a name with a lone surrogate would not survive UTF-8
+ * and could collide with another, so it is refused like one too long.
+ */
+export function stepSortKey(name: string): string {
+  const sortKey = STEP_SK_PREFIX + name;
+  if (/\p{Surrogate}/u.test(name) || Buffer.byteLength(sortKey, 'utf8') > 1024) {
+    throw new Error('Step names must be well-formed Unicode of at most 1019 bytes (UTF-8)');
+  }
+  return sortKey;
+}
+
+export function stepValue(item: Item): unknown {
+  const text = item['value']?.S;
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+/** The active-index partition of a task: spread by a hash of its id. */
+export function activeShardOf(taskId: string): string {
+  return `s${createHash('sha256').update(taskId).digest()[0]! % ACTIVE_SHARD_COUNT}`;
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** What an idempotency key is bound to: the tool and its arguments. */
+export function fingerprintOf(task: Pick<TaskBase, 'tool' | 'arguments'>): string {
+  return sha256(JSON.stringify([task.tool, task.arguments]));
+}
+
+/** The item listing an owner's unfinished task ids (only with a cap). */
+export function slotKey(owner: string): Item {
+  return { [TABLE_KEYS.partition]: { S: `${SLOTS_PK_PREFIX}${sha256(owner)}` }, [TABLE_KEYS.sort]: { S: SLOTS_SK } };
+}
+
+/** The size of a task's row (DynamoDB's rules, slightly overestimated): what the size budgets are measured with. */
+export function taskRowBytes(task: TaskRecord): number {
+  return itemBytes(toItem(task));
+}
+
+/**
+ * DynamoDB's size of an item (names plus values, UTF-8), slightly
+ * overestimated for numbers and containers.
+ */
+export function itemBytes(item: Item): number {
+  let total = 0;
+  for (const [name, value] of Object.entries(item)) total += Buffer.byteLength(name, 'utf8') + valueBytes(value);
+  return total;
+}
+
+export function valueBytes(value: AttributeValue): number {
+  if (value.S !== undefined) return Buffer.byteLength(value.S, 'utf8');
+  if (value.N !== undefined) return 21;
+  if (value.B !== undefined) return value.B.length;
+  if (value.M !== undefined) return 3 + itemBytes(value.M);
+  if (value.L !== undefined) return 3 + value.L.reduce((sum, element) => sum + 1 + valueBytes(element), 0);
+  return 1;
+}
+
+export function number(value: number): AttributeValue {
+  return { N: String(value) };
+}
+
+export function json(value: unknown): AttributeValue {
+  return { S: JSON.stringify(value) };
+}
+
+/**
+ * The task row: scalars as native types, structured values as JSON text.
+ * Only terminal rows carry the TTL attribute; only rows with a `sweepAt`
+ * (working ones) carry the active-index attributes.
+ */
+export function toItem(task: TaskRecord): Item {
+  const item: Item = {
+    ...rowKey(task.taskId),
+    status: { S: task.status },
+    owner: { S: task.owner },
+    tool: { S: task.tool },
+    arguments: json(task.arguments),
+    clientCapabilities: json(task.clientCapabilities),
+    createdAt: number(task.createdAt),
+    lastUpdatedAt: number(task.lastUpdatedAt),
+    ttlMs: number(task.ttlMs),
+    pollIntervalMs: number(task.pollIntervalMs),
+    inputResponses: json(task.inputResponses),
+    issuedKeys: json(task.issuedKeys),
+    cancelRequested: { BOOL: task.cancelRequested },
+    attempts: number(task.attempts),
+    version: number(task.version),
+  };
+  if (isTerminal(task.status)) {
+    item[TTL_ATTRIBUTE] = number(expiresAtSeconds(task.createdAt, task.ttlMs));
+    item[EXPIRES_AT_MS] = number(task.createdAt + task.ttlMs);
+  }
+  if (task.sweepAt !== undefined) {
+    item[ACTIVE_INDEX.partition] = { S: activeShardOf(task.taskId) };
+    item[ACTIVE_INDEX.sort] = number(task.sweepAt);
+  }
+  if (task.statusMessage !== undefined) item['statusMessage'] = { S: task.statusMessage };
+  if (task.lease) {
+    item['leaseOwner'] = { S: task.lease.owner };
+    item['leaseUntil'] = number(task.lease.until);
+  }
+  if (task.toolVersion !== undefined) item['toolVersion'] = { S: task.toolVersion };
+  if (task.questions !== undefined) item['questions'] = json(task.questions);
+  if (task.progressMark !== undefined) item['progressMark'] = number(task.progressMark);
+  if (task.status === 'input_required') item['inputRequests'] = json(task.inputRequests);
+  if (task.status === 'completed') item['result'] = json(task.result);
+  if (task.status === 'failed') item['error'] = json(task.error);
+  return item;
+}
+
+/** A task row as the store reads it (operator tools read rows of any owner with it). */
+export function taskFromItem(item: Item): TaskRecord {
+  return fromItem(item);
+}
+
+/**
+ * The record of a task row. A result kept in chunks is not in the row: the
+ * record has `{}` in its place until the store reads the chunks (`get`).
+ */
+export function fromItem(item: Item): TaskRecord {
+  const base: TaskBase = {
+    taskId: readString(item, TABLE_KEYS.partition),
+    owner: readString(item, 'owner'),
+    tool: readString(item, 'tool'),
+    arguments: readJson(item, 'arguments'),
+    clientCapabilities: readJson(item, 'clientCapabilities'),
+    createdAt: readNumber(item, 'createdAt'),
+    lastUpdatedAt: readNumber(item, 'lastUpdatedAt'),
+    ttlMs: readNumber(item, 'ttlMs'),
+    pollIntervalMs: readNumber(item, 'pollIntervalMs'),
+    inputResponses: readJson(item, 'inputResponses'),
+    issuedKeys: readJson(item, 'issuedKeys'),
+    cancelRequested: item['cancelRequested']?.BOOL === true,
+    attempts: readNumber(item, 'attempts'),
+    version: readNumber(item, 'version'),
+  };
+  if (item['statusMessage']) base.statusMessage = readString(item, 'statusMessage');
+  if (item['leaseOwner']) base.lease = { owner: readString(item, 'leaseOwner'), until: readNumber(item, 'leaseUntil') };
+  if (item[ACTIVE_INDEX.sort]) base.sweepAt = readNumber(item, ACTIVE_INDEX.sort);
+  // Rows written before these attributes existed lack them: no version, no recorded questions, no mark.
+  if (item['toolVersion']) base.toolVersion = readString(item, 'toolVersion');
+  if (item['questions']) base.questions = readJson(item, 'questions');
+  if (item['progressMark']) base.progressMark = readNumber(item, 'progressMark');
+
+  const status = readString(item, 'status') as TaskStatus;
+  switch (status) {
+    case 'working':
+    case 'cancelled':
+      return { ...base, status };
+    case 'input_required':
+      return { ...base, status, inputRequests: readJson(item, 'inputRequests') };
+    case 'completed':
+      return { ...base, status, result: item['result'] ? readJson(item, 'result') : {} };
+    case 'failed':
+      return { ...base, status, error: readJson(item, 'error') };
+    default:
+      throw new Error(`Task row with unknown status: ${String(status)}`);
+  }
+}
+
+export function readString(item: Item, name: string): string {
+  const value = item[name]?.S;
+  if (value === undefined) throw new Error(`Attribute ${name} is missing or not a string`);
+  return value;
+}
+
+export function readNumber(item: Item, name: string): number {
+  const value = item[name]?.N;
+  if (value === undefined) throw new Error(`Attribute ${name} is missing or not a number`);
+  return Number(value);
+}
+
+export function readJson<T>(item: Item, name: string): T {
+  return JSON.parse(readString(item, name)) as T;
+}

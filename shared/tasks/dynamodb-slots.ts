@@ -1,0 +1,55 @@
+/**
+ * The cap on unfinished tasks per owner (only with `maxUnfinishedTasks`):
+ * one item per owner (`slots#<hash>`) lists the ids of its unfinished tasks.
+ */
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { number, readString, rowKey, slotKey } from './dynamodb-codec.ts';
+import { batchGet } from './dynamodb-results.ts';
+import { TABLE_KEYS } from './dynamodb-schema.ts';
+import { updateItem, type StoreTable } from './dynamodb-update.ts';
+import { isTerminal, type TaskStatus } from './model.ts';
+import { TooManyTasksError } from './store.ts';
+
+/**
+ * Adds a task to its owner's set of unfinished task ids (one item per
+ * owner), unless the set is full. A full set is checked against the rows
+ * once: ids of tasks that ended are dropped, which also repairs a slot
+ * leaked by a process that died between a task's terminal write and
+ * {@link freeSlot}.
+ */
+export async function takeSlot(table: StoreTable, owner: string, taskId: string, now: number): Promise<void> {
+  const cap = table.policy.maxUnfinishedTasks!;
+  for (let round = 0; round < 2; round += 1) {
+    const taken = await updateItem(table, slotKey(owner), {
+      UpdateExpression: 'ADD #ids :id SET #updatedAt = :now',
+      ConditionExpression: 'attribute_not_exists(#ids) OR size(#ids) < :cap OR contains(#ids, :taskId)',
+      ExpressionAttributeNames: { '#ids': 'ids', '#updatedAt': 'updatedAt' },
+      ExpressionAttributeValues: { ':id': { SS: [taskId] }, ':cap': number(cap), ':taskId': { S: taskId }, ':now': number(now) },
+    });
+    if (taken) return;
+    if (round === 0 && !(await dropEnded(table, owner, now))) break;
+  }
+  throw new TooManyTasksError(cap);
+}
+
+/** Removes ids of ended (or long missing) tasks from an owner's set; whether any was removed. */
+export async function dropEnded(table: StoreTable, owner: string, now: number): Promise<boolean> {
+  const { Item: slots } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: slotKey(owner), ConsistentRead: true }));
+  const ids = slots?.['ids']?.SS ?? [];
+  const rows = new Map((await batchGet(table, ids.map(rowKey))).map((item) => [readString(item, TABLE_KEYS.partition), item]));
+  // A missing row may be a create still in progress, unless the set is older than a minute.
+  const settled = slots?.['updatedAt']?.N !== undefined && now - Number(slots['updatedAt'].N) > 60_000;
+  const stale = ids.filter((id) => {
+    const row = rows.get(id);
+    return row ? isTerminal(readString(row, 'status') as TaskStatus) : settled;
+  });
+  if (stale.length === 0) return false;
+  await updateItem(table, slotKey(owner), { UpdateExpression: 'DELETE #ids :stale', ExpressionAttributeNames: { '#ids': 'ids' }, ExpressionAttributeValues: { ':stale': { SS: stale } } });
+  return true;
+}
+
+/** Frees a task's slot (idempotent; nothing without a cap). */
+export async function freeSlot(table: StoreTable, owner: string, taskId: string): Promise<void> {
+  if (table.policy.maxUnfinishedTasks === undefined) return;
+  await updateItem(table, slotKey(owner), { UpdateExpression: 'DELETE #ids :id', ExpressionAttributeNames: { '#ids': 'ids' }, ExpressionAttributeValues: { ':id': { SS: [taskId] } } });
+}

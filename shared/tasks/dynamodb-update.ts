@@ -1,0 +1,185 @@
+/**
+ * The DynamoDB adapter's requests on single items: conditional puts and
+ * updates (a failed condition is a `false`/`undefined`, a refused row a
+ * {@link TaskRowRejectedError}), the update builder that turns a
+ * {@link RowWrite} into an update expression, and the guards and diffs the
+ * port methods write with.
+ */
+import {
+  ConditionalCheckFailedException,
+  PutItemCommand,
+  UpdateItemCommand,
+  type DynamoDBClient,
+  type ReturnValue,
+} from '@aws-sdk/client-dynamodb';
+import { rowKey, toItem, number, type Item } from './dynamodb-codec.ts';
+import { CLEARABLE, TABLE_KEYS } from './dynamodb-schema.ts';
+import type { TaskRecord } from './model.ts';
+import { TaskRowRejectedError, type StorePolicy } from './store.ts';
+
+/** The table a store works on, and the policy it was built with. */
+export interface StoreTable {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  readonly policy: StorePolicy;
+}
+
+/** How often `answer`, `cancel`, `fail` and idempotent `create` re-read and retry after losing a race. */
+export const MAX_ATTEMPTS = 5;
+
+/** The row, if absent: false when a row with this task id exists. */
+export function putRow(table: StoreTable, record: TaskRecord): Promise<boolean> {
+  return putItem(table, toItem(record), 'attribute_not_exists(#pk)', { '#pk': TABLE_KEYS.partition });
+}
+
+/** One conditional `PutItem`; false when the condition failed. */
+export async function putItem(table: StoreTable, item: Item, condition: string, names: Record<string, string>, values?: Item): Promise<boolean> {
+  try {
+    await table.client.send(
+      new PutItemCommand({
+        TableName: table.tableName,
+        Item: item,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw rejection(error, item[TABLE_KEYS.partition]?.S ?? '');
+  }
+}
+
+/** One conditional `UpdateItem` of any item; false when the condition failed. */
+export async function updateItem(
+  table: StoreTable,
+  key: Item,
+  update: { UpdateExpression: string; ConditionExpression?: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Item },
+): Promise<boolean> {
+  try {
+    await table.client.send(new UpdateItemCommand({ TableName: table.tableName, Key: key, ...update }));
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/**
+ * One conditional `UpdateItem` of the task row that also increments
+ * `version`. Resolves to the returned attributes (`{}` without
+ * `returnValues`), or `undefined` when the condition failed.
+ */
+export async function updateRow(table: StoreTable, taskId: string, write: RowWrite): Promise<Item | undefined> {
+  const set = Object.entries(write.set ?? {});
+  const assignments = [...set.map(([name]) => `#${name} = :${name}`), ...(write.setExpressions ?? [])];
+  const clauses = [
+    assignments.length > 0 ? `SET ${assignments.join(', ')}` : '',
+    write.remove?.length ? `REMOVE ${write.remove.map((name) => `#${name}`).join(', ')}` : '',
+    `ADD ${['version', ...(write.increment ?? [])].map((name) => `#${name} :one`).join(', ')}`,
+  ];
+  const updateExpression = clauses.filter(Boolean).join(' ');
+  const values: Item = { ':one': number(1), ...write.values };
+  for (const [name, value] of set) {
+    if (`:${name}` in values) throw new Error(`Value placeholder clash: :${name}`);
+    values[`:${name}`] = value;
+  }
+  try {
+    const { Attributes } = await table.client.send(
+      new UpdateItemCommand({
+        TableName: table.tableName,
+        Key: rowKey(taskId),
+        UpdateExpression: updateExpression,
+        ConditionExpression: write.condition,
+        ExpressionAttributeNames: attributeNames(updateExpression, write.condition),
+        ExpressionAttributeValues: values,
+        ReturnValues: write.returnValues ?? 'NONE',
+      }),
+    );
+    return Attributes ?? {};
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw rejection(error, taskId);
+  }
+}
+
+
+/** A conditional update of the task row, by attribute name (placeholders are derived from the names). */
+export interface RowWrite {
+  /** `SET #name = :name` for each entry. */
+  set?: Item;
+  /** Further `SET` assignments, written out (their values go in `values`). */
+  setExpressions?: readonly string[];
+  remove?: readonly string[];
+  /** Counters incremented by one besides `version`, which every write increments. */
+  increment?: readonly string[];
+  /** Attribute names are written `#name`; values are passed in `values`. */
+  condition: string;
+  values?: Item;
+  returnValues?: ReturnValue;
+}
+
+/** The condition of every write made under a lease: the `leaseHeld` rule of `transitions.ts` (still ours, and the task not terminal). */
+export function leaseHeldBy(leaseOwner: string, extraValues: Item = {}): Pick<RowWrite, 'condition' | 'values'> {
+  return {
+    condition: '#leaseOwner = :leaseOwner AND #status IN (:working, :input_required)',
+    values: { ':leaseOwner': { S: leaseOwner }, ':working': { S: 'working' }, ':input_required': { S: 'input_required' }, ...extraValues },
+  };
+}
+
+/**
+ * The attribute writes that turn row `before` into row `after`: attributes
+ * that differ (or are `forced`) are set, optional ones `after` lacks are
+ * removed. `version` is left to the write, which increments it.
+ */
+export function changes(before: TaskRecord, after: TaskRecord, forced: readonly string[] = []): { set: Item; remove: string[] } {
+  const old = toItem(before);
+  const next = toItem(after);
+  const set: Item = {};
+  for (const [name, value] of Object.entries(next)) {
+    if (name === 'version' || name === TABLE_KEYS.partition || name === TABLE_KEYS.sort) continue;
+    if (forced.includes(name) || JSON.stringify(old[name]) !== JSON.stringify(value)) set[name] = value;
+  }
+  const remove = CLEARABLE.filter((name) => !(name in next));
+  return { set, remove };
+}
+
+/** `ExpressionAttributeNames` for every `#name` the expressions use (DynamoDB rejects unused ones). */
+export function attributeNames(...expressions: string[]): Record<string, string> {
+  const names: Record<string, string> = {};
+  for (const [placeholder, name] of expressions.join(' ').matchAll(/#(\w+)/g)) names[placeholder] = name!;
+  return names;
+}
+
+export function backoff(round: number, jitter = false): Promise<void> {
+  const ceiling = Math.min(1000, 25 * 2 ** round);
+  return new Promise((resolve) => setTimeout(resolve, jitter ? Math.random() * ceiling : ceiling));
+}
+
+/** The error a task ends with when DynamoDB refuses its row. */
+export const ROW_REJECTED_ERROR = { code: -32603, message: 'Internal error' } as const;
+
+/**
+ * DynamoDB's refusal of a write as a domain error: `ValidationException`
+ * (item too large, or an invalid value) can never succeed on a retry.
+ */
+export function rejection(error: unknown, taskId: string): unknown {
+  if (!(error instanceof Error) || error.name !== 'ValidationException') return error;
+  return new TaskRowRejectedError(taskId, /item size/i.test(error.message) ? 'size' : 'validation');
+}
+
+/** The `statusMessage` of a task ended through the minimal write. */
+export function rejectedMessage(error: TaskRowRejectedError, when: string): string {
+  return error.reason === 'size'
+    ? `The task row reached DynamoDB's item size limit when ${when}: its arguments and answers were removed to record this ending`
+    : `DynamoDB rejected the task row when ${when}: its arguments and answers were removed to record this ending`;
+}
+
+/** Guard of a write on the version read (as `#rewrite`'s own writes). */
+export function versionOf(task: TaskRecord): Pick<RowWrite, 'condition' | 'values'> {
+  return {
+    condition: '#version = :readVersion AND #status = :readStatus',
+    values: { ':readVersion': number(task.version), ':readStatus': { S: task.status } },
+  };
+}

@@ -1,0 +1,72 @@
+/** TaskStore contract: fail (registered by `describeTaskStore`, see `task-store.contract.ts`). */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import type { TaskRecord } from '../../shared/tasks/model.ts';
+import { LeaseLostError } from '../../shared/tasks/store.ts';
+import { RETENTION, LEASE, OWNER, ELICIT, RESULT, ERROR, at, type ContractKit } from './kit.ts';
+
+/** The `fail` cases. */
+export function describeFail(kit: ContractKit): void {
+  const { store, read, created, claimed, waiting } = kit;
+  describe('fail', () => {
+    const from: Array<{ name: string; make: () => Promise<TaskRecord> }> = [
+      { name: 'a queued task', make: () => created() },
+      { name: 'a task whose lease has expired', make: async () => (await claimed({}, at(1))).task },
+      { name: 'a released task', make: async () => {
+        const { task, leaseOwner } = await claimed();
+        await store().release(task.taskId, leaseOwner, at(2), at(2));
+        return read(task.taskId);
+      } },
+      { name: 'a task waiting for input', make: () => waiting({ a: ELICIT }) },
+    ];
+    for (const { name, make } of from) {
+      it(`marks ${name} failed with the error and statusMessage`, async () => {
+        const task = await make();
+        const failedAt = 40_000;
+        assert.equal(await store().fail(task.taskId, ERROR, 'Abandoned after the last attempt', at(failedAt)), true);
+        const stored = await read(task.taskId, at(failedAt));
+        assert.equal(stored.status, 'failed');
+        assert.deepEqual(stored.status === 'failed' && stored.error, ERROR);
+        assert.equal(stored.statusMessage, 'Abandoned after the last attempt');
+        assert.equal(stored.lease, undefined);
+        assert.equal('inputRequests' in stored, false);
+        assert.equal('sweepAt' in stored, false);
+        assert.equal(stored.lastUpdatedAt, at(failedAt));
+        assert.equal(stored.version, task.version + 1);
+        assert.equal(stored.ttlMs, failedAt + RETENTION);
+        assert.ok(await store().get(task.taskId, OWNER, at(failedAt + RETENTION - 1)));
+      });
+    }
+
+    it('is refused while a live lease is held, and allowed once it has expired', async () => {
+      const { task, leaseOwner } = await claimed({}, at(1));
+      assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(2)), false);
+      assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(LEASE)), false);
+      assert.deepEqual(await read(task.taskId), task);
+
+      assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE)), true);
+      await assert.rejects(store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(2 + LEASE)), LeaseLostError);
+      await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(2 + LEASE), { leaseMs: LEASE }), LeaseLostError);
+      assert.equal((await read(task.taskId)).status, 'failed');
+    });
+
+    it('is refused while a renewed lease is live', async () => {
+      const { task, leaseOwner } = await claimed({}, at(1));
+      await store().heartbeat(task.taskId, leaseOwner, at(LEASE), { leaseMs: LEASE });
+      assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE)), false);
+      assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(2 * LEASE)), true);
+    });
+
+    it('is allowed once the claimed lease ends when heartbeats only wrote progress', async () => {
+      const { task, leaseOwner } = await claimed({}, at(1));
+      await store().heartbeat(task.taskId, leaseOwner, at(LEASE), { statusMessage: 'still going' });
+      assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(LEASE)), false);
+      assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE)), true);
+    });
+
+    it('returns false for an unknown task', async () => {
+      assert.equal(await store().fail(randomUUID(), ERROR, 'gave up', at(1)), false);
+    });
+  });
+}
