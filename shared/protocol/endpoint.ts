@@ -1,35 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import {
-  createMcpHandler,
-  DEFAULT_MAX_REQUEST_BODY_SIZE,
-  ProtocolError,
-  Server,
-  type McpRequestContext,
-  type ServerContext,
-} from '@modelcontextprotocol/server';
+import { createMcpHandler, ProtocolError, type McpRequestContext, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { TaskSettings } from '../config.ts';
 import { errorName, type Log } from '../log.ts';
-import { logTaskEnded, withMetrics } from '../metrics.ts';
+import { withMetrics } from '../metrics.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import { runTool } from '../runtime/run.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
-import { checkAnswers, checkBudget, MAX_ARGUMENTS_BYTES, MAX_CAPABILITIES_BYTES, MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
-import { TaskNotFoundError, type TaskStore } from '../tasks/store.ts';
-import {
-  IDEMPOTENCY_KEY,
-  INTERNAL_ERROR,
-  invalidParams,
-  missingTasksCapability,
-  PROTOCOL_VERSION,
-  TASKS_EXTENSION,
-  toProtocolError,
-} from './errors.ts';
-import { originRefusal, type OriginPolicy } from './origin.ts';
+import { checkAnswers, checkBudget, MAX_ARGUMENTS_BYTES, MAX_CAPABILITIES_BYTES } from '../tasks/limits.ts';
+import type { TaskStore } from '../tasks/store.ts';
+import { IDEMPOTENCY_KEY, INTERNAL_ERROR, invalidParams, missingTasksCapability, TASKS_EXTENSION } from './errors.ts';
+import type { OriginPolicy } from './origin.ts';
 import { requestStateSealer, type SealedState } from './request-state.ts';
-import { createTaskResult, detailedTask, type RenderContext } from './render.ts';
-import { isLegacyCreateTaskResult, LEGACY_TASKS_CAPABILITY, legacyCreateTaskResult, legacyExecution, registerLegacyTaskMethods, wantsLegacyTask } from './legacy-tasks.ts';
+import { createTaskResult, type RenderContext } from './render.ts';
+import { httpFront } from './http-front.ts';
+import { clientCapabilities, declaresTasks, describeTool, TaskAwareServer } from './server.ts';
+import { registerTaskMethods } from './task-methods.ts';
+import { LEGACY_TASKS_CAPABILITY, legacyCreateTaskResult, legacyExecution, registerLegacyTaskMethods, wantsLegacyTask } from './legacy-tasks.ts';
 
 export const SERVER_INFO = { name: 'mcp-tasks-serverless', version: '0.1.0' } as const;
 
@@ -52,12 +40,13 @@ export interface Endpoint {
   fetch(request: Request, principal: string): Promise<Response>;
 }
 
-const TaskIdParams = z.object({ taskId: z.string() }).passthrough();
-
 /**
  * Builds the MCP endpoint: the SDK serves the 2026-07-28 wire (discover,
  * envelope, headers, `resultType`) and the 2025-era stateless fallback; this
- * module adds the Tasks extension on top.
+ * module adds the Tasks extension on top: the `tools/call` decision (inline,
+ * task, or `-32021`) and task creation here, the task methods in
+ * `task-methods.ts`, the server's result shapes and error mapping in
+ * `server.ts`, the HTTP checks in `http-front.ts`.
  */
 export function createEndpoint(deps: EndpointDeps): Endpoint {
   const now = deps.now ?? Date.now;
@@ -83,7 +72,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     }));
     // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
     server.setRequestHandler('tools/call', (request, context) => callTool(request.params, context, principal, modern) as never);
-    if (modern) registerTaskMethods(server, principal);
+    if (modern) registerTaskMethods(server, principal, { store: deps.store, log: deps.log, now, renderContext, enqueue });
     else registerLegacyTaskMethods(server, principal, { store: deps.store, settings: deps.settings, now, renderContext, log: deps.log });
     return server;
   }
@@ -216,160 +205,8 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     }
   }
 
-  function registerTaskMethods(server: Server, principal: string) {
-    // Errors are mapped by TaskAwareServer, like every method's.
-    const guard = <R>(fn: (params: { taskId: string }, ctx: ServerContext) => Promise<R>) => async (params: { taskId: string }, ctx: ServerContext) => {
-      if (!declaresTasks(clientCapabilities(ctx))) throw missingTasksCapability();
-      return fn(params, ctx);
-    };
 
-    server.setRequestHandler('tasks/get', { params: TaskIdParams }, guard(async ({ taskId }) => {
-      const task = await deps.store.get(taskId, principal, now());
-      if (!task) throw new TaskNotFoundError(taskId);
-      return detailedTask(task, renderContext());
-    }));
-
-    // The SDK lifts `inputResponses` out of the params (as for any multi-round-trip retry).
-    server.setRequestHandler('tasks/update', { params: TaskIdParams }, guard(async ({ taskId }, ctx) => {
-      const inputResponses = ctx.mcpReq.inputResponses;
-      if (!inputResponses) throw invalidParams('tasks/update requires inputResponses');
-      checkAnswers(inputResponses);
-      const { resumed } = await deps.store.answer(taskId, principal, inputResponses, now());
-      if (resumed) await enqueue(taskId, 'resume');
-      return {};
-    }));
-
-    server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, guard(async ({ taskId }) => {
-      const at = now();
-      if ((await deps.store.cancel(taskId, principal, at)) === 'cancelled') logTaskEnded(deps.log, { taskId }, 'cancelled', at);
-      return {};
-    }));
-  }
-
-  return {
-    async fetch(request, principal) {
-      const refused = originRefusal(request, deps.originPolicy);
-      if (refused) return refused;
-      const authInfo = { token: '', clientId: principal, scopes: [] };
-      if (request.method !== 'POST') return handler.fetch(request, { authInfo });
-      // The body is read and parsed once here and handed to the SDK parsed, so
-      // the checks below cost no second parse.
-      const text = await request.text();
-      if (Buffer.byteLength(text) > MAX_BODY_BYTES) return jsonRpcError(413, null, -32600, 'Request body too large');
-      const bare = new Request(request.url, { method: 'POST', headers: request.headers });
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return handler.fetch(new Request(bare, { body: text }), { authInfo }); // the SDK answers -32700
-      }
-      return preflight(request.headers, body) ?? handler.fetch(bare, { authInfo, parsedBody: body });
-    },
-  };
-}
-
-/** The largest request body accepted (the SDK's own default bound). */
-const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
-
-/**
- * Checks the SDK leaves to the extension or routes differently:
- * - a JSON-RPC batch under the 2026-07-28 header is invalid (batches do not
- *   exist in that revision); without this, envelope-less batches would be
- *   routed to the 2025-era leg and refused with a misleading version error;
- * - `subscriptions/listen` asking for `taskIds` without declaring the
- *   extension gets `-32021` (spec items 37, 44). The SDK owns listen streams;
- *   on this buffered front they are acknowledged and end at once, and no task
- *   notifications are offered (they are optional: clients poll `tasks/get`).
- */
-function preflight(headers: Headers, body: unknown): Response | undefined {
-  if (Array.isArray(body)) {
-    if (headers.get('mcp-protocol-version') === PROTOCOL_VERSION) {
-      return jsonRpcError(400, null, -32600, `JSON-RPC batches are not part of protocol revision ${PROTOCOL_VERSION}`);
-    }
-    return undefined;
-  }
-  const message = body as { id?: unknown; method?: unknown; params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> } } | null;
-  if (message?.method !== 'subscriptions/listen' || message.params?.notifications?.taskIds === undefined) return undefined;
-  const capabilities = (message.params._meta?.['io.modelcontextprotocol/clientCapabilities'] ?? {}) as ClientCapabilities;
-  if (declaresTasks(capabilities)) return undefined;
-  const error = missingTasksCapability();
-  return jsonRpcError(400, message.id ?? null, error.code, error.message, error.data);
-}
-
-function jsonRpcError(status: number, id: unknown, code: number, message: string, data?: unknown): Response {
-  return Response.json({ jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } }, { status });
-}
-
-/**
- * The SDK normalises every `tools/call` result as a `CallToolResult` (adding
- * `content: []`). A `CreateTaskResult` is a different result family and must
- * stay flat and exact (spec §1.4), so it bypasses that step; every other
- * result still goes through the SDK's validation.
- */
-class TaskAwareServer extends Server {
-  readonly #log: Log;
-
-  constructor(info: ConstructorParameters<typeof Server>[0], options: ConstructorParameters<typeof Server>[1], log: Log) {
-    super(info, options);
-    this.#log = log;
-  }
-
-  /**
-   * Every method's handler, wrapped once: the client's mistakes in the
-   * params shape are answered `-32602` before the SDK's validation (whose
-   * message would quote its schema issues), and anything thrown goes through
-   * the one error mapper.
-   */
-  protected override _wrapHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
-    const inner = method === 'tools/call' ? this.#toolsCall(handler) : super._wrapHandler(method, handler);
-    return async (request, ctx) => {
-      try {
-        checkParamsShape(method, request.params);
-        return await inner(request, ctx);
-      } catch (error) {
-        throw toProtocolError(error, this.#log, { method });
-      }
-    };
-  }
-
-  #toolsCall(handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
-    return async (request, ctx) => {
-      const result = (await handler(request, ctx)) as Record<string, unknown>;
-      if (result['resultType'] === 'task' || isLegacyCreateTaskResult(result)) return result as never;
-      return super._wrapHandler('tools/call', async () => result as never)(request, ctx);
-    };
-  }
-}
-
-/** The params checks whose failure is the client's mistake, worded without quoting the input. */
-function checkParamsShape(method: string, params: unknown): void {
-  const value = (params ?? {}) as Record<string, unknown>;
-  if (method === 'tools/call') {
-    if (typeof value['name'] !== 'string') throw invalidParams('tools/call: name must be a string');
-    const args = value['arguments'];
-    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
-      throw invalidParams('tools/call: arguments must be an object');
-    }
-  }
-  if (method.startsWith('tasks/')) {
-    const taskId = value['taskId'];
-    if (typeof taskId !== 'string' || taskId.length === 0 || taskId.length > MAX_TASK_ID_LENGTH) {
-      throw invalidParams(`${method}: taskId must be a non-empty string of at most ${MAX_TASK_ID_LENGTH} characters`);
-    }
-  }
-  const responses = value['inputResponses'];
-  if (responses !== undefined && (typeof responses !== 'object' || responses === null || Array.isArray(responses))) {
-    throw invalidParams(`${method}: inputResponses must be an object`);
-  }
-}
-
-function describeTool(tool: ToolDefinition) {
-  return {
-    name: tool.name,
-    ...(tool.title ? { title: tool.title } : {}),
-    description: tool.description,
-    inputSchema: z.toJSONSchema(tool.inputSchema, { io: 'input' }) as { type: 'object'; [key: string]: unknown },
-  };
+  return { fetch: httpFront(handler, deps.originPolicy) };
 }
 
 function invalidArguments(error: z.ZodError): ToolResult {
@@ -393,13 +230,3 @@ function idempotencyKey(ctx: ServerContext): string | undefined {
   return value;
 }
 
-function clientCapabilities(ctx: ServerContext): ClientCapabilities {
-  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  return (envelope?.['io.modelcontextprotocol/clientCapabilities'] ?? {}) as ClientCapabilities;
-}
-
-/** Whether the client declared the extension on this very request (spec items 2, 57, 58). */
-function declaresTasks(capabilities: ClientCapabilities): boolean {
-  const extensions = capabilities['extensions'];
-  return typeof extensions === 'object' && extensions !== null && TASKS_EXTENSION in extensions;
-}

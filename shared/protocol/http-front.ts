@@ -1,0 +1,65 @@
+import { DEFAULT_MAX_REQUEST_BODY_SIZE, type createMcpHandler } from '@modelcontextprotocol/server';
+import type { ClientCapabilities } from '../tasks/model.ts';
+import { missingTasksCapability, PROTOCOL_VERSION } from './errors.ts';
+import { originRefusal, type OriginPolicy } from './origin.ts';
+import { declaresTasks } from './server.ts';
+
+type McpHandler = ReturnType<typeof createMcpHandler>;
+
+/**
+ * The HTTP side of the endpoint, in front of the SDK's handler: the `Origin`
+ * policy, the body bound, one parse of the body (handed to the SDK parsed)
+ * and the checks the SDK leaves to the extension ({@link preflight}).
+ */
+export function httpFront(handler: McpHandler, originPolicy: OriginPolicy): (request: Request, principal: string) => Promise<Response> {
+  return async (request, principal) => {
+    const refused = originRefusal(request, originPolicy);
+    if (refused) return refused;
+    const authInfo = { token: '', clientId: principal, scopes: [] };
+    if (request.method !== 'POST') return handler.fetch(request, { authInfo });
+    // The body is read and parsed once here and handed to the SDK parsed, so
+    // the checks below cost no second parse.
+    const text = await request.text();
+    if (Buffer.byteLength(text) > MAX_BODY_BYTES) return jsonRpcError(413, null, -32600, 'Request body too large');
+    const bare = new Request(request.url, { method: 'POST', headers: request.headers });
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return handler.fetch(new Request(bare, { body: text }), { authInfo }); // the SDK answers -32700
+    }
+    return preflight(request.headers, body) ?? handler.fetch(bare, { authInfo, parsedBody: body });
+  };
+}
+
+/** The largest request body accepted (the SDK's own default bound). */
+const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
+
+/**
+ * Checks the SDK leaves to the extension or routes differently:
+ * - a JSON-RPC batch under the 2026-07-28 header is invalid (batches do not
+ *   exist in that revision); without this, envelope-less batches would be
+ *   routed to the 2025-era leg and refused with a misleading version error;
+ * - `subscriptions/listen` asking for `taskIds` without declaring the
+ *   extension gets `-32021` (spec items 37, 44). The SDK owns listen streams;
+ *   on this buffered front they are acknowledged and end at once, and no task
+ *   notifications are offered (they are optional: clients poll `tasks/get`).
+ */
+function preflight(headers: Headers, body: unknown): Response | undefined {
+  if (Array.isArray(body)) {
+    if (headers.get('mcp-protocol-version') === PROTOCOL_VERSION) {
+      return jsonRpcError(400, null, -32600, `JSON-RPC batches are not part of protocol revision ${PROTOCOL_VERSION}`);
+    }
+    return undefined;
+  }
+  const message = body as { id?: unknown; method?: unknown; params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> } } | null;
+  if (message?.method !== 'subscriptions/listen' || message.params?.notifications?.taskIds === undefined) return undefined;
+  const capabilities = (message.params._meta?.['io.modelcontextprotocol/clientCapabilities'] ?? {}) as ClientCapabilities;
+  if (declaresTasks(capabilities)) return undefined;
+  const error = missingTasksCapability();
+  return jsonRpcError(400, message.id ?? null, error.code, error.message, error.data);
+}
+
+function jsonRpcError(status: number, id: unknown, code: number, message: string, data?: unknown): Response {
+  return Response.json({ jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } }, { status });
+}

@@ -1,0 +1,94 @@
+import { Server, type ServerContext } from '@modelcontextprotocol/server';
+import * as z from 'zod';
+import type { Log } from '../log.ts';
+import type { ToolDefinition } from '../runtime/tool.ts';
+import type { ClientCapabilities } from '../tasks/model.ts';
+import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
+import { invalidParams, TASKS_EXTENSION, toProtocolError } from './errors.ts';
+import { isLegacyCreateTaskResult } from './legacy-tasks.ts';
+
+/**
+ * The MCP server built for each request: the SDK's, with the extension's
+ * result shapes and one error mapper. The SDK normalises every `tools/call` result as a `CallToolResult` (adding
+ * `content: []`). A `CreateTaskResult` is a different result family and must
+ * stay flat and exact (spec §1.4), so it bypasses that step; every other
+ * result still goes through the SDK's validation.
+ */
+export class TaskAwareServer extends Server {
+  readonly #log: Log;
+
+  constructor(info: ConstructorParameters<typeof Server>[0], options: ConstructorParameters<typeof Server>[1], log: Log) {
+    super(info, options);
+    this.#log = log;
+  }
+
+  /**
+   * Every method's handler, wrapped once: the client's mistakes in the
+   * params shape are answered `-32602` before the SDK's validation (whose
+   * message would quote its schema issues), and anything thrown goes through
+   * the one error mapper.
+   */
+  protected override _wrapHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
+    const inner = method === 'tools/call' ? this.#toolsCall(handler) : super._wrapHandler(method, handler);
+    return async (request, ctx) => {
+      try {
+        checkParamsShape(method, request.params);
+        return await inner(request, ctx);
+      } catch (error) {
+        throw toProtocolError(error, this.#log, { method });
+      }
+    };
+  }
+
+  #toolsCall(handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
+    return async (request, ctx) => {
+      const result = (await handler(request, ctx)) as Record<string, unknown>;
+      if (result['resultType'] === 'task' || isLegacyCreateTaskResult(result)) return result as never;
+      return super._wrapHandler('tools/call', async () => result as never)(request, ctx);
+    };
+  }
+}
+
+/** The params checks whose failure is the client's mistake, worded without quoting the input. */
+function checkParamsShape(method: string, params: unknown): void {
+  const value = (params ?? {}) as Record<string, unknown>;
+  if (method === 'tools/call') {
+    if (typeof value['name'] !== 'string') throw invalidParams('tools/call: name must be a string');
+    const args = value['arguments'];
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+      throw invalidParams('tools/call: arguments must be an object');
+    }
+  }
+  if (method.startsWith('tasks/')) {
+    const taskId = value['taskId'];
+    if (typeof taskId !== 'string' || taskId.length === 0 || taskId.length > MAX_TASK_ID_LENGTH) {
+      throw invalidParams(`${method}: taskId must be a non-empty string of at most ${MAX_TASK_ID_LENGTH} characters`);
+    }
+  }
+  const responses = value['inputResponses'];
+  if (responses !== undefined && (typeof responses !== 'object' || responses === null || Array.isArray(responses))) {
+    throw invalidParams(`${method}: inputResponses must be an object`);
+  }
+}
+
+/** A tool as `tools/list` describes it. */
+export function describeTool(tool: ToolDefinition) {
+  return {
+    name: tool.name,
+    ...(tool.title ? { title: tool.title } : {}),
+    description: tool.description,
+    inputSchema: z.toJSONSchema(tool.inputSchema, { io: 'input' }) as { type: 'object'; [key: string]: unknown },
+  };
+}
+
+/** The client capabilities of this request's envelope (2026-07-28 `_meta`). */
+export function clientCapabilities(ctx: ServerContext): ClientCapabilities {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  return (envelope?.['io.modelcontextprotocol/clientCapabilities'] ?? {}) as ClientCapabilities;
+}
+
+/** Whether the client declared the extension on this very request (spec items 2, 57, 58). */
+export function declaresTasks(capabilities: ClientCapabilities): boolean {
+  const extensions = capabilities['extensions'];
+  return typeof extensions === 'object' && extensions !== null && TASKS_EXTENSION in extensions;
+}
