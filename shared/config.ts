@@ -1,240 +1,224 @@
 /**
  * Configuration, read once at start-up from the environment and passed down.
- * The variable names are shared with `infra/` so the stack and the functions
- * can never disagree on them.
+ *
+ * {@link SETTINGS} is the one table of the functions' settings: each entry
+ * names its variable, default, meaning and how it is read. `ENV`, `Config`,
+ * `DEFAULT_SETTINGS` and `loadConfig` are derived from it, the stack sets the
+ * variables by their `ENV` names, and the README's Configuration table is
+ * rendered from it (`infra/scripts/settings-table.ts`; a test keeps it current).
  */
 import { checkAuthSettings, list, type AuthSettings } from './auth/settings.ts';
-
-/** Environment variable names, shared by `infra/` (which sets them) and `functions/` (which read them). */
-export const ENV = {
-  tableName: 'TASKS_TABLE_NAME',
-  queueUrl: 'TASKS_QUEUE_URL',
-  /** The dead-letter queue, which its handler drains on the sweep schedule (that function only). */
-  deadLetterQueueUrl: 'TASKS_DEAD_LETTER_QUEUE_URL',
-  /** The principal tasks are bound to when no authorizer identifies the caller. */
-  localPrincipal: 'TASKS_LOCAL_PRINCIPAL',
-  /** `ttlMs` advertised on creation. */
-  taskTtlMs: 'TASKS_TTL_MS',
-  /** How long a task stays readable once it has ended (completed, failed or cancelled). */
-  retentionMs: 'TASKS_RETENTION_MS',
-  pollIntervalMs: 'TASKS_POLL_INTERVAL_MS',
-  /** Lease a worker takes on a task while running it. */
-  leaseMs: 'TASKS_LEASE_MS',
-  /**
-   * How often a running task's worker checks for cancellation (a read, or the
-   * lease renewal once a third of the lease has passed), progress or not.
-   */
-  cancelCheckMs: 'TASKS_CANCEL_CHECK_MS',
-  /** Minimum time between two progress writes of one task. */
-  progressIntervalMs: 'TASKS_PROGRESS_INTERVAL_MS',
-  /** Longest a synchronous (non-task) tool call may run inside the request. */
-  syncBudgetMs: 'TASKS_SYNC_BUDGET_MS',
-  /** Longest `pollIntervalMs` suggested to clients of an old task. */
-  maxPollIntervalMs: 'TASKS_MAX_POLL_INTERVAL_MS',
-  /** How long a task may go unnoticed past its next expected event before the sweeper re-enqueues it. */
-  sweepGraceMs: 'TASKS_SWEEP_GRACE_MS',
-  /** How long step checkpoints are kept (the longest a step-structured job may run). */
-  stepRetentionMs: 'TASKS_STEP_RETENTION_MS',
-  /** Most time one worker invocation spends on a task before handing over to a continuation. */
-  invocationBudgetMs: 'TASKS_INVOCATION_BUDGET_MS',
-  /**
-   * Runs a task may take through `RetryableError`, or through crashes and
-   * timeouts without a new step checkpoint, before it ends `failed` (a run
-   * that records a step starts the count again).
-   */
-  maxAttempts: 'TASKS_MAX_ATTEMPTS',
-  /** First retry delay; doubles with each attempt (capped at SQS's 15 minutes). */
-  retryBaseDelayMs: 'TASKS_RETRY_BASE_DELAY_MS',
-  /**
-   * When SQS redelivers a message the worker did not delete: the task queue's
-   * visibility timeout (set by the stack). The sweeper leaves such a task alone until then.
-   */
-  redeliveryMs: 'TASKS_REDELIVERY_MS',
-  /**
-   * The longest a task may wait for input (from the moment it starts waiting):
-   * past it the sweeper ends the task `failed`. While it waits, the advertised
-   * `ttlMs` covers this deadline plus the retention.
-   */
-  maxInputWaitMs: 'TASKS_MAX_INPUT_WAIT_MS',
-  /**
-   * Which tool catalogue the functions serve: `product` (default),
-   * `conformance`, `all`, or `test` (`all` plus the durability fixtures; tests
-   * only). A deployed function's catalogue is fixed when it is bundled.
-   */
-  toolset: 'TASKS_TOOLSET',
-  /**
-   * Origins (`https://app.example.com`, comma-separated) whose pages may call
-   * the endpoint; a request with any other `Origin` gets 403, one without an
-   * `Origin` (a non-browser client) is served. The stack gives the same list
-   * to the HTTP API's CORS configuration. Default: none.
-   */
-  allowedOrigins: 'TASKS_ALLOWED_ORIGINS',
-  /** Name of the SSM SecureString holding the `requestState` sealing key (base64, 32 bytes or more). */
-  stateKeyParameter: 'TASKS_STATE_KEY_PARAMETER',
-  /** Most unfinished tasks one principal may have at once (unset or 0: no cap). */
-  maxUnfinishedTasks: 'TASKS_MAX_UNFINISHED_TASKS',
-  /**
-   * Issuers whose access tokens the endpoint accepts (comma-separated). Set, the
-   * endpoint is an OAuth resource server and every MCP request needs a token;
-   * unset, it is open (one shared principal).
-   */
-  authIssuers: 'TASKS_AUTH_ISSUERS',
-  /** The endpoint's canonical URL: the metadata's `resource` and the audience tokens must carry. Required with issuers. */
-  authResource: 'TASKS_AUTH_RESOURCE',
-  /** Scopes every request needs (space- or comma-separated). */
-  authScopes: 'TASKS_AUTH_SCOPES',
-  /** Advertised authorization servers, when not the issuers themselves. */
-  authServers: 'TASKS_AUTH_SERVERS',
-  /** Further accepted `aud` values, for IdPs that cannot put the resource URL in `aud`. */
-  authAudiences: 'TASKS_AUTH_AUDIENCES',
-  /** Client ids whose tokens may lack `aud` altogether (Cognito without resource binding). */
-  authClientIds: 'TASKS_AUTH_CLIENT_IDS',
-} as const;
 
 /** `test` adds the durability fixtures to `all`; tests only. */
 export type Toolset = 'product' | 'conformance' | 'all' | 'test';
 
-export interface TaskSettings {
-  taskTtlMs: number;
-  retentionMs: number;
-  pollIntervalMs: number;
-  leaseMs: number;
-  cancelCheckMs: number;
-  progressIntervalMs: number;
-  syncBudgetMs: number;
-  maxPollIntervalMs: number;
-  sweepGraceMs: number;
-  stepRetentionMs: number;
-  invocationBudgetMs: number;
-  maxAttempts: number;
-  retryBaseDelayMs: number;
-  redeliveryMs: number;
-  maxInputWaitMs: number;
+/** One setting: its variable, how it reads, and what the README says of it. */
+export interface Setting<E extends string = string, T = unknown> {
+  readonly env: E;
+  /** What it does, one line (Markdown). */
+  readonly meaning: string;
+  /** The default as documented. */
+  readonly shown: string;
+  /** What the stack sets on AWS, when not the default. */
+  readonly deployed?: string;
+  /** Reads the raw value (`undefined` when unset); a bad value throws, naming the variable. */
+  readonly read: (raw: string | undefined) => T;
 }
 
-export interface Config extends TaskSettings {
-  tableName: string;
-  queueUrl: string;
-  deadLetterQueueUrl?: string;
-  localPrincipal: string;
-  toolset: Toolset;
-  allowedOrigins: string[];
-  /** Where the MCP function reads its `requestState` key on AWS (the local stack keeps its own key file). */
-  stateKeyParameter?: string;
-  /** Most unfinished tasks per principal; `undefined`: no cap. */
-  maxUnfinishedTasks?: number;
-  /** Present when the endpoint requires tokens (`TASKS_AUTH_ISSUERS` set). */
-  auth?: AuthSettings;
+/** A numeric setting with a default, part of {@link TaskSettings}. */
+interface Numeric<E extends string> extends Setting<E, number> {
+  readonly fallback: number;
 }
 
-export const DEFAULT_SETTINGS: TaskSettings = {
-  taskTtlMs: 60 * 60 * 1000,
-  retentionMs: 60 * 60 * 1000,
-  pollIntervalMs: 1000,
-  leaseMs: 5 * 60 * 1000,
-  cancelCheckMs: 5000,
-  progressIntervalMs: 1000,
-  syncBudgetMs: 20_000,
-  maxPollIntervalMs: 30_000,
-  sweepGraceMs: 60_000,
-  stepRetentionMs: 30 * 24 * 60 * 60 * 1000,
-  invocationBudgetMs: 14 * 60 * 1000,
-  maxAttempts: 5,
-  retryBaseDelayMs: 2000,
-  redeliveryMs: 30_000,
-  // A week: long enough for a person to answer across a weekend, short enough
-  // that an abandoned question does not hold a task (and its index entry) for ever.
-  maxInputWaitMs: 7 * 24 * 60 * 60 * 1000,
-};
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 /** The longest retention that may be configured: results are not an archive. */
-export const MAX_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+export const MAX_RETENTION_MS = 30 * DAY;
+
+const STACK_SETS = 'set by the stack';
+
+/** The functions' settings. Keep the order: it is the README's. */
+export const SETTINGS = {
+  tableName: required('TASKS_TABLE_NAME', 'the task table', STACK_SETS),
+  queueUrl: required('TASKS_QUEUE_URL', 'the task queue', STACK_SETS),
+  deadLetterQueueUrl: optional('TASKS_DEAD_LETTER_QUEUE_URL', 'the dead-letter queue, which its handler drains on the sweep schedule', 'set by the stack on that function only'),
+  localPrincipal: {
+    env: 'TASKS_LOCAL_PRINCIPAL',
+    meaning: 'owner of tasks when no authorizer identifies the caller',
+    shown: '`local`',
+    read: (raw) => raw || 'local',
+  },
+  taskTtlMs: duration('TASKS_TTL_MS', HOUR, '`ttlMs` advertised at creation; it only ever grows'),
+  retentionMs: duration('TASKS_RETENTION_MS', HOUR, 'how long a finished (completed, failed or cancelled) task stays readable', MAX_RETENTION_MS),
+  pollIntervalMs: duration('TASKS_POLL_INTERVAL_MS', SECOND, '`pollIntervalMs` suggested to clients of a new task'),
+  maxPollIntervalMs: duration('TASKS_MAX_POLL_INTERVAL_MS', 30 * SECOND, 'ceiling of the age-adaptive `pollIntervalMs`'),
+  leaseMs: duration('TASKS_LEASE_MS', 5 * MINUTE, 'a worker\'s lease on a running task (renewed by heartbeats)'),
+  cancelCheckMs: duration('TASKS_CANCEL_CHECK_MS', 5 * SECOND, 'how often a running handler checks for cancellation (a read, or the lease renewal once a third of the lease has passed), progress or not'),
+  progressIntervalMs: duration('TASKS_PROGRESS_INTERVAL_MS', SECOND, 'minimum time between two progress writes of a task'),
+  syncBudgetMs: duration('TASKS_SYNC_BUDGET_MS', 20 * SECOND, 'longest a tool may run inside a request (also how long a 2025-era `tasks/result` waits)'),
+  sweepGraceMs: duration('TASKS_SWEEP_GRACE_MS', MINUTE, 'how long past its next expected event (lease end, wake-up) a task may go unnoticed before the sweeper re-enqueues it'),
+  stepRetentionMs: duration('TASKS_STEP_RETENTION_MS', 30 * DAY, 'how long step checkpoints are kept (the longest a step-structured job may run)'),
+  invocationBudgetMs: duration('TASKS_INVOCATION_BUDGET_MS', 14 * MINUTE, 'most time one worker invocation spends on a task before handing over to a continuation'),
+  maxAttempts: count('TASKS_MAX_ATTEMPTS', 5, 'runs a task may take through `RetryableError`, or through crashes and timeouts without a new step checkpoint, before it ends `failed` (a run that records a step starts the count again)'),
+  retryBaseDelayMs: duration('TASKS_RETRY_BASE_DELAY_MS', 2 * SECOND, 'first retry delay, doubling per attempt (at most SQS\'s 15 minutes)'),
+  redeliveryMs: duration('TASKS_REDELIVERY_MS', 30 * SECOND, 'the task queue\'s visibility timeout: after an unexpected error the sweeper leaves the task to SQS redelivery this long'),
+  // A week: long enough for a person to answer across a weekend, short enough
+  // that an abandoned question does not hold a task (and its index entry) for ever.
+  maxInputWaitMs: duration('TASKS_MAX_INPUT_WAIT_MS', 7 * DAY, 'the longest a task may wait for input, from when it starts waiting; past it the sweeper ends it `failed`. While it waits, the advertised `ttlMs` covers this deadline plus `TASKS_RETENTION_MS`'),
+  toolset: {
+    env: 'TASKS_TOOLSET',
+    meaning: 'the tool catalogue served: `product`, `conformance`, `all`, or `test` (`all` plus the durability fixtures; local only)',
+    shown: '`product` (`all` under `npm start`)',
+    deployed: '`-c toolset=…`, fixed when the functions are bundled',
+    read: (raw): Toolset => {
+      if (raw === undefined || raw === '') return 'product';
+      if (raw === 'product' || raw === 'conformance' || raw === 'all' || raw === 'test') return raw;
+      throw new Error(`TASKS_TOOLSET must be product, conformance, all or test, got "${raw}"`);
+    },
+  },
+  allowedOrigins: {
+    env: 'TASKS_ALLOWED_ORIGINS',
+    meaning: 'origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint; a request with another `Origin` gets 403, one without an `Origin` is served',
+    shown: 'none',
+    deployed: '`-c allowedOrigins=…`, which also configures the HTTP API\'s CORS',
+    read: origins,
+  },
+  stateKeyParameter: optional('TASKS_STATE_KEY_PARAMETER', 'the SSM SecureString holding the `requestState` sealing key (base64, 32 bytes or more); the local stack keeps its own key file', 'the stack\'s parameter'),
+  maxUnfinishedTasks: {
+    env: 'TASKS_MAX_UNFINISHED_TASKS',
+    meaning: 'most unfinished tasks one principal may have at once (`0`: no cap)',
+    shown: 'no cap',
+    deployed: '`-c maxUnfinishedTasks=N`',
+    read: (raw): number | undefined => (raw === undefined || raw === '' || raw === '0' ? undefined : positiveInt('TASKS_MAX_UNFINISHED_TASKS', raw, 1)),
+  },
+  authIssuers: listed('TASKS_AUTH_ISSUERS', 'issuers whose access tokens the endpoint accepts (comma-separated); set, the endpoint is an OAuth resource server and every MCP request needs a token', '`-c authIssuer=…` (or `cognito`)'),
+  authResource: optional('TASKS_AUTH_RESOURCE', 'the endpoint\'s canonical URL: the metadata\'s `resource` and the audience tokens must carry; required with issuers, never taken from the `Host` header', '`-c authResource=…`, else the API\'s `…/mcp` URL'),
+  authScopes: listed('TASKS_AUTH_SCOPES', 'scopes every request needs (space- or comma-separated)', '`-c authScopes=…`'),
+  authServers: listed('TASKS_AUTH_SERVERS', 'advertised authorization servers, when not the issuers themselves', '`-c authServers=…`'),
+  authAudiences: listed('TASKS_AUTH_AUDIENCES', 'further accepted `aud` values, for IdPs that cannot put the resource URL in `aud`', '`-c authAudiences=…`'),
+  authClientIds: listed('TASKS_AUTH_CLIENT_IDS', 'client ids whose tokens may lack `aud` altogether (Cognito without resource binding)', '`-c authClientIds=…`'),
+} as const satisfies Record<string, Setting>;
+
+type Settings = typeof SETTINGS;
+type Value<K extends keyof Settings> = ReturnType<Settings[K]['read']>;
+type AuthKey = Extract<keyof Settings, `auth${string}`>;
+type PlainKey = Exclude<keyof Settings, AuthKey>;
+type NumericKey = { [K in keyof Settings]: Settings[K] extends Numeric<string> ? K : never }[keyof Settings];
+
+/** Environment variable names, shared by `infra/` (which sets them) and `functions/` (which read them). */
+export const ENV = Object.fromEntries(Object.entries(SETTINGS).map(([key, setting]) => [key, setting.env])) as {
+  readonly [K in keyof Settings]: Settings[K]['env'];
+};
+
+/** The timing and retry settings, all numbers with a default: what the runtime parts take. */
+export type TaskSettings = { [K in NumericKey]: number };
+
+export const DEFAULT_SETTINGS: TaskSettings = Object.fromEntries(
+  Object.entries(SETTINGS).flatMap(([key, setting]) => ('fallback' in setting ? [[key, setting.fallback]] : [])),
+) as TaskSettings;
+
+/** Everything the functions are configured with: one field per setting (the optional ones unset when absent), the `TASKS_AUTH_*` ones as `auth`. */
+export type Config = {
+  [K in PlainKey as undefined extends Value<K> ? never : K]: Value<K>;
+} & {
+  [K in PlainKey as undefined extends Value<K> ? K : never]?: Exclude<Value<K>, undefined>;
+} & {
+  /** Present when the endpoint requires tokens (`TASKS_AUTH_ISSUERS` set). */
+  auth?: AuthSettings;
+};
 
 type Env = Record<string, string | undefined>;
 
-/** Reads the configuration; required values missing is an error at start, not at first use. */
+/** Reads the configuration; a required value missing or a malformed one is an error at start, not at first use. */
 export function loadConfig(env: Env = process.env): Config {
-  const config: Config = {
-    tableName: required(env, ENV.tableName),
-    queueUrl: required(env, ENV.queueUrl),
-    ...(env[ENV.deadLetterQueueUrl] ? { deadLetterQueueUrl: env[ENV.deadLetterQueueUrl] } : {}),
-    localPrincipal: env[ENV.localPrincipal] || 'local',
-    toolset: toolset(env[ENV.toolset]),
-    taskTtlMs: positiveInt(env, ENV.taskTtlMs, DEFAULT_SETTINGS.taskTtlMs),
-    retentionMs: positiveInt(env, ENV.retentionMs, DEFAULT_SETTINGS.retentionMs),
-    pollIntervalMs: positiveInt(env, ENV.pollIntervalMs, DEFAULT_SETTINGS.pollIntervalMs),
-    leaseMs: positiveInt(env, ENV.leaseMs, DEFAULT_SETTINGS.leaseMs),
-    cancelCheckMs: positiveInt(env, ENV.cancelCheckMs, DEFAULT_SETTINGS.cancelCheckMs),
-    progressIntervalMs: positiveInt(env, ENV.progressIntervalMs, DEFAULT_SETTINGS.progressIntervalMs),
-    syncBudgetMs: positiveInt(env, ENV.syncBudgetMs, DEFAULT_SETTINGS.syncBudgetMs),
-    maxPollIntervalMs: positiveInt(env, ENV.maxPollIntervalMs, DEFAULT_SETTINGS.maxPollIntervalMs),
-    sweepGraceMs: positiveInt(env, ENV.sweepGraceMs, DEFAULT_SETTINGS.sweepGraceMs),
-    stepRetentionMs: positiveInt(env, ENV.stepRetentionMs, DEFAULT_SETTINGS.stepRetentionMs),
-    invocationBudgetMs: positiveInt(env, ENV.invocationBudgetMs, DEFAULT_SETTINGS.invocationBudgetMs),
-    maxAttempts: positiveInt(env, ENV.maxAttempts, DEFAULT_SETTINGS.maxAttempts),
-    retryBaseDelayMs: positiveInt(env, ENV.retryBaseDelayMs, DEFAULT_SETTINGS.retryBaseDelayMs),
-    redeliveryMs: positiveInt(env, ENV.redeliveryMs, DEFAULT_SETTINGS.redeliveryMs),
-    maxInputWaitMs: positiveInt(env, ENV.maxInputWaitMs, DEFAULT_SETTINGS.maxInputWaitMs),
-    allowedOrigins: origins(env[ENV.allowedOrigins]),
-    ...(env[ENV.stateKeyParameter] ? { stateKeyParameter: env[ENV.stateKeyParameter] } : {}),
-    ...(env[ENV.maxUnfinishedTasks] && env[ENV.maxUnfinishedTasks] !== '0'
-      ? { maxUnfinishedTasks: positiveInt(env, ENV.maxUnfinishedTasks, 1) }
-      : {}),
-  };
+  const config: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(SETTINGS)) {
+    if (key.startsWith('auth')) continue;
+    const value = setting.read(env[setting.env]);
+    if (value !== undefined) config[key] = value;
+  }
   const auth = authSettings(env);
   if (auth) config.auth = auth;
-  if (config.retentionMs > MAX_RETENTION_MS) throw new Error(`${ENV.retentionMs} may be at most ${MAX_RETENTION_MS} (30 days)`);
-  return config;
+  return config as Config;
 }
 
 function authSettings(env: Env): AuthSettings | undefined {
-  const issuers = list(env[ENV.authIssuers]);
+  const read = <K extends AuthKey>(key: K): Value<K> => SETTINGS[key].read(env[SETTINGS[key].env]) as Value<K>;
+  const issuers = read('authIssuers');
   if (issuers.length === 0) return undefined;
-  const servers = list(env[ENV.authServers]);
+  const servers = read('authServers');
   return checkAuthSettings(
     {
-      resource: env[ENV.authResource] ?? '',
+      resource: read('authResource') ?? '',
       issuers,
       authorizationServers: servers.length ? servers : issuers,
-      scopes: list(env[ENV.authScopes]),
-      audiences: list(env[ENV.authAudiences]),
-      clientIds: list(env[ENV.authClientIds]),
+      scopes: read('authScopes'),
+      audiences: read('authAudiences'),
+      clientIds: read('authClientIds'),
     },
     { resource: ENV.authResource, issuers: ENV.authIssuers },
   );
 }
 
-function required(env: Env, name: string): string {
-  const value = env[name];
-  if (!value) throw new Error(`Missing required environment variable ${name}`);
-  return value;
+function required<E extends string>(env: E, meaning: string, deployed: string): Setting<E, string> {
+  return {
+    env, meaning, shown: '(required)', deployed,
+    read: (raw) => {
+      if (!raw) throw new Error(`Missing required environment variable ${env}`);
+      return raw;
+    },
+  };
 }
 
-function positiveInt(env: Env, name: string, fallback: number): number {
-  const raw = env[name];
+function optional<E extends string>(env: E, meaning: string, deployed: string): Setting<E, string | undefined> {
+  return { env, meaning, shown: 'none', deployed, read: (raw) => raw || undefined };
+}
+
+function listed<E extends string>(env: E, meaning: string, deployed: string): Setting<E, string[]> {
+  return { env, meaning, shown: 'none', deployed, read: list };
+}
+
+function duration<E extends string>(env: E, fallback: number, meaning: string, max?: number): Numeric<E> {
+  return {
+    env, meaning, fallback, shown: `${fallback} (${humanMs(fallback)})`,
+    read: (raw) => {
+      const value = positiveInt(env, raw, fallback);
+      if (max !== undefined && value > max) throw new Error(`${env} may be at most ${max} (${humanMs(max)})`);
+      return value;
+    },
+  };
+}
+
+function count<E extends string>(env: E, fallback: number, meaning: string): Numeric<E> {
+  return { env, meaning, fallback, shown: String(fallback), read: (raw) => positiveInt(env, raw, fallback) };
+}
+
+function positiveInt(env: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${env} must be a positive integer, got "${raw}"`);
   return value;
 }
 
-function toolset(raw: string | undefined): Toolset {
-  if (raw === undefined || raw === '') return 'product';
-  if (raw === 'product' || raw === 'conformance' || raw === 'all' || raw === 'test') return raw;
-  throw new Error(`${ENV.toolset} must be product, conformance, all or test, got "${raw}"`);
+/** `7 days`, `1 hour`, `30 s`: a round duration as people write it. */
+export function humanMs(ms: number): string {
+  const units: [number, string, string][] = [[DAY, ' day', ' days'], [HOUR, ' hour', ' hours'], [MINUTE, ' minute', ' minutes'], [SECOND, ' s', ' s']];
+  for (const [size, one, many] of units) {
+    if (ms % size === 0) return `${ms / size}${ms === size ? one : many}`;
+  }
+  return `${ms} ms`;
 }
 
 /** A comma-separated list of origins, each `scheme://host[:port]` exactly as browsers send it. */
 function origins(raw: string | undefined): string[] {
-  const list = (raw ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
-  for (const entry of list) {
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(entry);
-    } catch {
-      parsed = undefined;
+  const entries = (raw ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  for (const entry of entries) {
+    if (!URL.canParse(entry) || new URL(entry).origin !== entry) {
+      throw new Error(`TASKS_ALLOWED_ORIGINS must list origins like https://app.example.com, got "${entry}"`);
     }
-    if (!parsed || parsed.origin !== entry) throw new Error(`${ENV.allowedOrigins} must list origins like https://app.example.com, got "${entry}"`);
   }
-  return list;
+  return entries;
 }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_SETTINGS, ENV, loadConfig } from '../../shared/config.ts';
+import { readFileSync } from 'node:fs';
+import { README, withTables } from '../../infra/scripts/readme-tables.ts';
+import { DEFAULT_SETTINGS, ENV, loadConfig, SETTINGS } from '../../shared/config.ts';
 
 const base = { [ENV.tableName]: 'tasks', [ENV.queueUrl]: 'https://sqs.example/q' };
 
@@ -56,4 +58,22 @@ describe('loadConfig', () => {
       assert.throws(() => loadConfig({ ...base, ...env }), message);
     });
   }
+
+  it('reads every setting of the table from its variable', () => {
+    const defaults: Record<string, unknown> = loadConfig(base);
+    for (const [key, setting] of Object.entries(SETTINGS)) {
+      if (key.startsWith('auth')) continue;
+      const raw = key === 'toolset' ? 'all' : key === 'allowedOrigins' ? 'https://app.example.com' : '7';
+      const config: Record<string, unknown> = loadConfig({ ...base, [setting.env]: raw });
+      assert.notDeepEqual(config[key], defaults[key], `${setting.env} is read into ${key}`);
+    }
+  });
+});
+
+describe('settings table', () => {
+  it('is what the README shows (npx tsx infra/scripts/readme-tables.ts renders it)', () => {
+    const readme = readFileSync(README, 'utf8');
+    assert.match(readme, /<!-- table: settings -->/);
+    assert.equal(readme, withTables(readme), 'README tables are stale: run npx tsx infra/scripts/readme-tables.ts');
+  });
 });

@@ -1,0 +1,41 @@
+/**
+ * The README's settings tables, rendered from the tables in the code: the
+ * functions' settings (`SETTINGS`, `shared/config.ts`) with the values the
+ * stack sets (`infra/timings.ts`). `npx tsx infra/scripts/readme-tables.ts`
+ * rewrites them in README.md; `test/unit/config.test.ts` fails when they are stale.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { humanMs, SETTINGS } from '../../shared/config.ts';
+import { durableTimings, timingsEnvironment } from '../timings.ts';
+
+export const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+
+/** The Configuration table: every `TASKS_*` variable, its `npm start` default and what the stack sets. */
+export function settingsTable(): string {
+  const stackTimings = timingsEnvironment(durableTimings());
+  const rows = Object.values(SETTINGS).map((setting) => {
+    const timing = stackTimings[setting.env];
+    const deployed = timing !== undefined ? `${timing} (${humanMs(Number(timing))})` : 'deployed' in setting ? setting.deployed : 'the default';
+    return `| \`${setting.env}\` | ${setting.shown} | ${deployed} | ${setting.meaning} |`;
+  });
+  return ['| variable | default | deployed | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+const TABLES: Record<string, () => string> = { settings: settingsTable };
+
+/** `readme` with each `<!-- table: name -->` … `<!-- /table -->` section rendered afresh. */
+export function withTables(readme: string): string {
+  return readme.replace(/(<!-- table: (\w+) -->\n)[\s\S]*?(<!-- \/table -->)/g, (_whole, open: string, name: string, close: string) => {
+    const render = TABLES[name];
+    if (!render) throw new Error(`README names an unknown table "${name}"`);
+    return `${open}${render()}\n${close}`;
+  });
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const before = readFileSync(README, 'utf8');
+  const after = withTables(before);
+  if (after !== before) writeFileSync(README, after);
+  console.log(after === before ? 'README tables are current' : 'README tables rewritten');
+}
