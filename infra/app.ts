@@ -1,7 +1,8 @@
 import { pathToFileURL } from 'node:url';
 import { App, Validations, type AppProps } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { TasksStack, tasksStackPropsFromContext } from './stack.ts';
+import { tasksStackPropsFromContext } from './context.ts';
+import { TasksStack } from './stack.ts';
 
 /** The stack's construct id, and so its CloudFormation name. */
 export const STACK_ID = 'McpTasks';

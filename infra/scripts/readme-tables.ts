@@ -1,12 +1,14 @@
 /**
  * The README's settings tables, rendered from the tables in the code: the
  * functions' settings (`SETTINGS`, `shared/config.ts`) with the values the
- * stack sets (`infra/timings.ts`). `npx tsx infra/scripts/readme-tables.ts`
+ * stack sets (`infra/timings.ts`), and the stack's context keys (`CONTEXT`,
+ * `infra/context.ts`). `npx tsx infra/scripts/readme-tables.ts`
  * rewrites them in README.md; `test/unit/config.test.ts` fails when they are stale.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { humanMs, SETTINGS } from '../../shared/config.ts';
+import { CONTEXT } from '../context.ts';
 import { durableTimings, timingsEnvironment } from '../timings.ts';
 
 export const README = fileURLToPath(new URL('../../README.md', import.meta.url));
@@ -22,7 +24,16 @@ export function settingsTable(): string {
   return ['| variable | default | deployed | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-const TABLES: Record<string, () => string> = { settings: settingsTable };
+/** The deploy parameters: every context key, its default and meaning. */
+export function contextTable(): string {
+  const rows = Object.entries(CONTEXT).map(([key, entry]) => {
+    const shown = 'shown' in entry ? entry.shown : 'default' in entry ? `\`${entry.default}\`` : 'none';
+    return `| \`${key}\` | ${shown} | ${entry.meaning} |`;
+  });
+  return ['| context | default | meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
+const TABLES: Record<string, () => string> = { settings: settingsTable, context: contextTable };
 
 /** `readme` with each `<!-- table: name -->` … `<!-- /table -->` section rendered afresh. */
 export function withTables(readme: string): string {

@@ -74,6 +74,7 @@ describe('settings table', () => {
   it('is what the README shows (npx tsx infra/scripts/readme-tables.ts renders it)', () => {
     const readme = readFileSync(README, 'utf8');
     assert.match(readme, /<!-- table: settings -->/);
+    assert.match(readme, /<!-- table: context -->/);
     assert.equal(readme, withTables(readme), 'README tables are stale: run npx tsx infra/scripts/readme-tables.ts');
   });
 });

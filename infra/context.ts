@@ -1,0 +1,218 @@
+/**
+ * The stack's parameters, in one table: {@link CONTEXT} gives each CDK context
+ * key its default and meaning, {@link tasksStackPropsFromContext} reads them
+ * (a malformed value fails synthesis with the key's name), and the README's
+ * deploy table is rendered from it (`infra/scripts/readme-tables.ts`).
+ * Override a key with `cdk deploy -c key=value` or in `cdk.json`.
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Node } from 'constructs';
+import type { JwtSettings } from './constructs/api.ts';
+import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
+import { DEFAULT_SWEEP_INTERVAL, durableTimings } from './timings.ts';
+import type { TasksStackProps } from './stack.ts';
+
+/** One context key: its default (when it has a plain one) and what the README says of it. */
+export interface ContextKey {
+  readonly default?: string | number | boolean;
+  /** The default as documented, when not {@link ContextKey.default} itself. */
+  readonly shown?: string;
+  /** What it does (Markdown). */
+  readonly meaning: string;
+}
+
+/** Loopback callbacks of the project's CLI and of the MCP Inspector, for the user pool's client. */
+export const DEFAULT_CALLBACK_URLS = ['http://127.0.0.1:33418/callback', 'http://localhost:6274/oauth/callback'] as const;
+
+/** The context keys the stack reads. Keep the order: it is the README's. */
+export const CONTEXT = {
+  authIssuer: {
+    meaning: 'issuers (comma-separated `https` URLs, exactly as in the tokens\' `iss`) whose access tokens the endpoint accepts: the MCP function becomes an OAuth resource server (see [Authorization](#authorization)). **Without it (or `cognito`, or `jwtIssuer`) the endpoint is open**: synthesis warns and the `Authentication` output says `OPEN`',
+  },
+  authResource: {
+    shown: 'the API\'s `…/mcp` URL',
+    meaning: 'the endpoint\'s canonical URL, `https://<host>/mcp` (a custom domain mapped at its root): the `resource` of the metadata and the audience tokens must carry',
+  },
+  authScopes: { shown: 'none (`mcp-tasks/tasks` with `cognito`)', meaning: 'scopes every request needs' },
+  authAudiences: { meaning: 'further accepted `aud` values, for IdPs that cannot put the endpoint URL in `aud`' },
+  authClientIds: { shown: 'none (the pool\'s clients with `cognito`)', meaning: 'client ids whose tokens may carry no `aud` at all (Cognito)' },
+  authServers: { shown: 'the issuers', meaning: '`authorization_servers` advertised in the metadata, if not the issuers' },
+  cognito: {
+    default: false,
+    meaning: '`true` creates a Cognito user pool (hosted domain `<prefix>.auth.<region>.amazoncognito.com`), an app client for people (code + PKCE) and one for scripts (client credentials), and trusts it',
+  },
+  cognitoDomainPrefix: { meaning: 'the user pool\'s domain prefix (lowercase letters, digits, hyphens; globally unique); required with `cognito`' },
+  cognitoCallbackUrls: {
+    shown: DEFAULT_CALLBACK_URLS.map((url) => `\`${url}\``).join(', '),
+    meaning: 'the people client\'s callback URLs (comma-separated); the defaults are the CLI\'s and the Inspector\'s',
+  },
+  jwtIssuer: {
+    meaning: 'an API Gateway JWT authorizer on `POST /mcp` for this issuer (an `https` URL), given with `jwtAudience`. With `authIssuer` it is only a pre-filter (its 401 has no `resource_metadata`, so clients cannot discover the authorization server from it); alone, tasks are bound to its issuer + `sub`',
+  },
+  jwtAudience: { meaning: 'the JWT authorizer\'s audiences (comma-separated), given with `jwtIssuer`' },
+  toolset: { default: 'product', meaning: 'which tools the endpoint serves: `product`, `conformance` or `all`' },
+  removalPolicy: {
+    default: 'retain',
+    meaning: '`retain` keeps the table (with deletion protection) and the log groups when the stack is deleted; `destroy` is for throw-away stacks',
+  },
+  throttleRateLimit: { default: 100, meaning: 'requests per second for the whole API stage' },
+  throttleBurstLimit: { default: 200, meaning: 'request burst for the whole API stage' },
+  workerMaxConcurrency: { default: DEFAULT_WORKER_MAX_CONCURRENCY, meaning: 'most concurrent worker invocations the queue drives (2–1000)' },
+  sweepIntervalMinutes: {
+    default: DEFAULT_SWEEP_INTERVAL.toMinutes(),
+    meaning: 'how often the sweeper looks for stuck tasks; synthesis refuses an interval at which SQS redelivery (30 minutes) would beat it, so at most 24',
+  },
+  logRetentionDays: { default: RetentionDays.ONE_MONTH, meaning: 'retention of the functions\' and the API\'s log groups (a CloudWatch Logs retention: 1, 3, 5, 7, 14, 30, 60, 90, …)' },
+  alarmTopicArn: { meaning: 'an existing SNS topic that receives the alarms\' ALARM and OK notifications' },
+  dashboard: { default: false, meaning: '`true` adds the CloudWatch dashboard ($3.00 a month)' },
+  tracing: {
+    default: false,
+    meaning: '`true` turns on active X-Ray tracing on every function (see the costs below: it roughly doubles the per-task cost with polling clients and adds about $0.43 a month at rest)',
+  },
+  allowedOrigins: {
+    meaning: 'origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint: the MCP function\'s `Origin` check and the HTTP API\'s CORS',
+  },
+  maxUnfinishedTasks: { shown: 'no cap', meaning: 'most unfinished tasks one principal may have at once (see [Limits](#limits))' },
+} as const satisfies Record<string, ContextKey>;
+
+type Key = keyof typeof CONTEXT;
+
+/** Reads {@link TasksStackProps} from context; a malformed value fails synthesis with the key's name. */
+export function tasksStackPropsFromContext(node: Node): TasksStackProps {
+  const read = contextReader(node);
+  const toolset = read.text('toolset');
+  if (toolset !== 'product' && toolset !== 'conformance' && toolset !== 'all') {
+    throw new Error(`Context "toolset" must be product, conformance or all, got "${toolset}"`);
+  }
+  const removal = read.text('removalPolicy');
+  if (removal !== 'retain' && removal !== 'destroy') throw new Error(`Context "removalPolicy" must be retain or destroy, got "${removal}"`);
+
+  const logRetention = read.integer('logRetentionDays') as RetentionDays;
+  if (!Object.values(RetentionDays).includes(logRetention)) {
+    throw new Error(`Context "logRetentionDays" must be a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, …), got ${logRetention}`);
+  }
+  const workerMaxConcurrency = read.integer('workerMaxConcurrency');
+  if (workerMaxConcurrency < 2 || workerMaxConcurrency > 1000) {
+    throw new Error('Context "workerMaxConcurrency" must be between 2 and 1000 (the SQS event source limits)');
+  }
+  const sweepInterval = Duration.minutes(read.integer('sweepIntervalMinutes'));
+  try {
+    durableTimings(sweepInterval);
+  } catch (error) {
+    throw new Error(`Context "sweepIntervalMinutes" does not fit the other timings: ${(error as Error).message}`);
+  }
+  const allowedOrigins = read.list('allowedOrigins');
+  for (const origin of allowedOrigins) {
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) throw new Error(`Context "allowedOrigins" must list origins like https://app.example.com, got "${origin}"`);
+  }
+  const alarmTopicArn = read.text('alarmTopicArn');
+  const maxUnfinished = read.has('maxUnfinishedTasks') ? read.integer('maxUnfinishedTasks') : undefined;
+  return {
+    tracing: read.flag('tracing'),
+    dashboard: read.flag('dashboard'),
+    toolset,
+    removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    throttle: { rateLimit: read.integer('throttleRateLimit'), burstLimit: read.integer('throttleBurstLimit') },
+    logRetention,
+    workerMaxConcurrency,
+    sweepInterval,
+    ...jwtFromContext(read),
+    ...authFromContext(read),
+    ...(alarmTopicArn ? { alarmTopicArn } : {}),
+    ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
+    ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),
+  };
+}
+
+type Reader = ReturnType<typeof contextReader>;
+
+/** Typed reads of the keys of {@link CONTEXT}, with its defaults; `-c key=value` gives strings, `cdk.json` may give numbers, booleans and lists. */
+function contextReader(node: Node) {
+  const raw = (key: Key): unknown => {
+    const value: unknown = node.tryGetContext(key);
+    return value === null || value === '' ? undefined : value;
+  };
+  const fallback = (key: Key): unknown => ('default' in CONTEXT[key] ? CONTEXT[key].default : undefined);
+  return {
+    has: (key: Key): boolean => raw(key) !== undefined,
+    text(key: Key): string | undefined {
+      const value = raw(key) ?? fallback(key);
+      if (value !== undefined && typeof value !== 'string') throw new Error(`Context "${key}" must be a string`);
+      return value;
+    },
+    integer(key: Key): number {
+      const value = raw(key) ?? fallback(key) ?? 1;
+      const number = typeof value === 'number' ? value : Number(value);
+      if (!Number.isSafeInteger(number) || number <= 0) throw new Error(`Context "${key}" must be a positive integer, got ${JSON.stringify(value)}`);
+      return number;
+    },
+    flag(key: Key): boolean {
+      const value = raw(key) ?? fallback(key);
+      if (value === true || value === 'true') return true;
+      if (value === false || value === 'false' || value === undefined) return false;
+      throw new Error(`Context "${key}" must be true or false, got ${JSON.stringify(value)}`);
+    },
+    /** A list given as an array or as one string split on commas (and, with `spaces`, whitespace). */
+    list(key: Key, spaces = false): string[] {
+      const value = raw(key);
+      const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(spaces ? /[\s,]+/ : ',') : [];
+      return items.map((item: unknown) => String(item).trim()).filter((item) => item !== '');
+    },
+  };
+}
+
+/** `jwtIssuer` and `jwtAudience` (a list, or one comma-separated string) come together or not at all. */
+function jwtFromContext(read: Reader): { jwt?: JwtSettings } {
+  const issuer = read.list('jwtIssuer')[0];
+  const audience = read.list('jwtAudience');
+  if (issuer === undefined && audience.length === 0) return {};
+  if (issuer === undefined || audience.length === 0) throw new Error('Context "jwtIssuer" and "jwtAudience" must be given together');
+  if (!/^https:\/\/\S+$/.test(issuer)) throw new Error('Context "jwtIssuer" must be an https URL');
+  return { jwt: { issuer, audience } };
+}
+
+/**
+ * The resource server from context: `authIssuer` (comma-separated) turns it
+ * on; `cognito=true` adds a user pool (with `cognitoDomainPrefix`). The other
+ * `auth*` keys are lists too. Checked here so a bad value fails synthesis.
+ */
+function authFromContext(read: Reader): Pick<TasksStackProps, 'auth' | 'cognito'> {
+  const listOf = (key: Key) => read.list(key, true);
+  const issuers = listOf('authIssuer');
+  for (const issuer of issuers) {
+    if (!/^https:\/\/\S+$/.test(issuer)) throw new Error(`Context "authIssuer" must hold https URLs, got "${issuer}"`);
+  }
+  const resource = listOf('authResource')[0];
+  if (resource !== undefined) {
+    if (!URL.canParse(resource)) throw new Error(`Context "authResource" must be a URL, got "${resource}"`);
+    const url = new URL(resource);
+    // The metadata routes are at the path of /mcp; a custom domain must map the API at its root.
+    if (url.protocol !== 'https:' || url.pathname !== '/mcp' || url.search || url.hash) {
+      throw new Error(`Context "authResource" must be https://<host>/mcp, got "${resource}"`);
+    }
+  }
+  const cognitoOn = read.flag('cognito');
+  const result: { -readonly [K in 'auth' | 'cognito']?: TasksStackProps[K] } = {};
+  if (issuers.length) {
+    result.auth = {
+      issuers,
+      ...(resource ? { resource } : {}),
+      scopes: listOf('authScopes'),
+      audiences: listOf('authAudiences'),
+      clientIds: listOf('authClientIds'),
+      authorizationServers: listOf('authServers'),
+    };
+  } else if ((['authResource', 'authScopes', 'authAudiences', 'authClientIds', 'authServers'] as const).some((key) => listOf(key).length) && !cognitoOn) {
+    throw new Error('Context "authIssuer" (or "cognito=true") is required with the other auth* settings');
+  }
+  if (cognitoOn) {
+    const domainPrefix = listOf('cognitoDomainPrefix')[0];
+    if (!domainPrefix || !/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(domainPrefix)) {
+      throw new Error('Context "cognitoDomainPrefix" (lowercase letters, digits, hyphens; globally unique) is required with "cognito=true"');
+    }
+    const callbackUrls = listOf('cognitoCallbackUrls');
+    result.cognito = { domainPrefix, callbackUrls: callbackUrls.length ? callbackUrls : [...DEFAULT_CALLBACK_URLS] };
+  }
+  return result;
+}
