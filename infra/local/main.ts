@@ -1,21 +1,10 @@
 /**
  * `npm start`: the MCP Tasks server on this machine, no AWS account needed.
  *
- *   PORT            HTTP port on 127.0.0.1 (default 3000; 0 picks a free one)
- *   LOCAL_DATA_DIR  where the task table is kept (default `.data`)
- *   LOCAL_SWEEP_INTERVAL_MS  how often the sweeper runs (default 30 s)
- *   LOCAL_VISIBILITY_TIMEOUT_SECONDS, LOCAL_MAX_RECEIVE_COUNT
- *                   the task queue's redelivery settings (default 30 s, 3)
- *   LOCAL_SETTINGS_FILE  tools' settings and secrets (default `settings.local.json`;
- *                   `<TOOL>_<KEY>` variables take precedence, see settings.ts)
- *   TASKS_*         the functions' own settings (see shared/config.ts);
- *                   TASKS_TOOLSET defaults to `all` here
- *   LOCAL_AUTH=1    require OAuth access tokens, issued by an authorization
- *                   server embedded in the stack (default: open endpoint)
- *   LOCAL_AUTH_PORT that server's port on 127.0.0.1 (default PORT + 1, or a
- *                   free one when PORT is 0)
- *   LOCAL_AUTH_OTHER_RESOURCES  further resource URLs (comma-separated) that
- *                   server issues tokens for: tokens this endpoint must refuse
+ * Its variables (`PORT`, `LOCAL_*`: port, data directory, queue and sweep
+ * settings, `LOCAL_AUTH=1` for tokens) are in `environment.ts`, the
+ * functions' own (`TASKS_*`; `TASKS_TOOLSET` defaults to `all` here) in
+ * `shared/config.ts`; the README lists both.
  *
  * Prints one line `MCP endpoint ready at <url>` once requests are served,
  * after the start-up recovery has re-enqueued what a previous run left
@@ -23,31 +12,16 @@
  * short drain are handed back) and exit 0.
  */
 import { jsonLog } from '../../shared/log.ts';
+import { localStackEnvironment } from './environment.ts';
 import { startLocalStack } from './stack.ts';
 
 const SHUTDOWN_TIMEOUT_MS = 15_000;
 
-const port = Number(process.env.PORT || 3000);
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  console.error(`PORT must be a port number, got "${process.env.PORT}"`);
-  process.exit(1);
-}
-
-const authOn = ['1', 'true', 'on'].includes((process.env.LOCAL_AUTH ?? '').toLowerCase());
-const authPort = process.env.LOCAL_AUTH_PORT ? Number(process.env.LOCAL_AUTH_PORT) : port === 0 ? 0 : port + 1;
-
+let environment;
 let stack;
 try {
-  stack = await startLocalStack({
-    port,
-    dataDir: process.env.LOCAL_DATA_DIR || '.data',
-    ...(process.env.LOCAL_SETTINGS_FILE ? { settingsFile: process.env.LOCAL_SETTINGS_FILE } : {}),
-    ...(process.env.LOCAL_SWEEP_INTERVAL_MS ? { sweepIntervalMs: Number(process.env.LOCAL_SWEEP_INTERVAL_MS) } : {}),
-    ...(process.env.LOCAL_VISIBILITY_TIMEOUT_SECONDS ? { visibilityTimeoutSeconds: Number(process.env.LOCAL_VISIBILITY_TIMEOUT_SECONDS) } : {}),
-    ...(process.env.LOCAL_MAX_RECEIVE_COUNT ? { maxReceiveCount: Number(process.env.LOCAL_MAX_RECEIVE_COUNT) } : {}),
-    ...(authOn ? { auth: { port: authPort, otherResources: (process.env.LOCAL_AUTH_OTHER_RESOURCES ?? '').split(',').filter(Boolean) } } : {}),
-    log: jsonLog(),
-  });
+  environment = localStackEnvironment(process.env);
+  stack = await startLocalStack({ ...environment, log: jsonLog() });
 } catch (error) {
   console.error(`Local stack failed to start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
@@ -99,7 +73,7 @@ Or with curl:
     -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: server/discover' \\
     -d '${discover}'
 
-Tasks are kept in ${process.env.LOCAL_DATA_DIR || '.data'}/dynamodb; queued messages are not (fauxqs is in memory),
+Tasks are kept in ${environment.dataDir}/dynamodb; queued messages are not (fauxqs is in memory),
 so each start re-enqueues the work a previous run left unfinished (this one: ${stack.recovery.requeued} task(s)).
 `);
 if (issuer) {

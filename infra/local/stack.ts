@@ -27,6 +27,7 @@ import { recoverAtStart, type RecoveryReport } from './recovery.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { LOCAL_CREDENTIALS, localSqsClient, startLocalSqs } from './sqs.ts';
 import { cachedReader, bindSettings } from '../../shared/runtime/settings.ts';
+import { LOCAL_DEFAULTS } from './environment.ts';
 import { DEFAULT_LOCAL_SETTINGS_FILE, localSettingReader } from './settings.ts';
 import { localTools } from './tools.ts';
 
@@ -147,8 +148,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     cleanup.push(async () => dynamodb.destroy());
     await ensureTaskTable(dynamodb, tableName);
 
-    const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 30;
-    const sqs = await startLocalSqs({ region: REGION, maxReceiveCount: options.maxReceiveCount ?? 3, visibilityTimeoutSeconds });
+    const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? LOCAL_DEFAULTS.visibilityTimeoutSeconds;
+    const sqs = await startLocalSqs({ region: REGION, maxReceiveCount: options.maxReceiveCount ?? LOCAL_DEFAULTS.maxReceiveCount, visibilityTimeoutSeconds });
     cleanup.push(sqs.close);
 
     const env = options.env ?? process.env;
@@ -228,7 +229,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         deadLetter({}).catch((error: unknown) => log({ event: 'dead-letter-drain-error', error: errorName(error) })),
       ]);
     await runSweeper();
-    const sweepTimer = setInterval(runSweeper, options.sweepIntervalMs ?? 30_000);
+    const sweepTimer = setInterval(runSweeper, options.sweepIntervalMs ?? LOCAL_DEFAULTS.sweepIntervalMs);
     cleanup.push(async () => clearInterval(sweepTimer));
 
     // With auth, the canonical resource is the endpoint's own URL, known once

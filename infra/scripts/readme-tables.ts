@@ -1,14 +1,16 @@
 /**
  * The README's settings tables, rendered from the tables in the code: the
  * functions' settings (`SETTINGS`, `shared/config.ts`) with the values the
- * stack sets (`infra/timings.ts`), and the stack's context keys (`CONTEXT`,
- * `infra/context.ts`). `npx tsx infra/scripts/readme-tables.ts`
+ * stack sets (`infra/timings.ts`), the stack's context keys (`CONTEXT`,
+ * `infra/context.ts`) and `npm start`'s variables (`LOCAL_ENV`,
+ * `infra/local/environment.ts`). `npx tsx infra/scripts/readme-tables.ts`
  * rewrites them in README.md; `test/unit/config.test.ts` fails when they are stale.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { humanMs, SETTINGS } from '../../shared/config.ts';
 import { CONTEXT } from '../context.ts';
+import { LOCAL_ENV } from '../local/environment.ts';
 import { durableTimings, timingsEnvironment } from '../timings.ts';
 
 export const README = fileURLToPath(new URL('../../README.md', import.meta.url));
@@ -33,7 +35,13 @@ export function contextTable(): string {
   return ['| context | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }
 
-const TABLES: Record<string, () => string> = { settings: settingsTable, context: contextTable };
+/** `npm start`'s own variables. */
+export function localTable(): string {
+  const rows = Object.values(LOCAL_ENV).map((entry) => `| \`${entry.env}\` | ${entry.shown} | ${entry.meaning} |`);
+  return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
+const TABLES: Record<string, () => string> = { settings: settingsTable, context: contextTable, local: localTable };
 
 /** `readme` with each `<!-- table: name -->` … `<!-- /table -->` section rendered afresh. */
 export function withTables(readme: string): string {

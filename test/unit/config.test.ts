@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readFileSync } from 'node:fs';
+import { localStackEnvironment } from '../../infra/local/environment.ts';
 import { README, withTables } from '../../infra/scripts/readme-tables.ts';
 import { DEFAULT_SETTINGS, ENV, loadConfig, SETTINGS } from '../../shared/config.ts';
 
@@ -75,6 +76,25 @@ describe('settings table', () => {
     const readme = readFileSync(README, 'utf8');
     assert.match(readme, /<!-- table: settings -->/);
     assert.match(readme, /<!-- table: context -->/);
+    assert.match(readme, /<!-- table: local -->/);
     assert.equal(readme, withTables(readme), 'README tables are stale: run npx tsx infra/scripts/readme-tables.ts');
   });
+});
+
+describe('npm start environment', () => {
+  it('reads its variables with their defaults, auth on the next port', () => {
+    assert.deepEqual(localStackEnvironment({}), { port: 3000, dataDir: '.data' });
+    assert.deepEqual(localStackEnvironment({ PORT: '0', LOCAL_DATA_DIR: '/tmp/x', LOCAL_SWEEP_INTERVAL_MS: '300', LOCAL_VISIBILITY_TIMEOUT_SECONDS: '1', LOCAL_MAX_RECEIVE_COUNT: '2' }), {
+      port: 0, dataDir: '/tmp/x', sweepIntervalMs: 300, visibilityTimeoutSeconds: 1, maxReceiveCount: 2,
+    });
+    assert.deepEqual(localStackEnvironment({ PORT: '4000', LOCAL_AUTH: '1', LOCAL_AUTH_OTHER_RESOURCES: 'https://a.example/mcp, https://b.example/mcp' }).auth, {
+      port: 4001, otherResources: ['https://a.example/mcp', 'https://b.example/mcp'],
+    });
+  });
+
+  for (const [name, value] of [['PORT', '70000'], ['PORT', 'http'], ['LOCAL_SWEEP_INTERVAL_MS', '0'], ['LOCAL_MAX_RECEIVE_COUNT', '1.5']] as const) {
+    it(`refuses ${name}=${value}, naming the variable`, () => {
+      assert.throws(() => localStackEnvironment({ [name]: value }), new RegExp(`^Error: ${name} must be an integer`));
+    });
+  }
 });

@@ -1,0 +1,81 @@
+/**
+ * `npm start`'s own variables, in one table ({@link LOCAL_ENV}): each with its
+ * default and meaning, read by {@link localStackEnvironment}. The README's
+ * local table is rendered from it; the functions' `TASKS_*` settings are in
+ * `shared/config.ts`.
+ */
+import { DEFAULT_LOCAL_SETTINGS_FILE } from './settings.ts';
+
+/** Defaults of the local stack, also when it is started from code (tests). */
+export const LOCAL_DEFAULTS = {
+  port: 3000,
+  dataDir: '.data',
+  sweepIntervalMs: 30_000,
+  visibilityTimeoutSeconds: 30,
+  maxReceiveCount: 3,
+} as const;
+
+/** The variables, in the README's order. */
+export const LOCAL_ENV = {
+  port: { env: 'PORT', shown: `\`${LOCAL_DEFAULTS.port}\``, meaning: 'HTTP port on 127.0.0.1 (`0` picks a free one)' },
+  dataDir: { env: 'LOCAL_DATA_DIR', shown: `\`${LOCAL_DEFAULTS.dataDir}\``, meaning: 'where the task table and the `requestState` key are kept' },
+  settingsFile: {
+    env: 'LOCAL_SETTINGS_FILE',
+    shown: `\`${DEFAULT_LOCAL_SETTINGS_FILE}\``,
+    meaning: 'the tools\' settings and secrets (`<TOOL>_<KEY>` variables take precedence; see [Writing a tool](#writing-a-tool))',
+  },
+  sweepIntervalMs: { env: 'LOCAL_SWEEP_INTERVAL_MS', shown: `${LOCAL_DEFAULTS.sweepIntervalMs}`, meaning: 'how often the sweeper runs (it also runs at start-up)' },
+  visibilityTimeoutSeconds: {
+    env: 'LOCAL_VISIBILITY_TIMEOUT_SECONDS',
+    shown: `${LOCAL_DEFAULTS.visibilityTimeoutSeconds}`,
+    meaning: 'the task queue\'s visibility timeout: a failed run is retried after it (also the functions\' `TASKS_REDELIVERY_MS`)',
+  },
+  maxReceiveCount: { env: 'LOCAL_MAX_RECEIVE_COUNT', shown: `${LOCAL_DEFAULTS.maxReceiveCount}`, meaning: 'deliveries of a task message before it goes to the dead-letter queue' },
+  auth: { env: 'LOCAL_AUTH', shown: 'off', meaning: '`1` requires OAuth access tokens, issued by an authorization server embedded in the stack' },
+  authPort: { env: 'LOCAL_AUTH_PORT', shown: '`PORT` + 1 (a free one when `PORT` is 0)', meaning: 'that authorization server\'s port on 127.0.0.1' },
+  authOtherResources: {
+    env: 'LOCAL_AUTH_OTHER_RESOURCES',
+    shown: 'none',
+    meaning: 'further resource URLs (comma-separated) that server issues tokens for: tokens this endpoint must refuse',
+  },
+} as const satisfies Record<string, { env: string; shown: string; meaning: string }>;
+
+/** What {@link localStackEnvironment} reads: the local stack's options from the variables. */
+export interface LocalStackEnvironment {
+  port: number;
+  dataDir: string;
+  settingsFile?: string;
+  sweepIntervalMs?: number;
+  visibilityTimeoutSeconds?: number;
+  maxReceiveCount?: number;
+  auth?: { port: number; otherResources: string[] };
+}
+
+/** Reads the variables of {@link LOCAL_ENV}; a malformed value throws, naming the variable. */
+export function localStackEnvironment(env: Record<string, string | undefined>): LocalStackEnvironment {
+  const value = (key: keyof typeof LOCAL_ENV): string | undefined => env[LOCAL_ENV[key].env] || undefined;
+  const integer = (key: keyof typeof LOCAL_ENV, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined => {
+    const raw = value(key);
+    if (raw === undefined) return undefined;
+    const number = Number(raw);
+    if (!Number.isSafeInteger(number) || number < min || number > max) throw new Error(`${LOCAL_ENV[key].env} must be an integer from ${min} to ${max}, got "${raw}"`);
+    return number;
+  };
+  const port = integer('port', 0, 65535) ?? LOCAL_DEFAULTS.port;
+  const authOn = ['1', 'true', 'on'].includes((value('auth') ?? '').toLowerCase());
+  const settingsFile = value('settingsFile');
+  const sweepIntervalMs = integer('sweepIntervalMs', 1);
+  const visibilityTimeoutSeconds = integer('visibilityTimeoutSeconds', 0, 43_200);
+  const maxReceiveCount = integer('maxReceiveCount', 1, 1000);
+  return {
+    port,
+    dataDir: value('dataDir') ?? LOCAL_DEFAULTS.dataDir,
+    ...(settingsFile ? { settingsFile } : {}),
+    ...(sweepIntervalMs !== undefined ? { sweepIntervalMs } : {}),
+    ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),
+    ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
+    ...(authOn
+      ? { auth: { port: integer('authPort', 0, 65535) ?? (port === 0 ? 0 : port + 1), otherResources: (value('authOtherResources') ?? '').split(',').map((item) => item.trim()).filter(Boolean) } }
+      : {}),
+  };
+}
