@@ -1,125 +1,49 @@
 /**
- * The CDK stack, synthesized the way `cdk synth` does it (`createApp`, the
- * context of `cdk.json`, cdk-nag registered on the app), asserting the
- * properties behaviour depends on. Bundling runs esbuild for real, so the
- * default stack is synthesized once and shared; the JWT variant skips bundling.
+ * The CDK stack's resources and their wiring: the task table, the queues and
+ * the worker's event source, the durable-execution timings, the sweeper, the
+ * functions, IAM and the HTTP API, asserting the properties behaviour depends
+ * on. Alarms, cdk-nag and the context settings are in stack-operations.test.ts,
+ * the bundles in bundles.test.ts; synthesis is shared (synth.ts).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Duration, Validations, type App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks } from 'cdk-nag';
-import type { IConstruct } from 'constructs';
-import { createApp } from '../../infra/app.ts';
+import { Duration } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
 import { OPEN_ENDPOINT_WARNING } from '../../infra/constructs/api.ts';
-import { FAILED_TASK_RATE_THRESHOLD } from '../../infra/constructs/operations.ts';
-import { bundlingFor, FUNCTION_ENTRIES, LAMBDA_RUNTIME } from '../../infra/constructs/task-function.ts';
+import { LAMBDA_RUNTIME } from '../../infra/constructs/task-function.ts';
 import { MAX_RECEIVE_COUNT } from '../../infra/constructs/task-queue.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import { durableTimings, HANDOVER_RESERVE, timingProblems, VISIBILITY_TIMEOUT_FACTOR, type DurableTimings } from '../../infra/timings.ts';
 import { DEFAULT_SETTINGS, ENV } from '../../shared/config.ts';
-import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CDK_CONTEXT = (JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
-
-type Json = Record<string, any>;
-
-interface Synthesized {
-  app: App;
-  outdir: string;
-  template: Template;
-  json: Json;
-  /** `validation-report.json` of the cloud assembly: cdk-nag findings and annotations. */
-  report: { pluginReports: Array<{ pluginName: string; violations: Array<{ ruleName: string; severity: string; violatingConstructs: Array<{ constructPath: string }> }> }> };
-}
-
-const outdirs: string[] = [];
-
-function synth(context: Record<string, unknown> = {}): Synthesized {
-  const outdir = mkdtempSync(join(tmpdir(), 'mcp-tasks-cdk-'));
-  outdirs.push(outdir);
-  const { app, stack } = createApp({ outdir, context: { ...CDK_CONTEXT, ...context } });
-  // Synthesizing the app (not `Template.fromStack`, which would synthesize
-  // again) runs the validation plugins once and keeps the assets on disk.
-  const assembly = app.synth();
-  const json = assembly.getStackByName(stack.stackName).template as Json;
-  const reportPath = join(outdir, 'validation-report.json');
-  const report = existsSync(reportPath) ? JSON.parse(readFileSync(reportPath, 'utf8')) : { pluginReports: [] };
-  return { app, outdir, template: Template.fromJSON(json), json, report };
-}
-
-function resourcesOf(json: Json, type: string): Array<[string, Json]> {
-  return Object.entries(json['Resources'] as Record<string, Json>).filter(([, resource]) => resource['Type'] === type);
-}
-
-function only(json: Json, type: string, predicate: (resource: Json) => boolean = () => true): [string, Json] {
-  const matches = resourcesOf(json, type).filter(([, resource]) => predicate(resource));
-  assert.equal(matches.length, 1, `expected exactly one ${type}, found ${matches.length}`);
-  return matches[0]!;
-}
-
-const refTo = (logicalId: string) => ({ Ref: logicalId });
-const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
-
-/** The functions by entry, told apart by their description. */
-function functions(json: Json) {
-  const byDescription = (text: string) => only(json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes(text));
-  return {
-    mcp: byDescription('MCP endpoint'),
-    worker: byDescription('runs queued tasks'),
-    deadLetter: byDescription('dead-lettered'),
-    sweeper: byDescription('sweeper'),
-  };
-}
-
-function queues(json: Json) {
-  const queue = only(json, 'AWS::SQS::Queue', (q) => q['Properties']['RedrivePolicy'] !== undefined);
-  const deadLetter = only(json, 'AWS::SQS::Queue', (q) => q['Properties']['RedrivePolicy'] === undefined);
-  return { queue, deadLetter };
-}
-
-function roleLogicalIdOf(fn: Json): string {
-  return fn['Properties']['Role']['Fn::GetAtt'][0] as string;
-}
-
-/** Statements of the policies attached to a role. */
-function statementsOf(json: Json, roleLogicalId: string): Json[] {
-  return resourcesOf(json, 'AWS::IAM::Policy')
-    .filter(([, policy]) => (policy['Properties']['Roles'] as Json[]).some((role) => role['Ref'] === roleLogicalId))
-    .flatMap(([, policy]) => policy['Properties']['PolicyDocument']['Statement'] as Json[]);
-}
-
-const asList = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+import {
+  arnOf,
+  asList,
+  CDK_CONTEXT,
+  defaultStack,
+  functions,
+  jwtStack,
+  only,
+  queues,
+  refTo,
+  removeSynthesized,
+  resourcesOf,
+  roleLogicalIdOf,
+  statementsOf,
+  warnings,
+  type Json,
+  type Synthesized,
+} from './synth.ts';
 
 let base: Synthesized;
 let jwt: Synthesized;
 
 before(() => {
-  base = synth();
-  jwt = synth({
-    jwtIssuer: 'https://issuer.example.com/',
-    jwtAudience: 'mcp-tasks, other-client',
-    toolset: 'conformance',
-    removalPolicy: 'destroy',
-    sweepIntervalMinutes: 5,
-    // The optional parts, off by default, are on here.
-    tracing: true,
-    dashboard: true,
-    // The functions are the same as in the default stack: skip esbuild.
-    'aws:cdk:bundling-stacks': [],
-  });
+  base = defaultStack();
+  jwt = jwtStack();
 });
 
-after(() => {
-  for (const outdir of outdirs) rmSync(outdir, { recursive: true, force: true });
-});
+after(removeSynthesized);
 
 describe('task table', () => {
   it('uses the key schema, TTL attribute and sparse index the code uses', () => {
@@ -505,304 +429,5 @@ describe('api', () => {
   it('outputs the endpoint URL', () => {
     const outputs = Object.values(base.json['Outputs'] as Record<string, Json>);
     assert.ok(outputs.some((output) => JSON.stringify(output['Value']).includes('/mcp')));
-  });
-});
-
-describe('operations', () => {
-  it('alarms on the DLQ, dead-lettered tasks, worker errors, sweeper errors, queue age and API 5xx', () => {
-    const alarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm['Properties'] as Json);
-    // Six alarms of one metric each ($0.10 apiece at list price): the failed-task
-    // rate and dead-lettered messages come from the task metrics and the DLQ's age.
-    assert.equal(alarms.length, 6);
-    for (const alarm of alarms) assert.equal(alarm['Metrics'], undefined, 'one metric per alarm');
-    const metricsOf = (alarm: Json): Array<{ name: string; namespace: string }> =>
-      alarm['Metrics']
-        ? (alarm['Metrics'] as Json[]).filter((m) => m['MetricStat']).map((m) => ({ name: m['MetricStat']['Metric']['MetricName'], namespace: m['MetricStat']['Metric']['Namespace'] }))
-        : [{ name: alarm['MetricName'], namespace: alarm['Namespace'] }];
-    const all = alarms.map(metricsOf);
-    const has = (namespace: string, names: string[]) =>
-      all.some((metrics) => names.every((name) => metrics.some((m) => m.name === name && m.namespace === namespace)));
-    assert.ok(has('AWS/SQS', ['ApproximateAgeOfOldestMessage']), 'age of oldest message');
-    assert.ok(has('AWS/Lambda', ['Errors']), 'worker errors');
-    assert.ok(has(METRICS_NAMESPACE, ['TaskFailed']), 'failed-task rate');
-    assert.ok(has('AWS/ApiGateway', ['5xx']), 'API 5xx');
-    const failedRate = alarms.find((a) => a['MetricName'] === 'TaskFailed')!;
-    assert.equal(failedRate['Statistic'], 'Average');
-    assert.equal(failedRate['Threshold'], FAILED_TASK_RATE_THRESHOLD);
-    assert.equal(failedRate['Dimensions'], undefined, 'the metric the functions emit has no dimensions');
-    for (const alarm of alarms) assert.equal(alarm['TreatMissingData'], 'notBreaching');
-  });
-
-  it('alarms when the sweeper fails in two consecutive periods', () => {
-    const errorAlarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').filter(([, a]) => a['Properties']['MetricName'] === 'Errors');
-    const [sweeperId] = functions(base.json).sweeper;
-    const sweeper = errorAlarms.filter(([, a]) => JSON.stringify(a['Properties']['Dimensions']) === JSON.stringify([{ Name: 'FunctionName', Value: refTo(sweeperId) }]));
-    assert.equal(sweeper.length, 1);
-    const props = sweeper[0]![1]['Properties'];
-    assert.equal(props['Namespace'], 'AWS/Lambda');
-    assert.equal(props['Statistic'], 'Sum');
-    assert.equal(props['Threshold'], 1);
-    assert.equal(props['ComparisonOperator'], 'GreaterThanOrEqualToThreshold');
-    assert.equal(props['EvaluationPeriods'], 2);
-    assert.equal(props['DatapointsToAlarm'], 2);
-    assert.ok(props['Period'] >= 60 * (CDK_CONTEXT['sweepIntervalMinutes'] as number));
-  });
-
-  it('watches the dead-letter queue, and the worker queue for age', () => {
-    const { queue: [queueId], deadLetter: [deadLetterId] } = queues(base.json);
-    const ageAlarm = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').find(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage' && a['Properties']['Threshold'] > 900)!;
-    assert.deepEqual(ageAlarm[1]['Properties']['Dimensions'], [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }]);
-    const ageAlarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').filter(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage');
-    assert.equal(ageAlarms.length, 2);
-    assert.ok(ageAlarms.some(([, a]) => JSON.stringify(a['Properties']['Dimensions']) === JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetterId, 'QueueName'] } }])), 'DLQ not drained');
-  });
-
-  it('has a dashboard with task counts, queue depth and API latency', () => {
-    // Optional ($3 a month): none by default, one with `dashboard: true`.
-    assert.equal(resourcesOf(base.json, 'AWS::CloudWatch::Dashboard').length, 0);
-    const [, dashboard] = only(jwt.json, 'AWS::CloudWatch::Dashboard');
-    const body = JSON.stringify(dashboard['Properties']['DashboardBody']);
-    for (const text of ['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage', 'Latency', '5xx']) {
-      assert.ok(body.includes(text), `dashboard shows ${text}`);
-    }
-    // Task counts read the embedded metrics, not the logs.
-    assert.deepEqual(dashboardQueries(dashboard), [], 'no Logs Insights queries');
-    const metrics = dashboardMetrics(dashboard).filter((m) => m[0] === METRICS_NAMESPACE);
-    assert.ok(metrics.some((m) => m[1] === 'TasksCreated'), 'dashboard counts created tasks');
-    for (const status of ['completed', 'failed', 'cancelled']) {
-      assert.ok(metrics.some((m) => m[1] === 'TasksEnded' && m[2] === 'status' && m[3] === status), `dashboard counts ${status} tasks`);
-    }
-    for (const name of ['TaskFailed', 'TaskDuration', 'TimeQueued', 'TaskRetries', 'TasksDeadLettered']) assert.ok(metrics.some((m) => m[1] === name), `dashboard shows ${name}`);
-    assert.ok(!body.includes('outcome'), 'counts follow task-ended lines, not per-run ones');
-  });
-});
-
-/** The widgets of a dashboard (deploy-time tokens in its body replaced by a placeholder). */
-function dashboardWidgets(dashboard: Json): Json[] {
-  const raw = dashboard['Properties']['DashboardBody'];
-  const parts = (typeof raw === 'string' ? [raw] : raw['Fn::Join'][1]) as unknown[];
-  return (JSON.parse(parts.map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('')) as { widgets: Json[] }).widgets;
-}
-
-/** The Logs Insights queries of a dashboard. */
-function dashboardQueries(dashboard: Json): string[] {
-  return dashboardWidgets(dashboard).filter((w) => w['type'] === 'log').map((w) => String(w['properties']['query']));
-}
-
-/** The metrics of a dashboard's graphs, as CloudWatch's `[namespace, name, dimension, value, …, options]` arrays. */
-function dashboardMetrics(dashboard: Json): unknown[][] {
-  return dashboardWidgets(dashboard).filter((w) => w['type'] === 'metric').flatMap((w) => (w['properties']['metrics'] ?? []) as unknown[][]);
-}
-
-function warnings(s: Synthesized): string[] {
-  return s.report.pluginReports.flatMap((report) => report.violations.filter((v) => v.severity === 'warning').map((v) => v.ruleName));
-}
-
-/** Every `Validations.of(x).acknowledge(...)` in the tree: path, rule id and reason. */
-function acknowledgements(app: App): Array<{ path: string; id: string; reason: string }> {
-  const found: Array<{ path: string; id: string; reason: string }> = [];
-  const visit = (node: IConstruct) => {
-    for (const entry of node.node.metadata) {
-      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
-      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) found.push({ path: node.node.path, id: id.replace(/^annotation::/i, ''), reason });
-    }
-    for (const child of node.node.children) visit(child);
-  };
-  visit(app);
-  return found;
-}
-
-describe('cdk-nag (AwsSolutions)', () => {
-  for (const variant of ['default', 'jwt'] as const) {
-    it(`reports no unacknowledged errors or warnings (${variant} stack)`, () => {
-      const s = variant === 'default' ? base : jwt;
-      const findings = s.report.pluginReports
-        .filter((report) => report.pluginName === 'AwsSolutions')
-        .flatMap((report) => report.violations.map((v) => `${v.severity} ${v.ruleName} at ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`));
-      assert.deepEqual(findings, []);
-    });
-  }
-
-  it('acknowledges only findings that exist, each with a reason', () => {
-    // Run the pack with acknowledgements ignored to see the raw findings.
-    const pack = new AwsSolutionsChecks();
-    (pack as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
-    const raw = pack.validateScope(base.app).violations.flatMap((v) => v.violatingResources.map((r) => ({ rule: v.ruleName, path: r.constructPath ?? '' })));
-    const acks = acknowledgements(base.app).filter((ack) => ack.id.startsWith('AwsSolutions-'));
-    assert.ok(acks.length > 0);
-    for (const ack of acks) {
-      assert.ok(ack.reason.length > 40, `${ack.id} at ${ack.path} needs a written reason`);
-      assert.ok(raw.some((f) => f.rule === ack.id && (f.path === ack.path || f.path.startsWith(`${ack.path}/`))), `${ack.id} at ${ack.path} acknowledges nothing`);
-    }
-    const summary = [...new Map(acks.map((ack) => [ack.id.replace(/<[^>]+>/, '<table>'), ack.reason])).entries()];
-    console.log(`cdk-nag: ${raw.length} raw findings, all acknowledged (${acks.length} acknowledgements):`);
-    for (const [id, reason] of summary) console.log(`  ${id}: ${reason}`);
-  });
-});
-
-describe('bundles', () => {
-  /** The Node to start bundles with: the repository's Node 22 when installed (closer to Lambda's), else this one. */
-  const nodeBinary = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
-
-  it('start in a fresh process with the environment the stack sets', () => {
-    const sizes: string[] = [];
-    for (const [id, fn] of resourcesOf(base.json, 'AWS::Lambda::Function')) {
-      const key = fn['Properties']['Code']['S3Key'] as string;
-      const assetDir = join(base.outdir, `asset.${key.replace(/\.zip$/, '')}`);
-      const bundle = join(assetDir, 'index.mjs');
-      assert.ok(existsSync(bundle), `${id}: no bundle at ${bundle}`);
-
-      // Tokens (Ref, GetAtt) have no value before deployment: placeholders stand in.
-      const variables = fn['Properties']['Environment']['Variables'] as Json;
-      const environment = Object.fromEntries(
-        Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : `placeholder-${name.toLowerCase()}`]),
-      );
-      const child = spawnSync(
-        nodeBinary,
-        ['--input-type=module', '-e', `const m = await import(${JSON.stringify(pathToFileURL(bundle).href)}); if (typeof m.handler !== 'function') process.exit(2);`],
-        { cwd: assetDir, env: { PATH: process.env['PATH'] ?? '', ...environment, AWS_REGION: 'us-east-1' }, encoding: 'utf8', timeout: 30_000 },
-      );
-      assert.equal(child.status, 0, `${id} failed to start (exit ${child.status}):\n${child.stderr}`);
-      sizes.push(`${id}: ${statSync(bundle).size} bytes (index.mjs), ${statSync(`${bundle}.map`).size} bytes (source map)`);
-    }
-    const version = spawnSync(nodeBinary, ['--version'], { encoding: 'utf8' }).stdout.trim();
-    console.log(`bundle sizes (started with Node ${version}):\n  ${sizes.join('\n  ')}`);
-  });
-});
-
-describe('bundle contents', () => {
-  /** npm packages a function's bundle contains, from its source map. */
-  const packagesIn = (fn: Json): Set<string> => {
-    const key = fn['Properties']['Code']['S3Key'] as string;
-    const map = JSON.parse(readFileSync(join(base.outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs.map'), 'utf8')) as { sources: string[] };
-    return new Set(
-      map.sources
-        .filter((source) => source.includes('node_modules/'))
-        .map((source) => {
-          const [first, second] = source.slice(source.lastIndexOf('node_modules/') + 'node_modules/'.length).split('/');
-          return first!.startsWith('@') ? `${first}/${second}` : first!;
-        }),
-    );
-  };
-
-  /** The project's own source files a function's bundle contains, from its source map. */
-  const ownSourcesIn = (fn: Json): string[] => {
-    const key = fn['Properties']['Code']['S3Key'] as string;
-    const assetDir = join(base.outdir, `asset.${key.replace(/\.zip$/, '')}`);
-    const map = JSON.parse(readFileSync(join(assetDir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
-    return map.sources.filter((source) => !source.includes('node_modules/')).map((source) => relative(ROOT, resolve(assetDir, source)));
-  };
-
-  it('of the default (product) deployment carry the product tools and no conformance or test fixture', () => {
-    const fns = functions(base.json);
-    for (const name of ['mcp', 'worker'] as const) {
-      const sources = ownSourcesIn(fns[name][1]);
-      assert.ok(sources.some((source) => source.startsWith('functions/tools/examples/')), `${name} bundles the product tools: ${sources.join(', ')}`);
-      const fixtures = sources.filter((source) => /^functions\/tools\/(conformance|testing)\//.test(source));
-      assert.deepEqual(fixtures, [], `${name} must not bundle fixtures`);
-    }
-    for (const name of ['deadLetter', 'sweeper'] as const) {
-      assert.deepEqual(ownSourcesIn(fns[name][1]).filter((source) => source.startsWith('functions/tools/')), [], `${name} bundles no tool`);
-    }
-  });
-
-  it('of a deployment with the conformance toolset carry its fixtures (the toolset is fixed at build time)', async () => {
-    const { build } = await import('esbuild');
-    const bundling = bundlingFor({ [ENV.toolset]: 'all' });
-    const result = await build({
-      entryPoints: [join(ROOT, FUNCTION_ENTRIES.worker)],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      write: false,
-      metafile: true,
-      logLevel: 'silent',
-      define: bundling.define ?? {},
-    });
-    const inputs = Object.keys(result.metafile.inputs);
-    assert.ok(inputs.some((path) => path.startsWith('functions/tools/conformance/')), 'conformance fixtures bundled for toolset "all"');
-    assert.ok(!inputs.some((path) => path.startsWith('functions/tools/testing/')), 'the durability fixtures never ship');
-  });
-
-  it('carry only the SDKs each function uses (the composition root is imported by path)', () => {
-    const fns = functions(base.json);
-    const expected: Record<keyof typeof fns, { has: string[]; lacks: string[] }> = {
-      // The MCP function verifies tokens (jose); the local authorization server never ships.
-      mcp: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod', 'jose'], lacks: ['oidc-provider', 'koa'] },
-      worker: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'], lacks: ['@modelcontextprotocol/server', 'jose', 'oidc-provider'] },
-      sweeper: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'] },
-      // It drains the DLQ itself (no event source mapping): the SQS client is its own.
-      deadLetter: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'] },
-    };
-    for (const [name, { has, lacks }] of Object.entries(expected) as Array<[keyof typeof fns, { has: string[]; lacks: string[] }]>) {
-      const packages = packagesIn(fns[name][1]);
-      for (const pkg of has) assert.ok(packages.has(pkg), `${name} bundles ${pkg}`);
-      for (const pkg of lacks) assert.ok(!packages.has(pkg), `${name} must not bundle ${pkg}`);
-    }
-  });
-});
-
-describe('context', () => {
-  const bad: Array<[string, Record<string, unknown>, RegExp]> = [
-    ['an unknown toolset', { toolset: 'everything' }, /toolset/],
-    ['an issuer without an audience', { jwtIssuer: 'https://issuer.example.com/' }, /jwtIssuer.*jwtAudience/],
-    ['a non-https issuer', { jwtIssuer: 'http://issuer.example.com/', jwtAudience: 'a' }, /https/],
-    ['an unknown removal policy', { removalPolicy: 'snapshot' }, /removalPolicy/],
-    ['a retention CloudWatch does not offer', { logRetentionDays: 2 }, /logRetentionDays/],
-    ['a sweep interval that is not whole minutes', { sweepIntervalMinutes: 0.5 }, /sweepIntervalMinutes/],
-    ['a tracing setting that is not a boolean', { tracing: 'yes' }, /tracing/],
-    ['a dashboard setting that is not a boolean', { dashboard: 1 }, /dashboard/],
-    ['a sweep interval slower than SQS redelivery', { sweepIntervalMinutes: 25 }, /sweepIntervalMinutes.*shorter than the visibility timeout/s],
-  ];
-  it('accepts the longest sweep interval the timings allow (24 minutes)', () => {
-    assert.doesNotThrow(() => createApp({ context: { ...CDK_CONTEXT, sweepIntervalMinutes: 24, 'aws:cdk:bundling-stacks': [] } }));
-  });
-  for (const [what, context, message] of bad) {
-    it(`rejects ${what} before building anything`, () => {
-      assert.throws(() => createApp({ context: { ...CDK_CONTEXT, ...context, 'aws:cdk:bundling-stacks': [] } }), message);
-    });
-  }
-});
-
-// Issue 9, items 3 and 4: the requestState key and the allowed origins.
-describe('requestState key and allowed origins', () => {
-  it('creates the key as an SSM SecureString through a custom resource, and lets the MCP function read only that parameter', () => {
-    const [customId, custom] = only(base.json, 'Custom::RequestStateKey');
-    const parameterName = custom['Properties']['ParameterName'];
-    assert.match(JSON.stringify(parameterName), /request-state-key/);
-    // The value is made by the function, never in the template.
-    assert.doesNotMatch(JSON.stringify(base.json), /"Type":"SecureString"/);
-    const [creatorId, creator] = only(base.json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes('requestState sealing key'));
-    assert.deepEqual(custom['Properties']['ServiceToken'], arnOf(creatorId));
-    const creatorStatements = statementsOf(base.json, roleLogicalIdOf(creator));
-    const write = creatorStatements.find((s) => asList(s['Action']).includes('ssm:PutParameter'));
-    assert.ok(write, 'the creator may put the parameter');
-    assert.deepEqual(asList(write['Action']).sort(), ['ssm:DeleteParameter', 'ssm:PutParameter']);
-    assert.match(JSON.stringify(write['Resource']), /parameter\/.*request-state-key/);
-
-    const [mcpId, mcp] = functions(base.json).mcp;
-    assert.deepEqual(mcp['Properties']['Environment']['Variables'][ENV.stateKeyParameter], parameterName);
-    const read = statementsOf(base.json, roleLogicalIdOf(mcp)).filter((s) => asList(s['Action']).some((a: string) => a.startsWith('ssm:')));
-    assert.equal(read.length, 1);
-    assert.deepEqual(asList(read[0]!['Action']), ['ssm:GetParameter']);
-    assert.deepEqual(read[0]!['Resource'], write['Resource']);
-    assert.ok(asList(mcp['DependsOn'] ?? []).includes(customId), `${mcpId} waits for the key`);
-  });
-
-  it('configures no CORS and no allowed origins by default', () => {
-    const [, api] = only(base.json, 'AWS::ApiGatewayV2::Api');
-    assert.equal(api['Properties']['CorsConfiguration'], undefined);
-    assert.equal(functions(base.json).mcp[1]['Properties']['Environment']['Variables'][ENV.allowedOrigins], undefined);
-  });
-
-  it('drives CORS (preflight included) and the Origin check from one allowed-origins setting', () => {
-    const origins = synth({ allowedOrigins: 'https://app.example.com,https://admin.example.com', 'aws:cdk:bundling-stacks': [] });
-    const [, api] = only(origins.json, 'AWS::ApiGatewayV2::Api');
-    const cors = api['Properties']['CorsConfiguration'];
-    assert.deepEqual(cors['AllowOrigins'], ['https://app.example.com', 'https://admin.example.com']);
-    assert.deepEqual(cors['AllowMethods'], ['POST']);
-    for (const header of ['content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'authorization']) assert.ok(cors['AllowHeaders'].includes(header), header);
-    assert.equal(functions(origins.json).mcp[1]['Properties']['Environment']['Variables'][ENV.allowedOrigins], 'https://app.example.com,https://admin.example.com');
-    assert.throws(() => createApp({ context: { ...CDK_CONTEXT, allowedOrigins: 'app.example.com', 'aws:cdk:bundling-stacks': [] } }), /allowedOrigins/);
   });
 });

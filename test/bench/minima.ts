@@ -1,0 +1,48 @@
+/** The bench's baseline: the minimum AWS usage the design needs, per scenario. */
+import { ENTER, LEAVE, MOVE, type Figures } from './aws-counting.ts';
+
+/** Units of one row write (rows stay under 1 KB) and of one strongly consistent read of it (under 4 KB). */
+export const ROW_WCU = 1;
+export const ROW_RCU = 1;
+/**
+ * Simple task. DynamoDB: create (put) + claim (lease) + finish (outcome) = 3 row writes, no read; index:
+ * create enters it, finish leaves it (the claim leaves `sweepAt` alone). SQS: send + receive + delete.
+ */
+export const SIMPLE_MIN: Figures = {
+  ddbRequests: 3,
+  rcu: 0,
+  wcu: 3 * ROW_WCU + ENTER + LEAVE,
+  sqsRequests: 3,
+  invocations: 1,
+};
+/**
+ * One input round: the simple task's run twice, plus the answer. DynamoDB: create + claim + suspend
+ * (finish `input_required`) + answer (read the outstanding keys, then one conditional write) + second
+ * claim + finish = 6 writes, 1 read; index: enter (create), move (suspend: `sweepAt` becomes the wait's
+ * deadline, `TASKS_MAX_INPUT_WAIT_MS`), move (answer resumes), leave (finish); neither claim moves it.
+ * The deadline costs the round two index writes (it was leave + enter before waits could end). SQS:
+ * send/receive/delete for each run (the answer enqueues the second).
+ */
+export const INPUT_ROUND_MIN: Figures = {
+  ddbRequests: 7,
+  rcu: 1 * ROW_RCU,
+  wcu: 6 * ROW_WCU + ENTER + MOVE + MOVE + LEAVE,
+  sqsRequests: 6,
+  invocations: 2,
+};
+/**
+ * A 10-step job in one invocation: the simple task plus one query of the step checkpoints (a replay
+ * must see them) and one checkpoint item per step; checkpoints are not in the index. Progress writes
+ * are optional (throttled heartbeats), so the minimum has none; one that is made costs its row write
+ * only, since it renews no lease this early in the run (the index is keys-only and `sweepAt` stays).
+ */
+export const STEPS = 10;
+export const TEN_STEP_MIN: Figures = {
+  ddbRequests: 3 + 1 + STEPS,
+  rcu: 1 * ROW_RCU,
+  wcu: (3 + STEPS) * ROW_WCU + ENTER + LEAVE,
+  sqsRequests: 3,
+  invocations: 1,
+};
+/** `tasks/get`: one strongly consistent read of the row. */
+export const GET_MIN = { ddbRequests: 1, rcu: ROW_RCU };

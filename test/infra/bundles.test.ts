@@ -1,0 +1,125 @@
+/**
+ * The functions' bundles as the default stack's synthesis leaves them on disk
+ * (esbuild runs for real): each starts in a fresh process with the environment
+ * the stack sets, and carries the tools and SDKs its function needs, nothing
+ * more. Synthesis is shared with the other stack tests (synth.ts).
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
+import { ENV } from '../../shared/config.ts';
+import { defaultStack, functions, removeSynthesized, resourcesOf, ROOT, type Json, type Synthesized } from './synth.ts';
+
+let base: Synthesized;
+
+before(() => {
+  base = defaultStack();
+});
+
+after(removeSynthesized);
+
+describe('bundles', () => {
+  /** The Node to start bundles with: the repository's Node 22 when installed (closer to Lambda's), else this one. */
+  const nodeBinary = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+
+  it('start in a fresh process with the environment the stack sets', () => {
+    const sizes: string[] = [];
+    for (const [id, fn] of resourcesOf(base.json, 'AWS::Lambda::Function')) {
+      const key = fn['Properties']['Code']['S3Key'] as string;
+      const assetDir = join(base.outdir, `asset.${key.replace(/\.zip$/, '')}`);
+      const bundle = join(assetDir, 'index.mjs');
+      assert.ok(existsSync(bundle), `${id}: no bundle at ${bundle}`);
+
+      // Tokens (Ref, GetAtt) have no value before deployment: placeholders stand in.
+      const variables = fn['Properties']['Environment']['Variables'] as Json;
+      const environment = Object.fromEntries(
+        Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : `placeholder-${name.toLowerCase()}`]),
+      );
+      const child = spawnSync(
+        nodeBinary,
+        ['--input-type=module', '-e', `const m = await import(${JSON.stringify(pathToFileURL(bundle).href)}); if (typeof m.handler !== 'function') process.exit(2);`],
+        { cwd: assetDir, env: { PATH: process.env['PATH'] ?? '', ...environment, AWS_REGION: 'us-east-1' }, encoding: 'utf8', timeout: 30_000 },
+      );
+      assert.equal(child.status, 0, `${id} failed to start (exit ${child.status}):\n${child.stderr}`);
+      sizes.push(`${id}: ${statSync(bundle).size} bytes (index.mjs), ${statSync(`${bundle}.map`).size} bytes (source map)`);
+    }
+    const version = spawnSync(nodeBinary, ['--version'], { encoding: 'utf8' }).stdout.trim();
+    console.log(`bundle sizes (started with Node ${version}):\n  ${sizes.join('\n  ')}`);
+  });
+});
+
+describe('bundle contents', () => {
+  /** npm packages a function's bundle contains, from its source map. */
+  const packagesIn = (fn: Json): Set<string> => {
+    const key = fn['Properties']['Code']['S3Key'] as string;
+    const map = JSON.parse(readFileSync(join(base.outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+    return new Set(
+      map.sources
+        .filter((source) => source.includes('node_modules/'))
+        .map((source) => {
+          const [first, second] = source.slice(source.lastIndexOf('node_modules/') + 'node_modules/'.length).split('/');
+          return first!.startsWith('@') ? `${first}/${second}` : first!;
+        }),
+    );
+  };
+
+  /** The project's own source files a function's bundle contains, from its source map. */
+  const ownSourcesIn = (fn: Json): string[] => {
+    const key = fn['Properties']['Code']['S3Key'] as string;
+    const assetDir = join(base.outdir, `asset.${key.replace(/\.zip$/, '')}`);
+    const map = JSON.parse(readFileSync(join(assetDir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+    return map.sources.filter((source) => !source.includes('node_modules/')).map((source) => relative(ROOT, resolve(assetDir, source)));
+  };
+
+  it('of the default (product) deployment carry the product tools and no conformance or test fixture', () => {
+    const fns = functions(base.json);
+    for (const name of ['mcp', 'worker'] as const) {
+      const sources = ownSourcesIn(fns[name][1]);
+      assert.ok(sources.some((source) => source.startsWith('functions/tools/examples/')), `${name} bundles the product tools: ${sources.join(', ')}`);
+      const fixtures = sources.filter((source) => /^functions\/tools\/(conformance|testing)\//.test(source));
+      assert.deepEqual(fixtures, [], `${name} must not bundle fixtures`);
+    }
+    for (const name of ['deadLetter', 'sweeper'] as const) {
+      assert.deepEqual(ownSourcesIn(fns[name][1]).filter((source) => source.startsWith('functions/tools/')), [], `${name} bundles no tool`);
+    }
+  });
+
+  it('of a deployment with the conformance toolset carry its fixtures (the toolset is fixed at build time)', async () => {
+    const { build } = await import('esbuild');
+    const bundling = bundlingFor({ [ENV.toolset]: 'all' });
+    const result = await build({
+      entryPoints: [join(ROOT, FUNCTION_ENTRIES.worker)],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+      define: bundling.define ?? {},
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    assert.ok(inputs.some((path) => path.startsWith('functions/tools/conformance/')), 'conformance fixtures bundled for toolset "all"');
+    assert.ok(!inputs.some((path) => path.startsWith('functions/tools/testing/')), 'the durability fixtures never ship');
+  });
+
+  it('carry only the SDKs each function uses (the composition root is imported by path)', () => {
+    const fns = functions(base.json);
+    const expected: Record<keyof typeof fns, { has: string[]; lacks: string[] }> = {
+      // The MCP function verifies tokens (jose); the local authorization server never ships.
+      mcp: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod', 'jose'], lacks: ['oidc-provider', 'koa'] },
+      worker: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'], lacks: ['@modelcontextprotocol/server', 'jose', 'oidc-provider'] },
+      sweeper: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'] },
+      // It drains the DLQ itself (no event source mapping): the SQS client is its own.
+      deadLetter: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'] },
+    };
+    for (const [name, { has, lacks }] of Object.entries(expected) as Array<[keyof typeof fns, { has: string[]; lacks: string[] }]>) {
+      const packages = packagesIn(fns[name][1]);
+      for (const pkg of has) assert.ok(packages.has(pkg), `${name} bundles ${pkg}`);
+      for (const pkg of lacks) assert.ok(!packages.has(pkg), `${name} must not bundle ${pkg}`);
+    }
+  });
+});

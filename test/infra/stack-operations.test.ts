@@ -1,0 +1,237 @@
+/**
+ * The CDK stack as operated and checked: alarms and the optional dashboard,
+ * cdk-nag's AwsSolutions pack and its acknowledgements, the context settings
+ * refused before anything is built, and the requestState key and allowed
+ * origins. Synthesis is shared with the other stack tests (synth.ts).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Validations, type App } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { createApp } from '../../infra/app.ts';
+import { FAILED_TASK_RATE_THRESHOLD } from '../../infra/constructs/operations.ts';
+import { ENV } from '../../shared/config.ts';
+import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
+import {
+  arnOf,
+  asList,
+  CDK_CONTEXT,
+  defaultStack,
+  functions,
+  jwtStack,
+  only,
+  queues,
+  refTo,
+  removeSynthesized,
+  resourcesOf,
+  roleLogicalIdOf,
+  statementsOf,
+  synth,
+  type Json,
+  type Synthesized,
+} from './synth.ts';
+
+let base: Synthesized;
+let jwt: Synthesized;
+
+before(() => {
+  base = defaultStack();
+  jwt = jwtStack();
+});
+
+after(removeSynthesized);
+
+describe('operations', () => {
+  it('alarms on the DLQ, dead-lettered tasks, worker errors, sweeper errors, queue age and API 5xx', () => {
+    const alarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm['Properties'] as Json);
+    // Six alarms of one metric each ($0.10 apiece at list price): the failed-task
+    // rate and dead-lettered messages come from the task metrics and the DLQ's age.
+    assert.equal(alarms.length, 6);
+    for (const alarm of alarms) assert.equal(alarm['Metrics'], undefined, 'one metric per alarm');
+    const metricsOf = (alarm: Json): Array<{ name: string; namespace: string }> =>
+      alarm['Metrics']
+        ? (alarm['Metrics'] as Json[]).filter((m) => m['MetricStat']).map((m) => ({ name: m['MetricStat']['Metric']['MetricName'], namespace: m['MetricStat']['Metric']['Namespace'] }))
+        : [{ name: alarm['MetricName'], namespace: alarm['Namespace'] }];
+    const all = alarms.map(metricsOf);
+    const has = (namespace: string, names: string[]) =>
+      all.some((metrics) => names.every((name) => metrics.some((m) => m.name === name && m.namespace === namespace)));
+    assert.ok(has('AWS/SQS', ['ApproximateAgeOfOldestMessage']), 'age of oldest message');
+    assert.ok(has('AWS/Lambda', ['Errors']), 'worker errors');
+    assert.ok(has(METRICS_NAMESPACE, ['TaskFailed']), 'failed-task rate');
+    assert.ok(has('AWS/ApiGateway', ['5xx']), 'API 5xx');
+    const failedRate = alarms.find((a) => a['MetricName'] === 'TaskFailed')!;
+    assert.equal(failedRate['Statistic'], 'Average');
+    assert.equal(failedRate['Threshold'], FAILED_TASK_RATE_THRESHOLD);
+    assert.equal(failedRate['Dimensions'], undefined, 'the metric the functions emit has no dimensions');
+    for (const alarm of alarms) assert.equal(alarm['TreatMissingData'], 'notBreaching');
+  });
+
+  it('alarms when the sweeper fails in two consecutive periods', () => {
+    const errorAlarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').filter(([, a]) => a['Properties']['MetricName'] === 'Errors');
+    const [sweeperId] = functions(base.json).sweeper;
+    const sweeper = errorAlarms.filter(([, a]) => JSON.stringify(a['Properties']['Dimensions']) === JSON.stringify([{ Name: 'FunctionName', Value: refTo(sweeperId) }]));
+    assert.equal(sweeper.length, 1);
+    const props = sweeper[0]![1]['Properties'];
+    assert.equal(props['Namespace'], 'AWS/Lambda');
+    assert.equal(props['Statistic'], 'Sum');
+    assert.equal(props['Threshold'], 1);
+    assert.equal(props['ComparisonOperator'], 'GreaterThanOrEqualToThreshold');
+    assert.equal(props['EvaluationPeriods'], 2);
+    assert.equal(props['DatapointsToAlarm'], 2);
+    assert.ok(props['Period'] >= 60 * (CDK_CONTEXT['sweepIntervalMinutes'] as number));
+  });
+
+  it('watches the dead-letter queue, and the worker queue for age', () => {
+    const { queue: [queueId], deadLetter: [deadLetterId] } = queues(base.json);
+    const ageAlarm = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').find(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage' && a['Properties']['Threshold'] > 900)!;
+    assert.deepEqual(ageAlarm[1]['Properties']['Dimensions'], [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }]);
+    const ageAlarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').filter(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage');
+    assert.equal(ageAlarms.length, 2);
+    assert.ok(ageAlarms.some(([, a]) => JSON.stringify(a['Properties']['Dimensions']) === JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetterId, 'QueueName'] } }])), 'DLQ not drained');
+  });
+
+  it('has a dashboard with task counts, queue depth and API latency', () => {
+    // Optional ($3 a month): none by default, one with `dashboard: true`.
+    assert.equal(resourcesOf(base.json, 'AWS::CloudWatch::Dashboard').length, 0);
+    const [, dashboard] = only(jwt.json, 'AWS::CloudWatch::Dashboard');
+    const body = JSON.stringify(dashboard['Properties']['DashboardBody']);
+    for (const text of ['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage', 'Latency', '5xx']) {
+      assert.ok(body.includes(text), `dashboard shows ${text}`);
+    }
+    // Task counts read the embedded metrics, not the logs.
+    assert.deepEqual(dashboardQueries(dashboard), [], 'no Logs Insights queries');
+    const metrics = dashboardMetrics(dashboard).filter((m) => m[0] === METRICS_NAMESPACE);
+    assert.ok(metrics.some((m) => m[1] === 'TasksCreated'), 'dashboard counts created tasks');
+    for (const status of ['completed', 'failed', 'cancelled']) {
+      assert.ok(metrics.some((m) => m[1] === 'TasksEnded' && m[2] === 'status' && m[3] === status), `dashboard counts ${status} tasks`);
+    }
+    for (const name of ['TaskFailed', 'TaskDuration', 'TimeQueued', 'TaskRetries', 'TasksDeadLettered']) assert.ok(metrics.some((m) => m[1] === name), `dashboard shows ${name}`);
+    assert.ok(!body.includes('outcome'), 'counts follow task-ended lines, not per-run ones');
+  });
+});
+
+/** The widgets of a dashboard (deploy-time tokens in its body replaced by a placeholder). */
+function dashboardWidgets(dashboard: Json): Json[] {
+  const raw = dashboard['Properties']['DashboardBody'];
+  const parts = (typeof raw === 'string' ? [raw] : raw['Fn::Join'][1]) as unknown[];
+  return (JSON.parse(parts.map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('')) as { widgets: Json[] }).widgets;
+}
+
+/** The Logs Insights queries of a dashboard. */
+function dashboardQueries(dashboard: Json): string[] {
+  return dashboardWidgets(dashboard).filter((w) => w['type'] === 'log').map((w) => String(w['properties']['query']));
+}
+
+/** The metrics of a dashboard's graphs, as CloudWatch's `[namespace, name, dimension, value, …, options]` arrays. */
+function dashboardMetrics(dashboard: Json): unknown[][] {
+  return dashboardWidgets(dashboard).filter((w) => w['type'] === 'metric').flatMap((w) => (w['properties']['metrics'] ?? []) as unknown[][]);
+}
+
+
+/** Every `Validations.of(x).acknowledge(...)` in the tree: path, rule id and reason. */
+function acknowledgements(app: App): Array<{ path: string; id: string; reason: string }> {
+  const found: Array<{ path: string; id: string; reason: string }> = [];
+  const visit = (node: IConstruct) => {
+    for (const entry of node.node.metadata) {
+      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) found.push({ path: node.node.path, id: id.replace(/^annotation::/i, ''), reason });
+    }
+    for (const child of node.node.children) visit(child);
+  };
+  visit(app);
+  return found;
+}
+
+describe('cdk-nag (AwsSolutions)', () => {
+  for (const variant of ['default', 'jwt'] as const) {
+    it(`reports no unacknowledged errors or warnings (${variant} stack)`, () => {
+      const s = variant === 'default' ? base : jwt;
+      const findings = s.report.pluginReports
+        .filter((report) => report.pluginName === 'AwsSolutions')
+        .flatMap((report) => report.violations.map((v) => `${v.severity} ${v.ruleName} at ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`));
+      assert.deepEqual(findings, []);
+    });
+  }
+
+  it('acknowledges only findings that exist, each with a reason', () => {
+    // Run the pack with acknowledgements ignored to see the raw findings.
+    const pack = new AwsSolutionsChecks();
+    (pack as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
+    const raw = pack.validateScope(base.app).violations.flatMap((v) => v.violatingResources.map((r) => ({ rule: v.ruleName, path: r.constructPath ?? '' })));
+    const acks = acknowledgements(base.app).filter((ack) => ack.id.startsWith('AwsSolutions-'));
+    assert.ok(acks.length > 0);
+    for (const ack of acks) {
+      assert.ok(ack.reason.length > 40, `${ack.id} at ${ack.path} needs a written reason`);
+      assert.ok(raw.some((f) => f.rule === ack.id && (f.path === ack.path || f.path.startsWith(`${ack.path}/`))), `${ack.id} at ${ack.path} acknowledges nothing`);
+    }
+    const summary = [...new Map(acks.map((ack) => [ack.id.replace(/<[^>]+>/, '<table>'), ack.reason])).entries()];
+    console.log(`cdk-nag: ${raw.length} raw findings, all acknowledged (${acks.length} acknowledgements):`);
+    for (const [id, reason] of summary) console.log(`  ${id}: ${reason}`);
+  });
+});
+
+describe('context', () => {
+  const bad: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['an unknown toolset', { toolset: 'everything' }, /toolset/],
+    ['an issuer without an audience', { jwtIssuer: 'https://issuer.example.com/' }, /jwtIssuer.*jwtAudience/],
+    ['a non-https issuer', { jwtIssuer: 'http://issuer.example.com/', jwtAudience: 'a' }, /https/],
+    ['an unknown removal policy', { removalPolicy: 'snapshot' }, /removalPolicy/],
+    ['a retention CloudWatch does not offer', { logRetentionDays: 2 }, /logRetentionDays/],
+    ['a sweep interval that is not whole minutes', { sweepIntervalMinutes: 0.5 }, /sweepIntervalMinutes/],
+    ['a tracing setting that is not a boolean', { tracing: 'yes' }, /tracing/],
+    ['a dashboard setting that is not a boolean', { dashboard: 1 }, /dashboard/],
+    ['a sweep interval slower than SQS redelivery', { sweepIntervalMinutes: 25 }, /sweepIntervalMinutes.*shorter than the visibility timeout/s],
+  ];
+  it('accepts the longest sweep interval the timings allow (24 minutes)', () => {
+    assert.doesNotThrow(() => createApp({ context: { ...CDK_CONTEXT, sweepIntervalMinutes: 24, 'aws:cdk:bundling-stacks': [] } }));
+  });
+  for (const [what, context, message] of bad) {
+    it(`rejects ${what} before building anything`, () => {
+      assert.throws(() => createApp({ context: { ...CDK_CONTEXT, ...context, 'aws:cdk:bundling-stacks': [] } }), message);
+    });
+  }
+});
+
+// Issue 9, items 3 and 4: the requestState key and the allowed origins.
+describe('requestState key and allowed origins', () => {
+  it('creates the key as an SSM SecureString through a custom resource, and lets the MCP function read only that parameter', () => {
+    const [customId, custom] = only(base.json, 'Custom::RequestStateKey');
+    const parameterName = custom['Properties']['ParameterName'];
+    assert.match(JSON.stringify(parameterName), /request-state-key/);
+    // The value is made by the function, never in the template.
+    assert.doesNotMatch(JSON.stringify(base.json), /"Type":"SecureString"/);
+    const [creatorId, creator] = only(base.json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes('requestState sealing key'));
+    assert.deepEqual(custom['Properties']['ServiceToken'], arnOf(creatorId));
+    const creatorStatements = statementsOf(base.json, roleLogicalIdOf(creator));
+    const write = creatorStatements.find((s) => asList(s['Action']).includes('ssm:PutParameter'));
+    assert.ok(write, 'the creator may put the parameter');
+    assert.deepEqual(asList(write['Action']).sort(), ['ssm:DeleteParameter', 'ssm:PutParameter']);
+    assert.match(JSON.stringify(write['Resource']), /parameter\/.*request-state-key/);
+
+    const [mcpId, mcp] = functions(base.json).mcp;
+    assert.deepEqual(mcp['Properties']['Environment']['Variables'][ENV.stateKeyParameter], parameterName);
+    const read = statementsOf(base.json, roleLogicalIdOf(mcp)).filter((s) => asList(s['Action']).some((a: string) => a.startsWith('ssm:')));
+    assert.equal(read.length, 1);
+    assert.deepEqual(asList(read[0]!['Action']), ['ssm:GetParameter']);
+    assert.deepEqual(read[0]!['Resource'], write['Resource']);
+    assert.ok(asList(mcp['DependsOn'] ?? []).includes(customId), `${mcpId} waits for the key`);
+  });
+
+  it('configures no CORS and no allowed origins by default', () => {
+    const [, api] = only(base.json, 'AWS::ApiGatewayV2::Api');
+    assert.equal(api['Properties']['CorsConfiguration'], undefined);
+    assert.equal(functions(base.json).mcp[1]['Properties']['Environment']['Variables'][ENV.allowedOrigins], undefined);
+  });
+
+  it('drives CORS (preflight included) and the Origin check from one allowed-origins setting', () => {
+    const origins = synth({ allowedOrigins: 'https://app.example.com,https://admin.example.com', 'aws:cdk:bundling-stacks': [] });
+    const [, api] = only(origins.json, 'AWS::ApiGatewayV2::Api');
+    const cors = api['Properties']['CorsConfiguration'];
+    assert.deepEqual(cors['AllowOrigins'], ['https://app.example.com', 'https://admin.example.com']);
+    assert.deepEqual(cors['AllowMethods'], ['POST']);
+    for (const header of ['content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'authorization']) assert.ok(cors['AllowHeaders'].includes(header), header);
+    assert.equal(functions(origins.json).mcp[1]['Properties']['Environment']['Variables'][ENV.allowedOrigins], 'https://app.example.com,https://admin.example.com');
+    assert.throws(() => createApp({ context: { ...CDK_CONTEXT, allowedOrigins: 'app.example.com', 'aws:cdk:bundling-stacks': [] } }), /allowedOrigins/);
+  });
+});
