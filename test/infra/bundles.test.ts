@@ -12,12 +12,12 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
-import { defaultStack, functions, removeSynthesized, resourcesOf, ROOT, type Json, type Synthesized } from './synth.ts';
+import { bundledStack, functions, removeSynthesized, resourcesOf, ROOT, type Json, type Synthesized } from './synth.ts';
 
 let base: Synthesized;
 
 before(() => {
-  base = defaultStack();
+  base = bundledStack();
 });
 
 after(removeSynthesized);

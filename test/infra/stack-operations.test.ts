@@ -10,6 +10,7 @@ import { Validations, type App } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { createApp } from '../../infra/app.ts';
+import { CONTEXT } from '../../infra/context.ts';
 import { FAILED_TASK_RATE_THRESHOLD } from '../../infra/constructs/operations.ts';
 import { ENV } from '../../shared/config.ts';
 import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
@@ -79,7 +80,7 @@ describe('operations', () => {
     assert.equal(props['ComparisonOperator'], 'GreaterThanOrEqualToThreshold');
     assert.equal(props['EvaluationPeriods'], 2);
     assert.equal(props['DatapointsToAlarm'], 2);
-    assert.ok(props['Period'] >= 60 * (CDK_CONTEXT['sweepIntervalMinutes'] as number));
+    assert.ok(props['Period'] >= 60 * CONTEXT.sweepIntervalMinutes.default);
   });
 
   it('watches the dead-letter queue, and the worker queue for age', () => {

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { Duration } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { OPEN_ENDPOINT_WARNING } from '../../infra/constructs/api.ts';
+import { CONTEXT } from '../../infra/context.ts';
 import { LAMBDA_RUNTIME } from '../../infra/constructs/task-function.ts';
 import { MAX_RECEIVE_COUNT } from '../../infra/constructs/task-queue.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
@@ -19,7 +20,6 @@ import { ACTIVE_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dyna
 import {
   arnOf,
   asList,
-  CDK_CONTEXT,
   defaultStack,
   functions,
   jwtStack,
@@ -113,7 +113,7 @@ describe('task queue and worker', () => {
     const [, mapping] = only(base.json, 'AWS::Lambda::EventSourceMapping', (m) => m['Properties']['FunctionName']['Ref'] === workerId);
     assert.deepEqual(mapping['Properties']['EventSourceArn'], arnOf(queueId));
     assert.deepEqual(mapping['Properties']['FunctionResponseTypes'], ['ReportBatchItemFailures']);
-    assert.equal(mapping['Properties']['ScalingConfig']['MaximumConcurrency'], CDK_CONTEXT['workerMaxConcurrency']);
+    assert.equal(mapping['Properties']['ScalingConfig']['MaximumConcurrency'], CONTEXT.workerMaxConcurrency.default);
     assert.ok(mapping['Properties']['BatchSize'] >= 1);
   });
 
@@ -121,8 +121,6 @@ describe('task queue and worker', () => {
     const { worker: [workerId] } = functions(base.json);
     const [, worker] = only(base.json, 'AWS::Lambda::EventSourceMapping', (m) => m['Properties']['FunctionName']['Ref'] === workerId);
     assert.equal(worker['Properties']['BatchSize'], WORKER_BATCH_SIZE);
-    // cdk.json's context repeats the default for operators to see; the local stack uses the constant.
-    assert.equal(CDK_CONTEXT['workerMaxConcurrency'], DEFAULT_WORKER_MAX_CONCURRENCY);
     assert.equal(worker['Properties']['ScalingConfig']['MaximumConcurrency'], DEFAULT_WORKER_MAX_CONCURRENCY);
   });
 
@@ -212,7 +210,7 @@ describe('sweeper', () => {
   it('runs on a schedule, every minute by default and as configured', () => {
     const [sweeperId] = functions(base.json).sweeper;
     const [ruleId, rule] = only(base.json, 'AWS::Events::Rule');
-    assert.equal(rule['Properties']['ScheduleExpression'], `rate(${CDK_CONTEXT['sweepIntervalMinutes']} minute)`);
+    assert.equal(rule['Properties']['ScheduleExpression'], `rate(${CONTEXT.sweepIntervalMinutes.default} minute)`);
     assert.equal(rule['Properties']['State'], 'ENABLED');
     // The sweeper, and the dead-letter handler that drains the DLQ on the same schedule.
     const [deadLetterId] = functions(base.json).deadLetter;
@@ -231,7 +229,7 @@ describe('sweeper', () => {
     const [sweeperId] = functions(base.json).sweeper;
     const [, config] = only(base.json, 'AWS::Lambda::EventInvokeConfig', (c) => c['Properties']['FunctionName']['Ref'] === sweeperId);
     assert.equal(config['Properties']['MaximumRetryAttempts'], 0);
-    assert.equal(config['Properties']['MaximumEventAgeInSeconds'], 60 * (CDK_CONTEXT['sweepIntervalMinutes'] as number));
+    assert.equal(config['Properties']['MaximumEventAgeInSeconds'], 60 * CONTEXT.sweepIntervalMinutes.default);
   });
 
   it('may query the active-tasks index, update the table and send to the task queue, nothing more', () => {
@@ -285,7 +283,7 @@ describe('functions', () => {
       const logGroupId = props['LoggingConfig']['LogGroup']['Ref'] as string;
       const logGroup = base.json['Resources'][logGroupId];
       assert.equal(logGroup['Type'], 'AWS::Logs::LogGroup', id);
-      assert.equal(logGroup['Properties']['RetentionInDays'], CDK_CONTEXT['logRetentionDays'], id);
+      assert.equal(logGroup['Properties']['RetentionInDays'], CONTEXT.logRetentionDays.default, id);
     }
   });
 
@@ -393,8 +391,8 @@ describe('api', () => {
     const [, stage] = only(base.json, 'AWS::ApiGatewayV2::Stage');
     assert.equal(stage['Properties']['StageName'], '$default');
     assert.deepEqual(stage['Properties']['DefaultRouteSettings'], {
-      ThrottlingRateLimit: CDK_CONTEXT['throttleRateLimit'],
-      ThrottlingBurstLimit: CDK_CONTEXT['throttleBurstLimit'],
+      ThrottlingRateLimit: CONTEXT.throttleRateLimit.default,
+      ThrottlingBurstLimit: CONTEXT.throttleBurstLimit.default,
     });
     const destination = stage['Properties']['AccessLogSettings']['DestinationArn'];
     const logGroup = base.json['Resources'][destination['Fn::GetAtt'][0]];

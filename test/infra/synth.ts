@@ -48,11 +48,20 @@ export function removeSynthesized(): void {
 }
 
 let base: Synthesized | undefined;
+let bundled: Synthesized | undefined;
 let jwt: Synthesized | undefined;
 
-/** The default stack, bundled by esbuild for real (its assets are the deployed bundles). */
+/**
+ * The default stack's template. esbuild is skipped: the template is the same
+ * but for the assets' hashes (the bundles themselves are {@link bundledStack}'s).
+ */
 export function defaultStack(): Synthesized {
-  return (base ??= synth());
+  return (base ??= synth({ 'aws:cdk:bundling-stacks': [] }));
+}
+
+/** The default stack, bundled by esbuild for real (its assets are the deployed bundles). */
+export function bundledStack(): Synthesized {
+  return (bundled ??= synth());
 }
 
 /** A stack with JWT authorization and the optional parts on; its functions are the default stack's, so bundling is skipped. */

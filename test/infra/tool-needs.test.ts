@@ -3,7 +3,7 @@
  * a tool with a secret and an S3 read permission adds read access to that
  * secret and that permission, to the worker (and to the MCP function when the
  * tool may run inline), and nothing else; cdk-nag stays clean. Synthesized
- * without bundling (the bundles are the default stack's, `stack.test.ts`).
+ * without bundling (the bundles are tested in `bundles.test.ts`).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
