@@ -10,9 +10,9 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
+import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
-import { bundledStack, functions, removeSynthesized, resourcesOf, ROOT, type Json, type Synthesized } from './synth.ts';
+import { bundledStack, bundleWorker, functions, removeSynthesized, resourcesOf, ROOT, type Json, type Synthesized } from './synth.ts';
 
 let base: Synthesized;
 
@@ -89,19 +89,8 @@ describe('bundle contents', () => {
   });
 
   it('of a deployment with the conformance toolset carry its fixtures (the toolset is fixed at build time)', async () => {
-    const { build } = await import('esbuild');
-    const bundling = bundlingFor({ [ENV.toolset]: 'all' });
-    const result = await build({
-      entryPoints: [join(ROOT, FUNCTION_ENTRIES.worker)],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      write: false,
-      metafile: true,
-      logLevel: 'silent',
-      define: bundling.define ?? {},
-    });
-    const inputs = Object.keys(result.metafile.inputs);
+    const metafile = await bundleWorker(bundlingFor({ [ENV.toolset]: 'all' }).define ?? {});
+    const inputs = Object.keys(metafile.inputs);
     assert.ok(inputs.some((path) => path.startsWith('functions/tools/conformance/')), 'conformance fixtures bundled for toolset "all"');
     assert.ok(!inputs.some((path) => path.startsWith('functions/tools/testing/')), 'the durability fixtures never ship');
   });

@@ -5,7 +5,7 @@
  * origins. Synthesis is shared with the other stack tests (synth.ts).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Validations, type App } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
@@ -14,38 +14,13 @@ import { CONTEXT } from '../../infra/context.ts';
 import { FAILED_TASK_RATE_THRESHOLD } from '../../infra/constructs/operations.ts';
 import { ENV } from '../../shared/config.ts';
 import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
-import {
-  arnOf,
-  asList,
-  CDK_CONTEXT,
-  defaultStack,
-  functions,
-  jwtStack,
-  only,
-  queues,
-  refTo,
-  removeSynthesized,
-  resourcesOf,
-  roleLogicalIdOf,
-  statementsOf,
-  synth,
-  type Json,
-  type Synthesized,
-} from './synth.ts';
+import { arnOf, asList, CDK_CONTEXT, functions, only, queues, refTo, resourcesOf, roleLogicalIdOf, statementsOf, synth, templateStacks, type Json } from './synth.ts';
 
-let base: Synthesized;
-let jwt: Synthesized;
-
-before(() => {
-  base = defaultStack();
-  jwt = jwtStack();
-});
-
-after(removeSynthesized);
+const stacks = templateStacks();
 
 describe('operations', () => {
   it('alarms on the DLQ, dead-lettered tasks, worker errors, sweeper errors, queue age and API 5xx', () => {
-    const alarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm['Properties'] as Json);
+    const alarms = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm['Properties'] as Json);
     // Six alarms of one metric each ($0.10 apiece at list price): the failed-task
     // rate and dead-lettered messages come from the task metrics and the DLQ's age.
     assert.equal(alarms.length, 6);
@@ -69,8 +44,8 @@ describe('operations', () => {
   });
 
   it('alarms when the sweeper fails in two consecutive periods', () => {
-    const errorAlarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').filter(([, a]) => a['Properties']['MetricName'] === 'Errors');
-    const [sweeperId] = functions(base.json).sweeper;
+    const errorAlarms = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').filter(([, a]) => a['Properties']['MetricName'] === 'Errors');
+    const [sweeperId] = functions(stacks.base.json).sweeper;
     const sweeper = errorAlarms.filter(([, a]) => JSON.stringify(a['Properties']['Dimensions']) === JSON.stringify([{ Name: 'FunctionName', Value: refTo(sweeperId) }]));
     assert.equal(sweeper.length, 1);
     const props = sweeper[0]![1]['Properties'];
@@ -84,18 +59,18 @@ describe('operations', () => {
   });
 
   it('watches the dead-letter queue, and the worker queue for age', () => {
-    const { queue: [queueId], deadLetter: [deadLetterId] } = queues(base.json);
-    const ageAlarm = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').find(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage' && a['Properties']['Threshold'] > 900)!;
+    const { queue: [queueId], deadLetter: [deadLetterId] } = queues(stacks.base.json);
+    const ageAlarm = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').find(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage' && a['Properties']['Threshold'] > 900)!;
     assert.deepEqual(ageAlarm[1]['Properties']['Dimensions'], [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }]);
-    const ageAlarms = resourcesOf(base.json, 'AWS::CloudWatch::Alarm').filter(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage');
+    const ageAlarms = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').filter(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage');
     assert.equal(ageAlarms.length, 2);
     assert.ok(ageAlarms.some(([, a]) => JSON.stringify(a['Properties']['Dimensions']) === JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetterId, 'QueueName'] } }])), 'DLQ not drained');
   });
 
   it('has a dashboard with task counts, queue depth and API latency', () => {
     // Optional ($3 a month): none by default, one with `dashboard: true`.
-    assert.equal(resourcesOf(base.json, 'AWS::CloudWatch::Dashboard').length, 0);
-    const [, dashboard] = only(jwt.json, 'AWS::CloudWatch::Dashboard');
+    assert.equal(resourcesOf(stacks.base.json, 'AWS::CloudWatch::Dashboard').length, 0);
+    const [, dashboard] = only(stacks.jwt.json, 'AWS::CloudWatch::Dashboard');
     const body = JSON.stringify(dashboard['Properties']['DashboardBody']);
     for (const text of ['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage', 'Latency', '5xx']) {
       assert.ok(body.includes(text), `dashboard shows ${text}`);
@@ -147,7 +122,7 @@ function acknowledgements(app: App): Array<{ path: string; id: string; reason: s
 describe('cdk-nag (AwsSolutions)', () => {
   for (const variant of ['default', 'jwt'] as const) {
     it(`reports no unacknowledged errors or warnings (${variant} stack)`, () => {
-      const s = variant === 'default' ? base : jwt;
+      const s = variant === 'default' ? stacks.base : stacks.jwt;
       const findings = s.report.pluginReports
         .filter((report) => report.pluginName === 'AwsSolutions')
         .flatMap((report) => report.violations.map((v) => `${v.severity} ${v.ruleName} at ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`));
@@ -159,8 +134,8 @@ describe('cdk-nag (AwsSolutions)', () => {
     // Run the pack with acknowledgements ignored to see the raw findings.
     const pack = new AwsSolutionsChecks();
     (pack as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
-    const raw = pack.validateScope(base.app).violations.flatMap((v) => v.violatingResources.map((r) => ({ rule: v.ruleName, path: r.constructPath ?? '' })));
-    const acks = acknowledgements(base.app).filter((ack) => ack.id.startsWith('AwsSolutions-'));
+    const raw = pack.validateScope(stacks.base.app).violations.flatMap((v) => v.violatingResources.map((r) => ({ rule: v.ruleName, path: r.constructPath ?? '' })));
+    const acks = acknowledgements(stacks.base.app).filter((ack) => ack.id.startsWith('AwsSolutions-'));
     assert.ok(acks.length > 0);
     for (const ack of acks) {
       assert.ok(ack.reason.length > 40, `${ack.id} at ${ack.path} needs a written reason`);
@@ -197,22 +172,22 @@ describe('context', () => {
 // Issue 9, items 3 and 4: the requestState key and the allowed origins.
 describe('requestState key and allowed origins', () => {
   it('creates the key as an SSM SecureString through a custom resource, and lets the MCP function read only that parameter', () => {
-    const [customId, custom] = only(base.json, 'Custom::RequestStateKey');
+    const [customId, custom] = only(stacks.base.json, 'Custom::RequestStateKey');
     const parameterName = custom['Properties']['ParameterName'];
     assert.match(JSON.stringify(parameterName), /request-state-key/);
     // The value is made by the function, never in the template.
-    assert.doesNotMatch(JSON.stringify(base.json), /"Type":"SecureString"/);
-    const [creatorId, creator] = only(base.json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes('requestState sealing key'));
+    assert.doesNotMatch(JSON.stringify(stacks.base.json), /"Type":"SecureString"/);
+    const [creatorId, creator] = only(stacks.base.json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes('requestState sealing key'));
     assert.deepEqual(custom['Properties']['ServiceToken'], arnOf(creatorId));
-    const creatorStatements = statementsOf(base.json, roleLogicalIdOf(creator));
+    const creatorStatements = statementsOf(stacks.base.json, roleLogicalIdOf(creator));
     const write = creatorStatements.find((s) => asList(s['Action']).includes('ssm:PutParameter'));
     assert.ok(write, 'the creator may put the parameter');
     assert.deepEqual(asList(write['Action']).sort(), ['ssm:DeleteParameter', 'ssm:PutParameter']);
     assert.match(JSON.stringify(write['Resource']), /parameter\/.*request-state-key/);
 
-    const [mcpId, mcp] = functions(base.json).mcp;
+    const [mcpId, mcp] = functions(stacks.base.json).mcp;
     assert.deepEqual(mcp['Properties']['Environment']['Variables'][ENV.stateKeyParameter], parameterName);
-    const read = statementsOf(base.json, roleLogicalIdOf(mcp)).filter((s) => asList(s['Action']).some((a: string) => a.startsWith('ssm:')));
+    const read = statementsOf(stacks.base.json, roleLogicalIdOf(mcp)).filter((s) => asList(s['Action']).some((a: string) => a.startsWith('ssm:')));
     assert.equal(read.length, 1);
     assert.deepEqual(asList(read[0]!['Action']), ['ssm:GetParameter']);
     assert.deepEqual(read[0]!['Resource'], write['Resource']);
@@ -220,9 +195,9 @@ describe('requestState key and allowed origins', () => {
   });
 
   it('configures no CORS and no allowed origins by default', () => {
-    const [, api] = only(base.json, 'AWS::ApiGatewayV2::Api');
+    const [, api] = only(stacks.base.json, 'AWS::ApiGatewayV2::Api');
     assert.equal(api['Properties']['CorsConfiguration'], undefined);
-    assert.equal(functions(base.json).mcp[1]['Properties']['Environment']['Variables'][ENV.allowedOrigins], undefined);
+    assert.equal(functions(stacks.base.json).mcp[1]['Properties']['Environment']['Variables'][ENV.allowedOrigins], undefined);
   });
 
   it('drives CORS (preflight included) and the Origin check from one allowed-origins setting', () => {

@@ -6,7 +6,7 @@
  * the bundles in bundles.test.ts; synthesis is shared (synth.ts).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Duration } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { OPEN_ENDPOINT_WARNING } from '../../infra/constructs/api.ts';
@@ -17,37 +17,13 @@ import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/e
 import { durableTimings, HANDOVER_RESERVE, timingProblems, VISIBILITY_TIMEOUT_FACTOR, type DurableTimings } from '../../infra/timings.ts';
 import { DEFAULT_SETTINGS, ENV } from '../../shared/config.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
-import {
-  arnOf,
-  asList,
-  defaultStack,
-  functions,
-  jwtStack,
-  only,
-  queues,
-  refTo,
-  removeSynthesized,
-  resourcesOf,
-  roleLogicalIdOf,
-  statementsOf,
-  warnings,
-  type Json,
-  type Synthesized,
-} from './synth.ts';
+import { arnOf, asList, functions, only, queues, refTo, resourcesOf, roleLogicalIdOf, statementsOf, templateStacks, warnings, type Json } from './synth.ts';
 
-let base: Synthesized;
-let jwt: Synthesized;
-
-before(() => {
-  base = defaultStack();
-  jwt = jwtStack();
-});
-
-after(removeSynthesized);
+const stacks = templateStacks();
 
 describe('task table', () => {
   it('uses the key schema, TTL attribute and sparse index the code uses', () => {
-    const [, table] = only(base.json, 'AWS::DynamoDB::Table');
+    const [, table] = only(stacks.base.json, 'AWS::DynamoDB::Table');
     const props = table['Properties'];
     assert.deepEqual(props['KeySchema'], [
       { AttributeName: TABLE_KEYS.partition, KeyType: 'HASH' },
@@ -69,7 +45,7 @@ describe('task table', () => {
   });
 
   it('is on demand, recoverable and encrypted with the AWS managed KMS key', () => {
-    base.template.hasResourceProperties('AWS::DynamoDB::Table', {
+    stacks.base.template.hasResourceProperties('AWS::DynamoDB::Table', {
       BillingMode: 'PAY_PER_REQUEST',
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       // SSEEnabled without a key id is KMS with the AWS managed key (aws/dynamodb).
@@ -78,10 +54,10 @@ describe('task table', () => {
   });
 
   it('is retained and deletion-protected by default, destroyable when configured', () => {
-    const [, kept] = only(base.json, 'AWS::DynamoDB::Table');
+    const [, kept] = only(stacks.base.json, 'AWS::DynamoDB::Table');
     assert.equal(kept['DeletionPolicy'], 'Retain');
     assert.equal(kept['Properties']['DeletionProtectionEnabled'], true);
-    const [, destroyed] = only(jwt.json, 'AWS::DynamoDB::Table');
+    const [, destroyed] = only(stacks.jwt.json, 'AWS::DynamoDB::Table');
     assert.equal(destroyed['DeletionPolicy'], 'Delete');
     assert.equal(destroyed['Properties']['DeletionProtectionEnabled'], false);
   });
@@ -89,16 +65,16 @@ describe('task table', () => {
 
 describe('task queue and worker', () => {
   it('redrives to an encrypted dead-letter queue after MAX_RECEIVE_COUNT deliveries', () => {
-    const { queue: [, queue], deadLetter: [deadLetterId, deadLetter] } = queues(base.json);
+    const { queue: [, queue], deadLetter: [deadLetterId, deadLetter] } = queues(stacks.base.json);
     assert.deepEqual(queue['Properties']['RedrivePolicy'], { deadLetterTargetArn: arnOf(deadLetterId), maxReceiveCount: MAX_RECEIVE_COUNT });
     assert.equal(MAX_RECEIVE_COUNT, 5);
     for (const q of [queue, deadLetter]) assert.equal(q['Properties']['SqsManagedSseEnabled'], true);
   });
 
   it('denies requests without TLS on both queues', () => {
-    const { queue: [queueId], deadLetter: [deadLetterId] } = queues(base.json);
+    const { queue: [queueId], deadLetter: [deadLetterId] } = queues(stacks.base.json);
     for (const id of [queueId, deadLetterId]) {
-      const [, policy] = only(base.json, 'AWS::SQS::QueuePolicy', (p) => (p['Properties']['Queues'] as Json[]).some((q) => q['Ref'] === id));
+      const [, policy] = only(stacks.base.json, 'AWS::SQS::QueuePolicy', (p) => (p['Properties']['Queues'] as Json[]).some((q) => q['Ref'] === id));
       const statements = policy['Properties']['PolicyDocument']['Statement'] as Json[];
       assert.ok(
         statements.some((s) => s['Effect'] === 'Deny' && s['Condition']?.['Bool']?.['aws:SecureTransport'] === 'false'),
@@ -108,9 +84,9 @@ describe('task queue and worker', () => {
   });
 
   it('feeds the worker with partial batch responses and a maximum concurrency', () => {
-    const { worker: [workerId] } = functions(base.json);
-    const { queue: [queueId] } = queues(base.json);
-    const [, mapping] = only(base.json, 'AWS::Lambda::EventSourceMapping', (m) => m['Properties']['FunctionName']['Ref'] === workerId);
+    const { worker: [workerId] } = functions(stacks.base.json);
+    const { queue: [queueId] } = queues(stacks.base.json);
+    const [, mapping] = only(stacks.base.json, 'AWS::Lambda::EventSourceMapping', (m) => m['Properties']['FunctionName']['Ref'] === workerId);
     assert.deepEqual(mapping['Properties']['EventSourceArn'], arnOf(queueId));
     assert.deepEqual(mapping['Properties']['FunctionResponseTypes'], ['ReportBatchItemFailures']);
     assert.equal(mapping['Properties']['ScalingConfig']['MaximumConcurrency'], CONTEXT.workerMaxConcurrency.default);
@@ -118,8 +94,8 @@ describe('task queue and worker', () => {
   });
 
   it('deploys the event source settings the local stack emulates (one source of truth)', () => {
-    const { worker: [workerId] } = functions(base.json);
-    const [, worker] = only(base.json, 'AWS::Lambda::EventSourceMapping', (m) => m['Properties']['FunctionName']['Ref'] === workerId);
+    const { worker: [workerId] } = functions(stacks.base.json);
+    const [, worker] = only(stacks.base.json, 'AWS::Lambda::EventSourceMapping', (m) => m['Properties']['FunctionName']['Ref'] === workerId);
     assert.equal(worker['Properties']['BatchSize'], WORKER_BATCH_SIZE);
     assert.equal(worker['Properties']['ScalingConfig']['MaximumConcurrency'], DEFAULT_WORKER_MAX_CONCURRENCY);
   });
@@ -129,19 +105,19 @@ describe('task queue and worker', () => {
     // rest of the stack): the sweep schedule invokes the handler, which
     // receives from the DLQ named in its environment and deletes only the
     // messages it handled (functions/dlq/app.ts; test/integration/operations.test.ts).
-    const { deadLetter: [handlerId, handler] } = functions(base.json);
-    const { deadLetter: [deadLetterId] } = queues(base.json);
-    assert.equal(resourcesOf(base.json, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => m['Properties']['FunctionName']['Ref'] === handlerId).length, 0);
+    const { deadLetter: [handlerId, handler] } = functions(stacks.base.json);
+    const { deadLetter: [deadLetterId] } = queues(stacks.base.json);
+    assert.equal(resourcesOf(stacks.base.json, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => m['Properties']['FunctionName']['Ref'] === handlerId).length, 0);
     assert.deepEqual(handler['Properties']['Environment']['Variables'][ENV.deadLetterQueueUrl], refTo(deadLetterId));
-    const [, rule] = only(base.json, 'AWS::Events::Rule');
+    const [, rule] = only(stacks.base.json, 'AWS::Events::Rule');
     assert.ok((rule['Properties']['Targets'] as Json[]).some((t) => JSON.stringify(t['Arn']) === JSON.stringify(arnOf(handlerId))));
-    const actions = statementsOf(base.json, roleLogicalIdOf(handler)).filter((st) => JSON.stringify(st['Resource']) === JSON.stringify(arnOf(deadLetterId))).flatMap((st) => asList<string>(st['Action']));
+    const actions = statementsOf(stacks.base.json, roleLogicalIdOf(handler)).filter((st) => JSON.stringify(st['Resource']) === JSON.stringify(arnOf(deadLetterId))).flatMap((st) => asList<string>(st['Action']));
     assert.ok(actions.includes('sqs:ReceiveMessage') && actions.includes('sqs:DeleteMessage'));
   });
 
   it('gives each queue a visibility timeout of at least six times its consumer timeout', () => {
-    const fns = functions(base.json);
-    const { queue: [, queue], deadLetter: [, deadLetter] } = queues(base.json);
+    const fns = functions(stacks.base.json);
+    const { queue: [, queue], deadLetter: [, deadLetter] } = queues(stacks.base.json);
     const pairs: Array<[Json, Json]> = [
       [queue, fns.worker[1]],
       [deadLetter, fns.deadLetter[1]],
@@ -154,10 +130,10 @@ describe('task queue and worker', () => {
   });
 
   it('sets the durable-execution timings so that they fit each other (as deployed)', () => {
-    const [, worker] = functions(base.json).worker;
-    const [, sweeper] = functions(base.json).sweeper;
-    const { queue: [, queue] } = queues(base.json);
-    const [, rule] = only(base.json, 'AWS::Events::Rule');
+    const [, worker] = functions(stacks.base.json).worker;
+    const [, sweeper] = functions(stacks.base.json).sweeper;
+    const { queue: [, queue] } = queues(stacks.base.json);
+    const [, rule] = only(stacks.base.json, 'AWS::Events::Rule');
     const variables = worker['Properties']['Environment']['Variables'] as Json;
     const leaseMs = Number(variables[ENV.leaseMs]);
     const graceMs = Number(variables[ENV.sweepGraceMs]);
@@ -208,35 +184,35 @@ describe('timings', () => {
 
 describe('sweeper', () => {
   it('runs on a schedule, every minute by default and as configured', () => {
-    const [sweeperId] = functions(base.json).sweeper;
-    const [ruleId, rule] = only(base.json, 'AWS::Events::Rule');
+    const [sweeperId] = functions(stacks.base.json).sweeper;
+    const [ruleId, rule] = only(stacks.base.json, 'AWS::Events::Rule');
     assert.equal(rule['Properties']['ScheduleExpression'], `rate(${CONTEXT.sweepIntervalMinutes.default} minute)`);
     assert.equal(rule['Properties']['State'], 'ENABLED');
     // The sweeper, and the dead-letter handler that drains the DLQ on the same schedule.
-    const [deadLetterId] = functions(base.json).deadLetter;
+    const [deadLetterId] = functions(stacks.base.json).deadLetter;
     const targets = rule['Properties']['Targets'] as Json[];
     assert.deepEqual(targets.map((t) => t['Arn']), [arnOf(sweeperId), arnOf(deadLetterId)]);
     // EventBridge may invoke the sweeper, from this rule only.
-    const [, permission] = only(base.json, 'AWS::Lambda::Permission', (p) => p['Properties']['Principal'] === 'events.amazonaws.com' && JSON.stringify(p['Properties']['FunctionName']) === JSON.stringify(arnOf(sweeperId)));
+    const [, permission] = only(stacks.base.json, 'AWS::Lambda::Permission', (p) => p['Properties']['Principal'] === 'events.amazonaws.com' && JSON.stringify(p['Properties']['FunctionName']) === JSON.stringify(arnOf(sweeperId)));
     assert.deepEqual(permission['Properties']['FunctionName'], arnOf(sweeperId));
     assert.deepEqual(permission['Properties']['SourceArn'], arnOf(ruleId));
 
-    const [, configured] = only(jwt.json, 'AWS::Events::Rule');
+    const [, configured] = only(stacks.jwt.json, 'AWS::Events::Rule');
     assert.equal(configured['Properties']['ScheduleExpression'], 'rate(5 minutes)');
   });
 
   it('is not retried by Lambda: the next scheduled run is the retry', () => {
-    const [sweeperId] = functions(base.json).sweeper;
-    const [, config] = only(base.json, 'AWS::Lambda::EventInvokeConfig', (c) => c['Properties']['FunctionName']['Ref'] === sweeperId);
+    const [sweeperId] = functions(stacks.base.json).sweeper;
+    const [, config] = only(stacks.base.json, 'AWS::Lambda::EventInvokeConfig', (c) => c['Properties']['FunctionName']['Ref'] === sweeperId);
     assert.equal(config['Properties']['MaximumRetryAttempts'], 0);
     assert.equal(config['Properties']['MaximumEventAgeInSeconds'], 60 * CONTEXT.sweepIntervalMinutes.default);
   });
 
   it('may query the active-tasks index, update the table and send to the task queue, nothing more', () => {
-    const [tableId] = only(base.json, 'AWS::DynamoDB::Table');
-    const { queue: [queueId] } = queues(base.json);
-    const [, sweeper] = functions(base.json).sweeper;
-    const statements = statementsOf(base.json, roleLogicalIdOf(sweeper));
+    const [tableId] = only(stacks.base.json, 'AWS::DynamoDB::Table');
+    const { queue: [queueId] } = queues(stacks.base.json);
+    const [, sweeper] = functions(stacks.base.json).sweeper;
+    const statements = statementsOf(stacks.base.json, roleLogicalIdOf(sweeper));
     const on = (prefix: string) => statements.filter((s) => asList<string>(s['Action']).some((a) => a.startsWith(prefix)));
 
     const dynamo = on('dynamodb:').map((s) => ({ actions: asList<string>(s['Action']), resource: s['Resource'] }));
@@ -262,18 +238,18 @@ describe('sweeper', () => {
   });
 
   it('has no event source: the schedule is its only trigger', () => {
-    const [sweeperId] = functions(base.json).sweeper;
-    assert.equal(resourcesOf(base.json, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => m['Properties']['FunctionName']['Ref'] === sweeperId).length, 0);
+    const [sweeperId] = functions(stacks.base.json).sweeper;
+    assert.equal(resourcesOf(stacks.base.json, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => m['Properties']['FunctionName']['Ref'] === sweeperId).length, 0);
   });
 });
 
 describe('functions', () => {
   it('run on the one runtime constant, ARM64, with active tracing and their own log group', () => {
-    const fns = resourcesOf(base.json, 'AWS::Lambda::Function');
+    const fns = resourcesOf(stacks.base.json, 'AWS::Lambda::Function');
     // The four task functions and the requestState key's custom resource.
     assert.equal(fns.length, 5);
     // Tracing is a setting, off by default (cost: see the README); on when asked for.
-    for (const [id, fn] of resourcesOf(jwt.json, 'AWS::Lambda::Function')) assert.deepEqual(fn['Properties']['TracingConfig'], { Mode: 'Active' }, id);
+    for (const [id, fn] of resourcesOf(stacks.jwt.json, 'AWS::Lambda::Function')) assert.deepEqual(fn['Properties']['TracingConfig'], { Mode: 'Active' }, id);
     for (const [id, fn] of fns) {
       const props = fn['Properties'];
       assert.equal(props['Runtime'], LAMBDA_RUNTIME.name, id);
@@ -281,7 +257,7 @@ describe('functions', () => {
       assert.equal(props['TracingConfig'], undefined, id);
       assert.equal(props['Handler'], 'index.handler', id);
       const logGroupId = props['LoggingConfig']['LogGroup']['Ref'] as string;
-      const logGroup = base.json['Resources'][logGroupId];
+      const logGroup = stacks.base.json['Resources'][logGroupId];
       assert.equal(logGroup['Type'], 'AWS::Logs::LogGroup', id);
       assert.equal(logGroup['Properties']['RetentionInDays'], CONTEXT.logRetentionDays.default, id);
     }
@@ -289,9 +265,9 @@ describe('functions', () => {
 
   it('get environment variables named by ENV, pointing at this stack\'s table and queue, with the same timings', () => {
     const allowed = new Set<string>([...Object.values(ENV), 'NODE_OPTIONS']);
-    const [tableId] = only(base.json, 'AWS::DynamoDB::Table');
-    const { queue: [queueId] } = queues(base.json);
-    for (const [id, fn] of Object.values(functions(base.json))) {
+    const [tableId] = only(stacks.base.json, 'AWS::DynamoDB::Table');
+    const { queue: [queueId] } = queues(stacks.base.json);
+    for (const [id, fn] of Object.values(functions(stacks.base.json))) {
       const variables = fn['Properties']['Environment']['Variables'] as Json;
       for (const name of Object.keys(variables)) assert.ok(allowed.has(name), `${id}: ${name} is not an ENV constant`);
       assert.deepEqual(variables[ENV.tableName], refTo(tableId), id);
@@ -299,20 +275,20 @@ describe('functions', () => {
       assert.equal(variables[ENV.toolset], 'product', id);
     }
     // Every function that writes a task applies the store's policy (sweepAt = lease end or resume + grace).
-    const timings = Object.values(functions(base.json)).map(([, fn]) => {
+    const timings = Object.values(functions(stacks.base.json)).map(([, fn]) => {
       const variables = fn['Properties']['Environment']['Variables'] as Json;
       return [variables[ENV.leaseMs], variables[ENV.sweepGraceMs], variables[ENV.invocationBudgetMs]];
     });
     for (const each of timings) assert.deepEqual(each, timings[0]);
     // The worker's redelivery delay is the queue's visibility timeout, so the sweeper never pre-empts SQS after an error.
-    const [, worker] = functions(base.json).worker;
-    const visibilityMs = (queues(base.json).queue[1]['Properties']['VisibilityTimeout'] as number) * 1000;
+    const [, worker] = functions(stacks.base.json).worker;
+    const visibilityMs = (queues(stacks.base.json).queue[1]['Properties']['VisibilityTimeout'] as number) * 1000;
     assert.equal(Number(worker['Properties']['Environment']['Variables'][ENV.redeliveryMs]), visibilityMs);
-    for (const [, fn] of Object.values(functions(jwt.json))) assert.equal(fn['Properties']['Environment']['Variables'][ENV.toolset], 'conformance');
+    for (const [, fn] of Object.values(functions(stacks.jwt.json))) assert.equal(fn['Properties']['Environment']['Variables'][ENV.toolset], 'conformance');
   });
 
   it('fit the MCP function between the synchronous budget and the HTTP API limit', () => {
-    const [, mcp] = functions(base.json).mcp;
+    const [, mcp] = functions(stacks.base.json).mcp;
     const timeoutMs = (mcp['Properties']['Timeout'] as number) * 1000;
     assert.ok(timeoutMs > DEFAULT_SETTINGS.syncBudgetMs && timeoutMs < 30_000, `${timeoutMs} ms`);
   });
@@ -320,7 +296,7 @@ describe('functions', () => {
 
 describe('IAM', () => {
   it('scopes every statement to this stack\'s resources; only X-Ray gets "*"', () => {
-    const policies = resourcesOf(base.json, 'AWS::IAM::Policy');
+    const policies = resourcesOf(stacks.base.json, 'AWS::IAM::Policy');
     assert.ok(policies.length >= 3);
     for (const [id, policy] of policies) {
       for (const statement of policy['Properties']['PolicyDocument']['Statement'] as Json[]) {
@@ -337,14 +313,14 @@ describe('IAM', () => {
   });
 
   it('uses no managed policies', () => {
-    for (const [id, role] of resourcesOf(base.json, 'AWS::IAM::Role')) assert.equal(role['Properties']['ManagedPolicyArns'], undefined, id);
+    for (const [id, role] of resourcesOf(stacks.base.json, 'AWS::IAM::Role')) assert.equal(role['Properties']['ManagedPolicyArns'], undefined, id);
   });
 
   it('grants table access on the table and its indexes only, to the MCP function, the worker and the DLQ handler', () => {
-    const [tableId] = only(base.json, 'AWS::DynamoDB::Table');
-    const { mcp, worker, deadLetter } = functions(base.json);
+    const [tableId] = only(stacks.base.json, 'AWS::DynamoDB::Table');
+    const { mcp, worker, deadLetter } = functions(stacks.base.json);
     for (const [id, fn] of [mcp, worker, deadLetter]) {
-      const dynamo = statementsOf(base.json, roleLogicalIdOf(fn)).filter((s) => asList<string>(s['Action']).some((a) => a.startsWith('dynamodb:')));
+      const dynamo = statementsOf(stacks.base.json, roleLogicalIdOf(fn)).filter((s) => asList<string>(s['Action']).some((a) => a.startsWith('dynamodb:')));
       assert.equal(dynamo.length, 1, id);
       assert.deepEqual(dynamo[0]!['Resource'], [arnOf(tableId), { 'Fn::Join': ['', [arnOf(tableId), '/index/*']] }], id);
       assert.ok(asList<string>(dynamo[0]!['Action']).includes('dynamodb:UpdateItem'), id);
@@ -352,9 +328,9 @@ describe('IAM', () => {
   });
 
   it('lets the MCP function, the worker and the sweeper send to the task queue, and each consumer receive from its own queue only', () => {
-    const fns = functions(base.json);
-    const { queue: [queueId], deadLetter: [deadLetterId] } = queues(base.json);
-    const sqs = (fn: Json) => statementsOf(base.json, roleLogicalIdOf(fn)).filter((s) => asList<string>(s['Action']).some((a) => a.startsWith('sqs:')));
+    const fns = functions(stacks.base.json);
+    const { queue: [queueId], deadLetter: [deadLetterId] } = queues(stacks.base.json);
+    const sqs = (fn: Json) => statementsOf(stacks.base.json, roleLogicalIdOf(fn)).filter((s) => asList<string>(s['Action']).some((a) => a.startsWith('sqs:')));
     const actions = (statements: Json[]) => statements.flatMap((s) => asList<string>(s['Action']));
 
     // Every SQS statement names one of this stack's queues.
@@ -382,20 +358,20 @@ describe('IAM', () => {
 
 describe('api', () => {
   it('routes POST /mcp to the MCP function on a throttled, access-logged $default stage', () => {
-    const [, route] = only(base.json, 'AWS::ApiGatewayV2::Route');
+    const [, route] = only(stacks.base.json, 'AWS::ApiGatewayV2::Route');
     assert.equal(route['Properties']['RouteKey'], 'POST /mcp');
-    const [, integration] = only(base.json, 'AWS::ApiGatewayV2::Integration');
+    const [, integration] = only(stacks.base.json, 'AWS::ApiGatewayV2::Integration');
     assert.equal(integration['Properties']['IntegrationType'], 'AWS_PROXY');
-    assert.deepEqual(integration['Properties']['IntegrationUri'], arnOf(functions(base.json).mcp[0]));
+    assert.deepEqual(integration['Properties']['IntegrationUri'], arnOf(functions(stacks.base.json).mcp[0]));
 
-    const [, stage] = only(base.json, 'AWS::ApiGatewayV2::Stage');
+    const [, stage] = only(stacks.base.json, 'AWS::ApiGatewayV2::Stage');
     assert.equal(stage['Properties']['StageName'], '$default');
     assert.deepEqual(stage['Properties']['DefaultRouteSettings'], {
       ThrottlingRateLimit: CONTEXT.throttleRateLimit.default,
       ThrottlingBurstLimit: CONTEXT.throttleBurstLimit.default,
     });
     const destination = stage['Properties']['AccessLogSettings']['DestinationArn'];
-    const logGroup = base.json['Resources'][destination['Fn::GetAtt'][0]];
+    const logGroup = stacks.base.json['Resources'][destination['Fn::GetAtt'][0]];
     assert.equal(logGroup['Type'], 'AWS::Logs::LogGroup');
     assert.ok(logGroup['Properties']['RetentionInDays'] > 0);
     const format = JSON.parse(stage['Properties']['AccessLogSettings']['Format']) as Json;
@@ -403,29 +379,29 @@ describe('api', () => {
   });
 
   it('is open without JWT context, and says so in its outputs and in a synth warning', () => {
-    assert.equal(resourcesOf(base.json, 'AWS::ApiGatewayV2::Authorizer').length, 0);
-    const [, route] = only(base.json, 'AWS::ApiGatewayV2::Route');
+    assert.equal(resourcesOf(stacks.base.json, 'AWS::ApiGatewayV2::Authorizer').length, 0);
+    const [, route] = only(stacks.base.json, 'AWS::ApiGatewayV2::Route');
     assert.ok(route['Properties']['AuthorizationType'] === undefined || route['Properties']['AuthorizationType'] === 'NONE');
-    const outputs = Object.values(base.json['Outputs'] as Record<string, Json>);
+    const outputs = Object.values(stacks.base.json['Outputs'] as Record<string, Json>);
     assert.ok(outputs.some((output) => String(output['Value']).startsWith('OPEN')), 'an output says the endpoint is OPEN');
-    assert.ok(warnings(base).some((w) => w.includes(OPEN_ENDPOINT_WARNING)), 'synth warns that the endpoint is open');
+    assert.ok(warnings(stacks.base).some((w) => w.includes(OPEN_ENDPOINT_WARNING)), 'synth warns that the endpoint is open');
   });
 
   it('requires a JWT from the configured issuer and audience when given', () => {
-    const [authorizerId, authorizer] = only(jwt.json, 'AWS::ApiGatewayV2::Authorizer');
+    const [authorizerId, authorizer] = only(stacks.jwt.json, 'AWS::ApiGatewayV2::Authorizer');
     assert.equal(authorizer['Properties']['AuthorizerType'], 'JWT');
     assert.deepEqual(authorizer['Properties']['JwtConfiguration'], { Issuer: 'https://issuer.example.com/', Audience: ['mcp-tasks', 'other-client'] });
     assert.deepEqual(authorizer['Properties']['IdentitySource'], ['$request.header.Authorization']);
-    const [, route] = only(jwt.json, 'AWS::ApiGatewayV2::Route');
+    const [, route] = only(stacks.jwt.json, 'AWS::ApiGatewayV2::Route');
     assert.equal(route['Properties']['AuthorizationType'], 'JWT');
     assert.deepEqual(route['Properties']['AuthorizerId'], refTo(authorizerId));
-    assert.ok(!warnings(jwt).some((w) => w.includes(OPEN_ENDPOINT_WARNING)));
-    const outputs = Object.values(jwt.json['Outputs'] as Record<string, Json>);
+    assert.ok(!warnings(stacks.jwt).some((w) => w.includes(OPEN_ENDPOINT_WARNING)));
+    const outputs = Object.values(stacks.jwt.json['Outputs'] as Record<string, Json>);
     assert.ok(!outputs.some((output) => String(output['Value']).startsWith('OPEN')));
   });
 
   it('outputs the endpoint URL', () => {
-    const outputs = Object.values(base.json['Outputs'] as Record<string, Json>);
+    const outputs = Object.values(stacks.base.json['Outputs'] as Record<string, Json>);
     assert.ok(outputs.some((output) => JSON.stringify(output['Value']).includes('/mcp')));
   });
 });

@@ -8,10 +8,13 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import type { Metafile } from 'esbuild';
 import { createApp } from '../../infra/app.ts';
+import { FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CDK_CONTEXT = (JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
@@ -62,6 +65,27 @@ export function defaultStack(): Synthesized {
 /** The default stack, bundled by esbuild for real (its assets are the deployed bundles). */
 export function bundledStack(): Synthesized {
   return (bundled ??= synth());
+}
+
+/**
+ * The two stacks of a template test file, synthesized before its tests (a
+ * failure fails them all) and removed after; read `base`/`jwt` inside tests.
+ */
+export function templateStacks(): { readonly base: Synthesized; readonly jwt: Synthesized } {
+  const stacks: { base?: Synthesized; jwt?: Synthesized } = {};
+  before(() => {
+    stacks.base = defaultStack();
+    stacks.jwt = jwtStack();
+  });
+  after(removeSynthesized);
+  return {
+    get base() {
+      return stacks.base ?? assert.fail('synthesized in before()');
+    },
+    get jwt() {
+      return stacks.jwt ?? assert.fail('synthesized in before()');
+    },
+  };
 }
 
 /** A stack with JWT authorization and the optional parts on; its functions are the default stack's, so bundling is skipped. */
@@ -126,4 +150,22 @@ export const asList = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value 
 /** The rule names of the warnings in a synthesis's validation report. */
 export function warnings(s: Synthesized): string[] {
   return s.report.pluginReports.flatMap((report) => report.violations.filter((v) => v.severity === 'warning').map((v) => v.ruleName));
+}
+
+/** The worker bundled in memory with a bundling `define` (as `bundlingFor` gives it): esbuild's metafile. */
+export async function bundleWorker(define: Record<string, string>): Promise<Metafile> {
+  const { build } = await import('esbuild');
+  const result = await build({
+    entryPoints: [join(ROOT, FUNCTION_ENTRIES.worker)],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    write: false,
+    metafile: true,
+    minify: true,
+    logLevel: 'silent',
+    mainFields: ['module', 'main'],
+    define,
+  });
+  return result.metafile;
 }

@@ -17,12 +17,13 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { servedTools } from '../../functions/lib/served-tools.ts';
 import { productTools } from '../../functions/tools/index.ts';
 import { REPORT_BUCKET_OBJECTS, reportDigest } from '../../functions/tools/testing/configured.ts';
-import { bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
+import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { toolsOf } from '../../infra/constructs/tool-needs.ts';
 import { tasksStackPropsFromContext } from '../../infra/context.ts';
 import { TasksStack } from '../../infra/stack.ts';
 import { ENV } from '../../shared/config.ts';
 import { settingStoresOf } from '../../shared/runtime/settings.ts';
+import { bundleWorker } from './synth.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -118,21 +119,9 @@ describe('tool needs', () => {
   it('decide which setting stores\' clients a bundle carries', async () => {
     assert.deepEqual(settingStoresOf(productTools), { ssmParameter: false, secretsManager: false });
     assert.deepEqual(settingStoresOf([reportDigest]), { ssmParameter: false, secretsManager: true });
-    const { build } = await import('esbuild');
     const packages = async (tools: readonly ToolDefinition[]) => {
-      const result = await build({
-        entryPoints: [join(ROOT, FUNCTION_ENTRIES.worker)],
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        write: false,
-        metafile: true,
-        minify: true,
-        logLevel: 'silent',
-        mainFields: ['module', 'main'],
-        define: bundlingFor({ [ENV.toolset]: 'product' }, settingStoresOf(tools)).define ?? {},
-      });
-      const [, output] = Object.entries(result.metafile.outputs)[0]!;
+      const metafile = await bundleWorker(bundlingFor({ [ENV.toolset]: 'product' }, settingStoresOf(tools)).define ?? {});
+      const [, output] = Object.entries(metafile.outputs)[0]!;
       return new Set(Object.entries(output.inputs).filter(([, { bytesInOutput }]) => bytesInOutput > 0).map(([path]) => /@aws-sdk\/client-[a-z-]+/.exec(path)?.[0]).filter(Boolean));
     };
     const lean = await packages(productTools);
