@@ -153,8 +153,16 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
       log({ event: 'lease-lost', taskId: task.taskId, tool: task.tool });
       return 'done';
     }
-    // Left to SQS redelivery: a retry the handler did not ask for.
-    log(withMetrics({ event: 'error', taskId: task.taskId, tool: task.tool, error: errorName(error) }, { TaskRetries: 1 }));
+    // A run that recorded steps since the attempt count last started again made
+    // progress: it hands the task over with a fresh message, as a clean hand-over
+    // does, so the attempts (and SQS's receive count, which dead-letters the
+    // message after its last delivery) start again and a long job whose runs
+    // keep failing after useful work still finishes. Without progress the
+    // message is left to SQS redelivery: a retry the handler did not ask for.
+    const recorded = steps.loadedCount();
+    const progressed = recorded !== undefined && recorded > (task.progressMark ?? 0);
+    log(withMetrics({ event: 'error', taskId: task.taskId, tool: task.tool, error: errorName(error), ...(progressed ? { steps: recorded } : {}) }, { TaskRetries: 1 }));
+    if (progressed) return await handOver(deps, task, leaseOwner, now, 'retry', now() + deps.settings.retryBaseDelayMs, recorded);
     // SQS redelivers the message after its visibility timeout (and dead-letters
     // it after the last attempt); the sweeper must not step in before that.
     await deps.store.release(task.taskId, leaseOwner, now(), now() + deps.settings.redeliveryMs).catch((releaseError: unknown) => {
@@ -177,24 +185,12 @@ async function settle(
   finish: (outcome: TaskOutcome) => Promise<Disposition>,
   recordedSteps: number | undefined,
 ): Promise<Disposition> {
-  const handOver = async (reason: TaskMessage['reason'], resumeAt: number) => {
-    // A retry is not a clean hand-over: its attempts keep counting. A clean
-    // one records how many steps the task has, the mark later progress is measured from.
-    const clean = reason !== 'retry';
-    await deps.store.release(task.taskId, leaseOwner, now(), resumeAt, {
-      handedOver: clean,
-      ...(clean && recordedSteps !== undefined ? { progressMark: recordedSteps } : {}),
-    });
-    const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((resumeAt - now()) / 1000)));
-    await deps.queue.send({ taskId: task.taskId, reason }, delaySeconds > 0 ? { delaySeconds } : undefined);
-    return 'done' as const;
-  };
   switch (outcome.kind) {
     case 'sleep':
       // Waits past SQS's 15-minute limit are chained: the wake-up finds the sleep not yet due and sleeps again.
-      return handOver('wake', outcome.wakeAt);
+      return handOver(deps, task, leaseOwner, now, 'wake', outcome.wakeAt, recordedSteps);
     case 'continue':
-      return handOver('continue', now());
+      return handOver(deps, task, leaseOwner, now, 'continue', now(), recordedSteps);
     case 'retry': {
       if (task.attempts >= deps.settings.maxAttempts) {
         return finish({
@@ -205,11 +201,36 @@ async function settle(
       }
       const backoff = outcome.error.options.delayMs ?? deps.settings.retryBaseDelayMs * 2 ** (task.attempts - 1);
       deps.log(withMetrics({ event: 'retry', taskId: task.taskId, tool: task.tool, attempt: task.attempts }, { TaskRetries: 1 }));
-      return handOver('retry', now() + Math.min(backoff, MAX_DELAY_SECONDS * 1000));
+      // A retry the handler asked for is not a clean hand-over: its attempts keep counting.
+      return handOver(deps, task, leaseOwner, now, 'retry', now() + Math.min(backoff, MAX_DELAY_SECONDS * 1000));
     }
     default:
       return finish(toTaskOutcome(outcome));
   }
+}
+
+/**
+ * Releases the task to run again at `resumeAt`, with a message delayed until
+ * then. Given `progressMark` (the step checkpoints the task has now), the
+ * hand-over is clean: the attempt count starts again, and later progress is
+ * measured from that mark.
+ */
+async function handOver(
+  deps: WorkerDeps,
+  task: TaskRecord,
+  leaseOwner: string,
+  now: () => number,
+  reason: TaskMessage['reason'],
+  resumeAt: number,
+  progressMark?: number,
+): Promise<'done'> {
+  await deps.store.release(task.taskId, leaseOwner, now(), resumeAt, {
+    handedOver: reason !== 'retry' || progressMark !== undefined,
+    ...(progressMark !== undefined ? { progressMark } : {}),
+  });
+  const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((resumeAt - now()) / 1000)));
+  await deps.queue.send({ taskId: task.taskId, reason }, delaySeconds > 0 ? { delaySeconds } : undefined);
+  return 'done';
 }
 
 async function finishUnderLease(store: TaskStore, task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number, log: Log): Promise<Disposition> {

@@ -146,6 +146,19 @@ describe('durable execution on the local stack', () => {
     assert.equal(attempts, MAX_RECEIVE_COUNT, `handler ran ${attempts} times; queue messages: ${JSON.stringify(sentFor(taskId))}`);
   });
 
+  it('(c2) finishes a job whose runs each fail unexpectedly after a new step, more of them than maxReceiveCount', async () => {
+    const label = uniqueLabel('step-then-crash');
+    const steps = MAX_RECEIVE_COUNT + 2;
+    const taskId = await createTask(stack.url, 'step_then_crash', { label, steps });
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 20_000, 100);
+
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.deepEqual(readEffects(label, effectsDir), Array.from({ length: steps }, (_, i) => `step-${i + 1}`), 'each step ran once');
+    assert.deepEqual(logsOf(taskId, 'dead-lettered'), [], 'no message reached the DLQ');
+    // Each failed run handed over with a fresh message instead of leaving its own to redelivery.
+    assert.deepEqual(sentFor(taskId), ['start', ...Array.from({ length: steps - 1 }, () => 'retry')]);
+  });
+
   it('(d) recovers a task whose start message could not be enqueued', async () => {
     const label = uniqueLabel('lost-start');
     failNextStart = true;

@@ -63,6 +63,26 @@ const poison = defineTool({
   },
 });
 
+/** Records one new step per run and then throws an unexpected error, until all `steps` are done. */
+const stepThenCrash = defineTool({
+  name: 'step_then_crash',
+  description: 'Makes progress, then fails unexpectedly, on every run but the last.',
+  inputSchema: z.object({ label, steps: z.number().int().min(1).max(100) }),
+  execution: 'task',
+  handler: async ({ label, steps }, ctx) => {
+    for (let i = 1; i <= steps; i++) {
+      let ran = false;
+      await ctx.step(`step-${i}`, async () => {
+        recordEffect(label, `step-${i}`);
+        ran = true;
+        return i;
+      });
+      if (ran && i < steps) throw new Error(`crashed after step ${i}`);
+    }
+    return `${steps} steps`;
+  },
+});
+
 /** Fails transiently `failures` times, then succeeds. */
 const flaky = defineTool({
   name: 'flaky',
@@ -153,4 +173,4 @@ const reusedKey = defineTool({
   },
 });
 
-export const testingTools: ToolDefinition[] = [stepSequence, durableSleep, poison, flaky, counter, rendezvous, randomStep, reusedKey, privileged, reportDigest];
+export const testingTools: ToolDefinition[] = [stepSequence, durableSleep, poison, stepThenCrash, flaky, counter, rendezvous, randomStep, reusedKey, privileged, reportDigest];

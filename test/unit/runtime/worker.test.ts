@@ -457,6 +457,70 @@ describe('attempts and progress', () => {
     assert.equal(executions, 1);
   });
 
+  /** Records one new step per run, then fails unexpectedly, until it has `total` steps. */
+  const failsAfterEachStep = (total: number) => defineTool({
+    name: 'fails_after_each_step', description: '', inputSchema: z.object({}), execution: 'task',
+    handler: async (_a, ctx) => {
+      for (let i = 1; i <= total; i++) {
+        let ran = false;
+        await ctx.step(`s${i}`, async () => { executions += 1; ran = true; return i; });
+        if (ran && i < total) throw new Error('connection reset');
+      }
+      return `${total} steps`;
+    },
+  });
+
+  it('hands a run that recorded new steps before an unexpected error over with a fresh message, its attempts starting again', async () => {
+    const tool = failsAfterEachStep(3);
+    const taskId = await create(tool.name);
+    const workerDeps = { ...deps(), tools: new Map([[tool.name, tool]]) };
+    assert.equal(await processTaskMessage({ taskId, reason: 'start' }, workerDeps), 'done', 'the message is deleted: a fresh one replaces it');
+    const task = await store.get(taskId, OWNER, Date.now());
+    assert.equal(task?.status, 'working');
+    assert.equal(task?.lease, undefined);
+    assert.equal(task?.attempts, 0);
+    assert.equal(task?.progressMark, 1);
+    assert.deepEqual(queue.sent.map((m) => m.reason), ['retry']);
+  });
+
+  it('finishes a job whose runs each fail after a new step, more of them than the attempt cap', async () => {
+    const total = DEFAULT_SETTINGS.maxAttempts * 2;
+    const tool = failsAfterEachStep(total);
+    const taskId = await create(tool.name);
+    const workerDeps = { ...deps({ retryBaseDelayMs: 1 }), tools: new Map([[tool.name, tool]]) };
+    let message: { taskId: string; reason: 'start' | 'retry' } = { taskId, reason: 'start' };
+    for (let run = 1; run <= total; run++) {
+      assert.equal(await processTaskMessage(message, workerDeps), 'done', `run ${run}`);
+      message = { taskId, reason: 'retry' };
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const task = await store.get(taskId, OWNER, Date.now());
+    assert.equal(task?.status, 'completed', task?.statusMessage);
+    assert.equal(executions, total, 'each step ran once');
+  });
+
+  it('still leaves a run that failed without a new step to redelivery, its attempts counting', async () => {
+    const replaysThenFails = defineTool({
+      name: 'replays_then_fails', description: '', inputSchema: z.object({}), execution: 'task',
+      handler: async (_a, ctx) => {
+        await ctx.step('s1', async () => 1);
+        throw new Error('connection reset');
+      },
+    });
+    const taskId = await create(replaysThenFails.name);
+    const now = Date.now();
+    // An earlier run recorded s1 and handed over cleanly: the mark is 1.
+    assert.ok(await store.claim(taskId, 'earlier', now, LEASE_MS));
+    await store.saveStep(taskId, 's1', 1, now, 1);
+    await store.release(taskId, 'earlier', now, now, { handedOver: true, progressMark: 1 });
+    const workerDeps = { ...deps(), tools: new Map([[replaysThenFails.name, replaysThenFails]]) };
+    assert.equal(await processTaskMessage({ taskId, reason: 'continue' }, workerDeps), 'retry');
+    const task = await store.get(taskId, OWNER, Date.now());
+    assert.equal(task?.attempts, 1);
+    assert.equal(task?.progressMark, 1);
+    assert.deepEqual(queue.sent, []);
+  });
+
   it('still fails a crash loop that records nothing new after its count restarted', async () => {
     const taskId = await create('steps');
     let now = Date.now();
