@@ -8,10 +8,14 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
+import { DEFAULT_SETTINGS, humanMs } from '../shared/config.ts';
 import type { JwtSettings } from './constructs/api.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
 import { DEFAULT_SWEEP_INTERVAL, durableTimings } from './timings.ts';
 import type { TasksStackProps } from './stack.ts';
+
+/** A year: questions are not meant to wait longer (the advertised `ttlMs` covers the wait). */
+const MAX_INPUT_WAIT_DAYS = 365;
 
 /** One context key: its default (when it has a plain one) and what the README says of it. */
 export interface ContextKey {
@@ -74,6 +78,10 @@ export const CONTEXT = {
     meaning: 'origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint: the MCP function\'s `Origin` check and the HTTP API\'s CORS',
   },
   maxUnfinishedTasks: { shown: 'no cap', meaning: 'most unfinished tasks one principal may have at once (see [Limits](#limits))' },
+  maxInputWaitDays: {
+    shown: humanMs(DEFAULT_SETTINGS.maxInputWaitMs),
+    meaning: `the longest a task may wait for input (whole days, at most ${MAX_INPUT_WAIT_DAYS}) before the sweeper ends it \`failed\`: \`TASKS_MAX_INPUT_WAIT_MS\` on every function`,
+  },
 } as const satisfies Record<string, ContextKey>;
 
 type Key = keyof typeof CONTEXT;
@@ -108,6 +116,10 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
   }
   const alarmTopicArn = read.text('alarmTopicArn');
   const maxUnfinished = read.has('maxUnfinishedTasks') ? read.integer('maxUnfinishedTasks') : undefined;
+  const maxInputWaitDays = read.has('maxInputWaitDays') ? read.integer('maxInputWaitDays') : undefined;
+  if (maxInputWaitDays !== undefined && maxInputWaitDays > MAX_INPUT_WAIT_DAYS) {
+    throw new Error(`Context "maxInputWaitDays" must be at most ${MAX_INPUT_WAIT_DAYS}, got ${maxInputWaitDays}`);
+  }
   return {
     tracing: read.flag('tracing'),
     dashboard: read.flag('dashboard'),
@@ -122,6 +134,7 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     ...(alarmTopicArn ? { alarmTopicArn } : {}),
     ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
     ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),
+    ...(maxInputWaitDays ? { maxInputWait: Duration.days(maxInputWaitDays) } : {}),
   };
 }
 

@@ -50,6 +50,8 @@ export interface TasksStackProps extends StackProps {
   readonly allowedOrigins?: string[];
   /** Most unfinished tasks per principal; default: no cap. */
   readonly maxUnfinishedTasks?: number;
+  /** The longest a task may wait for input; default: the functions' (`TASKS_MAX_INPUT_WAIT_MS`). */
+  readonly maxInputWait?: Duration;
 }
 
 /** The resource server's settings (see `shared/auth/settings.ts`); lists may be empty. */
@@ -95,6 +97,8 @@ export class TasksStack extends Stack {
         [ENV.tableName]: this.table.table.tableName,
         [ENV.toolset]: props.toolset,
         ...timingsEnvironment(timings),
+        // Every function that writes a waiting task (or ends it) applies the same deadline.
+        ...(props.maxInputWait ? { [ENV.maxInputWaitMs]: String(props.maxInputWait.toMilliseconds()) } : {}),
       },
       timings,
       workerMaxConcurrency: props.workerMaxConcurrency,

@@ -52,7 +52,7 @@ export const SETTINGS = {
     read: (raw) => raw || 'local',
   },
   taskTtlMs: duration('TASKS_TTL_MS', HOUR, '`ttlMs` advertised at creation; it only ever grows'),
-  retentionMs: duration('TASKS_RETENTION_MS', HOUR, 'how long a finished (completed, failed or cancelled) task stays readable', MAX_RETENTION_MS),
+  retentionMs: duration('TASKS_RETENTION_MS', HOUR, 'how long a finished (completed, failed or cancelled) task stays readable', { max: MAX_RETENTION_MS }),
   pollIntervalMs: duration('TASKS_POLL_INTERVAL_MS', SECOND, '`pollIntervalMs` suggested to clients of a new task'),
   maxPollIntervalMs: duration('TASKS_MAX_POLL_INTERVAL_MS', 30 * SECOND, 'ceiling of the age-adaptive `pollIntervalMs`'),
   leaseMs: duration('TASKS_LEASE_MS', 5 * MINUTE, 'a worker\'s lease on a running task (renewed by heartbeats)'),
@@ -67,7 +67,9 @@ export const SETTINGS = {
   redeliveryMs: duration('TASKS_REDELIVERY_MS', 30 * SECOND, 'the task queue\'s visibility timeout: after an unexpected error the sweeper leaves the task to SQS redelivery this long'),
   // A week: long enough for a person to answer across a weekend, short enough
   // that an abandoned question does not hold a task (and its index entry) for ever.
-  maxInputWaitMs: duration('TASKS_MAX_INPUT_WAIT_MS', 7 * DAY, 'the longest a task may wait for input, from when it starts waiting; past it the sweeper ends it `failed`. While it waits, the advertised `ttlMs` covers this deadline plus `TASKS_RETENTION_MS`'),
+  maxInputWaitMs: duration('TASKS_MAX_INPUT_WAIT_MS', 7 * DAY, 'the longest a task may wait for input, from when it starts waiting; past it the sweeper ends it `failed`. While it waits, the advertised `ttlMs` covers this deadline plus `TASKS_RETENTION_MS`', {
+    deployed: '`-c maxInputWaitDays=N`, else the default',
+  }),
   toolset: {
     env: 'TASKS_TOOLSET',
     meaning: 'the tool catalogue served: `product`, `conformance`, `all`, or `test` (`all` plus the durability fixtures; local only)',
@@ -181,9 +183,10 @@ function listed<E extends string>(env: E, meaning: string, deployed: string): Se
   return { env, meaning, shown: 'none', deployed, read: list };
 }
 
-function duration<E extends string>(env: E, fallback: number, meaning: string, max?: number): Numeric<E> {
+function duration<E extends string>(env: E, fallback: number, meaning: string, options: { max?: number; deployed?: string } = {}): Numeric<E> {
+  const { max, deployed } = options;
   return {
-    env, meaning, fallback, shown: `${fallback} (${humanMs(fallback)})`,
+    env, meaning, fallback, shown: `${fallback} (${humanMs(fallback)})`, ...(deployed ? { deployed } : {}),
     read: (raw) => {
       const value = positiveInt(env, raw, fallback);
       if (max !== undefined && value > max) throw new Error(`${env} may be at most ${max} (${humanMs(max)})`);

@@ -158,7 +158,15 @@ describe('context', () => {
     ['a tracing setting that is not a boolean', { tracing: 'yes' }, /tracing/],
     ['a dashboard setting that is not a boolean', { dashboard: 1 }, /dashboard/],
     ['a sweep interval slower than SQS redelivery', { sweepIntervalMinutes: 25 }, /sweepIntervalMinutes.*shorter than the visibility timeout/s],
+    ['an input wait that is not whole days', { maxInputWaitDays: 1.5 }, /maxInputWaitDays/],
+    ['an input wait over a year', { maxInputWaitDays: 400 }, /maxInputWaitDays.*at most 365/],
   ];
+  it('sets the input-wait limit of every function from maxInputWaitDays, and leaves the default alone without it', () => {
+    const waits = (json: Json) => Object.values(functions(json)).map(([, fn]) => fn['Properties']['Environment']['Variables'][ENV.maxInputWaitMs]);
+    assert.deepEqual(waits(stacks.base.json), [undefined, undefined, undefined, undefined]);
+    const twoDays = synth({ maxInputWaitDays: 2, 'aws:cdk:bundling-stacks': [] });
+    assert.deepEqual(waits(twoDays.json), ['172800000', '172800000', '172800000', '172800000']);
+  });
   it('accepts the longest sweep interval the timings allow (24 minutes)', () => {
     assert.doesNotThrow(() => createApp({ context: { ...CDK_CONTEXT, sweepIntervalMinutes: 24, 'aws:cdk:bundling-stacks': [] } }));
   });
