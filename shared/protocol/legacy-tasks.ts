@@ -14,7 +14,8 @@
  *   with `io.modelcontextprotocol/related-task`;
  * - a tool result with `isError: true` shows as `failed` (tasks/result still
  *   answers the result);
- * - `tasks/cancel` answers the task, and `-32602` for one already ended.
+ * - `tasks/cancel` ends the task `cancelled` (a running one too) and answers
+ *   it, and `-32602` for one already ended.
  *
  * Not offered, and why:
  * - input inside a task. That revision delivers `elicitation/create` and
@@ -34,6 +35,7 @@ import { ProtocolError, type Server } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { TaskSettings } from '../config.ts';
 import type { Log } from '../log.ts';
+import { logTaskEnded } from '../metrics.ts';
 import type { ToolDefinition } from '../runtime/tool.ts';
 import { isTerminal, type TaskRecord } from '../tasks/model.ts';
 import { TaskNotFoundError, type TaskStore } from '../tasks/store.ts';
@@ -142,11 +144,15 @@ export function registerLegacyTaskMethods(server: Server, principal: string, dep
     throw new ProtocolError(INTERNAL_ERROR, `Task ${taskId} was cancelled`, related);
   }));
 
-  /** Answers the task as it is after the request: `cancelled` unless a running handler has yet to stop. */
+  /**
+   * That revision wants the task `cancelled` before the answer: a running one
+   * ends at once too (its worker's lease is voided; it stops at its next check).
+   */
   server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, handle(async (taskId) => {
-    const outcome = await deps.store.cancel(taskId, principal, deps.now());
+    const at = deps.now();
+    const outcome = await deps.store.cancel(taskId, principal, at, { atOnce: true });
     if (outcome === 'terminal') throw new ProtocolError(INVALID_PARAMS, `Task ${taskId} has already ended and cannot be cancelled`);
-    if (outcome === 'cancelled') deps.log({ event: 'task-ended', taskId, status: 'cancelled' });
+    if (outcome === 'cancelled') logTaskEnded(deps.log, { taskId }, 'cancelled', at);
     return legacyTask(await read(taskId), deps.renderContext());
   }));
 }

@@ -85,10 +85,12 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
   const claimed = task;
   const finish = async (outcome: TaskOutcome) => {
     const at = now();
-    const disposition = await finishUnderLease(deps.store, claimed, leaseOwner, outcome, at, log);
-    // One line per task that reaches an end here, with its metrics.
-    if (outcome.status !== 'input_required') logTaskEnded(log, claimed, outcome.status, at);
-    return disposition;
+    // One line per task that reaches an end here, with its metrics (not when
+    // the task had ended or moved on meanwhile: whoever ended it logged it).
+    if ((await finishUnderLease(deps.store, claimed, leaseOwner, outcome, at, log)) && outcome.status !== 'input_required') {
+      logTaskEnded(log, claimed, outcome.status, at);
+    }
+    return 'done' as const;
   };
   if (task.cancelRequested) return finish({ status: 'cancelled' });
 
@@ -233,15 +235,17 @@ async function handOver(
   return 'done';
 }
 
-async function finishUnderLease(store: TaskStore, task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number, log: Log): Promise<Disposition> {
+/** Writes the outcome under the lease; false when the lease was lost (the task is someone else's, or ended meanwhile). */
+async function finishUnderLease(store: TaskStore, task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number, log: Log): Promise<boolean> {
   try {
     await store.finish(task, leaseOwner, outcome, now);
+    return true;
   } catch (error) {
     if (!(error instanceof LeaseLostError)) throw error;
     // Another worker took the task over (or it ended meanwhile): its outcome stands.
     log({ event: 'lease-lost', taskId: task.taskId, tool: task.tool });
+    return false;
   }
-  return 'done';
 }
 
 /** Maps a finished run to a task outcome (spec items 50–52: tool errors complete, protocol errors fail). */

@@ -24,6 +24,7 @@ import {
   LeaseLostError,
   TaskRowRejectedError,
   type AnswerResult,
+  type CancelOptions,
   type CancelResult,
   type HeartbeatOptions,
   type NewTask,
@@ -248,7 +249,7 @@ export class DynamoDbTaskStore implements TaskStore {
     return this.#rewrite(taskId, (task) => decideAnswer(taskId, task, owner, responses, now, this.#policy));
   }
 
-  async cancel(taskId: string, owner: string, now: number, options: { statusMessage?: string } = {}): Promise<CancelResult> {
+  async cancel(taskId: string, owner: string, now: number, options: CancelOptions = {}): Promise<CancelResult> {
     return this.#rewrite(taskId, (task) => decideCancel(taskId, task, owner, now, this.#policy, options), (current, decision) => {
       if (decision.result !== 'requested') return undefined;
       // Requesting cancellation of a running task only ever sets one flag:

@@ -3,6 +3,7 @@ import {
   IdempotencyConflictError,
   TooManyTasksError,
   type AnswerResult,
+  type CancelOptions,
   type CancelResult,
   type HeartbeatOptions,
   type NewTask,
@@ -101,7 +102,7 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(taskId, decideAnswer(taskId, this.#tasks.get(taskId), owner, responses, now, this.#policy));
   }
 
-  async cancel(taskId: string, owner: string, now: number, options: { statusMessage?: string } = {}): Promise<CancelResult> {
+  async cancel(taskId: string, owner: string, now: number, options: CancelOptions = {}): Promise<CancelResult> {
     return this.#apply(taskId, decideCancel(taskId, this.#tasks.get(taskId), owner, now, this.#policy, options));
   }
 

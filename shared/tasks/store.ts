@@ -23,6 +23,19 @@ export interface AnswerResult {
   resumed: boolean;
 }
 
+/** Options of `cancel`. */
+export interface CancelOptions {
+  /** Written when the task ends `cancelled` here (an operator's reason). */
+  statusMessage?: string;
+  /**
+   * A running task ends `cancelled` now too, rather than being flagged for
+   * its worker: the lease is voided, so the worker's later writes are refused
+   * and it stops at its next check (for clients whose revision wants the
+   * task cancelled before the answer).
+   */
+  atOnce?: boolean;
+}
+
 /** Result of `cancel`. */
 export type CancelResult =
   /** The task was not running and is now `cancelled`. */
@@ -199,11 +212,8 @@ export interface TaskStore {
    */
   answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number): Promise<AnswerResult>;
 
-  /**
-   * Requests cancellation (see {@link CancelResult}). `statusMessage` is
-   * written when the task is cancelled at once (an operator's reason).
-   */
-  cancel(taskId: string, owner: string, now: number, options?: { statusMessage?: string }): Promise<CancelResult>;
+  /** Requests cancellation (see {@link CancelResult} and {@link CancelOptions}). */
+  cancel(taskId: string, owner: string, now: number, options?: CancelOptions): Promise<CancelResult>;
 
   /** The step checkpoints recorded for a task, by name (one query). */
   loadSteps(taskId: string): Promise<Map<string, unknown>>;

@@ -39,6 +39,7 @@ import {
   LeaseLostError,
   TaskNotFoundError,
   type AnswerResult,
+  type CancelOptions,
   type CancelResult,
   type HeartbeatOptions,
   type NewTask,
@@ -380,8 +381,10 @@ export function decideAnswer(
 
 /**
  * `cancel`: a terminal task is left alone; a running one gets
- * `cancelRequested` (its worker cancels it at its next check); any other ends
- * `cancelled` at once. Throws {@link TaskNotFoundError} when the task is not
+ * `cancelRequested` (its worker cancels it at its next check), or with
+ * `atOnce` ends `cancelled` now, its lease voided (the worker's later writes
+ * are refused and it stops at its next check); any other ends `cancelled` at
+ * once. Throws {@link TaskNotFoundError} when the task is not
  * {@link visible} to `owner`.
  */
 export function decideCancel(
@@ -390,14 +393,15 @@ export function decideCancel(
   owner: string,
   now: number,
   policy: Pick<StorePolicy, 'retentionMs'>,
-  options: { statusMessage?: string } = {},
+  options: CancelOptions = {},
 ): Decision<CancelResult> {
   const task = visible(found, owner, now);
   if (!task) throw new TaskNotFoundError(taskId);
   if (isTerminal(task.status)) return { result: 'terminal' };
   const requested = { ...task, cancelRequested: true };
-  if (isRunning(task, now)) return { result: 'requested', next: { ...requested, version: task.version + 1 } };
-  return { result: 'cancelled', next: applyOutcome(requested, { status: 'cancelled', ...options }, now, policy.retentionMs) };
+  if (isRunning(task, now) && !options.atOnce) return { result: 'requested', next: { ...requested, version: task.version + 1 } };
+  const statusMessage = options.statusMessage === undefined ? {} : { statusMessage: options.statusMessage };
+  return { result: 'cancelled', next: applyOutcome(requested, { status: 'cancelled', ...statusMessage }, now, policy.retentionMs) };
 }
 
 /**

@@ -45,6 +45,21 @@ export function describeCancel(kit: ContractKit): void {
       assert.equal((await read(task.taskId)).status, 'working');
     });
 
+    it('a running task cancelled atOnce ends cancelled now, and its worker\'s writes are refused', async () => {
+      const { task, leaseOwner } = await claimed({}, at(1));
+      assert.equal(await store().cancel(task.taskId, OWNER, at(2), { atOnce: true }), 'cancelled');
+      const stored = await read(task.taskId);
+      assert.equal(stored.status, 'cancelled');
+      assert.equal(stored.cancelRequested, true);
+      assert.equal(stored.lease, undefined);
+      assert.equal('sweepAt' in stored, false);
+      assert.equal(stored.ttlMs, 2 + RETENTION);
+      await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(3), { leaseMs: LEASE }), LeaseLostError);
+      await assert.rejects(store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(3)), LeaseLostError);
+      assert.equal((await read(task.taskId)).status, 'cancelled');
+      assert.equal(await store().cancel(task.taskId, OWNER, at(4), { atOnce: true }), 'terminal');
+    });
+
     it('a task waiting for input is cancelled at once and its requests dropped', async () => {
       const task = await waiting({ a: ELICIT });
       assert.equal(await store().cancel(task.taskId, OWNER, at(10)), 'cancelled');

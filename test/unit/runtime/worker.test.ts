@@ -121,6 +121,19 @@ describe('processTaskMessage', () => {
     assert.equal(await status(taskId), 'cancelled');
   });
 
+  it('stops a running handler whose task was cancelled at once, writing and logging no second end', async () => {
+    const taskId = await create('waits');
+    const events: Array<Record<string, unknown>> = [];
+    const run = processTaskMessage({ taskId, reason: 'start' }, { ...deps(), log: (event) => events.push(event) });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(await store.cancel(taskId, OWNER, Date.now(), { atOnce: true }), 'cancelled');
+    const cancelled = await store.get(taskId, OWNER, Date.now());
+    assert.equal(await run, 'done');
+    assert.deepEqual(await store.get(taskId, OWNER, Date.now()), cancelled, 'the worker wrote nothing after the cancel');
+    assert.ok(events.some((event) => event['event'] === 'lease-lost'));
+    assert.equal(events.filter((event) => event['event'] === 'task-ended').length, 0, 'the canceller logs the end, not the worker');
+  });
+
   it('carries cancellation through progress writes', async () => {
     const taskId = await create('progress');
     const run = processTaskMessage({ taskId, reason: 'start' }, deps({ cancelCheckMs: 60_000 }));
