@@ -46,9 +46,13 @@ export function createDeadLetterHandler(deps: Pick<FunctionDeps, 'store' | 'log'
       }
       const { taskId } = message;
       try {
+        // A message dead-lettered while the task kept recording steps (runs that
+        // died after useful work, each recovered by the sweeper) does not end
+        // the task: the worker's attempt cap, which counts progress, decides.
+        const steps = (await store.loadJournal(taskId)).size;
         const at = now();
-        const changed = await store.fail(taskId, EXHAUSTED_ERROR, 'The task failed repeatedly and was abandoned after its last attempt', at);
-        log(changed ? withMetrics({ event: 'dead-lettered', taskId, changed }, { TasksDeadLettered: 1 }, at) : { event: 'dead-lettered', taskId, changed });
+        const changed = await store.fail(taskId, EXHAUSTED_ERROR, 'The task failed repeatedly and was abandoned after its last attempt', at, { steps });
+        log(changed ? withMetrics({ event: 'dead-lettered', taskId, changed }, { TasksDeadLettered: 1 }, at) : { event: 'dead-lettered', taskId, changed, steps });
         if (changed) logTaskEnded(log, { taskId }, 'failed', at);
         return true;
       } catch (error) {

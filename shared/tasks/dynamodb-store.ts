@@ -241,8 +241,8 @@ export class DynamoDbTaskStore implements TaskStore {
     });
   }
 
-  async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<boolean> {
-    return this.#rewrite(taskId, (task) => decideFail(task, error, statusMessage, now, this.#policy));
+  async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options: { steps?: number } = {}): Promise<boolean> {
+    return this.#rewrite(taskId, (task) => decideFail(task, error, statusMessage, now, this.#policy, options));
   }
 
   async answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number): Promise<AnswerResult> {

@@ -94,8 +94,8 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(taskId, decideRelease(this.#tasks.get(taskId), leaseOwner, resumeAt, options, this.#policy));
   }
 
-  async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<boolean> {
-    return this.#apply(taskId, decideFail(this.#tasks.get(taskId), error, statusMessage, now, this.#policy));
+  async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options: { steps?: number } = {}): Promise<boolean> {
+    return this.#apply(taskId, decideFail(this.#tasks.get(taskId), error, statusMessage, now, this.#policy, options));
   }
 
   async answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number): Promise<AnswerResult> {

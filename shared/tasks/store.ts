@@ -201,9 +201,12 @@ export interface TaskStore {
 
   /**
    * Marks a task `failed` that is not terminal and that no live lease holds
-   * (used once every delivery attempt is exhausted). Returns false otherwise.
+   * (used once every delivery attempt is exhausted). Given `steps` (the step
+   * checkpoints the task has), a task with more than its `progressMark` made
+   * progress since its attempts last started again and is left alone too:
+   * the worker's attempt cap decides on it. Returns false when nothing changed.
    */
-  fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<boolean>;
+  fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options?: { steps?: number }): Promise<boolean>;
 
   /**
    * Records answers for currently outstanding keys of an `input_required`

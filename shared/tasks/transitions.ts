@@ -330,7 +330,8 @@ export function decideRelease(
 }
 
 /**
- * `fail`: a task that is not terminal and that no live lease holds ends
+ * `fail`: a task that is not terminal, that no live lease holds and that (given
+ * its checkpoint count `steps`) recorded no step past its `progressMark` ends
  * `failed` (every delivery attempt was used up); the result says whether it did.
  */
 export function decideFail(
@@ -339,8 +340,10 @@ export function decideFail(
   statusMessage: string,
   now: number,
   policy: Pick<StorePolicy, 'retentionMs'>,
+  options: { steps?: number } = {},
 ): Decision<boolean> {
   if (!task || isTerminal(task.status) || isRunning(task, now)) return { result: false };
+  if (options.steps !== undefined && options.steps > (task.progressMark ?? 0)) return { result: false };
   return { result: true, next: applyOutcome(task, { status: 'failed', error, statusMessage }, now, policy.retentionMs) };
 }
 

@@ -65,6 +65,21 @@ export function describeFail(kit: ContractKit): void {
       assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE)), true);
     });
 
+    it('leaves a task that recorded steps past its progress mark to the worker, and fails one that did not', async () => {
+      const { task, leaseOwner } = await claimed({}, at(1));
+      await store().saveStep(task.taskId, 's1', 1, at(2), 1);
+      // The run died: its lease runs out with one step past the mark (none yet).
+      assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE), { steps: 1 }), false);
+      assert.equal((await read(task.taskId)).status, 'working');
+      // A clean hand-over moves the mark to the step count: no progress since.
+      const again = await store().claim(task.taskId, 'w2', at(2 + LEASE), LEASE);
+      assert.ok(again);
+      await store().release(task.taskId, 'w2', at(3 + LEASE), at(3 + LEASE), { handedOver: true, progressMark: 1 });
+      assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(4 + LEASE), { steps: 1 }), true);
+      assert.equal((await read(task.taskId)).status, 'failed');
+      await assert.rejects(store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(5 + LEASE)), LeaseLostError);
+    });
+
     it('returns false for an unknown task', async () => {
       assert.equal(await store().fail(randomUUID(), ERROR, 'gave up', at(1)), false);
     });

@@ -1,0 +1,36 @@
+/**
+ * The dead-letter function (`functions/dlq/app.ts`): a task whose message was
+ * dead-lettered ends `failed`, unless it kept recording steps (the worker's
+ * attempt cap, which counts progress, decides on it then).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createDeadLetterHandler } from '../../../functions/dlq/app.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { newTask, sqsEvent, storePolicy } from '../../support/factories.ts';
+
+const LEASE_MS = 1_000;
+
+describe('dead-letter function', () => {
+  it('fails a task whose messages kept failing without progress, and leaves one that recorded new steps', async () => {
+    const store = new InMemoryTaskStore(storePolicy({ leaseMs: LEASE_MS }));
+    const now = Date.now();
+    await store.create(newTask({ taskId: 'stuck', tool: 'poison', now }));
+    await store.create(newTask({ taskId: 'progressing', tool: 'steps', now }));
+    for (const taskId of ['stuck', 'progressing']) assert.ok(await store.claim(taskId, `crashed-${taskId}`, now, LEASE_MS));
+    await store.saveStep('progressing', 's1', 1, now, 1);
+    const lines: Array<Record<string, unknown>> = [];
+    const handler = createDeadLetterHandler({ store, log: (line) => void lines.push(line), now: () => now + LEASE_MS + 1 });
+
+    const response = await handler(sqsEvent([JSON.stringify({ taskId: 'stuck', reason: 'start' }), JSON.stringify({ taskId: 'progressing', reason: 'sweep' })]));
+
+    assert.deepEqual(response, { batchItemFailures: [] }, 'both messages are handled (deleted)');
+    const stuck = await store.get('stuck', 'alice', now + LEASE_MS + 1);
+    assert.equal(stuck?.status, 'failed');
+    assert.match(stuck?.statusMessage ?? '', /abandoned after its last attempt/);
+    const progressing = await store.get('progressing', 'alice', now + LEASE_MS + 1);
+    assert.equal(progressing?.status, 'working', 'left to the sweeper and the worker\'s attempt cap');
+    assert.ok(progressing?.sweepAt !== undefined, 'still on the sweeper\'s index');
+    assert.deepEqual(lines.filter((line) => line['event'] === 'dead-lettered').map((line) => [line['taskId'], line['changed']]), [['stuck', true], ['progressing', false]]);
+  });
+});
