@@ -29,9 +29,10 @@ export interface CancelOptions {
   statusMessage?: string;
   /**
    * A running task ends `cancelled` now too, rather than being flagged for
-   * its worker: the lease is voided, so the worker's later writes are refused
-   * and it stops at its next check (for clients whose revision wants the
-   * task cancelled before the answer).
+   * its worker: the lease is voided, so the worker's later writes to the
+   * task (progress, renewal, outcome) are refused and it stops at its next
+   * check (for clients whose revision wants the task cancelled before the
+   * answer).
    */
   atOnce?: boolean;
 }

@@ -385,8 +385,8 @@ export function decideAnswer(
 /**
  * `cancel`: a terminal task is left alone; a running one gets
  * `cancelRequested` (its worker cancels it at its next check), or with
- * `atOnce` ends `cancelled` now, its lease voided (the worker's later writes
- * are refused and it stops at its next check); any other ends `cancelled` at
+ * `atOnce` ends `cancelled` now, its lease voided (the worker's later task
+ * writes are refused and it stops at its next check); any other ends `cancelled` at
  * once. Throws {@link TaskNotFoundError} when the task is not
  * {@link visible} to `owner`.
  */
