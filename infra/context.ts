@@ -155,7 +155,7 @@ function contextReader(node: Node) {
       return value;
     },
     integer(key: Key): number {
-      const value = raw(key) ?? fallback(key) ?? 1;
+      const value = raw(key) ?? fallback(key);
       const number = typeof value === 'number' ? value : Number(value);
       if (!Number.isSafeInteger(number) || number <= 0) throw new Error(`Context "${key}" must be a positive integer, got ${JSON.stringify(value)}`);
       return number;

@@ -5,6 +5,7 @@
  * `shared/config.ts`.
  */
 import { DEFAULT_LOCAL_SETTINGS_FILE } from './settings.ts';
+import type { LocalStackOptions } from './stack.ts';
 
 /** Defaults of the local stack, also when it is started from code (tests). */
 export const LOCAL_DEFAULTS = {
@@ -40,16 +41,8 @@ export const LOCAL_ENV = {
   },
 } as const satisfies Record<string, { env: string; shown: string; meaning: string }>;
 
-/** What {@link localStackEnvironment} reads: the local stack's options from the variables. */
-export interface LocalStackEnvironment {
-  port: number;
-  dataDir: string;
-  settingsFile?: string;
-  sweepIntervalMs?: number;
-  visibilityTimeoutSeconds?: number;
-  maxReceiveCount?: number;
-  auth?: { port: number; otherResources: string[] };
-}
+/** The local stack's options that {@link localStackEnvironment} reads from the variables. */
+export type LocalStackEnvironment = Pick<LocalStackOptions, 'port' | 'dataDir' | 'settingsFile' | 'sweepIntervalMs' | 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'auth'>;
 
 /** Reads the variables of {@link LOCAL_ENV}; a malformed value throws, naming the variable. */
 export function localStackEnvironment(env: Record<string, string | undefined>): LocalStackEnvironment {

@@ -5,7 +5,7 @@ import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
 import { MAX_RESULT_BYTES, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { MAX_STATUS_MESSAGE_BYTES, truncateUtf8 } from '../tasks/limits.ts';
-import { LeaseLostError, TaskRowRejectedError, type StepRecord, type TaskStore } from '../tasks/store.ts';
+import { LeaseLostError, TaskRowRejectedError, type ReleaseOptions, type StepRecord, type TaskStore } from '../tasks/store.ts';
 import { runTool, type Journal, type RunOutcome } from './run.ts';
 import type { ToolDefinition } from './tool.ts';
 
@@ -164,7 +164,7 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     const recorded = steps.loadedCount();
     const progressed = recorded !== undefined && recorded > (task.progressMark ?? 0);
     log(withMetrics({ event: 'error', taskId: task.taskId, tool: task.tool, error: errorName(error), ...(progressed ? { steps: recorded } : {}) }, { TaskRetries: 1 }));
-    if (progressed) return await handOver(deps, task, leaseOwner, now, 'retry', now() + deps.settings.retryBaseDelayMs, recorded);
+    if (progressed) return await handOver(deps, task, leaseOwner, now, 'retry', now() + deps.settings.retryBaseDelayMs, { handedOver: true, progressMark: recorded });
     // SQS redelivers the message after its visibility timeout (and dead-letters
     // it after the last attempt); the sweeper must not step in before that.
     await deps.store.release(task.taskId, leaseOwner, now(), now() + deps.settings.redeliveryMs).catch((releaseError: unknown) => {
@@ -187,12 +187,14 @@ async function settle(
   finish: (outcome: TaskOutcome) => Promise<Disposition>,
   recordedSteps: number | undefined,
 ): Promise<Disposition> {
+  // A clean hand-over records how many steps the task has: the mark later progress is measured from.
+  const clean: ReleaseOptions = { handedOver: true, ...(recordedSteps !== undefined ? { progressMark: recordedSteps } : {}) };
   switch (outcome.kind) {
     case 'sleep':
       // Waits past SQS's 15-minute limit are chained: the wake-up finds the sleep not yet due and sleeps again.
-      return handOver(deps, task, leaseOwner, now, 'wake', outcome.wakeAt, recordedSteps);
+      return handOver(deps, task, leaseOwner, now, 'wake', outcome.wakeAt, clean);
     case 'continue':
-      return handOver(deps, task, leaseOwner, now, 'continue', now(), recordedSteps);
+      return handOver(deps, task, leaseOwner, now, 'continue', now(), clean);
     case 'retry': {
       if (task.attempts >= deps.settings.maxAttempts) {
         return finish({
@@ -204,7 +206,7 @@ async function settle(
       const backoff = outcome.error.options.delayMs ?? deps.settings.retryBaseDelayMs * 2 ** (task.attempts - 1);
       deps.log(withMetrics({ event: 'retry', taskId: task.taskId, tool: task.tool, attempt: task.attempts }, { TaskRetries: 1 }));
       // A retry the handler asked for is not a clean hand-over: its attempts keep counting.
-      return handOver(deps, task, leaseOwner, now, 'retry', now() + Math.min(backoff, MAX_DELAY_SECONDS * 1000));
+      return handOver(deps, task, leaseOwner, now, 'retry', now() + Math.min(backoff, MAX_DELAY_SECONDS * 1000), { handedOver: false });
     }
     default:
       return finish(toTaskOutcome(outcome));
@@ -212,10 +214,9 @@ async function settle(
 }
 
 /**
- * Releases the task to run again at `resumeAt`, with a message delayed until
- * then. Given `progressMark` (the step checkpoints the task has now), the
- * hand-over is clean: the attempt count starts again, and later progress is
- * measured from that mark.
+ * Releases the task to run again at `resumeAt` (`release` says whether the
+ * hand-over is clean: the attempt count starts again from a new progress
+ * mark), with a message delayed until then.
  */
 async function handOver(
   deps: WorkerDeps,
@@ -224,12 +225,9 @@ async function handOver(
   now: () => number,
   reason: TaskMessage['reason'],
   resumeAt: number,
-  progressMark?: number,
+  release: ReleaseOptions,
 ): Promise<'done'> {
-  await deps.store.release(task.taskId, leaseOwner, now(), resumeAt, {
-    handedOver: reason !== 'retry' || progressMark !== undefined,
-    ...(progressMark !== undefined ? { progressMark } : {}),
-  });
+  await deps.store.release(task.taskId, leaseOwner, now(), resumeAt, release);
   const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((resumeAt - now()) / 1000)));
   await deps.queue.send({ taskId: task.taskId, reason }, delaySeconds > 0 ? { delaySeconds } : undefined);
   return 'done';
