@@ -3,16 +3,12 @@
  * path (the function, with the environment the stack gives it, answers 401
  * with the metadata URL) and the settings, for an existing issuer and for the
  * user pool the stack can create; cdk-nag stays clean. Bundling is skipped:
- * the functions are those of the default stack (see stack.test.ts).
+ * the functions are those of the default stack (see bundles.test.ts).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { createApp } from '../../infra/app.ts';
+import { createApp, STACK_ID } from '../../infra/app.ts';
 import { METADATA_PATHS, OPEN_ENDPOINT_WARNING } from '../../infra/constructs/api.ts';
 import { USER_POOL_SCOPE } from '../../infra/constructs/user-pool.ts';
 import { createMcpHandler } from '../../functions/mcp/app.ts';
@@ -20,26 +16,14 @@ import { catalogue, productTools } from '../../functions/tools/index.ts';
 import { ENV, loadConfig } from '../../shared/config.ts';
 import { InMemoryTaskQueue } from '../../shared/queue/memory-queue.ts';
 import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
+import { CDK_CONTEXT, removeSynthesized, resourcesOf, synth, type Json } from './synth.ts';
 
-type Json = Record<string, any>;
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CDK_CONTEXT = (JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
-const outdirs: string[] = [];
-
-function synth(context: Record<string, unknown>) {
-  const outdir = mkdtempSync(join(tmpdir(), 'mcp-tasks-cdk-auth-'));
-  outdirs.push(outdir);
-  const { app, stack } = createApp({ outdir, context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context } });
-  const assembly = app.synth();
-  const json = assembly.getStackByName(stack.stackName).template as Json;
-  const reportPath = join(outdir, 'validation-report.json');
-  const report = existsSync(reportPath) ? JSON.parse(readFileSync(reportPath, 'utf8')) : { pluginReports: [] };
-  const warnings = assembly.getStackByName(stack.stackName).messages.filter((m) => m.level === 'warning').map((m) => String(m.entry.data));
-  return { json, report, warnings };
+/** Synthesized without esbuild, with the warnings the stack annotates (the open-endpoint one). */
+function synthesize(context: Record<string, unknown>) {
+  const synthesized = synth({ 'aws:cdk:bundling-stacks': [], ...context });
+  const warnings = synthesized.app.synth().getStackByName(STACK_ID).messages.filter((m) => m.level === 'warning').map((m) => String(m.entry.data));
+  return { ...synthesized, warnings };
 }
-
-const resourcesOf = (json: Json, type: string): Array<[string, Json]> =>
-  Object.entries(json['Resources'] as Record<string, Json>).filter(([, resource]) => resource['Type'] === type);
 
 function mcpFunction(json: Json): Json {
   const [fn] = resourcesOf(json, 'AWS::Lambda::Function').filter(([, f]) => String(f['Properties']['Description']).includes('MCP endpoint'));
@@ -85,14 +69,12 @@ function event(method: string, path: string, headers: Record<string, string> = {
   };
 }
 
-after(() => {
-  for (const outdir of outdirs) rmSync(outdir, { recursive: true, force: true });
-});
+after(removeSynthesized);
 
 describe('an existing issuer (authIssuer)', () => {
-  let s: ReturnType<typeof synth>;
+  let s: ReturnType<typeof synthesize>;
   before(() => {
-    s = synth({ authIssuer: 'https://issuer.example.com/', authScopes: 'mcp:tasks', authAudiences: 'api://mcp-tasks' });
+    s = synthesize({ authIssuer: 'https://issuer.example.com/', authScopes: 'mcp:tasks', authAudiences: 'api://mcp-tasks' });
   });
 
   it('routes the metadata documents to the MCP function, unauthenticated, and leaves the challenge to the function', () => {
@@ -142,7 +124,7 @@ describe('an existing issuer (authIssuer)', () => {
   });
 
   it('keeps an API Gateway JWT authorizer as a pre-filter when asked', () => {
-    const filtered = synth({ authIssuer: 'https://issuer.example.com/', jwtIssuer: 'https://issuer.example.com/', jwtAudience: 'https://api.example.com/mcp' });
+    const filtered = synthesize({ authIssuer: 'https://issuer.example.com/', jwtIssuer: 'https://issuer.example.com/', jwtAudience: 'https://api.example.com/mcp' });
     const routes = resourcesOf(filtered.json, 'AWS::ApiGatewayV2::Route').map(([, r]) => r['Properties']);
     assert.equal(routes.find((r) => r['RouteKey'] === 'POST /mcp')!['AuthorizationType'], 'JWT');
     for (const r of routes.filter((route) => route['RouteKey'].startsWith('GET'))) assert.ok(r['AuthorizationType'] === undefined || r['AuthorizationType'] === 'NONE');
@@ -155,9 +137,9 @@ describe('an existing issuer (authIssuer)', () => {
 });
 
 describe('a user pool the stack creates (cognito=true)', () => {
-  let s: ReturnType<typeof synth>;
+  let s: ReturnType<typeof synthesize>;
   before(() => {
-    s = synth({ cognito: true, cognitoDomainPrefix: 'mcp-tasks-test' });
+    s = synthesize({ cognito: true, cognitoDomainPrefix: 'mcp-tasks-test' });
   });
 
   it('creates the pool, its resource server scope and two clients: code + PKCE without secret, client credentials with one', () => {

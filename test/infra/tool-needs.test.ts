@@ -10,7 +10,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -23,11 +22,9 @@ import { tasksStackPropsFromContext } from '../../infra/context.ts';
 import { TasksStack } from '../../infra/stack.ts';
 import { ENV } from '../../shared/config.ts';
 import { settingStoresOf } from '../../shared/runtime/settings.ts';
-import { bundleWorker } from './synth.ts';
+import { bundleWorker, CDK_CONTEXT } from './synth.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CDK_CONTEXT = (JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
 type Json = Record<string, any>;
 const outdirs: string[] = [];
 after(() => {
