@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { httpApiEvent } from './factories.ts';
 import type { LocalStack } from '../../infra/local/stack.ts';
 import { parseMessages, requestMeta, rpc, TASKS_CAPABILITIES, type JsonRpcMessage, type RpcOptions } from './mcp-http.ts';
 
@@ -25,7 +26,7 @@ export interface Wire {
 
 let nextId = 1;
 
-/** The HTTP API event the MCP function receives for this request. */
+/** The HTTP API event the MCP function receives for this request (on the local stack's host). */
 export function lambdaEvent(method: string, params: Record<string, unknown>, options: RpcOptions & { principal?: string } = {}): APIGatewayProxyEventV2 {
   const meta = options.meta === undefined ? requestMeta(options.capabilities ?? TASKS_CAPABILITIES) : options.meta;
   const headers: Record<string, string> = {
@@ -42,28 +43,7 @@ export function lambdaEvent(method: string, params: Record<string, unknown>, opt
     else headers[name.toLowerCase()] = value;
   }
   const body = options.rawBody ?? JSON.stringify({ jsonrpc: '2.0', id: options.id ?? nextId++, method, params: meta === null ? params : { ...params, _meta: meta } });
-  return {
-    version: '2.0',
-    routeKey: 'POST /mcp',
-    rawPath: '/mcp',
-    rawQueryString: '',
-    headers,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'test',
-      domainName: '127.0.0.1',
-      domainPrefix: 'test',
-      http: { method: 'POST', path: '/mcp', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'test' },
-      requestId: `req-${nextId}`,
-      routeKey: 'POST /mcp',
-      stage: '$default',
-      time: new Date().toUTCString(),
-      timeEpoch: Date.now(),
-      ...(options.principal ? { authorizer: { jwt: { claims: { sub: options.principal }, scopes: [] } } } : {}),
-    } as APIGatewayProxyEventV2['requestContext'],
-    body,
-    isBase64Encoded: false,
-  };
+  return httpApiEvent({ headers, body, ...(options.principal ? { subject: options.principal } : {}) });
 }
 
 /** Both wires into `stack()` (read at each call: tests start their stack in a `before` hook): HTTP first, then Lambda. */
