@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.ts';
 import { throughHandler } from '../support/in-process.ts';
+import { CANCEL_SETTLES_MS } from '../support/local-stack.ts';
 import { LEGACY_TASKS_ONLY, NO_CAPABILITIES, TASKS_ONLY, wireHelpers } from '../support/wire.ts';
 import { errorOf, getTask, pollUntil, PROTOCOL_VERSION, requestMeta, resultOf, rpc, TASKS_EXTENSION, type RpcTarget } from '../support/mcp-http.ts';
 import { assertValid } from '../support/schemas.ts';
@@ -464,7 +465,8 @@ describe('task lifecycle', { concurrency: true }, () => {
   it('items 32, 34, 35: cancelling a just-created slow_compute (seconds 60) acks, then the task ends cancelled within seconds', async () => {
     const { taskId } = await createTask('slow_compute', { seconds: 60, label: 'cancel-queued' });
     await cancelTask(taskId);
-    const done = await pollUntil(mcp, taskId, terminal, 5_000);
+    // The worker may have claimed it before the cancel: it then ends at its next check.
+    const done = await pollUntil(mcp, taskId, terminal, CANCEL_SETTLES_MS);
     assert.equal(done.status, 'cancelled');
   });
 
@@ -476,7 +478,7 @@ describe('task lifecycle', { concurrency: true }, () => {
     const running = await pollUntil(mcp, taskId, (task) => task.status !== 'working' || Date.now() - since >= 750);
     assert.equal(running.status, 'working');
     await cancelTask(taskId);
-    const done = await pollUntil(mcp, taskId, terminal, 5_000);
+    const done = await pollUntil(mcp, taskId, terminal, CANCEL_SETTLES_MS);
     assert.equal(done.status, 'cancelled');
   });
 

@@ -32,7 +32,7 @@ import {
   type SdkConnection,
   type WireRecorder,
 } from '../support/clients.ts';
-import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
+import { CANCEL_SETTLES_MS, startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
 import { assertValid } from '../support/schemas.ts';
 
 /** How long an ext-tasks execution may take to settle before the test explains why not. */
@@ -184,9 +184,9 @@ describe('MCP TypeScript SDK v2 client (2026-07-28)', () => {
     assert.equal(ack['resultType'], 'complete');
     assertAbsent(ack, NOT_ON_ACK, 'tasks/cancel ack');
 
-    const done = await tasks.pollUntil(taskId, (task) => TERMINAL.has(task.status), { timeoutMs: 5_000 });
+    const done = await tasks.pollUntil(taskId, (task) => TERMINAL.has(task.status), { timeoutMs: CANCEL_SETTLES_MS });
     assert.equal(done.task.status, 'cancelled', `statuses: ${done.statuses.join(' → ')}; last: ${JSON.stringify(done.raw)}`);
-    assert.ok(Date.now() - cancelledAt < 5_000);
+    assert.ok(Date.now() - cancelledAt < CANCEL_SETTLES_MS);
 
     // Cancelling a terminal task is acknowledged the same way (and changes nothing).
     const again = await tasks.cancel(taskId);
@@ -371,7 +371,7 @@ describe('@modelcontextprotocol/ext-tasks requester session (on the SDK v2 clien
     // Observe the server-side outcome through the library's task controller.
     const controller = connection.session.task(taskId);
     let status = (await controller.snapshot()).status;
-    while (!TERMINAL.has(status) && Date.now() - cancelledAt < 5_000) {
+    while (!TERMINAL.has(status) && Date.now() - cancelledAt < CANCEL_SETTLES_MS) {
       await sleep(250);
       status = (await controller.snapshot()).status;
     }

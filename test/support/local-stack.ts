@@ -7,11 +7,20 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_SETTINGS } from '../../shared/config.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const READY = /MCP endpoint ready at (http:\/\/\S+)/;
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 20_000;
+
+/**
+ * How long a cancelled running task may take to end under `npm start`'s
+ * settings: up to one cancellation check of its worker
+ * (`TASKS_CANCEL_CHECK_MS`), plus a few seconds for polling on a loaded
+ * machine. A task the worker has not claimed yet ends at once.
+ */
+export const CANCEL_SETTLES_MS = DEFAULT_SETTINGS.cancelCheckMs + 3_000;
 
 export interface LocalStackProcess {
   /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
