@@ -49,6 +49,8 @@ export function createDeadLetterHandler(deps: Pick<FunctionDeps, 'store' | 'log'
         // A message dead-lettered while the task kept recording steps (runs that
         // died after useful work, each recovered by the sweeper) does not end
         // the task: the worker's attempt cap, which counts progress, decides.
+        // That progress is credited once: the next message dead-lettered
+        // without new steps ends the task.
         const steps = (await store.loadJournal(taskId)).size;
         const at = now();
         const changed = await store.fail(taskId, EXHAUSTED_ERROR, 'The task failed repeatedly and was abandoned after its last attempt', at, { steps });

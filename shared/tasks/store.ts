@@ -204,8 +204,10 @@ export interface TaskStore {
    * Marks a task `failed` that is not terminal and that no live lease holds
    * (used once every delivery attempt is exhausted). Given `steps` (the step
    * checkpoints the task has), a task with more than its `progressMark` made
-   * progress since its attempts last started again and is left alone too:
-   * the worker's attempt cap decides on it. Returns false when nothing changed.
+   * progress since its attempts last started again and stays `working`: its
+   * progress is credited (`progressMark` becomes `steps`, `attempts` 0), so
+   * the worker's attempt cap decides on it, and the next `fail` without new
+   * steps ends it. Returns whether the task ended `failed`.
    */
   fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options?: { steps?: number }): Promise<boolean>;
 

@@ -333,6 +333,10 @@ export function decideRelease(
  * `fail`: a task that is not terminal, that no live lease holds and that (given
  * its checkpoint count `steps`) recorded no step past its `progressMark` ends
  * `failed` (every delivery attempt was used up); the result says whether it did.
+ * One that did record steps past its mark stays `working`, its progress
+ * credited as the worker credits it (`progressMark` becomes `steps`, its
+ * `attempts` start again): the next `fail` without new steps ends it, so runs
+ * that die before they can claim (a broken deploy) cannot keep it alive.
  */
 export function decideFail(
   task: TaskRecord | undefined,
@@ -343,7 +347,9 @@ export function decideFail(
   options: { steps?: number } = {},
 ): Decision<boolean> {
   if (!task || isTerminal(task.status) || isRunning(task, now)) return { result: false };
-  if (options.steps !== undefined && options.steps > (task.progressMark ?? 0)) return { result: false };
+  if (options.steps !== undefined && options.steps > (task.progressMark ?? 0)) {
+    return { result: false, next: { ...task, attempts: 0, progressMark: options.steps, version: task.version + 1 } };
+  }
   return { result: true, next: applyOutcome(task, { status: 'failed', error, statusMessage }, now, policy.retentionMs) };
 }
 

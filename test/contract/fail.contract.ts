@@ -80,6 +80,24 @@ export function describeFail(kit: ContractKit): void {
       await assert.rejects(store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(5 + LEASE)), LeaseLostError);
     });
 
+    it('credits the progress of a task it leaves alone once: the next fail without new steps ends it', async () => {
+      const { task } = await claimed({}, at(1));
+      await store().saveStep(task.taskId, 's1', 1, at(2), 1);
+      assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE), { steps: 1 }), false);
+      const credited = await read(task.taskId);
+      assert.equal(credited.status, 'working');
+      assert.equal(credited.progressMark, 1, 'the mark moves to the checkpoints counted');
+      assert.equal(credited.attempts, 0, 'its attempts start again');
+      assert.ok(credited.sweepAt !== undefined, 'still due for the sweeper');
+      // A new step is new progress, credited in its turn.
+      await store().saveStep(task.taskId, 's2', 2, at(2 + LEASE), 2);
+      assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(3 + LEASE), { steps: 2 }), false);
+      assert.equal((await read(task.taskId)).progressMark, 2);
+      // Dead-lettered again with nothing new (runs that die before they can claim): it ends.
+      assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(4 + LEASE), { steps: 2 }), true);
+      assert.equal((await read(task.taskId)).status, 'failed');
+    });
+
     it('returns false for an unknown task', async () => {
       assert.equal(await store().fail(randomUUID(), ERROR, 'gave up', at(1)), false);
     });

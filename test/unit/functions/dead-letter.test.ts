@@ -33,4 +33,27 @@ describe('dead-letter function', () => {
     assert.ok(progressing?.sweepAt !== undefined, 'still on the sweeper\'s index');
     assert.deepEqual(lines.filter((line) => line['event'] === 'dead-lettered').map((line) => [line['taskId'], line['changed']]), [['stuck', true], ['progressing', false]]);
   });
+
+  it('fails a progressing task when its next message is dead-lettered without new steps (runs that die before they claim)', async () => {
+    const store = new InMemoryTaskStore(storePolicy({ leaseMs: LEASE_MS }));
+    const now = Date.now();
+    await store.create(newTask({ taskId: 'broken-deploy', tool: 'steps', now }));
+    assert.ok(await store.claim('broken-deploy', 'crashed', now, LEASE_MS));
+    await store.saveStep('broken-deploy', 's1', 1, now, 1);
+    const lines: Array<Record<string, unknown>> = [];
+    let clock = now + LEASE_MS + 1;
+    const handler = createDeadLetterHandler({ store, log: (line) => void lines.push(line), now: () => clock });
+    const message = JSON.stringify({ taskId: 'broken-deploy', reason: 'sweep' });
+
+    // Every later run dies before it can claim: the sweeper's messages are dead-lettered in turn.
+    await handler(sqsEvent([message]));
+    assert.equal((await store.get('broken-deploy', 'alice', clock))?.status, 'working', 'its progress is credited once');
+    clock += 60_000;
+    await handler(sqsEvent([message]));
+
+    const ended = await store.get('broken-deploy', 'alice', clock);
+    assert.equal(ended?.status, 'failed');
+    assert.match(ended?.statusMessage ?? '', /abandoned after its last attempt/);
+    assert.deepEqual(lines.filter((line) => line['event'] === 'dead-lettered').map((line) => line['changed']), [false, true]);
+  });
 });
