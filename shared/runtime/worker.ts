@@ -68,8 +68,9 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     if (!(error instanceof TaskRowRejectedError)) throw error;
     // The row can never be claimed (it is at DynamoDB's item size limit):
     // end the task rather than let the queue and the sweeper retry it forever.
-    const ended = await deps.store.fail(message.taskId, EXHAUSTED_ERROR, 'The task could not be started: its row is at the storage size limit', now());
-    if (ended) log({ event: 'task-ended', taskId: message.taskId, status: 'failed', reason: 'row-rejected' });
+    const at = now();
+    const ended = await deps.store.fail(message.taskId, EXHAUSTED_ERROR, 'The task could not be started: its row is at the storage size limit', at);
+    if (ended) logTaskEnded(log, { taskId: message.taskId }, 'failed', at, { reason: 'row-rejected' });
     return 'done';
   }
   if (!task) {

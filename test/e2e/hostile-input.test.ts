@@ -137,6 +137,11 @@ describe('hostile and unlucky input (issue 9)', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     assert.ok(logs.some((l) => l.event === 'claim-failed' && l['taskId'] === taskId && l['error'] === 'TaskRowRejectedError'));
+    // Counted like any other end: the failed-task alarm sees it.
+    const ended = logs.filter((l) => l.event === 'task-ended' && l['taskId'] === taskId);
+    assert.equal(ended.length, 1);
+    assert.equal(ended[0]!['TasksEnded'], 1);
+    assert.equal(ended[0]!['TaskFailed'], 1);
   });
 
   it('item 1: the dead-letter handler ends a task at the size limit failed, slimming its row', async () => {
