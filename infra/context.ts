@@ -8,7 +8,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import { DEFAULT_SETTINGS, humanMs } from '../shared/config.ts';
+import { DEFAULT_SETTINGS, humanMs, isOrigin } from '../shared/config.ts';
 import type { JwtSettings } from './constructs/api.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
 import { DEFAULT_SWEEP_INTERVAL, durableTimings } from './timings.ts';
@@ -112,7 +112,7 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
   }
   const allowedOrigins = read.list('allowedOrigins');
   for (const origin of allowedOrigins) {
-    if (!URL.canParse(origin) || new URL(origin).origin !== origin) throw new Error(`Context "allowedOrigins" must list origins like https://app.example.com, got "${origin}"`);
+    if (!isOrigin(origin)) throw new Error(`Context "allowedOrigins" must list origins like https://app.example.com, got "${origin}"`);
   }
   const alarmTopicArn = read.text('alarmTopicArn');
   const maxUnfinished = read.has('maxUnfinishedTasks') ? read.integer('maxUnfinishedTasks') : undefined;

@@ -215,11 +215,16 @@ export function humanMs(ms: number): string {
   return `${ms} ms`;
 }
 
-/** A comma-separated list of origins, each `scheme://host[:port]` exactly as browsers send it. */
+/** Whether `value` is an origin, `scheme://host[:port]` exactly as browsers send it. */
+export function isOrigin(value: string): boolean {
+  return URL.canParse(value) && new URL(value).origin === value;
+}
+
+/** A comma-separated list of {@link isOrigin origins}. */
 function origins(raw: string | undefined): string[] {
   const entries = (raw ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
   for (const entry of entries) {
-    if (!URL.canParse(entry) || new URL(entry).origin !== entry) {
+    if (!isOrigin(entry)) {
       throw new Error(`TASKS_ALLOWED_ORIGINS must list origins like https://app.example.com, got "${entry}"`);
     }
   }

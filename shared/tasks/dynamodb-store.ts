@@ -26,6 +26,7 @@ import {
   type AnswerResult,
   type CancelOptions,
   type CancelResult,
+  type FailOptions,
   type HeartbeatOptions,
   type NewTask,
   type ReleaseOptions,
@@ -241,7 +242,7 @@ export class DynamoDbTaskStore implements TaskStore {
     });
   }
 
-  async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options: { steps?: number } = {}): Promise<boolean> {
+  async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options: FailOptions = {}): Promise<boolean> {
     return this.#rewrite(taskId, (task) => decideFail(task, error, statusMessage, now, this.#policy, options));
   }
 

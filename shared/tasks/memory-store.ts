@@ -5,6 +5,7 @@ import {
   type AnswerResult,
   type CancelOptions,
   type CancelResult,
+  type FailOptions,
   type HeartbeatOptions,
   type NewTask,
   type ReleaseOptions,
@@ -94,7 +95,7 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(taskId, decideRelease(this.#tasks.get(taskId), leaseOwner, resumeAt, options, this.#policy));
   }
 
-  async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options: { steps?: number } = {}): Promise<boolean> {
+  async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options: FailOptions = {}): Promise<boolean> {
     return this.#apply(taskId, decideFail(this.#tasks.get(taskId), error, statusMessage, now, this.#policy, options));
   }
 

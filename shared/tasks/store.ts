@@ -37,6 +37,12 @@ export interface CancelOptions {
   atOnce?: boolean;
 }
 
+/** Options of `fail`. */
+export interface FailOptions {
+  /** The step checkpoints the task has: progress past its `progressMark` is credited, not failed. */
+  steps?: number;
+}
+
 /** Result of `cancel`. */
 export type CancelResult =
   /** The task was not running and is now `cancelled`. */
@@ -209,7 +215,7 @@ export interface TaskStore {
    * the worker's attempt cap decides on it, and the next `fail` without new
    * steps ends it. Returns whether the task ended `failed`.
    */
-  fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options?: { steps?: number }): Promise<boolean>;
+  fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options?: FailOptions): Promise<boolean>;
 
   /**
    * Records answers for currently outstanding keys of an `input_required`

@@ -41,6 +41,7 @@ import {
   type AnswerResult,
   type CancelOptions,
   type CancelResult,
+  type FailOptions,
   type HeartbeatOptions,
   type NewTask,
   type ReleaseOptions,
@@ -344,7 +345,7 @@ export function decideFail(
   statusMessage: string,
   now: number,
   policy: Pick<StorePolicy, 'retentionMs'>,
-  options: { steps?: number } = {},
+  options: FailOptions = {},
 ): Decision<boolean> {
   if (!task || isTerminal(task.status) || isRunning(task, now)) return { result: false };
   if (options.steps !== undefined && options.steps > (task.progressMark ?? 0)) {
