@@ -3,5 +3,5 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../shared/client/cli.ts');
+const { main } = await import('./cli/cli.ts');
 process.exitCode = await main(process.argv);

@@ -2,7 +2,7 @@
  * The stack's parameters, in one table: {@link CONTEXT} gives each CDK context
  * key its default and meaning, {@link tasksStackPropsFromContext} reads them
  * (a malformed value fails synthesis with the key's name), and the README's
- * deploy table is rendered from it (`infra/scripts/readme-tables.ts`).
+ * deploy table is rendered from it (`bin/scripts/readme-tables.ts`).
  * Override a key with `cdk deploy -c key=value` or in `cdk.json`.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';

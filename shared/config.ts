@@ -5,7 +5,7 @@
  * names its variable, default, meaning and how it is read. `ENV`, `Config`,
  * `DEFAULT_SETTINGS` and `loadConfig` are derived from it, the stack sets the
  * variables by their `ENV` names, and the README's Configuration table is
- * rendered from it (`infra/scripts/readme-tables.ts`; a test keeps it current).
+ * rendered from it (`bin/scripts/readme-tables.ts`; a test keeps it current).
  */
 import { checkAuthSettings, list, type AuthSettings } from './auth/settings.ts';
 

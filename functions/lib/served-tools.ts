@@ -1,5 +1,5 @@
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
-import { conformanceTools } from '../tools/conformance/fixtures.ts';
+import { conformanceTools } from '../fixtures/conformance.ts';
 import { catalogue, productTools } from '../tools/index.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { validateCatalogue } from '../../shared/runtime/catalogue.ts';
-import type { ToolDefinition } from '../../shared/runtime/tool.ts';
-import { approvalGate } from './examples/approval-gate.ts';
-import { batchProcess } from './examples/batch-process.ts';
-import { externalJob } from './examples/external-job.ts';
+import type { ToolDefinition } from '#tool';
+import { approvalGate } from './approval-gate.ts';
+import { batchProcess } from './batch-process.ts';
+import { externalJob } from './external-job.ts';
 
 /** The product's own tools: what a default deployment serves. Add yours here. */
 export const productTools: ToolDefinition[] = [batchProcess, approvalGate, externalJob];

@@ -2,7 +2,7 @@ import { Validations } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
-import { conformanceTools } from '../../functions/tools/conformance/fixtures.ts';
+import { conformanceTools } from '../../functions/fixtures/conformance.ts';
 import { productTools } from '../../functions/tools/index.ts';
 import type { Toolset } from '../../shared/config.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';

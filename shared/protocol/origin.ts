@@ -6,7 +6,7 @@ import { localhostAllowedOrigins, originValidationResponse } from '@modelcontext
  * allowed). A request without `Origin` (any non-browser client) passes.
  *
  * - `loopback`: the local server. Only loopback origins are served; its
- *   HTTP front (`infra/local/http.ts`, standing in for API Gateway) serves
+ *   HTTP front (`bin/local/http.ts`, standing in for API Gateway) serves
  *   loopback `Host` names only, so a page whose DNS name is rebound to
  *   127.0.0.1 gets 403 (DNS rebinding).
  * - `origins`: a deployment. `Origin` must be one of these exactly (scheme,

@@ -1,6 +1,8 @@
 import type * as z from 'zod';
 import type { ClientCapabilities, JsonRpcErrorObject } from '../tasks/model.ts';
 
+export { sleep } from './sleep.ts';
+
 /** A `CallToolResult` as a tool returns it. */
 export interface ToolResult {
   content: Array<Record<string, unknown>>;
@@ -104,7 +106,7 @@ export interface ElicitAnswer {
  *   with `secret: true` a `SecureString`, decrypted on read.
  * - `{ secretsManager: 'reports/api-key' }`: a Secrets Manager secret's `SecretString`.
  * Locally the value comes from `settings.local.json` or the environment
- * instead (see `infra/local/settings.ts`). Both stores' AWS managed keys need
+ * instead (see `bin/local/settings.ts`). Both stores' AWS managed keys need
  * no grant; a secret under a customer managed key needs `kms:Decrypt` on it,
  * declared in `needs.permissions`.
  */

@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { spawn as spawnPty, type IPty } from '@lydell/node-pty';
-import { TasksClient, pollUntil, isTerminal, type Task } from '../../shared/client/client.ts';
+import { TasksClient, pollUntil, isTerminal, type Task } from '../../bin/cli/client.ts';
 import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -21,7 +21,7 @@ import { after, before, describe, it } from 'node:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalStack, type LocalStack } from '../../infra/local/stack.ts';
+import { startLocalStack, type LocalStack } from '../../bin/local/stack.ts';
 import { throughHandler } from '../support/in-process.ts';
 import { CANCEL_SETTLES_MS } from '../support/local-stack.ts';
 import { LEGACY_TASKS_ONLY, NO_CAPABILITIES, TASKS_ONLY, wireHelpers } from '../support/wire.ts';

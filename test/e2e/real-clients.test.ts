@@ -1,6 +1,6 @@
 /**
  * End to end with real MCP clients against the local stack (HTTP front,
- * dynalite, fauxqs, SQS poller and worker: `infra/local/main.ts`):
+ * dynalite, fauxqs, SQS poller and worker: `bin/local/main.ts`):
  *
  * - the MCP TypeScript SDK v2 client (`@modelcontextprotocol/client`),
  *   pinned to 2026-07-28 and declaring the Tasks extension;

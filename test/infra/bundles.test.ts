@@ -79,7 +79,7 @@ describe('bundle contents', () => {
     const fns = functions(base.json);
     for (const name of ['mcp', 'worker'] as const) {
       const sources = ownSourcesIn(fns[name][1]);
-      assert.ok(sources.some((source) => source.startsWith('functions/tools/examples/')), `${name} bundles the product tools: ${sources.join(', ')}`);
+      assert.ok(sources.some((source) => source.startsWith('functions/tools/')), `${name} bundles the product tools: ${sources.join(', ')}`);
       const fixtures = sources.filter((source) => /^functions\/tools\/(conformance|testing)\//.test(source));
       assert.deepEqual(fixtures, [], `${name} must not bundle fixtures`);
     }
@@ -91,8 +91,8 @@ describe('bundle contents', () => {
   it('of a deployment with the conformance toolset carry its fixtures (the toolset is fixed at build time)', async () => {
     const metafile = await bundleWorker(bundlingFor({ [ENV.toolset]: 'all' }).define ?? {});
     const inputs = Object.keys(metafile.inputs);
-    assert.ok(inputs.some((path) => path.startsWith('functions/tools/conformance/')), 'conformance fixtures bundled for toolset "all"');
-    assert.ok(!inputs.some((path) => path.startsWith('functions/tools/testing/')), 'the durability fixtures never ship');
+    assert.ok(inputs.some((path) => path.startsWith('functions/fixtures/')), 'conformance fixtures bundled for toolset "all"');
+    assert.ok(!inputs.some((path) => path.startsWith('functions/fixtures/durability/')), 'the durability fixtures never ship');
   });
 
   it('carry only the SDKs each function uses (the composition root is imported by path)', () => {

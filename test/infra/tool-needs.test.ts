@@ -15,7 +15,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { servedTools } from '../../functions/lib/served-tools.ts';
 import { productTools } from '../../functions/tools/index.ts';
-import { REPORT_BUCKET_OBJECTS, reportDigest } from '../../functions/tools/testing/configured.ts';
+import { REPORT_BUCKET_OBJECTS, reportDigest } from '../../functions/fixtures/durability/configured.ts';
 import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { toolsOf } from '../../infra/constructs/tool-needs.ts';
 import { tasksStackPropsFromContext } from '../../infra/context.ts';

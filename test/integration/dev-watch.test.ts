@@ -96,7 +96,7 @@ describe('npm run dev', () => {
     const taskId = await createTask(first, 'external_job', { input: 'abc', durationSeconds: 2, pollEverySeconds: 1 });
     await pollUntil(first, taskId, (task) => /running \(check 1\)/.test(task.statusMessage ?? ''), 15_000);
 
-    const file = join(sandbox.root, 'functions/tools/examples/batch-process.ts');
+    const file = join(sandbox.root, 'functions/tools/batch-process.ts');
     const source = await readFile(file, 'utf8');
     await writeFile(file, source.replace("description: 'Processes a list of items", "description: 'Edited: processes a list of items"));
 

@@ -9,7 +9,7 @@
  * a queue decorator that records (or refuses) what the functions send; the
  * tests reach the functions' store and queue through it. The side effects of
  * the fixtures are counted from the files they append to
- * (`functions/tools/testing/effects.ts`).
+ * (`functions/fixtures/durability/effects.ts`).
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -17,9 +17,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { EFFECTS_DIR_ENV, readEffects } from '../../functions/tools/testing/effects.ts';
-import { startLocalStack, type LocalStack } from '../../infra/local/stack.ts';
-import { localTools } from '../../infra/local/tools.ts';
+import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
+import { startLocalStack, type LocalStack } from '../../bin/local/stack.ts';
+import { localTools } from '../../bin/local/tools.ts';
 import { jsonLog } from '../../shared/log.ts';
 import type { TaskMessage, TaskQueue } from '../../shared/queue/queue.ts';
 import { processTaskMessage } from '../../shared/runtime/worker.ts';

@@ -9,7 +9,7 @@ import {
   QueryCommand,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
-import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../infra/local/dynamodb.ts';
+import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../bin/local/dynamodb.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
 import {
   ACTIVE_SHARD_COUNT,

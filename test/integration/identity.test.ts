@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { startLocalStack, type LocalStack } from '../../infra/local/stack.ts';
+import { startLocalStack, type LocalStack } from '../../bin/local/stack.ts';
 import { mcpRequestEvent } from '../support/in-process.ts';
 import { TASKS_EXTENSION } from '../support/mcp-http.ts';
 

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient, GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../infra/local/dynamodb.ts';
+import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../bin/local/dynamodb.ts';
 import { inputWaitExpired, sweep } from '../../shared/runtime/sweeper.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient, GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../infra/local/dynamodb.ts';
+import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../bin/local/dynamodb.ts';
 import { DEFAULT_SETTINGS } from '../../shared/config.ts';
 import { InMemoryTaskQueue } from '../../shared/queue/memory-queue.ts';
 import { processTaskMessage } from '../../shared/runtime/worker.ts';

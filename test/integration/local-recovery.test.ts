@@ -14,12 +14,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { EFFECTS_DIR_ENV, readEffects } from '../../functions/tools/testing/effects.ts';
-import { startDynalite } from '../../infra/local/dynamodb.ts';
+import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
+import { startDynalite } from '../../bin/local/dynamodb.ts';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
-import { LOCAL_CREDENTIALS, localSqsClient } from '../../infra/local/sqs.ts';
-import { REGION, startLocalStack } from '../../infra/local/stack.ts';
+import { LOCAL_CREDENTIALS, localSqsClient } from '../../bin/local/sqs.ts';
+import { REGION, startLocalStack } from '../../bin/local/stack.ts';
 import { ACTIVE_INDEX, TABLE_KEYS } from '../../shared/tasks/dynamodb-schema.ts';
 import { ACTIVE_SHARD_COUNT } from '../../shared/tasks/dynamodb-store.ts';
 import type { LogEvent } from '../../shared/log.ts';
@@ -278,7 +278,7 @@ describe('local stack start-up recovery (in-process)', () => {
     const dynamo = await startDynalite({ path: join(dataDir, 'dynamodb') });
     const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: REGION, credentials: LOCAL_CREDENTIALS });
     try {
-      const { recoverAtStart } = await import('../../infra/local/recovery.ts');
+      const { recoverAtStart } = await import('../../bin/local/recovery.ts');
       const sent: string[] = [];
       const now = Date.now();
       const report = await recoverAtStart({ client, tableName: 'tasks', queue: { send: async (message) => void sent.push(message.taskId) }, sweepWindowMs: 360_000, now, log });

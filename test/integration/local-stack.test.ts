@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { startPoller, type Poller } from '../../infra/local/poller.ts';
-import { localSqsClient, startLocalSqs, type LocalSqs } from '../../infra/local/sqs.ts';
+import { startPoller, type Poller } from '../../bin/local/poller.ts';
+import { localSqsClient, startLocalSqs, type LocalSqs } from '../../bin/local/sqs.ts';
 import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
 import { pollUntil, resultOf, rpc, TASKS_EXTENSION } from '../support/mcp-http.ts';
 

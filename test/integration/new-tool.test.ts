@@ -23,7 +23,7 @@ function run(args: string[]) {
 
 describe('new-tool', () => {
   it('creates a tool and its test, registers it in productTools, and the generated test passes', async () => {
-    const created = run(['infra/scripts/new-tool.ts', 'word_count']);
+    const created = run(['bin/scripts/new-tool.ts', 'word_count']);
     assert.equal(created.status, 0, created.stderr);
     assert.match(created.stdout, /Created functions\/tools\/word-count\.ts and test\/unit\/tools\/word-count\.test\.ts/);
 
@@ -44,12 +44,12 @@ describe('new-tool', () => {
   it('refuses a name that is taken, by a tool of any catalogue or by an earlier scaffold, and writes nothing', async () => {
     const before = await readFile(join(sandbox.root, 'functions/tools/index.ts'), 'utf8');
     for (const name of ['approval_gate', 'slow_compute', 'step_sequence']) {
-      const refused = run(['infra/scripts/new-tool.ts', name]);
+      const refused = run(['bin/scripts/new-tool.ts', name]);
       assert.equal(refused.status, 1, `${name}: ${refused.stdout}`);
       assert.match(refused.stderr, new RegExp(`A tool named "${name}" already exists`));
     }
-    run(['infra/scripts/new-tool.ts', 'once_only']);
-    const again = run(['infra/scripts/new-tool.ts', 'once_only']);
+    run(['bin/scripts/new-tool.ts', 'once_only']);
+    const again = run(['bin/scripts/new-tool.ts', 'once_only']);
     assert.equal(again.status, 1);
     assert.match(again.stderr, /"once_only" already exists/);
     const index = await readFile(join(sandbox.root, 'functions/tools/index.ts'), 'utf8');
@@ -59,13 +59,13 @@ describe('new-tool', () => {
 
   it('refuses names that are not snake_case and unknown options', () => {
     for (const args of [['Bad-Name'], ['1tool'], ['a', 'b'], [], ['ok_name', '--execution', 'later']]) {
-      const refused = run(['infra/scripts/new-tool.ts', ...args]);
+      const refused = run(['bin/scripts/new-tool.ts', ...args]);
       assert.equal(refused.status, 1, `${args.join(' ')} should be refused`);
     }
   });
 
   it('takes the execution mode', async () => {
-    const created = run(['infra/scripts/new-tool.ts', 'quick_answer', '--execution', 'optional']);
+    const created = run(['bin/scripts/new-tool.ts', 'quick_answer', '--execution', 'optional']);
     assert.equal(created.status, 0, created.stderr);
     assert.match(await readFile(join(sandbox.root, 'functions/tools/quick-answer.ts'), 'utf8'), /execution: 'optional'/);
   });

@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { localSqsClient } from '../../infra/local/sqs.ts';
-import { REGION, startLocalStack, type LocalStack } from '../../infra/local/stack.ts';
+import { localSqsClient } from '../../bin/local/sqs.ts';
+import { REGION, startLocalStack, type LocalStack } from '../../bin/local/stack.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { METRICS_NAMESPACE, TASK_METRICS } from '../../shared/metrics.ts';
-import { runOps } from '../../shared/ops/cli.ts';
-import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../shared/ops/outputs.ts';
+import { runOps } from '../../bin/ops/cli.ts';
+import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
 import { createTask, waitFor } from '../support/durable.ts';
 import { getTask, pollUntil } from '../support/mcp-http.ts';
 

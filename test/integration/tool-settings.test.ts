@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { LogEvent } from '../../shared/log.ts';
-import { textOf } from '../../shared/testing/kit.ts';
-import { callTool, startTestStack } from '../../shared/testing/local.ts';
+import { textOf } from '../kit/kit.ts';
+import { callTool, startTestStack } from '../kit/local.ts';
 
 const fingerprint = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 12);
 

@@ -37,7 +37,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
-import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../infra/local/dynamodb.ts';
+import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../bin/local/dynamodb.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
 import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';

@@ -43,7 +43,7 @@ import {
 } from '@modelcontextprotocol/ext-tasks/client';
 import { DetailedTaskV2Schema, type DetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import * as z from 'zod';
-import { pollUntil as pollTask } from '../../shared/client/client.ts';
+import { pollUntil as pollTask } from '../../bin/cli/client.ts';
 import { parseMessages, type JsonRpcMessage } from './mcp-http.ts';
 import { assertValid } from './schemas.ts';
 

@@ -1,11 +1,11 @@
 /**
  * Helpers for the durability and crash-recovery tests: small timings for the
  * stack, creating a task over HTTP, waiting on side effects recorded by the
- * durability fixtures (`functions/tools/testing/`), and counting them.
+ * durability fixtures (`functions/fixtures/durability/`), and counting them.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { readEffects } from '../../functions/tools/testing/effects.ts';
+import { readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { IDEMPOTENCY_KEY } from '../../shared/protocol/endpoint.ts';
 import { requestMeta, resultOf, rpc, type RpcOptions } from './mcp-http.ts';
 
@@ -14,7 +14,7 @@ import { requestMeta, resultOf, rpc, type RpcOptions } from './mcp-http.ts';
  * redeliveries come back within seconds: for the durability tests only,
  * which wait on exactly those (e2e, conformance and crash tests run with the
  * settings `npm start` uses). `TASKS_*` are the functions' own settings;
- * `LOCAL_*` are read by `infra/local/main.ts` only.
+ * `LOCAL_*` are read by `bin/local/main.ts` only.
  */
 export function durableEnv(effectsDir: string, extra: Record<string, string> = {}): Record<string, string> {
   return {

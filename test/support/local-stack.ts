@@ -1,5 +1,5 @@
 /**
- * Runs the local stack (`infra/local/main.ts`, what `npm start` runs) as a
+ * Runs the local stack (`bin/local/main.ts`, what `npm start` runs) as a
  * child process, the way a developer does: tests talk to it over HTTP only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -49,7 +49,7 @@ export interface LocalStackProcessOptions {
 export async function startLocalStackProcess(options: LocalStackProcessOptions = {}): Promise<LocalStackProcess> {
   const ownDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'mcp-tasks-local-')));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', LOCAL_DATA_DIR: dataDir, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

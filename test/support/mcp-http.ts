@@ -4,7 +4,7 @@
  * lets a test override or remove any part of it, and hands back the raw
  * status, headers and parsed body — no SDK in between to hide mistakes.
  */
-import { pollUntil as pollTask } from '../../shared/client/client.ts';
+import { pollUntil as pollTask } from '../../bin/cli/client.ts';
 import { assertValid } from './schemas.ts';
 
 export const PROTOCOL_VERSION = '2026-07-28';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { httpApiEvent } from './factories.ts';
-import type { LocalStack } from '../../infra/local/stack.ts';
+import type { LocalStack } from '../../bin/local/stack.ts';
 import { parseMessages, requestMeta, rpc, TASKS_CAPABILITIES, type JsonRpcMessage, type RpcOptions } from './mcp-http.ts';
 
 /** A response as both wires give it back. */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readFileSync } from 'node:fs';
-import { localStackEnvironment } from '../../infra/local/environment.ts';
-import { README, withTables } from '../../infra/scripts/readme-tables.ts';
+import { localStackEnvironment } from '../../bin/local/environment.ts';
+import { README, withTables } from '../../bin/scripts/readme-tables.ts';
 import { DEFAULT_SETTINGS, ENV, loadConfig, SETTINGS } from '../../shared/config.ts';
 
 const base = { [ENV.tableName]: 'tasks', [ENV.queueUrl]: 'https://sqs.example/q' };
@@ -72,12 +72,12 @@ describe('loadConfig', () => {
 });
 
 describe('settings table', () => {
-  it('is what the README shows (npx tsx infra/scripts/readme-tables.ts renders it)', () => {
+  it('is what the README shows (npx tsx bin/scripts/readme-tables.ts renders it)', () => {
     const readme = readFileSync(README, 'utf8');
     assert.match(readme, /<!-- table: settings -->/);
     assert.match(readme, /<!-- table: context -->/);
     assert.match(readme, /<!-- table: local -->/);
-    assert.equal(readme, withTables(readme), 'README tables are stale: run npx tsx infra/scripts/readme-tables.ts');
+    assert.equal(readme, withTables(readme), 'README tables are stale: run npx tsx bin/scripts/readme-tables.ts');
   });
 });
 

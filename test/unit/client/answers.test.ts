@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { GivenAnswers } from '../../../shared/client/answers.ts';
-import type { InputRequest } from '../../../shared/client/client.ts';
+import { GivenAnswers } from '../../../bin/cli/answers.ts';
+import type { InputRequest } from '../../../bin/cli/client.ts';
 
 const form = (properties: Record<string, unknown>, required: string[] = []): InputRequest => ({
   method: 'elicitation/create',

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
 import { catalogue, productTools } from '../../../functions/tools/index.ts';
-import { conformanceTools } from '../../../functions/tools/conformance/fixtures.ts';
-import { testingTools } from '../../../functions/tools/testing/fixtures.ts';
+import { conformanceTools } from '../../../functions/fixtures/conformance.ts';
+import { testingTools } from '../../../functions/fixtures/durability/fixtures.ts';
 import { CatalogueError, validateCatalogue } from '../../../shared/runtime/catalogue.ts';
 import { defineTool, type ToolDefinition } from '../../../shared/runtime/tool.ts';
 

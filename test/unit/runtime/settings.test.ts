@@ -8,7 +8,7 @@ import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/clien
 import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import { secretsManagerFetcher } from '../../../functions/lib/secrets-manager.ts';
 import { ssmParameterFetcher } from '../../../functions/lib/ssm-parameters.ts';
-import { localSettingReader, settingVariable } from '../../../infra/local/settings.ts';
+import { localSettingReader, settingVariable } from '../../../bin/local/settings.ts';
 import { runTool } from '../../../shared/runtime/run.ts';
 import { bindSettings, cachedReader, isSecret, settingStoresOf, storeReader, type SettingReader } from '../../../shared/runtime/settings.ts';
 import { defineTool, ToolProtocolError } from '../../../shared/runtime/tool.ts';

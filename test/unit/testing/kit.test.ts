@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
 import { defineTool, RetryableError, ToolError, ToolProtocolError } from '../../../shared/runtime/tool.ts';
-import { accept, decline, DEFAULT_START, TestClock, testTool, textOf } from '../../../shared/testing/kit.ts';
+import { accept, decline, DEFAULT_START, TestClock, testTool, textOf } from '../../kit/kit.ts';
 
 const form = (message: string) => ({ message, requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } });
 

@@ -1,10 +1,10 @@
-/** The example tools, through the tool author's test kit (`shared/testing/kit.ts`). */
+/** The example tools, through the tool author's test kit (`test/kit/kit.ts`). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { approvalGate } from '../../../functions/tools/examples/approval-gate.ts';
-import { batchProcess } from '../../../functions/tools/examples/batch-process.ts';
-import { externalJob } from '../../../functions/tools/examples/external-job.ts';
-import { accept, decline, DEFAULT_START, testTool, textOf } from '../../../shared/testing/kit.ts';
+import { approvalGate } from '../../../functions/tools/approval-gate.ts';
+import { batchProcess } from '../../../functions/tools/batch-process.ts';
+import { externalJob } from '../../../functions/tools/external-job.ts';
+import { accept, decline, DEFAULT_START, testTool, textOf } from '../../kit/kit.ts';
 
 describe('approval_gate', () => {
   it('asks once, then carries out the action with the comment', async () => {

@@ -68,8 +68,8 @@ const testFile = join(ROOT, 'test/unit/tools', `${kebab}.test.ts`);
 
 // Every catalogue, so a new tool can be served next to any toolset's.
 const { productTools } = await import('../../functions/tools/index.ts');
-const { conformanceTools } = await import('../../functions/tools/conformance/fixtures.ts');
-const { testingTools } = await import('../../functions/tools/testing/fixtures.ts');
+const { conformanceTools } = await import('../../functions/fixtures/conformance.ts');
+const { testingTools } = await import('../../functions/fixtures/durability/fixtures.ts');
 const taken = [...productTools, ...conformanceTools, ...testingTools].find((tool) => tool.name === name);
 if (taken) fail(`A tool named "${name}" already exists; choose another name.`);
 for (const file of [toolFile, testFile]) {
@@ -97,7 +97,7 @@ const inline = execution === 'task' ? '' : execution === 'sync' ? ' It is answer
 await writeFile(
   toolFile,
   `import * as z from 'zod';
-import { defineTool } from '../../shared/runtime/tool.ts';
+import { defineTool } from '#tool';
 
 /**
  * ${name}: counts the words of a text. Replace with what your tool does.${inline}
@@ -127,7 +127,7 @@ await writeFile(
   `import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ${exportName} } from '../../../functions/tools/${kebab}.ts';
-import { testTool, textOf } from '../../../shared/testing/kit.ts';
+import { testTool, textOf } from '#tool-kit';
 
 describe('${name}', () => {
   it('counts the words of a text', async () => {

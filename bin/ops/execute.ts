@@ -2,9 +2,9 @@
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { loadConfig } from '../config.ts';
+import { loadConfig } from '../../shared/config.ts';
 import { humanMs, Ops, table, type TaskSummary } from './ops.ts';
-import { LOCAL_OUTPUTS, OPS_OUTPUTS } from './outputs.ts';
+import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
 
 
 import type { OpsOptions } from './cli.ts';

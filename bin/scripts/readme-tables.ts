@@ -3,15 +3,15 @@
  * functions' settings (`SETTINGS`, `shared/config.ts`) with the values the
  * stack sets (`infra/timings.ts`), the stack's context keys (`CONTEXT`,
  * `infra/context.ts`) and `npm start`'s variables (`LOCAL_ENV`,
- * `infra/local/environment.ts`). `npx tsx infra/scripts/readme-tables.ts`
+ * `bin/local/environment.ts`). `npx tsx bin/scripts/readme-tables.ts`
  * rewrites them in README.md; `test/unit/config.test.ts` fails when they are stale.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { humanMs, SETTINGS } from '../../shared/config.ts';
-import { CONTEXT } from '../context.ts';
+import { CONTEXT } from '../../infra/context.ts';
 import { LOCAL_ENV } from '../local/environment.ts';
-import { durableTimings, timingsEnvironment } from '../timings.ts';
+import { durableTimings, timingsEnvironment } from '../../infra/timings.ts';
 
 export const README = fileURLToPath(new URL('../../README.md', import.meta.url));
 

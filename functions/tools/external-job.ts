@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { defineTool } from '../../../shared/runtime/tool.ts';
+import { defineTool } from '#tool';
 
 /**
  * Wraps an external job system: submit a job, then check its status every

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { defineTool } from '../../../shared/runtime/tool.ts';
+import { defineTool } from '#tool';
 
 /**
  * An approval gate: before acting, asks a person to confirm through

@@ -10,10 +10,10 @@
  */
 import { GetItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../tasks/dynamodb-schema.ts';
-import { ACTIVE_SHARD_COUNT, DynamoDbTaskStore, taskFromItem } from '../tasks/dynamodb-store.ts';
-import { isRunning, type TaskRecord } from '../tasks/model.ts';
-import type { StorePolicy } from '../tasks/store.ts';
+import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
+import { ACTIVE_SHARD_COUNT, DynamoDbTaskStore, taskFromItem } from '../../shared/tasks/dynamodb-store.ts';
+import { isRunning, type TaskRecord } from '../../shared/tasks/model.ts';
+import type { StorePolicy } from '../../shared/tasks/store.ts';
 
 export interface OpsDeps {
   dynamodb: DynamoDBClient;

@@ -19,10 +19,10 @@
  *
  * For the whole stack (HTTP, queue, table, worker) see `local.ts` in this folder.
  */
-import type { ClientCapabilities, InputRequest, QuestionRecord } from '../tasks/model.ts';
-import { runTool, type Journal, type JournalEntry, type RunOutcome } from '../runtime/run.ts';
-import { withSettings } from '../runtime/settings.ts';
-import type { ElicitAnswer, ToolDefinition, ToolResult } from '../runtime/tool.ts';
+import type { ClientCapabilities, InputRequest, QuestionRecord } from '../../shared/tasks/model.ts';
+import { runTool, type Journal, type JournalEntry, type RunOutcome } from '../../shared/runtime/run.ts';
+import { withSettings } from '../../shared/runtime/settings.ts';
+import type { ElicitAnswer, ToolDefinition, ToolResult } from '../../shared/runtime/tool.ts';
 
 /** The clock a {@link ToolRun} replays against; durable sleeps wait on it, not on real time. */
 export class TestClock {

@@ -8,7 +8,7 @@
  * Local development only: accounts are whoever logs in (any login name and
  * password, the library's development login and consent pages), and state is
  * in memory (clients and grants are gone after a restart). Never part of a
- * Lambda bundle: only `infra/local` imports it.
+ * Lambda bundle: only `bin/local` imports it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { closeServer } from './http.ts';

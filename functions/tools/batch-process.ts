@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import { defineTool } from '../../../shared/runtime/tool.ts';
-import { sleep } from '../../../shared/runtime/sleep.ts';
+import { defineTool, sleep } from '#tool';
 
 /**
  * A batch job: processes items one by one and reports progress item by item

@@ -19,8 +19,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalStack } from '../../infra/local/stack.ts';
-import type { Log } from '../log.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
+import type { Log } from '../../shared/log.ts';
 
 const PROTOCOL_VERSION = '2026-07-28';
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';

@@ -1,0 +1,44 @@
+/** The import rules of the tree (`test/support/import-graph.ts`): one audience per folder. */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { checkImports, importsOf, readTree } from '../../support/import-graph.ts';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const aliases = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { imports: Record<string, string> }).imports;
+
+describe('import rules', () => {
+  it('the tree keeps them', () => {
+    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin']);
+    assert.ok(tree.size > 100, `read the sources (${tree.size})`);
+    assert.deepEqual(checkImports(tree, aliases), []);
+  });
+
+  it('finds static, re-exported and dynamic imports', () => {
+    const text = "import a from './a.ts';\nimport type { B } from \"../b.ts\";\nexport { c } from './c.ts';\nconst d = await import('./d.ts');\nimport './e.ts';";
+    assert.deepEqual(importsOf(text), ['./a.ts', '../b.ts', './c.ts', './d.ts', './e.ts']);
+  });
+
+  it('a planted violation of each rule is reported, naming the file and the import', () => {
+    const planted = new Map([
+      ['functions/tools/x.ts', "import { main } from '../../bin/cli/cli.ts';"],
+      ['shared/tasks/y.ts', "import { servedTools } from '../../functions/lib/served-tools.ts';"],
+      ['shared/log2.ts', "import { Command } from 'commander';"],
+      ['functions/lib/z.ts', "const { startLocalStack } = await import('../../infra/local/stack.ts');"],
+      ['infra/constructs/w.ts', "import { testTool } from '#tool-kit';"],
+      ['bin/ops/v.ts', "import { sandbox } from '../../test/support/sandbox.ts';"],
+      ['functions/tools/ok.ts', "import { defineTool } from '#tool';\nimport * as z from 'zod';\nimport { join } from 'node:path';"],
+      ['infra/local/stack.ts', "export { startLocalStack } from '../../bin/local/stack.ts';"],
+    ]);
+    const found = checkImports(planted, aliases).map((v) => `${v.file} ${v.imports}: ${v.rule}`);
+    assert.deepEqual(found, [
+      'functions/tools/x.ts ../../bin/cli/cli.ts: a Lambda-bundled module imports bin/',
+      'shared/tasks/y.ts ../../functions/lib/served-tools.ts: the core (shared/) imports a function',
+      'shared/log2.ts commander: a Lambda-bundled module imports a package that is not for functions',
+      'functions/lib/z.ts ../../infra/local/stack.ts: a Lambda-bundled module imports infra/',
+      'infra/constructs/w.ts #tool-kit: the CDK app imports test/',
+      'bin/ops/v.ts ../../test/support/sandbox.ts: a terminal module imports the tests',
+    ]);
+  });
+});
