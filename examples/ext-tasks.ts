@@ -19,8 +19,11 @@ const session = withTasks(
       const response = await fetch(url, {
         method: 'POST',
         headers: {
-          'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-          'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...(params.name ? { 'Mcp-Name': params.name } : {}),
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': '2026-07-28',
+          'Mcp-Method': method,
+          ...(params.name ? { 'Mcp-Name': params.name } : {}),
           ...options?.context?.headers,
         },
         body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params: { ...params, _meta: { ...params._meta, ...envelope } } }),
@@ -36,7 +39,9 @@ const session = withTasks(
   {
     onInputRequest: createApplicationInputHandler({
       elicitation: () => ({ action: 'accept', content: { approve: true } }),
-      sampling: () => { throw new Error('no sampling here'); },
+      sampling: () => {
+        throw new Error('no sampling here');
+      },
       roots: () => ({ roots: [] }),
     }),
   },

@@ -5,7 +5,9 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const client = new Client({ name: 'example', version: '1.0.0' });
 await client.connect(new StreamableHTTPClientTransport(new URL(process.env.MCP_URL ?? 'http://127.0.0.1:3000/mcp')));
-const stream = client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 2 } }, CallToolResultSchema, { task: {} });
+const stream = client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 2 } }, CallToolResultSchema, {
+  task: {},
+});
 for await (const message of stream) {
   if (message.type === 'taskStatus') console.log(message.task.status);
   if (message.type === 'result') console.log(message.result.content);

@@ -1,6 +1,11 @@
 // SDK v2 client + ext-tasks: run approval_gate as a task and answer its question.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createApplicationInputHandler, createTaskSessionEndpointId, createTaskSessionFromClient, type RawClientDispatch } from '@modelcontextprotocol/ext-tasks/client';
+import {
+  createApplicationInputHandler,
+  createTaskSessionEndpointId,
+  createTaskSessionFromClient,
+  type RawClientDispatch,
+} from '@modelcontextprotocol/ext-tasks/client';
 
 const url = process.env.MCP_URL ?? 'http://127.0.0.1:3000/mcp';
 const client = new Client({ name: 'example', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
@@ -13,8 +18,11 @@ const rawDispatch: RawClientDispatch = async (request, options) => {
   const response = await fetch(url, {
     method: 'POST',
     headers: {
-      'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...(params.name ? { 'Mcp-Name': params.name } : {}),
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': method,
+      ...(params.name ? { 'Mcp-Name': params.name } : {}),
       ...options?.context?.headers,
     },
     body: JSON.stringify({ jsonrpc: '2.0', id: ++id, ...(request as object) }),
@@ -27,13 +35,19 @@ const rawDispatch: RawClientDispatch = async (request, options) => {
 const session = createTaskSessionFromClient(client, {
   endpointId: await createTaskSessionEndpointId('example', { url }),
   rawDispatch,
-  v2RequestFraming: { protocolVersion: '2026-07-28', clientInfo: { name: 'example', version: '1.0.0' }, clientCapabilities: { elicitation: {} } },
+  v2RequestFraming: {
+    protocolVersion: '2026-07-28',
+    clientInfo: { name: 'example', version: '1.0.0' },
+    clientCapabilities: { elicitation: {} },
+  },
   onInputRequest: createApplicationInputHandler({
     elicitation: (request) => {
       console.log('asked:', request.params.message);
       return { action: 'accept', content: { approve: true } };
     },
-    sampling: () => { throw new Error('no sampling here'); },
+    sampling: () => {
+      throw new Error('no sampling here');
+    },
     roots: () => ({ roots: [] }),
   }),
 });

@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url';
-import { App, Validations, type AppProps } from 'aws-cdk-lib';
+import { App, type AppProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { tasksStackPropsFromContext } from './context.ts';
 import { TasksStack } from './stack.ts';

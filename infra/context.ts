@@ -11,8 +11,8 @@ import type { Node } from 'constructs';
 import { DEFAULT_SETTINGS, humanMs, isOrigin } from '../shared/config.ts';
 import type { JwtSettings } from './constructs/api.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
-import { DEFAULT_SWEEP_INTERVAL, durableTimings } from './timings.ts';
 import type { TasksStackProps } from './stack.ts';
+import { DEFAULT_SWEEP_INTERVAL, durableTimings } from './timings.ts';
 
 /** A year: questions are not meant to wait longer (the advertised `ttlMs` covers the wait). */
 const MAX_INPUT_WAIT_DAYS = 365;
@@ -32,50 +32,69 @@ export const DEFAULT_CALLBACK_URLS = ['http://127.0.0.1:33418/callback', 'http:/
 /** The context keys the stack reads. Keep the order: it is the README's. */
 export const CONTEXT = {
   authIssuer: {
-    meaning: 'issuers (comma-separated `https` URLs, exactly as in the tokens\' `iss`) whose access tokens the endpoint accepts: the MCP function becomes an OAuth resource server (see [Authorization](#authorization)). **Without it (or `cognito`, or `jwtIssuer`) the endpoint is open**: synthesis warns and the `Authentication` output says `OPEN`',
+    meaning:
+      "issuers (comma-separated `https` URLs, exactly as in the tokens' `iss`) whose access tokens the endpoint accepts: the MCP function becomes an OAuth resource server (see [Authorization](#authorization)). **Without it (or `cognito`, or `jwtIssuer`) the endpoint is open**: synthesis warns and the `Authentication` output says `OPEN`",
   },
   authResource: {
-    shown: 'the API\'s `…/mcp` URL',
-    meaning: 'the endpoint\'s canonical URL, `https://<host>/mcp` (a custom domain mapped at its root): the `resource` of the metadata and the audience tokens must carry',
+    shown: "the API's `…/mcp` URL",
+    meaning:
+      "the endpoint's canonical URL, `https://<host>/mcp` (a custom domain mapped at its root): the `resource` of the metadata and the audience tokens must carry",
   },
   authScopes: { shown: 'none (`mcp-tasks/tasks` with `cognito`)', meaning: 'scopes every request needs' },
   authAudiences: { meaning: 'further accepted `aud` values, for IdPs that cannot put the endpoint URL in `aud`' },
-  authClientIds: { shown: 'none (the pool\'s clients with `cognito`)', meaning: 'client ids whose tokens may carry no `aud` at all (Cognito)' },
+  authClientIds: {
+    shown: "none (the pool's clients with `cognito`)",
+    meaning: 'client ids whose tokens may carry no `aud` at all (Cognito)',
+  },
   authServers: { shown: 'the issuers', meaning: '`authorization_servers` advertised in the metadata, if not the issuers' },
   cognito: {
     default: false,
-    meaning: '`true` creates a Cognito user pool (hosted domain `<prefix>.auth.<region>.amazoncognito.com`), an app client for people (code + PKCE) and one for scripts (client credentials), and trusts it',
+    meaning:
+      '`true` creates a Cognito user pool (hosted domain `<prefix>.auth.<region>.amazoncognito.com`), an app client for people (code + PKCE) and one for scripts (client credentials), and trusts it',
   },
-  cognitoDomainPrefix: { meaning: 'the user pool\'s domain prefix (lowercase letters, digits, hyphens; globally unique); required with `cognito`' },
+  cognitoDomainPrefix: {
+    meaning: "the user pool's domain prefix (lowercase letters, digits, hyphens; globally unique); required with `cognito`",
+  },
   cognitoCallbackUrls: {
     shown: DEFAULT_CALLBACK_URLS.map((url) => `\`${url}\``).join(', '),
-    meaning: 'the people client\'s callback URLs (comma-separated); the defaults are the CLI\'s and the Inspector\'s',
+    meaning: "the people client's callback URLs (comma-separated); the defaults are the CLI's and the Inspector's",
   },
   jwtIssuer: {
-    meaning: 'an API Gateway JWT authorizer on `POST /mcp` for this issuer (an `https` URL), given with `jwtAudience`. With `authIssuer` it is only a pre-filter (its 401 has no `resource_metadata`, so clients cannot discover the authorization server from it); alone, tasks are bound to its issuer + `sub`',
+    meaning:
+      'an API Gateway JWT authorizer on `POST /mcp` for this issuer (an `https` URL), given with `jwtAudience`. With `authIssuer` it is only a pre-filter (its 401 has no `resource_metadata`, so clients cannot discover the authorization server from it); alone, tasks are bound to its issuer + `sub`',
   },
-  jwtAudience: { meaning: 'the JWT authorizer\'s audiences (comma-separated), given with `jwtIssuer`' },
+  jwtAudience: { meaning: "the JWT authorizer's audiences (comma-separated), given with `jwtIssuer`" },
   toolset: { default: 'product', meaning: 'which tools the endpoint serves: `product`, `conformance` or `all`' },
   removalPolicy: {
     default: 'retain',
-    meaning: '`retain` keeps the table (with deletion protection) and the log groups when the stack is deleted; `destroy` is for throw-away stacks',
+    meaning:
+      '`retain` keeps the table (with deletion protection) and the log groups when the stack is deleted; `destroy` is for throw-away stacks',
   },
   throttleRateLimit: { default: 100, meaning: 'requests per second for the whole API stage' },
   throttleBurstLimit: { default: 200, meaning: 'request burst for the whole API stage' },
-  workerMaxConcurrency: { default: DEFAULT_WORKER_MAX_CONCURRENCY, meaning: 'most concurrent worker invocations the queue drives (2–1000)' },
+  workerMaxConcurrency: {
+    default: DEFAULT_WORKER_MAX_CONCURRENCY,
+    meaning: 'most concurrent worker invocations the queue drives (2–1000)',
+  },
   sweepIntervalMinutes: {
     default: DEFAULT_SWEEP_INTERVAL.toMinutes(),
-    meaning: 'how often the sweeper looks for stuck tasks; synthesis refuses an interval at which SQS redelivery (30 minutes) would beat it, so at most 24',
+    meaning:
+      'how often the sweeper looks for stuck tasks; synthesis refuses an interval at which SQS redelivery (30 minutes) would beat it, so at most 24',
   },
-  logRetentionDays: { default: RetentionDays.ONE_MONTH, meaning: 'retention of the functions\' and the API\'s log groups (a CloudWatch Logs retention: 1, 3, 5, 7, 14, 30, 60, 90, …)' },
-  alarmTopicArn: { meaning: 'an existing SNS topic that receives the alarms\' ALARM and OK notifications' },
+  logRetentionDays: {
+    default: RetentionDays.ONE_MONTH,
+    meaning: "retention of the functions' and the API's log groups (a CloudWatch Logs retention: 1, 3, 5, 7, 14, 30, 60, 90, …)",
+  },
+  alarmTopicArn: { meaning: "an existing SNS topic that receives the alarms' ALARM and OK notifications" },
   dashboard: { default: false, meaning: '`true` adds the CloudWatch dashboard ($3.00 a month)' },
   tracing: {
     default: false,
-    meaning: '`true` turns on active X-Ray tracing on every function (see the costs below: it roughly doubles the per-task cost with polling clients and adds about $0.43 a month at rest)',
+    meaning:
+      '`true` turns on active X-Ray tracing on every function (see the costs below: it roughly doubles the per-task cost with polling clients and adds about $0.43 a month at rest)',
   },
   allowedOrigins: {
-    meaning: 'origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint: the MCP function\'s `Origin` check and the HTTP API\'s CORS',
+    meaning:
+      "origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint: the MCP function's `Origin` check and the HTTP API's CORS",
   },
   maxUnfinishedTasks: { shown: 'no cap', meaning: 'most unfinished tasks one principal may have at once (see [Limits](#limits))' },
   maxInputWaitDays: {
@@ -157,7 +176,8 @@ function contextReader(node: Node) {
     integer(key: Key): number {
       const value = raw(key) ?? fallback(key);
       const number = typeof value === 'number' ? value : Number(value);
-      if (!Number.isSafeInteger(number) || number <= 0) throw new Error(`Context "${key}" must be a positive integer, got ${JSON.stringify(value)}`);
+      if (!Number.isSafeInteger(number) || number <= 0)
+        throw new Error(`Context "${key}" must be a positive integer, got ${JSON.stringify(value)}`);
       return number;
     },
     flag(key: Key): boolean {
@@ -216,13 +236,18 @@ function authFromContext(read: Reader): Pick<TasksStackProps, 'auth' | 'cognito'
       clientIds: listOf('authClientIds'),
       authorizationServers: listOf('authServers'),
     };
-  } else if ((['authResource', 'authScopes', 'authAudiences', 'authClientIds', 'authServers'] as const).some((key) => listOf(key).length) && !cognitoOn) {
+  } else if (
+    (['authResource', 'authScopes', 'authAudiences', 'authClientIds', 'authServers'] as const).some((key) => listOf(key).length) &&
+    !cognitoOn
+  ) {
     throw new Error('Context "authIssuer" (or "cognito=true") is required with the other auth* settings');
   }
   if (cognitoOn) {
     const domainPrefix = listOf('cognitoDomainPrefix')[0];
     if (!domainPrefix || !/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(domainPrefix)) {
-      throw new Error('Context "cognitoDomainPrefix" (lowercase letters, digits, hyphens; globally unique) is required with "cognito=true"');
+      throw new Error(
+        'Context "cognitoDomainPrefix" (lowercase letters, digits, hyphens; globally unique) is required with "cognito=true"',
+      );
     }
     const callbackUrls = listOf('cognitoCallbackUrls');
     result.cognito = { domainPrefix, callbackUrls: callbackUrls.length ? callbackUrls : [...DEFAULT_CALLBACK_URLS] };

@@ -1,18 +1,18 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnOutput, Duration, type RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
-import { OPS_OUTPUTS } from './outputs.ts';
 import { settingStoresOf } from '../shared/runtime/settings.ts';
 import type { ToolDefinition } from '../shared/runtime/tool.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
-import { McpUserPool, USER_POOL_SCOPE } from './constructs/user-pool.ts';
 import { StateKey } from './constructs/state-key.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
-import { grantToolNeeds, runsAsTask, runsInline, toolsOf } from './constructs/tool-needs.ts';
 import { TaskQueue } from './constructs/task-queue.ts';
 import { TaskTable } from './constructs/task-table.ts';
+import { grantToolNeeds, runsAsTask, runsInline, toolsOf } from './constructs/tool-needs.ts';
+import { McpUserPool, USER_POOL_SCOPE } from './constructs/user-pool.ts';
+import { OPS_OUTPUTS } from './outputs.ts';
 import { durableTimings, timingsEnvironment } from './timings.ts';
 
 export interface TasksStackProps extends StackProps {
@@ -164,7 +164,10 @@ export class TasksStack extends Stack {
     // What the operator commands (`npm run ops`) find the stack by: `cdk deploy --outputs-file cdk-outputs.json`.
     new CfnOutput(this, OPS_OUTPUTS.tableName, { value: this.table.table.tableName, description: 'Task table (operator commands)' });
     new CfnOutput(this, OPS_OUTPUTS.queueUrl, { value: this.tasks.queue.queueUrl, description: 'Task queue (operator commands)' });
-    new CfnOutput(this, OPS_OUTPUTS.deadLetterQueueUrl, { value: this.tasks.deadLetterQueue.queueUrl, description: 'Dead-letter queue (operator commands)' });
+    new CfnOutput(this, OPS_OUTPUTS.deadLetterQueueUrl, {
+      value: this.tasks.deadLetterQueue.queueUrl,
+      description: 'Dead-letter queue (operator commands)',
+    });
   }
 
   /** The resource server settings, with the stack's own user pool (if any) as one more issuer. */

@@ -93,17 +93,23 @@ export function timingProblems(timings: DurableTimings, cancelCheckMs: number): 
   const { workerTimeout, visibilityTimeout, lease, invocationBudget, sweepGrace, sweepInterval, sweeperTimeout } = timings;
   const problems: string[] = [];
   if (ms(visibilityTimeout) < VISIBILITY_TIMEOUT_FACTOR * ms(workerTimeout)) {
-    problems.push(`the visibility timeout (${visibilityTimeout.toHumanString()}) must be at least ${VISIBILITY_TIMEOUT_FACTOR} × the worker timeout (${workerTimeout.toHumanString()})`);
+    problems.push(
+      `the visibility timeout (${visibilityTimeout.toHumanString()}) must be at least ${VISIBILITY_TIMEOUT_FACTOR} × the worker timeout (${workerTimeout.toHumanString()})`,
+    );
   }
   if (ms(visibilityTimeout) < ms(workerTimeout) + ms(lease)) {
-    problems.push(`the visibility timeout (${visibilityTimeout.toHumanString()}) must cover the worker timeout plus the lease (${lease.toHumanString()})`);
+    problems.push(
+      `the visibility timeout (${visibilityTimeout.toHumanString()}) must cover the worker timeout plus the lease (${lease.toHumanString()})`,
+    );
   }
   if (ms(lease) <= 3 * cancelCheckMs) {
     problems.push(`the lease (${lease.toHumanString()}) must exceed three heartbeat ticks (3 × ${cancelCheckMs} ms)`);
   }
   const stepRoom = ms(workerTimeout) - ms(invocationBudget);
   if (stepRoom < ms(HANDOVER_RESERVE)) {
-    problems.push(`the invocation budget (${invocationBudget.toHumanString()}) must leave at least the hand-over reserve (${HANDOVER_RESERVE.toHumanString()}) of the worker timeout`);
+    problems.push(
+      `the invocation budget (${invocationBudget.toHumanString()}) must leave at least the hand-over reserve (${HANDOVER_RESERVE.toHumanString()}) of the worker timeout`,
+    );
   }
   if (ms(lease) + ms(sweepGrace) + ms(sweepInterval) >= ms(visibilityTimeout)) {
     problems.push(
@@ -111,7 +117,9 @@ export function timingProblems(timings: DurableTimings, cancelCheckMs: number): 
     );
   }
   if (ms(sweeperTimeout) >= ms(sweepInterval)) {
-    problems.push(`the sweeper timeout (${sweeperTimeout.toHumanString()}) must be shorter than the sweep interval (${sweepInterval.toHumanString()})`);
+    problems.push(
+      `the sweeper timeout (${sweeperTimeout.toHumanString()}) must be shorter than the sweep interval (${sweepInterval.toHumanString()})`,
+    );
   }
   return problems;
 }

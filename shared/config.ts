@@ -7,7 +7,7 @@
  * variables by their `ENV` names, and the README's Configuration table is
  * rendered from it (`bin/scripts/readme-tables.ts`; a test keeps it current).
  */
-import { checkAuthSettings, list, type AuthSettings } from './auth/settings.ts';
+import { type AuthSettings, checkAuthSettings, list } from './auth/settings.ts';
 
 /** `test` adds the durability fixtures to `all`; tests only. */
 export type Toolset = 'product' | 'conformance' | 'all' | 'test';
@@ -44,7 +44,11 @@ const STACK_SETS = 'set by the stack';
 export const SETTINGS = {
   tableName: required('TASKS_TABLE_NAME', 'the task table', STACK_SETS),
   queueUrl: required('TASKS_QUEUE_URL', 'the task queue', STACK_SETS),
-  deadLetterQueueUrl: optional('TASKS_DEAD_LETTER_QUEUE_URL', 'the dead-letter queue, which its handler drains on the sweep schedule', 'set by the stack on that function only'),
+  deadLetterQueueUrl: optional(
+    'TASKS_DEAD_LETTER_QUEUE_URL',
+    'the dead-letter queue, which its handler drains on the sweep schedule',
+    'set by the stack on that function only',
+  ),
   localPrincipal: {
     env: 'TASKS_LOCAL_PRINCIPAL',
     meaning: 'owner of tasks when no authorizer identifies the caller',
@@ -52,24 +56,59 @@ export const SETTINGS = {
     read: (raw) => raw || 'local',
   },
   taskTtlMs: duration('TASKS_TTL_MS', HOUR, '`ttlMs` advertised at creation; it only ever grows'),
-  retentionMs: duration('TASKS_RETENTION_MS', HOUR, 'how long a finished (completed, failed or cancelled) task stays readable', { max: MAX_RETENTION_MS }),
+  retentionMs: duration('TASKS_RETENTION_MS', HOUR, 'how long a finished (completed, failed or cancelled) task stays readable', {
+    max: MAX_RETENTION_MS,
+  }),
   pollIntervalMs: duration('TASKS_POLL_INTERVAL_MS', SECOND, '`pollIntervalMs` suggested to clients of a new task'),
   maxPollIntervalMs: duration('TASKS_MAX_POLL_INTERVAL_MS', 30 * SECOND, 'ceiling of the age-adaptive `pollIntervalMs`'),
-  leaseMs: duration('TASKS_LEASE_MS', 5 * MINUTE, 'a worker\'s lease on a running task (renewed by heartbeats)'),
-  cancelCheckMs: duration('TASKS_CANCEL_CHECK_MS', 5 * SECOND, 'how often a running handler checks for cancellation (a read, or the lease renewal once a third of the lease has passed), progress or not'),
+  leaseMs: duration('TASKS_LEASE_MS', 5 * MINUTE, "a worker's lease on a running task (renewed by heartbeats)"),
+  cancelCheckMs: duration(
+    'TASKS_CANCEL_CHECK_MS',
+    5 * SECOND,
+    'how often a running handler checks for cancellation (a read, or the lease renewal once a third of the lease has passed), progress or not',
+  ),
   progressIntervalMs: duration('TASKS_PROGRESS_INTERVAL_MS', SECOND, 'minimum time between two progress writes of a task'),
-  syncBudgetMs: duration('TASKS_SYNC_BUDGET_MS', 20 * SECOND, 'longest a tool may run inside a request (also how long a 2025-era `tasks/result` waits)'),
-  sweepGraceMs: duration('TASKS_SWEEP_GRACE_MS', MINUTE, 'how long past its next expected event (lease end, wake-up) a task may go unnoticed before the sweeper re-enqueues it'),
-  stepRetentionMs: duration('TASKS_STEP_RETENTION_MS', 30 * DAY, 'how long step checkpoints are kept (the longest a step-structured job may run)'),
-  invocationBudgetMs: duration('TASKS_INVOCATION_BUDGET_MS', 14 * MINUTE, 'most time one worker invocation spends on a task before handing over to a continuation'),
-  maxAttempts: count('TASKS_MAX_ATTEMPTS', 5, 'runs a task may take through `RetryableError`, or through crashes and timeouts without a new step checkpoint, before it ends `failed` (a run that records a step starts the count again)'),
-  retryBaseDelayMs: duration('TASKS_RETRY_BASE_DELAY_MS', 2 * SECOND, 'first retry delay, doubling per attempt (at most SQS\'s 15 minutes)'),
-  redeliveryMs: duration('TASKS_REDELIVERY_MS', 30 * SECOND, 'the task queue\'s visibility timeout: after an unexpected error the sweeper leaves the task to SQS redelivery this long'),
+  syncBudgetMs: duration(
+    'TASKS_SYNC_BUDGET_MS',
+    20 * SECOND,
+    'longest a tool may run inside a request (also how long a 2025-era `tasks/result` waits)',
+  ),
+  sweepGraceMs: duration(
+    'TASKS_SWEEP_GRACE_MS',
+    MINUTE,
+    'how long past its next expected event (lease end, wake-up) a task may go unnoticed before the sweeper re-enqueues it',
+  ),
+  stepRetentionMs: duration(
+    'TASKS_STEP_RETENTION_MS',
+    30 * DAY,
+    'how long step checkpoints are kept (the longest a step-structured job may run)',
+  ),
+  invocationBudgetMs: duration(
+    'TASKS_INVOCATION_BUDGET_MS',
+    14 * MINUTE,
+    'most time one worker invocation spends on a task before handing over to a continuation',
+  ),
+  maxAttempts: count(
+    'TASKS_MAX_ATTEMPTS',
+    5,
+    'runs a task may take through `RetryableError`, or through crashes and timeouts without a new step checkpoint, before it ends `failed` (a run that records a step starts the count again)',
+  ),
+  retryBaseDelayMs: duration('TASKS_RETRY_BASE_DELAY_MS', 2 * SECOND, "first retry delay, doubling per attempt (at most SQS's 15 minutes)"),
+  redeliveryMs: duration(
+    'TASKS_REDELIVERY_MS',
+    30 * SECOND,
+    "the task queue's visibility timeout: after an unexpected error the sweeper leaves the task to SQS redelivery this long",
+  ),
   // A week: long enough for a person to answer across a weekend, short enough
   // that an abandoned question does not hold a task (and its index entry) for ever.
-  maxInputWaitMs: duration('TASKS_MAX_INPUT_WAIT_MS', 7 * DAY, 'the longest a task may wait for input, from when it starts waiting; past it the sweeper ends it `failed`. While it waits, the advertised `ttlMs` covers this deadline plus `TASKS_RETENTION_MS`', {
-    deployed: '`-c maxInputWaitDays=N`, else the default',
-  }),
+  maxInputWaitMs: duration(
+    'TASKS_MAX_INPUT_WAIT_MS',
+    7 * DAY,
+    'the longest a task may wait for input, from when it starts waiting; past it the sweeper ends it `failed`. While it waits, the advertised `ttlMs` covers this deadline plus `TASKS_RETENTION_MS`',
+    {
+      deployed: '`-c maxInputWaitDays=N`, else the default',
+    },
+  ),
   toolset: {
     env: 'TASKS_TOOLSET',
     meaning: 'the tool catalogue served: `product`, `conformance`, `all`, or `test` (`all` plus the durability fixtures; local only)',
@@ -83,25 +122,47 @@ export const SETTINGS = {
   },
   allowedOrigins: {
     env: 'TASKS_ALLOWED_ORIGINS',
-    meaning: 'origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint; a request with another `Origin` gets 403, one without an `Origin` is served',
+    meaning:
+      'origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint; a request with another `Origin` gets 403, one without an `Origin` is served',
     shown: 'none',
-    deployed: '`-c allowedOrigins=…`, which also configures the HTTP API\'s CORS',
+    deployed: "`-c allowedOrigins=…`, which also configures the HTTP API's CORS",
     read: origins,
   },
-  stateKeyParameter: optional('TASKS_STATE_KEY_PARAMETER', 'the SSM SecureString holding the `requestState` sealing key (base64, 32 bytes or more); the local stack keeps its own key file', 'the stack\'s parameter'),
+  stateKeyParameter: optional(
+    'TASKS_STATE_KEY_PARAMETER',
+    'the SSM SecureString holding the `requestState` sealing key (base64, 32 bytes or more); the local stack keeps its own key file',
+    "the stack's parameter",
+  ),
   maxUnfinishedTasks: {
     env: 'TASKS_MAX_UNFINISHED_TASKS',
     meaning: 'most unfinished tasks one principal may have at once (`0`: no cap)',
     shown: 'no cap',
     deployed: '`-c maxUnfinishedTasks=N`',
-    read: (raw): number | undefined => (raw === undefined || raw === '' || raw === '0' ? undefined : positiveInt('TASKS_MAX_UNFINISHED_TASKS', raw, 1)),
+    read: (raw): number | undefined =>
+      raw === undefined || raw === '' || raw === '0' ? undefined : positiveInt('TASKS_MAX_UNFINISHED_TASKS', raw, 1),
   },
-  authIssuers: listed('TASKS_AUTH_ISSUERS', 'issuers whose access tokens the endpoint accepts (comma-separated); set, the endpoint is an OAuth resource server and every MCP request needs a token', '`-c authIssuer=…` (or `cognito`)'),
-  authResource: optional('TASKS_AUTH_RESOURCE', 'the endpoint\'s canonical URL: the metadata\'s `resource` and the audience tokens must carry; required with issuers, never taken from the `Host` header', '`-c authResource=…`, else the API\'s `…/mcp` URL'),
+  authIssuers: listed(
+    'TASKS_AUTH_ISSUERS',
+    'issuers whose access tokens the endpoint accepts (comma-separated); set, the endpoint is an OAuth resource server and every MCP request needs a token',
+    '`-c authIssuer=…` (or `cognito`)',
+  ),
+  authResource: optional(
+    'TASKS_AUTH_RESOURCE',
+    "the endpoint's canonical URL: the metadata's `resource` and the audience tokens must carry; required with issuers, never taken from the `Host` header",
+    "`-c authResource=…`, else the API's `…/mcp` URL",
+  ),
   authScopes: listed('TASKS_AUTH_SCOPES', 'scopes every request needs (space- or comma-separated)', '`-c authScopes=…`'),
   authServers: listed('TASKS_AUTH_SERVERS', 'advertised authorization servers, when not the issuers themselves', '`-c authServers=…`'),
-  authAudiences: listed('TASKS_AUTH_AUDIENCES', 'further accepted `aud` values, for IdPs that cannot put the resource URL in `aud`', '`-c authAudiences=…`'),
-  authClientIds: listed('TASKS_AUTH_CLIENT_IDS', 'client ids whose tokens may lack `aud` altogether (Cognito without resource binding)', '`-c authClientIds=…`'),
+  authAudiences: listed(
+    'TASKS_AUTH_AUDIENCES',
+    'further accepted `aud` values, for IdPs that cannot put the resource URL in `aud`',
+    '`-c authAudiences=…`',
+  ),
+  authClientIds: listed(
+    'TASKS_AUTH_CLIENT_IDS',
+    'client ids whose tokens may lack `aud` altogether (Cognito without resource binding)',
+    '`-c authClientIds=…`',
+  ),
 } as const satisfies Record<string, Setting>;
 
 type Settings = typeof SETTINGS;
@@ -167,7 +228,10 @@ function authSettings(env: Env): AuthSettings | undefined {
 
 function required<E extends string>(env: E, meaning: string, deployed: string): Setting<E, string> {
   return {
-    env, meaning, shown: '(required)', deployed,
+    env,
+    meaning,
+    shown: '(required)',
+    deployed,
     read: (raw) => {
       if (!raw) throw new Error(`Missing required environment variable ${env}`);
       return raw;
@@ -183,10 +247,19 @@ function listed<E extends string>(env: E, meaning: string, deployed: string): Se
   return { env, meaning, shown: 'none', deployed, read: list };
 }
 
-function duration<E extends string>(env: E, fallback: number, meaning: string, options: { max?: number; deployed?: string } = {}): Numeric<E> {
+function duration<E extends string>(
+  env: E,
+  fallback: number,
+  meaning: string,
+  options: { max?: number; deployed?: string } = {},
+): Numeric<E> {
   const { max, deployed } = options;
   return {
-    env, meaning, fallback, shown: `${fallback} (${humanMs(fallback)})`, ...(deployed ? { deployed } : {}),
+    env,
+    meaning,
+    fallback,
+    shown: `${fallback} (${humanMs(fallback)})`,
+    ...(deployed ? { deployed } : {}),
     read: (raw) => {
       const value = positiveInt(env, raw, fallback);
       if (max !== undefined && value > max) throw new Error(`${env} may be at most ${max} (${humanMs(max)})`);
@@ -208,7 +281,12 @@ function positiveInt(env: string, raw: string | undefined, fallback: number): nu
 
 /** `7 days`, `1 hour`, `30 s`: a round duration as people write it. */
 export function humanMs(ms: number): string {
-  const units: [number, string, string][] = [[DAY, ' day', ' days'], [HOUR, ' hour', ' hours'], [MINUTE, ' minute', ' minutes'], [SECOND, ' s', ' s']];
+  const units: [number, string, string][] = [
+    [DAY, ' day', ' days'],
+    [HOUR, ' hour', ' hours'],
+    [MINUTE, ' minute', ' minutes'],
+    [SECOND, ' s', ' s'],
+  ];
   for (const [size, one, many] of units) {
     if (ms % size === 0) return `${ms / size}${ms === size ? one : many}`;
   }
@@ -222,7 +300,10 @@ export function isOrigin(value: string): boolean {
 
 /** A comma-separated list of {@link isOrigin origins}. */
 function origins(raw: string | undefined): string[] {
-  const entries = (raw ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     if (!isOrigin(entry)) {
       throw new Error(`TASKS_ALLOWED_ORIGINS must list origins like https://app.example.com, got "${entry}"`);

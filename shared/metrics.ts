@@ -84,7 +84,13 @@ export interface EndedTask {
  * metrics: `TasksEnded` by status, `TaskFailed` (0 or 1) and, when the
  * creation time is known, `TaskDuration`. `fields` adds context (a reason).
  */
-export function logTaskEnded(log: Log, task: EndedTask, status: Exclude<TaskStatus, 'working' | 'input_required'>, now: number, fields: Record<string, unknown> = {}): void {
+export function logTaskEnded(
+  log: Log,
+  task: EndedTask,
+  status: Exclude<TaskStatus, 'working' | 'input_required'>,
+  now: number,
+  fields: Record<string, unknown> = {},
+): void {
   log(
     withMetrics(
       { event: 'task-ended', taskId: task.taskId, ...(task.tool ? { tool: task.tool } : {}), status, ...fields },

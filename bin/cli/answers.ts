@@ -35,7 +35,8 @@ export class GivenAnswers {
       if (!match) throw new Error(`--answer must look like key.field=value or key=decline, got "${flag}"`);
       const [, key, field, value] = match as unknown as [string, string, string | undefined, string];
       if (field === undefined) {
-        if (value !== 'decline' && value !== 'cancel' && value !== 'accept') throw new Error(`--answer ${key}=… must be accept, decline or cancel`);
+        if (value !== 'decline' && value !== 'cancel' && value !== 'accept')
+          throw new Error(`--answer ${key}=… must be accept, decline or cancel`);
         given.#byKey.set(key, value === 'accept' ? { action: 'accept', content: {} } : { action: value });
         continue;
       }
@@ -69,7 +70,8 @@ export class GivenAnswers {
       }
       const schema = requestedSchema(request);
       const content: Record<string, unknown> = {};
-      for (const [field, raw] of Object.entries(given.content)) content[field] = typeof raw === 'string' ? coerce(raw, schema.properties[field], `${key}.${field}`) : raw;
+      for (const [field, raw] of Object.entries(given.content))
+        content[field] = typeof raw === 'string' ? coerce(raw, schema.properties[field], `${key}.${field}`) : raw;
       for (const required of schema.required) {
         if (!(required in content)) throw new Error(`The answer to "${key}" lacks the required field "${required}"`);
       }
@@ -102,7 +104,8 @@ export function requestedSchema(request: InputRequest): { properties: Record<str
 /** The allowed values of an enum field (`enum` or titled `oneOf`), if it is one. */
 export function enumValues(field: FieldSchema | undefined): Array<{ value: unknown; title: string }> | undefined {
   if (Array.isArray(field?.enum)) return field.enum.map((value) => ({ value, title: String(value) }));
-  if (Array.isArray(field?.oneOf)) return field.oneOf.map((option) => ({ value: option.const, title: option.title ?? String(option.const) }));
+  if (Array.isArray(field?.oneOf))
+    return field.oneOf.map((option) => ({ value: option.const, title: option.title ?? String(option.const) }));
   return undefined;
 }
 
@@ -115,12 +118,14 @@ function coerce(raw: string, field: FieldSchema | undefined, where: string): unk
     case 'number':
     case 'integer': {
       const value = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(value) || (field.type === 'integer' && !Number.isInteger(value))) throw new Error(`${where} must be ${field.type === "integer" ? "an" : "a"} ${field.type}, got "${raw}"`);
+      if (raw.trim() === '' || !Number.isFinite(value) || (field.type === 'integer' && !Number.isInteger(value)))
+        throw new Error(`${where} must be ${field.type === 'integer' ? 'an' : 'a'} ${field.type}, got "${raw}"`);
       return value;
     }
     default: {
       const values = enumValues(field);
-      if (values && !values.some((option) => option.value === raw)) throw new Error(`${where} must be one of ${values.map((option) => String(option.value)).join(', ')}`);
+      if (values && !values.some((option) => option.value === raw))
+        throw new Error(`${where} must be one of ${values.map((option) => String(option.value)).join(', ')}`);
       return raw;
     }
   }

@@ -14,14 +14,22 @@
  * task waits for input that was not given (answer it later by id).
  */
 import { readFileSync } from 'node:fs';
+import { select } from '@inquirer/prompts';
 import { Command, CommanderError, Option } from 'commander';
 import ora, { type Ora } from 'ora';
-import { select } from '@inquirer/prompts';
-import { GivenAnswers } from './answers.ts';
-import { McpError, resultText, TasksClient, type FollowOutcome, type InputRequest, type InputResponses, type Task } from './client.ts';
 import { opsCommand } from '../ops/cli.ts';
+import { GivenAnswers } from './answers.ts';
+import { type FollowOutcome, type InputRequest, type InputResponses, McpError, resultText, type Task, TasksClient } from './client.ts';
+import {
+  currentToken,
+  DEFAULT_CALLBACK_PORT,
+  LoginStore,
+  loginInBrowser,
+  loginWithClientCredentials,
+  openBrowser,
+  type StoredLogin,
+} from './login.ts';
 import { isPromptInterrupt, promptForInput } from './prompts.ts';
-import { currentToken, DEFAULT_CALLBACK_PORT, loginInBrowser, LoginStore, loginWithClientCredentials, openBrowser, type StoredLogin } from './login.ts';
 
 const DEFAULT_URL = 'http://127.0.0.1:3000/mcp';
 const EXIT_FAILED = 1;
@@ -70,18 +78,28 @@ export function buildProgram(): Command {
       .option('--args-file <path>', 'read the tool arguments (a JSON object) from a file')
       .option('--idempotency-key <key>', 'retrying with the same key returns the same task')
       .option('--detach', 'print the task and return at once instead of following it'),
-  ).action(async (tool: string, json: string, options: AnswerOptions & { argsFile?: string; idempotencyKey?: string; detach?: boolean }, command: Command) => {
-    const globals = command.optsWithGlobals<GlobalOptions>();
-    const client = await makeClient(globals);
-    const args = parseObject(options.argsFile === undefined ? json : readFileSync(options.argsFile, 'utf8'), 'tool arguments');
-    const given = GivenAnswers.parse(options.answer, options.answersFile);
-    const onInput = inputHandler(given, options.input, globals);
-    const outcome = await client.callTool(tool, args, { ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}), onInput });
-    if (outcome.kind === 'result') return printResult(outcome.result, globals);
-    if (options.detach) return printTask(outcome.task, globals);
-    if (!globals.json) process.stderr.write(`Task ${outcome.task.taskId} (resume with: mcp-tasks watch ${outcome.task.taskId})\n`);
-    await followToEnd(client, outcome.task, onInput, globals, options.input);
-  });
+  ).action(
+    async (
+      tool: string,
+      json: string,
+      options: AnswerOptions & { argsFile?: string; idempotencyKey?: string; detach?: boolean },
+      command: Command,
+    ) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const client = await makeClient(globals);
+      const args = parseObject(options.argsFile === undefined ? json : readFileSync(options.argsFile, 'utf8'), 'tool arguments');
+      const given = GivenAnswers.parse(options.answer, options.answersFile);
+      const onInput = inputHandler(given, options.input, globals);
+      const outcome = await client.callTool(tool, args, {
+        ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
+        onInput,
+      });
+      if (outcome.kind === 'result') return printResult(outcome.result, globals);
+      if (options.detach) return printTask(outcome.task, globals);
+      if (!globals.json) process.stderr.write(`Task ${outcome.task.taskId} (resume with: mcp-tasks watch ${outcome.task.taskId})\n`);
+      await followToEnd(client, outcome.task, onInput, globals, options.input);
+    },
+  );
 
   answerOptions(program.command('watch').description('follow a task to its end').argument('<taskId>')).action(
     async (taskId: string, options: AnswerOptions, command: Command) => {
@@ -92,53 +110,77 @@ export function buildProgram(): Command {
     },
   );
 
-  program.command('get').description('print a task once').argument('<taskId>').action(async (taskId: string, _options: unknown, command: Command) => {
-    const globals = command.optsWithGlobals<GlobalOptions>();
-    printTask(await (await makeClient(globals)).getTask(taskId), globals);
-  });
-
-  answerOptions(program.command('answer').description('answer a waiting task (from flags or a file, or interactively)').argument('<taskId>')).action(
-    async (taskId: string, options: AnswerOptions, command: Command) => {
+  program
+    .command('get')
+    .description('print a task once')
+    .argument('<taskId>')
+    .action(async (taskId: string, _options: unknown, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      const client = await makeClient(globals);
-      const task = await client.getTask(taskId);
-      if (task.status !== 'input_required') {
-        process.stderr.write(`Task ${taskId} is ${task.status}: nothing to answer\n`);
-        throw new Exit(EXIT_FAILED);
-      }
-      const answers = await inputHandler(GivenAnswers.parse(options.answer, options.answersFile), options.input, globals)(task.inputRequests ?? {});
-      if (!answers) {
-        describeInput(taskId, task.inputRequests ?? {});
-        throw new Exit(EXIT_NEEDS_INPUT);
-      }
-      await client.answer(taskId, answers);
-      if (globals.json) process.stdout.write(`${JSON.stringify({ taskId, answered: Object.keys(answers) })}\n`);
-      else process.stderr.write(`Answered ${Object.keys(answers).join(', ')} (follow with: mcp-tasks watch ${taskId})\n`);
-    },
-  );
+      printTask(await (await makeClient(globals)).getTask(taskId), globals);
+    });
 
-  program.command('cancel').description('cancel a task').argument('<taskId>').action(async (taskId: string, _options: unknown, command: Command) => {
+  answerOptions(
+    program.command('answer').description('answer a waiting task (from flags or a file, or interactively)').argument('<taskId>'),
+  ).action(async (taskId: string, options: AnswerOptions, command: Command) => {
     const globals = command.optsWithGlobals<GlobalOptions>();
     const client = await makeClient(globals);
-    await client.cancel(taskId);
-    printTask(await client.getTask(taskId), globals);
+    const task = await client.getTask(taskId);
+    if (task.status !== 'input_required') {
+      process.stderr.write(`Task ${taskId} is ${task.status}: nothing to answer\n`);
+      throw new Exit(EXIT_FAILED);
+    }
+    const answers = await inputHandler(
+      GivenAnswers.parse(options.answer, options.answersFile),
+      options.input,
+      globals,
+    )(task.inputRequests ?? {});
+    if (!answers) {
+      describeInput(taskId, task.inputRequests ?? {});
+      throw new Exit(EXIT_NEEDS_INPUT);
+    }
+    await client.answer(taskId, answers);
+    if (globals.json) process.stdout.write(`${JSON.stringify({ taskId, answered: Object.keys(answers) })}\n`);
+    else process.stderr.write(`Answered ${Object.keys(answers).join(', ')} (follow with: mcp-tasks watch ${taskId})\n`);
   });
 
-  program.command('tools').description('list the tools').action(async (_options: unknown, command: Command) => {
-    const globals = command.optsWithGlobals<GlobalOptions>();
-    const tools = await (await makeClient(globals)).listTools();
-    if (globals.json) process.stdout.write(`${JSON.stringify(tools)}\n`);
-    else for (const tool of tools) process.stdout.write(`${String(tool['name'])}\t${String(tool['description'] ?? '')}\n`);
-  });
+  program
+    .command('cancel')
+    .description('cancel a task')
+    .argument('<taskId>')
+    .action(async (taskId: string, _options: unknown, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const client = await makeClient(globals);
+      await client.cancel(taskId);
+      printTask(await client.getTask(taskId), globals);
+    });
+
+  program
+    .command('tools')
+    .description('list the tools')
+    .action(async (_options: unknown, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const tools = await (await makeClient(globals)).listTools();
+      if (globals.json) process.stdout.write(`${JSON.stringify(tools)}\n`);
+      else for (const tool of tools) process.stdout.write(`${String(tool['name'])}\t${String(tool['description'] ?? '')}\n`);
+    });
 
   program
     .command('login')
     .description('get an OAuth token for the endpoint (browser sign-in with PKCE, or client credentials) and keep it for later commands')
     .option('--client-credentials', 'use the client credentials grant (for scripts)')
-    .addOption(new Option('--client-id <id>', 'a registered client (default: register one, if the server allows)').env('MCP_TASKS_CLIENT_ID'))
-    .addOption(new Option('--client-secret <secret>', 'client secret for --client-credentials (prefer the environment variable)').env('MCP_TASKS_CLIENT_SECRET'))
+    .addOption(
+      new Option('--client-id <id>', 'a registered client (default: register one, if the server allows)').env('MCP_TASKS_CLIENT_ID'),
+    )
+    .addOption(
+      new Option('--client-secret <secret>', 'client secret for --client-credentials (prefer the environment variable)').env(
+        'MCP_TASKS_CLIENT_SECRET',
+      ),
+    )
     .option('--scope <scopes>', 'scopes to ask for (default: those the endpoint lists)')
-    .option('--callback-port <port>', `loopback port for the browser's answer (default ${DEFAULT_CALLBACK_PORT}; 0 picks one, with dynamic registration)`)
+    .option(
+      '--callback-port <port>',
+      `loopback port for the browser's answer (default ${DEFAULT_CALLBACK_PORT}; 0 picks one, with dynamic registration)`,
+    )
     .option('--no-browser', 'only print the sign-in URL')
     .action(async (options: LoginOptions, command: Command) => login(command.optsWithGlobals<GlobalOptions>(), options));
 
@@ -184,12 +226,21 @@ async function login(globals: GlobalOptions, options: LoginOptions): Promise<voi
   let result: StoredLogin;
   if (options.clientCredentials) {
     if (!options.clientId || !options.clientSecret) {
-      throw new CommanderError(2, 'mcp-tasks.login', 'Client credentials need --client-id (or MCP_TASKS_CLIENT_ID) and MCP_TASKS_CLIENT_SECRET');
+      throw new CommanderError(
+        2,
+        'mcp-tasks.login',
+        'Client credentials need --client-id (or MCP_TASKS_CLIENT_ID) and MCP_TASKS_CLIENT_SECRET',
+      );
     }
-    result = await loginWithClientCredentials(globals.url, { clientId: options.clientId, clientSecret: options.clientSecret, ...(options.scope ? { scope: options.scope } : {}) });
+    result = await loginWithClientCredentials(globals.url, {
+      clientId: options.clientId,
+      clientSecret: options.clientSecret,
+      ...(options.scope ? { scope: options.scope } : {}),
+    });
   } else {
     const port = options.callbackPort === undefined ? DEFAULT_CALLBACK_PORT : Number(options.callbackPort);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CommanderError(2, 'mcp-tasks.login', '--callback-port must be a port number');
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new CommanderError(2, 'mcp-tasks.login', '--callback-port must be a port number');
     result = await loginInBrowser(globals.url, {
       ...(options.clientId ? { clientId: options.clientId } : {}),
       ...(options.scope ? { scope: options.scope } : {}),
@@ -202,7 +253,14 @@ async function login(globals: GlobalOptions, options: LoginOptions): Promise<voi
   }
   const store = new LoginStore();
   await store.put(globals.url, result);
-  const summary = { endpoint: globals.url, issuer: result.issuer, clientId: result.clientId, grant: result.grant, scope: result.scope ?? null, expiresAt: result.expiresAt ?? null };
+  const summary = {
+    endpoint: globals.url,
+    issuer: result.issuer,
+    clientId: result.clientId,
+    grant: result.grant,
+    scope: result.scope ?? null,
+    expiresAt: result.expiresAt ?? null,
+  };
   if (globals.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
   else process.stderr.write(`Logged in to ${globals.url} through ${result.issuer} (token kept in ${store.file})\n`);
 }
@@ -218,7 +276,8 @@ function parseObject(text: string, what: string): Record<string, unknown> {
   } catch {
     throw new CommanderError(2, 'mcp-tasks.arguments', `The ${what} must be a JSON object`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new CommanderError(2, 'mcp-tasks.arguments', `The ${what} must be a JSON object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new CommanderError(2, 'mcp-tasks.arguments', `The ${what} must be a JSON object`);
   return value as Record<string, unknown>;
 }
 
@@ -333,7 +392,11 @@ class StatusLine {
   #text = '';
   #lastLine = '';
 
-  constructor(private readonly taskId: string, private readonly enabled: boolean, private readonly tty: boolean) {
+  constructor(
+    private readonly taskId: string,
+    private readonly enabled: boolean,
+    private readonly tty: boolean,
+  ) {
     this.resume();
   }
 
@@ -403,7 +466,9 @@ function printTask(task: Task, globals: GlobalOptions): void {
   const lines = [`${task.taskId}  ${task.status}${task.statusMessage ? `  ${task.statusMessage}` : ''}`];
   if (task.status === 'completed') lines.push(resultText(task.result) || JSON.stringify(task.result));
   if (task.status === 'failed') lines.push(`error ${task.error?.code}: ${task.error?.message}`);
-  if (task.status === 'input_required') for (const [key, request] of Object.entries(task.inputRequests ?? {})) lines.push(`waiting for ${key}: ${String(request.params?.['message'] ?? request.method)}`);
+  if (task.status === 'input_required')
+    for (const [key, request] of Object.entries(task.inputRequests ?? {}))
+      lines.push(`waiting for ${key}: ${String(request.params?.['message'] ?? request.method)}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

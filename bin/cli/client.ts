@@ -41,7 +41,11 @@ export interface Task {
 
 /** A JSON-RPC error answered by the server. */
 export class McpError extends Error {
-  constructor(readonly code: number, message: string, readonly data?: unknown) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
     super(message);
     this.name = 'McpError';
   }
@@ -67,9 +71,7 @@ export interface ClientOptions {
 }
 
 /** A `tools/call` answer: a finished result, or the task that will produce it. */
-export type CallOutcome =
-  | { kind: 'result'; result: Record<string, unknown> }
-  | { kind: 'task'; task: Task };
+export type CallOutcome = { kind: 'result'; result: Record<string, unknown> } | { kind: 'task'; task: Task };
 
 export interface FollowOptions {
   /** Called with every task state read (the first one included). */
@@ -96,7 +98,11 @@ export class TasksClient {
   }
 
   /** Sends one JSON-RPC request with the 2026-07-28 headers and `_meta` envelope; returns its `result`. */
-  async request(method: string, params: Record<string, unknown> = {}, options: { signal?: AbortSignal; meta?: Record<string, unknown> } = {}): Promise<Record<string, unknown>> {
+  async request(
+    method: string,
+    params: Record<string, unknown> = {},
+    options: { signal?: AbortSignal; meta?: Record<string, unknown> } = {},
+  ): Promise<Record<string, unknown>> {
     const id = this.#nextId++;
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
@@ -129,10 +135,14 @@ export class TasksClient {
     if (error) throw new McpError(error.code, error.message, error.data);
     const result = reply?.['result'];
     if (!isRecord(result)) {
-      if (response.status === 401) throw new McpError(-32001, 'HTTP 401: not authorized (sign in with `mcp-tasks login`, or check the token)');
+      if (response.status === 401)
+        throw new McpError(-32001, 'HTTP 401: not authorized (sign in with `mcp-tasks login`, or check the token)');
       if (response.status === 403) {
         const scope = /scope="([^"]*)"/.exec(response.headers.get('www-authenticate') ?? '')?.[1];
-        throw new McpError(-32001, `HTTP 403: the token lacks a scope${scope ? ` (needs: ${scope}; sign in again with \`mcp-tasks login --scope '${scope}'\`)` : ''}`);
+        throw new McpError(
+          -32001,
+          `HTTP 403: the token lacks a scope${scope ? ` (needs: ${scope}; sign in again with \`mcp-tasks login --scope '${scope}'\`)` : ''}`,
+        );
       }
       throw new McpError(-32603, `HTTP ${response.status} without a JSON-RPC answer to ${method}`);
     }
@@ -149,13 +159,20 @@ export class TasksClient {
    * are answered through `onInput` and retried with the `requestState`; without
    * an answer the call fails.
    */
-  async callTool(name: string, args: Record<string, unknown> = {}, options: { idempotencyKey?: string; onInput?: InputHandler; signal?: AbortSignal } = {}): Promise<CallOutcome> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown> = {},
+    options: { idempotencyKey?: string; onInput?: InputHandler; signal?: AbortSignal } = {},
+  ): Promise<CallOutcome> {
     let extra: Record<string, unknown> = {};
     for (;;) {
       const result = await this.request(
         'tools/call',
         { name, arguments: args, ...extra },
-        { ...(options.signal ? { signal: options.signal } : {}), ...(options.idempotencyKey ? { meta: { [IDEMPOTENCY_KEY]: options.idempotencyKey } } : {}) },
+        {
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.idempotencyKey ? { meta: { [IDEMPOTENCY_KEY]: options.idempotencyKey } } : {}),
+        },
       );
       if (result['resultType'] === 'task') return { kind: 'task', task: result as unknown as Task };
       if (result['resultType'] !== 'input_required') return { kind: 'result', result };
@@ -209,7 +226,11 @@ export class TasksClient {
   }
 
   /** Calls a tool and, if it became a task, follows it: the final `CallToolResult`-bearing state. */
-  async run(name: string, args: Record<string, unknown> = {}, options: FollowOptions & { idempotencyKey?: string } = {}): Promise<CallOutcome | FollowOutcome> {
+  async run(
+    name: string,
+    args: Record<string, unknown> = {},
+    options: FollowOptions & { idempotencyKey?: string } = {},
+  ): Promise<CallOutcome | FollowOutcome> {
     const outcome = await this.callTool(name, args, options);
     if (outcome.kind === 'result') return outcome;
     return this.follow(outcome.task, options);
@@ -234,7 +255,9 @@ export async function pollUntil<T>(
     const value = await get();
     if (done(value)) return value;
     if (Date.now() >= deadline) {
-      throw new Error(`Not reached within ${options.timeoutMs} ms; last seen: ${options.explain ? options.explain(value) : JSON.stringify(value)}`);
+      throw new Error(
+        `Not reached within ${options.timeoutMs} ms; last seen: ${options.explain ? options.explain(value) : JSON.stringify(value)}`,
+      );
     }
     await sleep(options.interval(value));
   }
@@ -259,7 +282,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 /** The text blocks of a `CallToolResult`, joined. */
 export function resultText(result: Record<string, unknown> | undefined): string {
   const content = Array.isArray(result?.['content']) ? (result['content'] as Array<{ type?: string; text?: string }>) : [];
-  return content.filter((block) => block.type === 'text').map((block) => block.text ?? '').join('\n');
+  return content
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text ?? '')
+    .join('\n');
 }
 
 /** Parses a JSON body, or every `data:` event of an SSE body (2025-era answers are SSE-framed). */
@@ -275,7 +301,14 @@ export function parseMessages(text: string, contentType: string): Array<Record<s
   };
   if (!contentType.includes('text/event-stream')) return text.trim() === '' ? [] : parse(text);
   return text.split(/\r?\n\r?\n/).flatMap((event) =>
-    parse(event.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5).replace(/^ /, '')).join('\n')));
+    parse(
+      event
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).replace(/^ /, ''))
+        .join('\n'),
+    ),
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

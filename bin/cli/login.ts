@@ -67,7 +67,9 @@ export async function discover(endpoint: string, fetcher: typeof fetch = fetch):
   const url = new URL(endpoint);
   const path = url.pathname.replace(/\/$/, '');
   const challenge = await challengeOf(endpoint, fetcher);
-  const candidates = [`/.well-known/oauth-protected-resource${path}`, '/.well-known/oauth-protected-resource'].map((p) => new URL(p, url.origin));
+  const candidates = [`/.well-known/oauth-protected-resource${path}`, '/.well-known/oauth-protected-resource'].map(
+    (p) => new URL(p, url.origin),
+  );
   if (challenge.metadataUrl) candidates.unshift(new URL(challenge.metadataUrl));
   const metadata = await firstJson(fetcher, candidates);
   if (!metadata) throw new LoginError(`${endpoint} publishes no protected resource metadata: it does not take OAuth tokens (is auth on?)`);
@@ -76,7 +78,8 @@ export async function discover(endpoint: string, fetcher: typeof fetch = fetch):
     throw new LoginError(`The resource metadata describes ${String(metadata['resource'])}, not ${endpoint}`);
   }
   const servers = metadata['authorization_servers'];
-  if (!Array.isArray(servers) || typeof servers[0] !== 'string') throw new LoginError('The resource metadata names no authorization server');
+  if (!Array.isArray(servers) || typeof servers[0] !== 'string')
+    throw new LoginError('The resource metadata names no authorization server');
   const issuer = servers[0];
   const base = new URL(issuer);
   const issuerPath = base.pathname.replace(/\/$/, '');
@@ -90,7 +93,9 @@ export async function discover(endpoint: string, fetcher: typeof fetch = fetch):
   const text = (key: string) => (typeof server[key] === 'string' ? (server[key] as string) : undefined);
   const tokenEndpoint = text('token_endpoint');
   if (!tokenEndpoint) throw new LoginError('The authorization server has no token endpoint');
-  const supported = Array.isArray(metadata['scopes_supported']) ? (metadata['scopes_supported'] as unknown[]).filter((s): s is string => typeof s === 'string') : [];
+  const supported = Array.isArray(metadata['scopes_supported'])
+    ? (metadata['scopes_supported'] as unknown[]).filter((s): s is string => typeof s === 'string')
+    : [];
   const scopes = challenge.scope !== undefined ? challenge.scope.split(' ').filter(Boolean) : supported;
   const authorizationEndpoint = text('authorization_endpoint');
   const registrationEndpoint = text('registration_endpoint');
@@ -135,10 +140,19 @@ export interface ClientCredentialsOptions {
 }
 
 /** Client credentials: a token for the endpoint itself, for scripts. */
-export async function loginWithClientCredentials(endpoint: string, options: ClientCredentialsOptions, fetcher: typeof fetch = fetch): Promise<StoredLogin> {
+export async function loginWithClientCredentials(
+  endpoint: string,
+  options: ClientCredentialsOptions,
+  fetcher: typeof fetch = fetch,
+): Promise<StoredLogin> {
   const found = await discover(endpoint, fetcher);
   const scope = options.scope ?? (found.scopes.join(' ') || undefined);
-  const tokens = await tokenRequest(found.tokenEndpoint, { grant_type: 'client_credentials', resource: found.resource, ...(scope ? { scope } : {}) }, { id: options.clientId, secret: options.clientSecret }, fetcher);
+  const tokens = await tokenRequest(
+    found.tokenEndpoint,
+    { grant_type: 'client_credentials', resource: found.resource, ...(scope ? { scope } : {}) },
+    { id: options.clientId, secret: options.clientSecret },
+    fetcher,
+  );
   return stored(found, options.clientId, 'client_credentials', scope, tokens);
 }
 
@@ -174,7 +188,8 @@ export async function loginInBrowser(endpoint: string, options: BrowserLoginOpti
       state,
       resource: found.resource,
       ...(scope ? { scope } : {}),
-    })) authorize.searchParams.set(key, value);
+    }))
+      authorize.searchParams.set(key, value);
     options.open(authorize.href);
 
     const answer = await callback.answer;
@@ -182,12 +197,22 @@ export async function loginInBrowser(endpoint: string, options: BrowserLoginOpti
     const iss = answer.get('iss');
     if (iss !== null && iss !== found.issuer) throw new LoginError('The answer came from another authorization server');
     const error = answer.get('error');
-    if (error) throw new LoginError(`The authorization server refused: ${error}${answer.get('error_description') ? ` (${answer.get('error_description')})` : ''}`);
+    if (error)
+      throw new LoginError(
+        `The authorization server refused: ${error}${answer.get('error_description') ? ` (${answer.get('error_description')})` : ''}`,
+      );
     const code = answer.get('code');
     if (!code) throw new LoginError('The answer carried no authorization code');
     const tokens = await tokenRequest(
       found.tokenEndpoint,
-      { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri, client_id: clientId, resource: found.resource },
+      {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: redirectUri,
+        client_id: clientId,
+        resource: found.resource,
+      },
       undefined,
       fetcher,
     );
@@ -200,7 +225,9 @@ export async function loginInBrowser(endpoint: string, options: BrowserLoginOpti
 /** Dynamic client registration of a public native client (RFC 7591, RFC 8252). */
 async function register(found: Discovery, redirectUri: string, scope: string | undefined, fetcher: typeof fetch): Promise<string> {
   if (!found.registrationEndpoint) {
-    throw new LoginError(`${found.issuer} offers no dynamic client registration: pass the client id registered for this CLI with --client-id`);
+    throw new LoginError(
+      `${found.issuer} offers no dynamic client registration: pass the client id registered for this CLI with --client-id`,
+    );
   }
   const response = await fetcher(found.registrationEndpoint, {
     method: 'POST',
@@ -216,7 +243,10 @@ async function register(found: Discovery, redirectUri: string, scope: string | u
     }),
   });
   const body = (await response.json().catch(() => ({}))) as { client_id?: unknown; error?: unknown; error_description?: unknown };
-  if (!response.ok || typeof body.client_id !== 'string') throw new LoginError(`Client registration failed: HTTP ${response.status} ${String(body.error ?? '')} ${String(body.error_description ?? '')}`.trim());
+  if (!response.ok || typeof body.client_id !== 'string')
+    throw new LoginError(
+      `Client registration failed: HTTP ${response.status} ${String(body.error ?? '')} ${String(body.error_description ?? '')}`.trim(),
+    );
   return body.client_id;
 }
 
@@ -227,18 +257,33 @@ interface TokenResponse {
   scope?: string;
 }
 
-async function tokenRequest(tokenEndpoint: string, params: Record<string, string>, client: { id: string; secret: string } | undefined, fetcher: typeof fetch): Promise<TokenResponse> {
+async function tokenRequest(
+  tokenEndpoint: string,
+  params: Record<string, string>,
+  client: { id: string; secret: string } | undefined,
+  fetcher: typeof fetch,
+): Promise<TokenResponse> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
-  if (client) headers['authorization'] = `Basic ${Buffer.from(`${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`).toString('base64')}`;
+  if (client)
+    headers['authorization'] =
+      `Basic ${Buffer.from(`${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`).toString('base64')}`;
   const response = await fetcher(tokenEndpoint, { method: 'POST', headers, body: new URLSearchParams(params) });
   const body = (await response.json().catch(() => ({}))) as Partial<TokenResponse> & { error?: unknown; error_description?: unknown };
   if (!response.ok || typeof body.access_token !== 'string') {
-    throw new LoginError(`The token request was refused: HTTP ${response.status} ${String(body.error ?? '')} ${String(body.error_description ?? '')}`.trim());
+    throw new LoginError(
+      `The token request was refused: HTTP ${response.status} ${String(body.error ?? '')} ${String(body.error_description ?? '')}`.trim(),
+    );
   }
   return body as TokenResponse;
 }
 
-function stored(found: Discovery, clientId: string, grant: StoredLogin['grant'], scope: string | undefined, tokens: TokenResponse): StoredLogin {
+function stored(
+  found: Discovery,
+  clientId: string,
+  grant: StoredLogin['grant'],
+  scope: string | undefined,
+  tokens: TokenResponse,
+): StoredLogin {
   return {
     resource: found.resource,
     issuer: found.issuer,
@@ -253,7 +298,10 @@ function stored(found: Discovery, clientId: string, grant: StoredLogin['grant'],
 }
 
 /** A one-shot HTTP listener on 127.0.0.1 for the authorization answer. */
-async function listenForCallback(port: number, state: string): Promise<{ port: number; answer: Promise<URLSearchParams>; close(): Promise<void> }> {
+async function listenForCallback(
+  port: number,
+  state: string,
+): Promise<{ port: number; answer: Promise<URLSearchParams>; close(): Promise<void> }> {
   let settle!: (value: URLSearchParams | Error) => void;
   const answer = new Promise<URLSearchParams>((resolve, reject) => {
     settle = (value) => (value instanceof Error ? reject(value) : resolve(value));
@@ -271,7 +319,10 @@ async function listenForCallback(port: number, state: string): Promise<{ port: n
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new LoginError(`Port ${port} on 127.0.0.1 is in use: pass another with --callback-port`) : error));
+      reject(
+        error.code === 'EADDRINUSE' ? new LoginError(`Port ${port} on 127.0.0.1 is in use: pass another with --callback-port`) : error,
+      ),
+    );
     server.listen(port, '127.0.0.1', () => resolve());
   });
   const timer = setTimeout(() => settle(new LoginError('No answer from the browser within 5 minutes')), LOGIN_TIMEOUT_MS);
@@ -289,7 +340,12 @@ async function listenForCallback(port: number, state: string): Promise<{ port: n
 
 /** Opens `url` in the desktop's browser, if there is one; failing silently is fine (the URL is printed too). */
 export function openBrowser(url: string): void {
-  const [command, args] = process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '', url]] : ['xdg-open', [url]];
+  const [command, args] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '', url]]
+        : ['xdg-open', [url]];
   const child = spawn(command, args, { stdio: 'ignore', detached: true });
   child.on('error', () => undefined); // no browser here: the printed URL is the way
   child.unref();
@@ -345,15 +401,30 @@ export class LoginStore {
  * it is about to expire (with its refresh token, or with client credentials
  * again when `clientSecret` is given). `undefined` when there is no login.
  */
-export async function currentToken(endpoint: string, store: LoginStore, options: { clientSecret?: string } = {}, fetcher: typeof fetch = fetch): Promise<string | undefined> {
+export async function currentToken(
+  endpoint: string,
+  store: LoginStore,
+  options: { clientSecret?: string } = {},
+  fetcher: typeof fetch = fetch,
+): Promise<string | undefined> {
   const login = await store.get(endpoint);
   if (!login) return undefined;
   if (login.expiresAt === undefined || login.expiresAt - EXPIRY_MARGIN_S > Date.now() / 1000) return login.accessToken;
   let tokens: TokenResponse;
   if (login.refreshToken) {
-    tokens = await tokenRequest(login.tokenEndpoint, { grant_type: 'refresh_token', refresh_token: login.refreshToken, client_id: login.clientId, resource: login.resource }, undefined, fetcher);
+    tokens = await tokenRequest(
+      login.tokenEndpoint,
+      { grant_type: 'refresh_token', refresh_token: login.refreshToken, client_id: login.clientId, resource: login.resource },
+      undefined,
+      fetcher,
+    );
   } else if (login.grant === 'client_credentials' && options.clientSecret) {
-    tokens = await tokenRequest(login.tokenEndpoint, { grant_type: 'client_credentials', resource: login.resource, ...(login.scope ? { scope: login.scope } : {}) }, { id: login.clientId, secret: options.clientSecret }, fetcher);
+    tokens = await tokenRequest(
+      login.tokenEndpoint,
+      { grant_type: 'client_credentials', resource: login.resource, ...(login.scope ? { scope: login.scope } : {}) },
+      { id: login.clientId, secret: options.clientSecret },
+      fetcher,
+    );
   } else {
     throw new LoginError(`The login for ${endpoint} has expired: run mcp-tasks login again`);
   }

@@ -4,8 +4,8 @@
  * with the choice to decline or cancel a request instead.
  */
 import { confirm, input, number, select } from '@inquirer/prompts';
+import { enumValues, type FieldSchema, requestedSchema } from './answers.ts';
 import type { InputRequest, InputResponses } from './client.ts';
-import { enumValues, requestedSchema, type FieldSchema } from './answers.ts';
 
 /** Thrown when the person presses Ctrl-C inside a prompt. */
 export function isPromptInterrupt(error: unknown): boolean {
@@ -13,7 +13,10 @@ export function isPromptInterrupt(error: unknown): boolean {
 }
 
 /** Asks the person for every request of a round; returns the round's answers. */
-export async function promptForInput(requests: Record<string, InputRequest>, output: NodeJS.WritableStream = process.stderr): Promise<InputResponses> {
+export async function promptForInput(
+  requests: Record<string, InputRequest>,
+  output: NodeJS.WritableStream = process.stderr,
+): Promise<InputResponses> {
   const answers: InputResponses = {};
   for (const [key, request] of Object.entries(requests)) {
     if (request.method === 'roots/list') {

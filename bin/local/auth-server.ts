@@ -10,13 +10,14 @@
  * in memory (clients and grants are gone after a restart). Never part of a
  * Lambda bundle: only `bin/local` imports it.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { closeServer } from './http.ts';
-import type { AddressInfo } from 'node:net';
+
 import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider, { errors } from 'oidc-provider';
 import { errorName, type Log } from '../../shared/log.ts';
+import { closeServer } from './http.ts';
 
 export interface LocalAuthServerOptions {
   /** 0 picks a free port. */
@@ -76,7 +77,12 @@ export async function startLocalAuthServer(options: LocalAuthServerOptions): Pro
     findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
     pkce: { required: () => true },
     scopes: ['openid', 'offline_access', ...options.scopes()],
-    clientDefaults: { grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none', id_token_signed_response_alg: 'ES256' },
+    clientDefaults: {
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
+    },
     // Browser-based MCP clients call the token and registration endpoints cross-origin.
     clientBasedCORS: () => true,
     features: {
@@ -89,18 +95,36 @@ export async function startLocalAuthServer(options: LocalAuthServerOptions): Pro
         defaultResource: () => options.resource(),
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, indicator: string) => {
-          if (indicator !== options.resource() && !options.otherResources?.includes(indicator)) throw new errors.InvalidTarget('Unknown resource');
-          return { scope: options.scopes().join(' '), audience: indicator, accessTokenTTL: ttl, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+          if (indicator !== options.resource() && !options.otherResources?.includes(indicator))
+            throw new errors.InvalidTarget('Unknown resource');
+          return {
+            scope: options.scopes().join(' '),
+            audience: indicator,
+            accessTokenTTL: ttl,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'ES256' } },
+          };
         },
       },
     },
-    ttl: { AccessToken: ttl, ClientCredentials: ttl, AuthorizationCode: 60, Interaction: 600, Session: 3600, Grant: 3600, RefreshToken: 86_400 },
+    ttl: {
+      AccessToken: ttl,
+      ClientCredentials: ttl,
+      AuthorizationCode: 60,
+      Interaction: 600,
+      Session: 3600,
+      Grant: 3600,
+      RefreshToken: 86_400,
+    },
     // Refresh tokens for public clients too (a CLI keeps its login between commands).
-    issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) => client.grantTypeAllowed('refresh_token'),
+    issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) =>
+      client.grantTypeAllowed('refresh_token'),
   });
   // Errors the library answers itself (bad client, bad grant…): names only, never request details.
   for (const event of ['server_error', 'grant.error', 'registration_create.error'] as const) {
-    provider.on(event, (_ctx: unknown, error: unknown) => options.log({ event: 'local-auth-server-error', kind: event, error: errorName(error) }));
+    provider.on(event, (_ctx: unknown, error: unknown) =>
+      options.log({ event: 'local-auth-server-error', kind: event, error: errorName(error) }),
+    );
   }
   handle = provider.callback();
   options.log({ event: 'local-auth-server-started', issuer });

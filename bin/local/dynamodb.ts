@@ -1,6 +1,6 @@
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { CreateTableCommand, DescribeTableCommand, ResourceInUseException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { AddressInfo } from 'node:net';
+import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { ACTIVE_INDEX, TABLE_KEYS } from '../../shared/tasks/dynamodb-schema.ts';
 
@@ -15,7 +15,12 @@ export interface LocalDynamoDb {
  * and survives a restart; without it, data lives in memory.
  */
 export async function startDynalite(options: { path?: string; port?: number } = {}): Promise<LocalDynamoDb> {
-  const server: Server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.path ? { path: options.path } : {}) });
+  const server: Server = dynalite({
+    createTableMs: 0,
+    deleteTableMs: 0,
+    updateTableMs: 0,
+    ...(options.path ? { path: options.path } : {}),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
@@ -69,6 +74,8 @@ export async function ensureTaskTable(client: DynamoDBClient, tableName: string)
   }
   const { Table: table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
   if (!table?.GlobalSecondaryIndexes?.some((index) => index.IndexName === ACTIVE_INDEX.name)) {
-    throw new Error(`Table ${tableName} has no ${ACTIVE_INDEX.name} index (it predates it): delete the local data directory to recreate it`);
+    throw new Error(
+      `Table ${tableName} has no ${ACTIVE_INDEX.name} index (it predates it): delete the local data directory to recreate it`,
+    );
   }
 }

@@ -19,21 +19,41 @@ export const LOCAL_DEFAULTS = {
 /** The variables, in the README's order. */
 export const LOCAL_ENV = {
   port: { env: 'PORT', shown: `\`${LOCAL_DEFAULTS.port}\``, meaning: 'HTTP port on 127.0.0.1 (`0` picks a free one)' },
-  dataDir: { env: 'LOCAL_DATA_DIR', shown: `\`${LOCAL_DEFAULTS.dataDir}\``, meaning: 'where the task table and the `requestState` key are kept' },
+  dataDir: {
+    env: 'LOCAL_DATA_DIR',
+    shown: `\`${LOCAL_DEFAULTS.dataDir}\``,
+    meaning: 'where the task table and the `requestState` key are kept',
+  },
   settingsFile: {
     env: 'LOCAL_SETTINGS_FILE',
     shown: `\`${DEFAULT_LOCAL_SETTINGS_FILE}\``,
-    meaning: 'the tools\' settings and secrets (`<TOOL>_<KEY>` variables take precedence; see [Writing a tool](#writing-a-tool))',
+    meaning: "the tools' settings and secrets (`<TOOL>_<KEY>` variables take precedence; see [Writing a tool](#writing-a-tool))",
   },
-  sweepIntervalMs: { env: 'LOCAL_SWEEP_INTERVAL_MS', shown: `${LOCAL_DEFAULTS.sweepIntervalMs}`, meaning: 'how often the sweeper runs (it also runs at start-up)' },
+  sweepIntervalMs: {
+    env: 'LOCAL_SWEEP_INTERVAL_MS',
+    shown: `${LOCAL_DEFAULTS.sweepIntervalMs}`,
+    meaning: 'how often the sweeper runs (it also runs at start-up)',
+  },
   visibilityTimeoutSeconds: {
     env: 'LOCAL_VISIBILITY_TIMEOUT_SECONDS',
     shown: `${LOCAL_DEFAULTS.visibilityTimeoutSeconds}`,
-    meaning: 'the task queue\'s visibility timeout: a failed run is retried after it (also the functions\' `TASKS_REDELIVERY_MS`)',
+    meaning: "the task queue's visibility timeout: a failed run is retried after it (also the functions' `TASKS_REDELIVERY_MS`)",
   },
-  maxReceiveCount: { env: 'LOCAL_MAX_RECEIVE_COUNT', shown: `${LOCAL_DEFAULTS.maxReceiveCount}`, meaning: 'deliveries of a task message before it goes to the dead-letter queue' },
-  auth: { env: 'LOCAL_AUTH', shown: 'off', meaning: '`1` requires OAuth access tokens, issued by an authorization server embedded in the stack' },
-  authPort: { env: 'LOCAL_AUTH_PORT', shown: '`PORT` + 1 (a free one when `PORT` is 0)', meaning: 'that authorization server\'s port on 127.0.0.1' },
+  maxReceiveCount: {
+    env: 'LOCAL_MAX_RECEIVE_COUNT',
+    shown: `${LOCAL_DEFAULTS.maxReceiveCount}`,
+    meaning: 'deliveries of a task message before it goes to the dead-letter queue',
+  },
+  auth: {
+    env: 'LOCAL_AUTH',
+    shown: 'off',
+    meaning: '`1` requires OAuth access tokens, issued by an authorization server embedded in the stack',
+  },
+  authPort: {
+    env: 'LOCAL_AUTH_PORT',
+    shown: '`PORT` + 1 (a free one when `PORT` is 0)',
+    meaning: "that authorization server's port on 127.0.0.1",
+  },
   authOtherResources: {
     env: 'LOCAL_AUTH_OTHER_RESOURCES',
     shown: 'none',
@@ -42,7 +62,10 @@ export const LOCAL_ENV = {
 } as const satisfies Record<string, { env: string; shown: string; meaning: string }>;
 
 /** The local stack's options that {@link localStackEnvironment} reads from the variables. */
-export type LocalStackEnvironment = Pick<LocalStackOptions, 'port' | 'dataDir' | 'settingsFile' | 'sweepIntervalMs' | 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'auth'>;
+export type LocalStackEnvironment = Pick<
+  LocalStackOptions,
+  'port' | 'dataDir' | 'settingsFile' | 'sweepIntervalMs' | 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'auth'
+>;
 
 /** Reads the variables of {@link LOCAL_ENV}; a malformed value throws, naming the variable. */
 export function localStackEnvironment(env: Record<string, string | undefined>): LocalStackEnvironment {
@@ -51,7 +74,8 @@ export function localStackEnvironment(env: Record<string, string | undefined>): 
     const raw = value(key);
     if (raw === undefined) return undefined;
     const number = Number(raw);
-    if (!Number.isSafeInteger(number) || number < min || number > max) throw new Error(`${LOCAL_ENV[key].env} must be an integer from ${min} to ${max}, got "${raw}"`);
+    if (!Number.isSafeInteger(number) || number < min || number > max)
+      throw new Error(`${LOCAL_ENV[key].env} must be an integer from ${min} to ${max}, got "${raw}"`);
     return number;
   };
   const port = integer('port', 0, 65535) ?? LOCAL_DEFAULTS.port;
@@ -68,7 +92,15 @@ export function localStackEnvironment(env: Record<string, string | undefined>): 
     ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),
     ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
     ...(authOn
-      ? { auth: { port: integer('authPort', 0, 65535) ?? (port === 0 ? 0 : port + 1), otherResources: (value('authOtherResources') ?? '').split(',').map((item) => item.trim()).filter(Boolean) } }
+      ? {
+          auth: {
+            port: integer('authPort', 0, 65535) ?? (port === 0 ? 0 : port + 1),
+            otherResources: (value('authOtherResources') ?? '')
+              .split(',')
+              .map((item) => item.trim())
+              .filter(Boolean),
+          },
+        }
       : {}),
   };
 }

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { localhostAllowedHostnames, validateHostHeader } from '@modelcontextprotocol/server';
-import { errorName, type Log } from '../../shared/log.ts';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import { errorName, type Log } from '../../shared/log.ts';
 
 /** An HTTP API (payload 2.0) Lambda handler. */
 export type HttpApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
@@ -165,7 +165,13 @@ export function toEvent(req: IncomingMessage, url: URL, body: Buffer, route: str
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i]!.toLowerCase();
     const value = req.rawHeaders[i + 1]!;
-    if (name === 'cookie') cookies = cookies.concat(value.split(';').map((c) => c.trim()).filter(Boolean));
+    if (name === 'cookie')
+      cookies = cookies.concat(
+        value
+          .split(';')
+          .map((c) => c.trim())
+          .filter(Boolean),
+      );
     else headers[name] = name in headers ? `${headers[name]},${value}` : value;
   }
   const query: Record<string, string> = {};

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
-import { errorName, type Log } from '../../shared/log.ts';
+import { DeleteMessageBatchCommand, type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRecordAttributes } from 'aws-lambda';
+import { errorName, type Log } from '../../shared/log.ts';
 
 /** An SQS Lambda handler with partial batch responses (`ReportBatchItemFailures`). */
 export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;

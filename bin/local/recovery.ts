@@ -1,12 +1,12 @@
 import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
   DeleteItemCommand,
+  type DynamoDBClient,
   PutItemCommand,
   QueryCommand,
   ScanCommand,
   UpdateItemCommand,
-  ConditionalCheckFailedException,
-  type AttributeValue,
-  type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { Log } from '../../shared/log.ts';
 import { MAX_DELAY_SECONDS, type TaskQueue } from '../../shared/queue/queue.ts';
@@ -69,7 +69,13 @@ export async function recoverAtStart(options: RecoveryOptions): Promise<Recovery
   const rows = await scanTaskRows(client, tableName);
   for (const entry of await indexEntries(client, tableName)) {
     const row = rows.get(entry.pk);
-    if (row && entry.sk === TASK_ROW_SK && row[ACTIVE_INDEX.partition]?.S === entry.shard && row[ACTIVE_INDEX.sort]?.N === String(entry.sweepAt)) continue;
+    if (
+      row &&
+      entry.sk === TASK_ROW_SK &&
+      row[ACTIVE_INDEX.partition]?.S === entry.shard &&
+      row[ACTIVE_INDEX.sort]?.N === String(entry.sweepAt)
+    )
+      continue;
     await removeOrphan(client, tableName, entry, row);
     report.orphansRemoved += 1;
     log({ event: 'recovery-orphan-removed', taskId: entry.pk });
@@ -82,7 +88,11 @@ export async function recoverAtStart(options: RecoveryOptions): Promise<Recovery
       // rewriting the same key re-puts an entry a torn write may have lost. Nothing to enqueue.
       const shard = row[ACTIVE_INDEX.partition];
       const deadline = row[ACTIVE_INDEX.sort];
-      if (shard && deadline) await update(client, tableName, taskId, row, 'SET #activeShard = :shard, #sweepAt = :sweepAt', { ':shard': shard, ':sweepAt': deadline });
+      if (shard && deadline)
+        await update(client, tableName, taskId, row, 'SET #activeShard = :shard, #sweepAt = :sweepAt', {
+          ':shard': shard,
+          ':sweepAt': deadline,
+        });
       continue;
     }
     if (status !== 'working') {
@@ -164,7 +174,12 @@ async function indexEntries(client: DynamoDBClient, tableName: string): Promise<
         }),
       );
       for (const item of page.Items ?? []) {
-        entries.push({ pk: item[TABLE_KEYS.partition]!.S!, sk: item[TABLE_KEYS.sort]!.S!, shard, sweepAt: Number(item[ACTIVE_INDEX.sort]!.N) });
+        entries.push({
+          pk: item[TABLE_KEYS.partition]!.S!,
+          sk: item[TABLE_KEYS.sort]!.S!,
+          shard,
+          sweepAt: Number(item[ACTIVE_INDEX.sort]!.N),
+        });
       }
       startKey = page.LastEvaluatedKey;
     } while (startKey);
@@ -213,7 +228,10 @@ async function removeOrphan(client: DynamoDBClient, tableName: string, entry: In
       TableName: tableName,
       Key: key,
       ...(shard && sweepAt
-        ? { UpdateExpression: 'SET #activeShard = :shard, #sweepAt = :sweepAt', ExpressionAttributeValues: { ':shard': shard, ':sweepAt': sweepAt } }
+        ? {
+            UpdateExpression: 'SET #activeShard = :shard, #sweepAt = :sweepAt',
+            ExpressionAttributeValues: { ':shard': shard, ':sweepAt': sweepAt },
+          }
         : { UpdateExpression: 'REMOVE #activeShard, #sweepAt' }),
       ExpressionAttributeNames: names,
     }),
@@ -221,7 +239,14 @@ async function removeOrphan(client: DynamoDBClient, tableName: string, entry: In
 }
 
 /** One write of a task row, guarded by the `version` scanned (and incrementing it); false when the row changed since. */
-async function update(client: DynamoDBClient, tableName: string, taskId: string, row: Item, expression: string, values: Item): Promise<boolean> {
+async function update(
+  client: DynamoDBClient,
+  tableName: string,
+  taskId: string,
+  row: Item,
+  expression: string,
+  values: Item,
+): Promise<boolean> {
   const names: Record<string, string> = { '#version': 'version' };
   for (const [, name] of expression.matchAll(/#(\w+)/g)) names[`#${name}`] = name!;
   try {

@@ -11,7 +11,11 @@ export const DEFAULT_LOCAL_SETTINGS_FILE = 'settings.local.json';
  * `FETCH_REPORT_API_KEY`.
  */
 export function settingVariable(tool: string, key: string): string {
-  const snake = (text: string) => text.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/[^A-Za-z0-9]+/g, '_').toUpperCase();
+  const snake = (text: string) =>
+    text
+      .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+      .replace(/[^A-Za-z0-9]+/g, '_')
+      .toUpperCase();
   return `${snake(tool)}_${snake(key)}`;
 }
 
@@ -33,7 +37,8 @@ export function localSettingReader(options: { file: string; env: Record<string, 
       throw error;
     }
     const parsed: unknown = JSON.parse(text);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${options.file} must hold an object of tools' settings`);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new Error(`${options.file} must hold an object of tools' settings`);
     return parsed as Record<string, Record<string, unknown>>;
   };
   return async (tool, key) => {
@@ -46,6 +51,9 @@ export function localSettingReader(options: { file: string; env: Record<string, 
     }
     const fromFile = (await file)[tool]?.[key];
     if (typeof fromFile === 'string') return fromFile;
-    throw new ToolProtocolError(-32603, `Setting "${key}" of tool "${tool}" is not set locally: set ${variable} or add it to ${options.file}`);
+    throw new ToolProtocolError(
+      -32603,
+      `Setting "${key}" of tool "${tool}" is not set locally: set ${variable} or add it to ${options.file}`,
+    );
   };
 }

@@ -52,7 +52,10 @@ export async function startLocalSqs(options: LocalSqsOptions = {}): Promise<Loca
   const endpoint = await app.listen({ port: 0, host: '127.0.0.1' });
   const client = localSqsClient(endpoint, region);
   try {
-    const dlqUrl = await createQueue(client, dlqName, { VisibilityTimeout: visibilityTimeout, MessageRetentionPeriod: String(14 * 24 * 3600) });
+    const dlqUrl = await createQueue(client, dlqName, {
+      VisibilityTimeout: visibilityTimeout,
+      MessageRetentionPeriod: String(14 * 24 * 3600),
+    });
     const dlqArn = await queueArn(client, dlqUrl);
     const queueUrl = await createQueue(client, queueName, {
       VisibilityTimeout: visibilityTimeout,

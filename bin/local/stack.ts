@@ -10,25 +10,25 @@ import { sqsQueue } from '../../functions/lib/sqs.ts';
 import { createMcpHandler, type McpHandler } from '../../functions/mcp/app.ts';
 import { createSweeperHandler, type SweeperHandler } from '../../functions/sweeper/app.ts';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
-import { ENV, loadConfig, type Config } from '../../shared/config.ts';
-import { errorName, jsonLog, type Log } from '../../shared/log.ts';
-import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
-import type { TaskQueue } from '../../shared/queue/queue.ts';
-import type { TaskStore } from '../../shared/tasks/store.ts';
-import { sweepWindow } from '../../shared/tasks/transitions.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
-import { ensureTaskTable, startDynalite } from './dynamodb.ts';
+import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
 import { METADATA_PATH } from '../../shared/auth/resource-server.ts';
 import { list } from '../../shared/auth/settings.ts';
-import { startLocalAuthServer } from './auth-server.ts';
-import { startHttpAdapter } from './http.ts';
-import { startPoller, type Poller } from './poller.ts';
-import { recoverAtStart, type RecoveryReport } from './recovery.ts';
+import { type Config, ENV, loadConfig } from '../../shared/config.ts';
+import { errorName, jsonLog, type Log } from '../../shared/log.ts';
+import type { TaskQueue } from '../../shared/queue/queue.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
-import { LOCAL_CREDENTIALS, localSqsClient, startLocalSqs } from './sqs.ts';
-import { cachedReader, bindSettings } from '../../shared/runtime/settings.ts';
+import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
+import type { TaskStore } from '../../shared/tasks/store.ts';
+import { sweepWindow } from '../../shared/tasks/transitions.ts';
+import { startLocalAuthServer } from './auth-server.ts';
+import { ensureTaskTable, startDynalite } from './dynamodb.ts';
 import { LOCAL_DEFAULTS } from './environment.ts';
+import { startHttpAdapter } from './http.ts';
+import { type Poller, startPoller } from './poller.ts';
+import { type RecoveryReport, recoverAtStart } from './recovery.ts';
 import { DEFAULT_LOCAL_SETTINGS_FILE, localSettingReader } from './settings.ts';
+import { LOCAL_CREDENTIALS, localSqsClient, startLocalSqs } from './sqs.ts';
 import { localTools } from './tools.ts';
 
 export interface LocalStackOptions {
@@ -72,7 +72,12 @@ export interface LocalStackOptions {
    */
   auth?: LocalAuthOptions;
   /** Called with the functions' clients and the event source mappings' SQS client (benchmarks count their calls). */
-  instrument?: (clients: { dynamodb: DynamoDBClient; sqs: SQSClient; poller: SQSClient; endpoints: { dynamodb: string; sqs: string } }) => void;
+  instrument?: (clients: {
+    dynamodb: DynamoDBClient;
+    sqs: SQSClient;
+    poller: SQSClient;
+    endpoints: { dynamodb: string; sqs: string };
+  }) => void;
 }
 
 export interface LocalAuthOptions {
@@ -149,7 +154,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await ensureTaskTable(dynamodb, tableName);
 
     const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? LOCAL_DEFAULTS.visibilityTimeoutSeconds;
-    const sqs = await startLocalSqs({ region: REGION, maxReceiveCount: options.maxReceiveCount ?? LOCAL_DEFAULTS.maxReceiveCount, visibilityTimeoutSeconds });
+    const sqs = await startLocalSqs({
+      region: REGION,
+      maxReceiveCount: options.maxReceiveCount ?? LOCAL_DEFAULTS.maxReceiveCount,
+      visibilityTimeoutSeconds,
+    });
     cleanup.push(sqs.close);
 
     const env = options.env ?? process.env;
@@ -176,12 +185,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       config,
       store: options.decorate?.store?.(leases.store) ?? leases.store,
       queue: options.decorate?.queue?.(sqsQueue(config, functionsSqs)) ?? sqsQueue(config, functionsSqs),
-      tools: bindSettings(localTools(config.toolset), cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env }))),
+      tools: bindSettings(
+        localTools(config.toolset),
+        cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env })),
+      ),
       log,
     };
     const worker = createWorkerHandler(deps);
     // As deployed: no event source on the DLQ; the sweep timer drains it.
-    const deadLetter = createDeadLetterHandler({ ...deps, deadLetters: new SqsMessageSource({ client: functionsSqs, queueUrl: sqs.dlqUrl }) });
+    const deadLetter = createDeadLetterHandler({
+      ...deps,
+      deadLetters: new SqsMessageSource({ client: functionsSqs, queueUrl: sqs.dlqUrl }),
+    });
     const sweeper = createSweeperHandler(deps);
 
     // The queue is empty, whatever the table says: put the previous life's work back first.
@@ -271,24 +286,33 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           [ENV.authScopes]: scopes.join(' '),
         })
       : config;
-    mcp = createMcpHandler({ ...deps, config: mcpConfig, originPolicy: { kind: 'loopback' }, requestStateKey: localStateKey(resolve(options.dataDir)) });
+    mcp = createMcpHandler({
+      ...deps,
+      config: mcpConfig,
+      originPolicy: { kind: 'loopback' },
+      requestStateKey: localStateKey(resolve(options.dataDir)),
+    });
 
     // The operator commands find the local stack as they find a deployed one:
     // by its outputs (`npm run ops -- --outputs <dataDir>/outputs.json …`), plus the emulators' endpoints.
     const outputsFile = join(resolve(options.dataDir), 'outputs.json');
     await writeFile(
       outputsFile,
-      JSON.stringify({
-        local: {
-          [OPS_OUTPUTS.tableName]: tableName,
-          [OPS_OUTPUTS.queueUrl]: sqs.queueUrl,
-          [OPS_OUTPUTS.deadLetterQueueUrl]: sqs.dlqUrl,
-          [LOCAL_OUTPUTS.dynamodbEndpoint]: dynamo.endpoint,
-          [LOCAL_OUTPUTS.sqsEndpoint]: sqs.endpoint,
-          [LOCAL_OUTPUTS.region]: REGION,
-          McpEndpointUrl: http.url,
+      JSON.stringify(
+        {
+          local: {
+            [OPS_OUTPUTS.tableName]: tableName,
+            [OPS_OUTPUTS.queueUrl]: sqs.queueUrl,
+            [OPS_OUTPUTS.deadLetterQueueUrl]: sqs.dlqUrl,
+            [LOCAL_OUTPUTS.dynamodbEndpoint]: dynamo.endpoint,
+            [LOCAL_OUTPUTS.sqsEndpoint]: sqs.endpoint,
+            [LOCAL_OUTPUTS.region]: REGION,
+            McpEndpointUrl: http.url,
+          },
         },
-      }, null, 2),
+        null,
+        2,
+      ),
     );
     cleanup.push(() => rm(outputsFile, { force: true }));
     return {
@@ -322,7 +346,8 @@ function trackLeases(store: TaskStore): { store: TaskStore; handBack(now: number
       return task;
     },
     finish: (task, leaseOwner, outcome, now) => store.finish(task, leaseOwner, outcome, now).finally(() => held.delete(task.taskId)),
-    release: (taskId, leaseOwner, now, resumeAt, options) => store.release(taskId, leaseOwner, now, resumeAt, options).finally(() => held.delete(taskId)),
+    release: (taskId, leaseOwner, now, resumeAt, options) =>
+      store.release(taskId, leaseOwner, now, resumeAt, options).finally(() => held.delete(taskId)),
   };
   const proxy = new Proxy(store, {
     get(target, property, receiver) {

@@ -1,6 +1,6 @@
 import { conformanceTools } from '../../functions/fixtures/conformance.ts';
-import { catalogue, productTools } from '../../functions/tools/index.ts';
 import { testingTools } from '../../functions/fixtures/durability/fixtures.ts';
+import { catalogue, productTools } from '../../functions/tools/index.ts';
 import type { Toolset } from '../../shared/config.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 

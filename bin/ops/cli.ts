@@ -35,27 +35,51 @@ export interface OpsOptions {
 export function opsCommand(write: (text: string) => void, exit: (code: number) => void): Command {
   const group = new Command('ops')
     .description('operator commands: look inside a deployment or the local stack (AWS credentials from the usual chain)')
-    .option('--outputs <file>', 'stack outputs: `cdk deploy --outputs-file` or the local stack\'s <dataDir>/outputs.json', 'cdk-outputs.json')
+    .option(
+      '--outputs <file>',
+      "stack outputs: `cdk deploy --outputs-file` or the local stack's <dataDir>/outputs.json",
+      'cdk-outputs.json',
+    )
     .option('--stack <name>', 'the stack in the outputs file (default: the one with the task table)')
     .option('--json', 'machine-readable output');
-  const action = (name: string) => async (...args: unknown[]) => {
-    const command = args.at(-1) as Command;
-    const taskId = typeof args[0] === 'string' ? args[0] : undefined;
-    // The AWS clients load only when an operator command runs, not with every `mcp-tasks` command.
-    const { execute } = await import('./execute.ts');
-    exit(await execute(name, taskId, command.optsWithGlobals<OpsOptions>(), write));
-  };
+  const action =
+    (name: string) =>
+    async (...args: unknown[]) => {
+      const command = args.at(-1) as Command;
+      const taskId = typeof args[0] === 'string' ? args[0] : undefined;
+      // The AWS clients load only when an operator command runs, not with every `mcp-tasks` command.
+      const { execute } = await import('./execute.ts');
+      exit(await execute(name, taskId, command.optsWithGlobals<OpsOptions>(), write));
+    };
   group.command('inspect').description('row, steps, attempts, lease, next sweep').argument('<taskId>').action(action('inspect'));
-  group.command('working').description('working tasks, oldest first').option('--limit <n>', 'at most this many', '50').action(action('working'));
+  group
+    .command('working')
+    .description('working tasks, oldest first')
+    .option('--limit <n>', 'at most this many', '50')
+    .action(action('working'));
   group
     .command('waiting')
     .description('tasks waiting for input at least this long')
     .option('--older-than <duration>', 'e.g. 90s, 15m, 2h, 7d', '0')
     .option('--limit <n>', 'at most this many', '50')
     .action(action('waiting'));
-  group.command('cancel').description('cancel a task as operator').argument('<taskId>').option('--reason <text>', 'why (recorded on the task)').action(action('cancel'));
-  group.command('fail').description('end a task failed as operator (not while a worker runs it)').argument('<taskId>').option('--reason <text>', 'why (recorded on the task)').action(action('fail'));
-  group.command('redrive').description('move dead-lettered messages back to the task queue').option('--limit <n>', 'at most this many', '50').action(action('redrive'));
+  group
+    .command('cancel')
+    .description('cancel a task as operator')
+    .argument('<taskId>')
+    .option('--reason <text>', 'why (recorded on the task)')
+    .action(action('cancel'));
+  group
+    .command('fail')
+    .description('end a task failed as operator (not while a worker runs it)')
+    .argument('<taskId>')
+    .option('--reason <text>', 'why (recorded on the task)')
+    .action(action('fail'));
+  group
+    .command('redrive')
+    .description('move dead-lettered messages back to the task queue')
+    .option('--limit <n>', 'at most this many', '50')
+    .action(action('redrive'));
   return group;
 }
 
@@ -67,4 +91,3 @@ export async function runOps(argv: string[], write: (text: string) => void = (te
     .parseAsync(argv, { from: 'user' });
   return code;
 }
-

@@ -2,12 +2,10 @@
 import { readFile } from 'node:fs/promises';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { loadConfig } from '../../shared/config.ts';
-import { humanMs, Ops, table, type TaskSummary } from './ops.ts';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
-
-
+import { loadConfig } from '../../shared/config.ts';
 import type { OpsOptions } from './cli.ts';
+import { humanMs, Ops, type TaskSummary, table } from './ops.ts';
 
 /** `90s`, `15m`, `2h`, `7d`, or milliseconds. */
 export function parseDuration(text: string): number {
@@ -22,11 +20,19 @@ async function stackOutputs(file: string, stack: string | undefined): Promise<Re
   const all = JSON.parse(await readFile(file, 'utf8')) as Record<string, Record<string, string>>;
   const name = stack ?? Object.keys(all).find((key) => OPS_OUTPUTS.tableName in (all[key] ?? {}));
   const outputs = name === undefined ? undefined : all[name];
-  if (!outputs) throw new Error(`${file} has no stack${stack ? ` "${stack}"` : ''} with an ${OPS_OUTPUTS.tableName} output (deploy this version of the stack first)`);
+  if (!outputs)
+    throw new Error(
+      `${file} has no stack${stack ? ` "${stack}"` : ''} with an ${OPS_OUTPUTS.tableName} output (deploy this version of the stack first)`,
+    );
   return outputs;
 }
 
-export async function execute(command: string, id: string | undefined, options: OpsOptions, write: (text: string) => void): Promise<number> {
+export async function execute(
+  command: string,
+  id: string | undefined,
+  options: OpsOptions,
+  write: (text: string) => void,
+): Promise<number> {
   const json = options.json === true;
   const out = (value: unknown, text: () => string) => write(`${json ? JSON.stringify(value, null, 2) : text()}\n`);
   const outputs = await stackOutputs(options.outputs ?? 'cdk-outputs.json', options.stack);
@@ -38,10 +44,28 @@ export async function execute(command: string, id: string | undefined, options: 
   const region = outputs[LOCAL_OUTPUTS.region];
   const local = outputs[LOCAL_OUTPUTS.dynamodbEndpoint] !== undefined;
   const credentials = local ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined;
-  const dynamodb = new DynamoDBClient({ ...(region ? { region } : {}), ...(local ? { endpoint: outputs[LOCAL_OUTPUTS.dynamodbEndpoint], credentials } : {}) });
-  const sqs = new SQSClient({ useQueueUrlAsEndpoint: false, ...(region ? { region } : {}), ...(local ? { endpoint: outputs[LOCAL_OUTPUTS.sqsEndpoint], credentials } : {}) });
-  const config = loadConfig({ ...process.env, TASKS_TABLE_NAME: required(OPS_OUTPUTS.tableName), TASKS_QUEUE_URL: required(OPS_OUTPUTS.queueUrl) });
-  const ops = new Ops({ dynamodb, sqs, tableName: config.tableName, queueUrl: config.queueUrl, deadLetterQueueUrl: required(OPS_OUTPUTS.deadLetterQueueUrl), policy: config });
+  const dynamodb = new DynamoDBClient({
+    ...(region ? { region } : {}),
+    ...(local ? { endpoint: outputs[LOCAL_OUTPUTS.dynamodbEndpoint], credentials } : {}),
+  });
+  const sqs = new SQSClient({
+    useQueueUrlAsEndpoint: false,
+    ...(region ? { region } : {}),
+    ...(local ? { endpoint: outputs[LOCAL_OUTPUTS.sqsEndpoint], credentials } : {}),
+  });
+  const config = loadConfig({
+    ...process.env,
+    TASKS_TABLE_NAME: required(OPS_OUTPUTS.tableName),
+    TASKS_QUEUE_URL: required(OPS_OUTPUTS.queueUrl),
+  });
+  const ops = new Ops({
+    dynamodb,
+    sqs,
+    tableName: config.tableName,
+    queueUrl: config.queueUrl,
+    deadLetterQueueUrl: required(OPS_OUTPUTS.deadLetterQueueUrl),
+    policy: config,
+  });
   const limit = Number(options.limit ?? 50);
   const reason = () => {
     const text = options.reason;
@@ -54,7 +78,12 @@ export async function execute(command: string, id: string | undefined, options: 
   };
   const summaries = (tasks: TaskSummary[]) =>
     table(
-      tasks.map((t) => ({ ...t, age: humanMs(t.ageMs), waiting: t.waitingMs === undefined ? undefined : humanMs(t.waitingMs), running: t.running ? 'yes' : 'no' })),
+      tasks.map((t) => ({
+        ...t,
+        age: humanMs(t.ageMs),
+        waiting: t.waitingMs === undefined ? undefined : humanMs(t.waitingMs),
+        running: t.running ? 'yes' : 'no',
+      })),
       ['taskId', 'tool', 'age', ...(tasks.some((t) => t.waitingMs !== undefined) ? ['waiting'] : []), 'attempts', 'running', 'nextSweepAt'],
     );
 
@@ -73,7 +102,9 @@ export async function execute(command: string, id: string | undefined, options: 
               ageMs: humanMs(found.ageMs),
               ttlMs: humanMs(found.ttlMs),
               lease: found.lease ? `${found.lease.owner} until ${found.lease.until} (${found.lease.live ? 'live' : 'expired'})` : undefined,
-              nextSweep: found.nextSweep ? `${found.nextSweep.at} (in ${humanMs(found.nextSweep.inMs)}): ${found.nextSweep.action}` : undefined,
+              nextSweep: found.nextSweep
+                ? `${found.nextSweep.at} (in ${humanMs(found.nextSweep.inMs)}): ${found.nextSweep.action}`
+                : undefined,
               waitingForInput: found.waitingForInput?.join(', '),
               steps: found.steps.length === 0 ? '(none)' : found.steps.join(', '),
             })

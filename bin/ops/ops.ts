@@ -8,7 +8,7 @@
  * chain, names from the stack's outputs) and the local stack (its emulators'
  * endpoints): see `cli.ts`.
  */
-import { GetItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, type DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
 import { ACTIVE_SHARD_COUNT, DynamoDbTaskStore, taskFromItem } from '../../shared/tasks/dynamodb-store.ts';
@@ -101,7 +101,13 @@ export class Ops {
       ...(task.lease ? { lease: { owner: task.lease.owner, until: iso(task.lease.until), live: isRunning(task, now) } } : {}),
       ...(task.sweepAt === undefined
         ? {}
-        : { nextSweep: { at: iso(task.sweepAt), inMs: task.sweepAt - now, action: task.status === 'input_required' ? 'end-wait' : 'requeue' } }),
+        : {
+            nextSweep: {
+              at: iso(task.sweepAt),
+              inMs: task.sweepAt - now,
+              action: task.status === 'input_required' ? 'end-wait' : 'requeue',
+            },
+          }),
       ...(task.status === 'input_required' ? { waitingForInput: Object.keys(task.inputRequests) } : {}),
       steps,
       version: task.version,
@@ -152,7 +158,11 @@ export class Ops {
     if (!task) return { taskId, outcome: 'unchanged', reason: 'no such task' };
     if (await this.#store.fail(taskId, { code: -32603, message }, message, this.#now())) return { taskId, outcome: 'failed' };
     const now = await this.#row(taskId);
-    return { taskId, outcome: 'unchanged', reason: now && isRunning(now, this.#now()) ? 'a worker holds its lease: cancel it instead' : `already ${now?.status ?? 'gone'}` };
+    return {
+      taskId,
+      outcome: 'unchanged',
+      reason: now && isRunning(now, this.#now()) ? 'a worker holds its lease: cancel it instead' : `already ${now?.status ?? 'gone'}`,
+    };
   }
 
   /**
@@ -165,7 +175,11 @@ export class Ops {
     const taskIds: string[] = [];
     while (taskIds.length < limit) {
       const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: deadLetterQueueUrl, MaxNumberOfMessages: Math.min(10, limit - taskIds.length), WaitTimeSeconds: 1 }),
+        new ReceiveMessageCommand({
+          QueueUrl: deadLetterQueueUrl,
+          MaxNumberOfMessages: Math.min(10, limit - taskIds.length),
+          WaitTimeSeconds: 1,
+        }),
       );
       if (Messages.length === 0) break;
       for (const message of Messages) {
@@ -173,7 +187,10 @@ export class Ops {
         taskIds.push(taskIdOf(message.Body));
       }
       await sqs.send(
-        new DeleteMessageBatchCommand({ QueueUrl: deadLetterQueueUrl, Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }),
+        new DeleteMessageBatchCommand({
+          QueueUrl: deadLetterQueueUrl,
+          Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+        }),
       );
     }
     return { moved: taskIds.length, taskIds };
@@ -225,7 +242,11 @@ export class Ops {
 
   async #row(taskId: string): Promise<TaskRecord | undefined> {
     const { Item } = await this.#deps.dynamodb.send(
-      new GetItemCommand({ TableName: this.#deps.tableName, Key: { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: TASK_ROW_SK } }, ConsistentRead: true }),
+      new GetItemCommand({
+        TableName: this.#deps.tableName,
+        Key: { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: TASK_ROW_SK } },
+        ConsistentRead: true,
+      }),
     );
     return Item && taskFromItem(Item);
   }
@@ -254,7 +275,12 @@ export function humanMs(ms: number): string {
   let rest = Math.abs(Math.round(ms));
   if (rest < 1000) return `${sign}${rest}ms`;
   const parts: string[] = [];
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)}${unit}`);
       rest %= size;
@@ -268,6 +294,10 @@ export function table(rows: Array<Record<string, unknown>>, columns: string[]): 
   if (rows.length === 0) return '(none)';
   const cells = rows.map((row) => columns.map((column) => (row[column] === undefined ? '' : String(row[column]))));
   const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((line) => line[i]!.length)));
-  const line = (values: string[]) => values.map((value, i) => value.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((value, i) => value.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }

@@ -33,7 +33,10 @@ function fail(message: string): never {
 
 let parsed;
 try {
-  parsed = parseArgs({ allowPositionals: true, options: { execution: { type: 'string', short: 'e', default: 'task' }, help: { type: 'boolean', short: 'h' } } });
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: { execution: { type: 'string', short: 'e', default: 'task' }, help: { type: 'boolean', short: 'h' } },
+  });
 } catch (error) {
   fail(`${error instanceof Error ? error.message : String(error)}\n${usage}`);
 }
@@ -93,7 +96,12 @@ const registered =
   });
 
 await mkdir(dirname(testFile), { recursive: true });
-const inline = execution === 'task' ? '' : execution === 'sync' ? ' It is answered inside the request.' : ' It runs as a task when the client asks for one, inside the request otherwise.';
+const inline =
+  execution === 'task'
+    ? ''
+    : execution === 'sync'
+      ? ' It is answered inside the request.'
+      : ' It runs as a task when the client asks for one, inside the request otherwise.';
 await writeFile(
   toolFile,
   `import * as z from 'zod';

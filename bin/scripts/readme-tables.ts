@@ -8,10 +8,10 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { humanMs, SETTINGS } from '../../shared/config.ts';
 import { CONTEXT } from '../../infra/context.ts';
-import { LOCAL_ENV } from '../local/environment.ts';
 import { durableTimings, timingsEnvironment } from '../../infra/timings.ts';
+import { humanMs, SETTINGS } from '../../shared/config.ts';
+import { LOCAL_ENV } from '../local/environment.ts';
 
 export const README = fileURLToPath(new URL('../../README.md', import.meta.url));
 
@@ -20,7 +20,8 @@ export function settingsTable(): string {
   const stackTimings = timingsEnvironment(durableTimings());
   const rows = Object.values(SETTINGS).map((setting) => {
     const timing = stackTimings[setting.env];
-    const deployed = timing !== undefined ? `${timing} (${humanMs(Number(timing))})` : 'deployed' in setting ? setting.deployed : 'the default';
+    const deployed =
+      timing !== undefined ? `${timing} (${humanMs(Number(timing))})` : 'deployed' in setting ? setting.deployed : 'the default';
     return `| \`${setting.env}\` | ${setting.shown} | ${deployed} | ${setting.meaning} |`;
   });
   return ['| variable | default | deployed | meaning |', '|---|---|---|---|', ...rows].join('\n');

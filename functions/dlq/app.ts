@@ -32,7 +32,9 @@ const MAX_DRAINED_PER_RUN = 100;
  * empty), instead of a mapping's pollers long-polling an almost always empty
  * queue around the clock (see the README's cost section).
  */
-export function createDeadLetterHandler(deps: Pick<FunctionDeps, 'store' | 'log' | 'now'> & { deadLetters?: MessageSource }): DeadLetterHandler {
+export function createDeadLetterHandler(
+  deps: Pick<FunctionDeps, 'store' | 'log' | 'now'> & { deadLetters?: MessageSource },
+): DeadLetterHandler {
   const { store, log } = deps;
   const now = deps.now ?? Date.now;
 
@@ -53,8 +55,18 @@ export function createDeadLetterHandler(deps: Pick<FunctionDeps, 'store' | 'log'
         // without new steps ends the task.
         const steps = (await store.loadJournal(taskId)).size;
         const at = now();
-        const changed = await store.fail(taskId, EXHAUSTED_ERROR, 'The task failed repeatedly and was abandoned after its last attempt', at, { steps });
-        log(changed ? withMetrics({ event: 'dead-lettered', taskId, changed }, { TasksDeadLettered: 1 }, at) : { event: 'dead-lettered', taskId, changed, steps });
+        const changed = await store.fail(
+          taskId,
+          EXHAUSTED_ERROR,
+          'The task failed repeatedly and was abandoned after its last attempt',
+          at,
+          { steps },
+        );
+        log(
+          changed
+            ? withMetrics({ event: 'dead-lettered', taskId, changed }, { TasksDeadLettered: 1 }, at)
+            : { event: 'dead-lettered', taskId, changed, steps },
+        );
         if (changed) logTaskEnded(log, { taskId }, 'failed', at);
         return true;
       } catch (error) {

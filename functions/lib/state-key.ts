@@ -12,7 +12,8 @@ export function ssmStateKey(parameterName: string, client: SSMClient = new SSMCl
   return () =>
     (key ??= client.send(new GetParameterCommand({ Name: parameterName, WithDecryption: true })).then(({ Parameter }) => {
       const bytes = Buffer.from(Parameter?.Value ?? '', 'base64');
-      if (bytes.length < REQUEST_STATE_KEY_BYTES) throw new Error(`The parameter ${parameterName} must hold at least ${REQUEST_STATE_KEY_BYTES} bytes, base64-encoded`);
+      if (bytes.length < REQUEST_STATE_KEY_BYTES)
+        throw new Error(`The parameter ${parameterName} must hold at least ${REQUEST_STATE_KEY_BYTES} bytes, base64-encoded`);
       return bytes;
     })).catch((error: unknown) => {
       key = undefined; // a failed read is tried again by the next request

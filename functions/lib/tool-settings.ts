@@ -21,8 +21,12 @@ export function withDeployedSettings(tools: ReadonlyMap<string, ToolDefinition>)
     tools,
     cachedReader(
       storeReader({
-        ...(process.env.TASKS_READS_SSM_PARAMETERS === 'true' ? { ssmParameter: (name: string, decrypt: boolean) => (ssm ??= ssmParameterFetcher())(name, decrypt) } : {}),
-        ...(process.env.TASKS_READS_SECRETS_MANAGER === 'true' ? { secretsManager: (name: string) => (secrets ??= secretsManagerFetcher())(name) } : {}),
+        ...(process.env.TASKS_READS_SSM_PARAMETERS === 'true'
+          ? { ssmParameter: (name: string, decrypt: boolean) => (ssm ??= ssmParameterFetcher())(name, decrypt) }
+          : {}),
+        ...(process.env.TASKS_READS_SECRETS_MANAGER === 'true'
+          ? { secretsManager: (name: string) => (secrets ??= secretsManagerFetcher())(name) }
+          : {}),
       }),
     ),
   );

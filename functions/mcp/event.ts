@@ -13,14 +13,20 @@ export function toRequest(event: APIGatewayProxyEventV2): Request | Response {
   const host = headers.get('host') ?? event.requestContext.domainName ?? 'localhost';
   const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
   const method = event.requestContext.http.method;
-  const body = event.body === undefined || method === 'GET' || method === 'HEAD'
-    ? undefined
-    : event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body;
+  const body =
+    event.body === undefined || method === 'GET' || method === 'HEAD'
+      ? undefined
+      : event.isBase64Encoded
+        ? Buffer.from(event.body, 'base64')
+        : event.body;
   let url: URL;
   try {
     url = new URL(`https://${host}${event.rawPath}${query}`);
   } catch {
-    return Response.json({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Bad Request: malformed Host header or path' } }, { status: 400 });
+    return Response.json(
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Bad Request: malformed Host header or path' } },
+      { status: 400 },
+    );
   }
   return new Request(url, { method, headers, body });
 }

@@ -27,7 +27,15 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
     } else {
       // An existing key is kept: updates of the stack do not rotate it (see the README).
       await ssm
-        .send(new PutParameterCommand({ Name: name, Type: 'SecureString', Tier: 'Standard', Value: randomBytes(32).toString('base64'), Overwrite: false }))
+        .send(
+          new PutParameterCommand({
+            Name: name,
+            Type: 'SecureString',
+            Tier: 'Standard',
+            Value: randomBytes(32).toString('base64'),
+            Overwrite: false,
+          }),
+        )
         .catch((error: unknown) => {
           if (!(error instanceof ParameterAlreadyExists)) throw error;
         });
@@ -45,5 +53,9 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
     RequestId: event.RequestId,
     LogicalResourceId: event.LogicalResourceId,
   });
-  await fetch(event.ResponseURL, { method: 'PUT', headers: { 'content-type': '', 'content-length': String(Buffer.byteLength(body)) }, body });
+  await fetch(event.ResponseURL, {
+    method: 'PUT',
+    headers: { 'content-type': '', 'content-length': String(Buffer.byteLength(body)) },
+    body,
+  });
 }

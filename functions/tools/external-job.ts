@@ -19,8 +19,20 @@ export const externalJob = defineTool({
   description: 'Submits a job to an external system and waits for it to finish, checking its status periodically.',
   inputSchema: z.object({
     input: z.string().max(10_000).describe('What the job should work on'),
-    durationSeconds: z.number().int().min(0).max(7 * 24 * 3600).default(30).describe('How long the simulated job runs'),
-    pollEverySeconds: z.number().int().min(1).max(24 * 3600).default(10).describe('How often to check its status'),
+    durationSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 24 * 3600)
+      .default(30)
+      .describe('How long the simulated job runs'),
+    pollEverySeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 3600)
+      .default(10)
+      .describe('How often to check its status'),
   }),
   execution: 'task',
   handler: async ({ input, durationSeconds, pollEverySeconds }, ctx) => {

@@ -1,5 +1,5 @@
-import { validateCatalogue } from '../../shared/runtime/catalogue.ts';
 import type { ToolDefinition } from '#tool';
+import { validateCatalogue } from '../../shared/runtime/catalogue.ts';
 import { approvalGate } from './approval-gate.ts';
 import { batchProcess } from './batch-process.ts';
 import { externalJob } from './external-job.ts';

@@ -1,10 +1,13 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { errorName, withLogContext } from '../../shared/log.ts';
 import { parseTaskMessage } from '../../shared/queue/queue.ts';
-import { processTaskMessage, type Disposition } from '../../shared/runtime/worker.ts';
+import { type Disposition, processTaskMessage } from '../../shared/runtime/worker.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 
-export type WorkerHandler = (event: SQSEvent, context?: Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'>) => Promise<SQSBatchResponse>;
+export type WorkerHandler = (
+  event: SQSEvent,
+  context?: Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'>,
+) => Promise<SQSBatchResponse>;
 
 /**
  * The worker: an SQS event source with partial batch responses. Records of a
@@ -34,7 +37,9 @@ export function createWorkerHandler(deps: FunctionDeps): WorkerHandler {
       ),
     );
     return {
-      batchItemFailures: event.Records.filter((_, i) => dispositions[i] === 'retry').map((record) => ({ itemIdentifier: record.messageId })),
+      batchItemFailures: event.Records.filter((_, i) => dispositions[i] === 'retry').map((record) => ({
+        itemIdentifier: record.messageId,
+      })),
     };
   };
 }

@@ -8,4 +8,10 @@ import { withDeployedSettings } from '../lib/tool-settings.ts';
 import { createWorkerHandler } from './app.ts';
 
 const config = loadConfig();
-export const handler = createWorkerHandler({ config, store: dynamoDbStore(config), queue: sqsQueue(config), tools: withDeployedSettings(servedTools()), log: jsonLog() });
+export const handler = createWorkerHandler({
+  config,
+  store: dynamoDbStore(config),
+  queue: sqsQueue(config),
+  tools: withDeployedSettings(servedTools()),
+  log: jsonLog(),
+});

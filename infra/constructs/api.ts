@@ -1,6 +1,6 @@
-import { Annotations, CfnOutput, Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { CorsHttpMethod, HttpApi, HttpMethod, LogGroupLogDestination, type HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { CorsHttpMethod, HttpApi, HttpMethod, type HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -47,7 +47,16 @@ export interface ApiProps {
 }
 
 /** Request headers an MCP client sends (Streamable HTTP, 2026-07-28). */
-export const MCP_REQUEST_HEADERS = ['authorization', 'content-type', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'last-event-id'];
+export const MCP_REQUEST_HEADERS = [
+  'authorization',
+  'content-type',
+  'accept',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+  'mcp-session-id',
+  'last-event-id',
+];
 
 /** The path MCP clients call. */
 export const MCP_PATH = '/mcp';
@@ -136,7 +145,8 @@ export class Api extends Construct {
         for (const metadataRoute of this.httpApi.addRoutes({ path, methods: [HttpMethod.GET], integration })) {
           Validations.of(metadataRoute).acknowledge({
             id: 'AwsSolutions-APIG4',
-            reason: 'RFC 9728 Protected Resource Metadata is public by definition: clients read it before they have a token, to find the authorization server.',
+            reason:
+              'RFC 9728 Protected Resource Metadata is public by definition: clients read it before they have a token, to find the authorization server.',
           });
         }
       }

@@ -1,5 +1,15 @@
 import { Duration } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, type AlarmProps, Dashboard, GraphWidget, Metric, Stats, TextWidget, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  Alarm,
+  type AlarmProps,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  Metric,
+  Stats,
+  TextWidget,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
@@ -174,7 +184,14 @@ function operationsDashboard(scope: Construct, props: OperationsProps): Dashboar
 function taskOutcomeWidgets(): GraphWidget[] {
   const fiveMinutes = Duration.minutes(5);
   const ended = (status: string) =>
-    new Metric({ namespace: METRICS_NAMESPACE, metricName: 'TasksEnded', dimensionsMap: { status }, statistic: Stats.SUM, period: fiveMinutes, label: status });
+    new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: 'TasksEnded',
+      dimensionsMap: { status },
+      statistic: Stats.SUM,
+      period: fiveMinutes,
+      label: status,
+    });
   return [
     new GraphWidget({
       title: 'Tasks created and ended',
@@ -189,7 +206,10 @@ function taskOutcomeWidgets(): GraphWidget[] {
     }),
     new GraphWidget({
       title: 'Retries and dead-lettered tasks',
-      left: [taskMetric('TaskRetries', Stats.SUM, fiveMinutes, 'retries'), taskMetric('TasksDeadLettered', Stats.SUM, fiveMinutes, 'dead-lettered')],
+      left: [
+        taskMetric('TaskRetries', Stats.SUM, fiveMinutes, 'retries'),
+        taskMetric('TasksDeadLettered', Stats.SUM, fiveMinutes, 'dead-lettered'),
+      ],
       width: 8,
     }),
   ];
@@ -201,7 +221,10 @@ function taskTimeAndQueueWidgets({ queue, deadLetterQueue }: TaskQueue): GraphWi
   return [
     new GraphWidget({
       title: `Task duration and time queued (${TASK_METRICS.TaskDuration})`,
-      left: [taskMetric('TaskDuration', Stats.p(50), fiveMinutes, 'duration p50'), taskMetric('TaskDuration', Stats.p(99), fiveMinutes, 'duration p99')],
+      left: [
+        taskMetric('TaskDuration', Stats.p(50), fiveMinutes, 'duration p50'),
+        taskMetric('TaskDuration', Stats.p(99), fiveMinutes, 'duration p99'),
+      ],
       right: [taskMetric('TimeQueued', Stats.p(99), fiveMinutes, 'queued p99')],
       width: 8,
     }),
@@ -212,7 +235,9 @@ function taskTimeAndQueueWidgets({ queue, deadLetterQueue }: TaskQueue): GraphWi
         queue.metricApproximateNumberOfMessagesNotVisible({ period: oneMinute, statistic: Stats.MAXIMUM, label: 'in flight' }),
         queue.metricApproximateNumberOfMessagesDelayed({ period: oneMinute, statistic: Stats.MAXIMUM, label: 'delayed' }),
       ],
-      right: [deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: oneMinute, statistic: Stats.MAXIMUM, label: 'dead-lettered' })],
+      right: [
+        deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: oneMinute, statistic: Stats.MAXIMUM, label: 'dead-lettered' }),
+      ],
       width: 8,
     }),
     new GraphWidget({
@@ -241,7 +266,10 @@ function apiAndFunctionWidgets(props: OperationsProps): GraphWidget[] {
     new GraphWidget({
       title: 'API requests and errors',
       left: [api.metricCount({ period: oneMinute, statistic: Stats.SUM })],
-      right: [api.metricClientError({ period: oneMinute, statistic: Stats.SUM }), api.metricServerError({ period: oneMinute, statistic: Stats.SUM })],
+      right: [
+        api.metricClientError({ period: oneMinute, statistic: Stats.SUM }),
+        api.metricServerError({ period: oneMinute, statistic: Stats.SUM }),
+      ],
       width: 8,
     }),
     new GraphWidget({

@@ -1,5 +1,5 @@
-import { Arn, CustomResource, Duration, Stack, type RemovalPolicy } from 'aws-cdk-lib';
-import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Arn, CustomResource, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { PARAMETER_NAME_PROPERTY } from '../../functions/state-key/handler.ts';

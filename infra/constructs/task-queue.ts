@@ -9,7 +9,7 @@ import { Construct } from 'constructs';
 import { ENV } from '../../shared/config.ts';
 import type { SettingStores } from '../../shared/runtime/settings.ts';
 import { WORKER_BATCH_SIZE } from '../event-sources.ts';
-import { VISIBILITY_TIMEOUT_FACTOR, type DurableTimings } from '../timings.ts';
+import { type DurableTimings, VISIBILITY_TIMEOUT_FACTOR } from '../timings.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './task-function.ts';
 import type { TaskTable } from './task-table.ts';
 

@@ -1,6 +1,6 @@
 import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, type CfnTable, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant } from 'aws-cdk-lib/aws-iam';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type CfnTable } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { ACTIVE_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
 import type { TaskFunction } from './task-function.ts';
@@ -87,6 +87,10 @@ export class TaskTable extends Construct {
     });
     // Not `table.grant`, which would add `<table>/index/*` to an action that only applies to the table.
     // GetItem: ending a wait for input past its deadline reads the row it rewrites.
-    Grant.addToPrincipal({ grantee: grantee.function, actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resourceArns: [this.table.tableArn] });
+    Grant.addToPrincipal({
+      grantee: grantee.function,
+      actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      resourceArns: [this.table.tableArn],
+    });
   }
 }

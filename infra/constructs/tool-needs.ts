@@ -59,7 +59,10 @@ export function grantToolNeeds(fn: TaskFunction, tools: readonly ToolDefinition[
         ...permission.resources.filter((resource) => resource.includes('*')).map((resource) => `Resource::${resource}`),
       ];
       for (const finding of wildcards) {
-        Validations.of(fn.role).acknowledge({ id: `AwsSolutions-IAM5[${finding}]`, reason: `Declared by tool "${tool.name}": ${permission.why}` });
+        Validations.of(fn.role).acknowledge({
+          id: `AwsSolutions-IAM5[${finding}]`,
+          reason: `Declared by tool "${tool.name}": ${permission.why}`,
+        });
       }
     }
   }

@@ -1,13 +1,5 @@
-import { CfnOutput, Duration, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
-import {
-  AccountRecovery,
-  FeaturePlan,
-  Mfa,
-  OAuthScope,
-  ResourceServerScope,
-  UserPool,
-  type UserPoolClient,
-} from 'aws-cdk-lib/aws-cognito';
+import { CfnOutput, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { AccountRecovery, FeaturePlan, Mfa, OAuthScope, ResourceServerScope, UserPool, type UserPoolClient } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
 
 export interface McpUserPoolProps {
@@ -73,17 +65,25 @@ export class McpUserPool extends Construct {
     Validations.of(this.userPool).acknowledge(
       {
         id: 'AwsSolutions-COG2',
-        reason: 'MFA is offered (TOTP) but optional: this pool is a starting point for small teams; require it with `mfa: Mfa.REQUIRED` where policy demands.',
+        reason:
+          'MFA is offered (TOTP) but optional: this pool is a starting point for small teams; require it with `mfa: Mfa.REQUIRED` where policy demands.',
       },
       {
         id: 'AwsSolutions-COG8',
-        reason: 'The Essentials plan is enough for a starter pool (managed login, no self sign-up, strict password policy); Plus adds threat protection at a per-user price. Deployments that need it use an existing IdP or raise the plan.',
+        reason:
+          'The Essentials plan is enough for a starter pool (managed login, no self sign-up, strict password policy); Plus adds threat protection at a per-user price. Deployments that need it use an existing IdP or raise the plan.',
       },
     );
 
     new CfnOutput(this, 'Issuer', { value: this.issuer, description: 'Token issuer (the authorization server MCP clients discover)' });
-    new CfnOutput(this, 'UserClientId', { value: this.userClient.userPoolClientId, description: 'Client id for people (authorization code + PKCE, no secret)' });
-    new CfnOutput(this, 'ServiceClientId', { value: this.serviceClient.userPoolClientId, description: 'Client id for scripts (client credentials; the secret is in the Cognito console)' });
+    new CfnOutput(this, 'UserClientId', {
+      value: this.userClient.userPoolClientId,
+      description: 'Client id for people (authorization code + PKCE, no secret)',
+    });
+    new CfnOutput(this, 'ServiceClientId', {
+      value: this.serviceClient.userPoolClientId,
+      description: 'Client id for scripts (client credentials; the secret is in the Cognito console)',
+    });
     new CfnOutput(this, 'Scope', { value: USER_POOL_SCOPE, description: 'The scope to request' });
   }
 }

@@ -89,7 +89,11 @@ export function createResourceServer({ settings, verifier, tools, log }: Resourc
       if (!header) return challenge(401, { scopes: settings.scopes, metadataUrl });
       const required = unique([...settings.scopes, ...(await calledToolScopes(request, toolScopes))]);
       try {
-        const token = (await verifyBearerToken(header, { verifier, requiredScopes: required, resourceMetadataUrl: metadataUrl })) as VerifiedToken;
+        const token = (await verifyBearerToken(header, {
+          verifier,
+          requiredScopes: required,
+          resourceMetadataUrl: metadataUrl,
+        })) as VerifiedToken;
         return { principal: token.extra.principal, token };
       } catch (error) {
         if (!(error instanceof OAuthError)) log({ event: 'auth-error', error: errorName(error) });
@@ -102,7 +106,11 @@ export function createResourceServer({ settings, verifier, tools, log }: Resourc
 }
 
 /** Lets browser-based clients read the public metadata document (it holds nothing secret). */
-const PUBLIC_CORS = { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'GET, HEAD, OPTIONS', 'access-control-allow-headers': 'mcp-protocol-version' };
+const PUBLIC_CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+  'access-control-allow-headers': 'mcp-protocol-version',
+};
 
 /** The header value of a credential-less challenge: where to find the metadata, and which scopes to ask for. */
 export function challengeHeader(options: { scopes: string[]; metadataUrl: string }): string {

@@ -57,7 +57,8 @@ export function checkAuthSettings(settings: AuthSettings, names: { resource: str
     } catch {
       throw new Error(`${names.issuers} holds "${issuer}", which is not a URL`);
     }
-    if (!isSecureOrLoopback(url)) throw new Error(`${names.issuers} must hold https URLs (http only on 127.0.0.1/localhost), got "${issuer}"`);
+    if (!isSecureOrLoopback(url))
+      throw new Error(`${names.issuers} must hold https URLs (http only on 127.0.0.1/localhost), got "${issuer}"`);
   }
   return settings;
 }

@@ -4,8 +4,9 @@
  * discovery document) and are cached for the life of the verifier, i.e. per
  * execution environment: a warm function verifies a token without any call.
  */
-import { createRemoteJWKSet, decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-import { OAuthError, OAuthErrorCode, type AuthInfo, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
+
+import { type AuthInfo, OAuthError, OAuthErrorCode, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
+import { createRemoteJWKSet, decodeJwt, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
 import { errorName, type Log } from '../log.ts';
 import { principalFor } from './principal.ts';
 import type { AuthSettings } from './settings.ts';
@@ -60,7 +61,8 @@ export function createJwtVerifier(settings: AuthSettings, options: VerifierOptio
       try {
         ({ payload } = await jwtVerify(token, await keysOf(issuer), { issuer, algorithms: ALGORITHMS, clockTolerance: 5 }));
       } catch (error) {
-        if (error instanceof joseErrors.JOSEError && !(error instanceof joseErrors.JWKSTimeout)) throw invalid('The token is invalid or expired');
+        if (error instanceof joseErrors.JOSEError && !(error instanceof joseErrors.JWKSTimeout))
+          throw invalid('The token is invalid or expired');
         // The issuer could not be reached: not the caller's fault.
         options.log({ event: 'auth-keys-unavailable', error: errorName(error) });
         throw new OAuthError(OAuthErrorCode.ServerError, 'The authorization server could not be reached');
@@ -69,7 +71,8 @@ export function createJwtVerifier(settings: AuthSettings, options: VerifierOptio
       checkAudience(payload, audiences, settings.clientIds);
       if (typeof payload.sub !== 'string' || payload.sub === '') throw invalid('The token has no subject');
       if (typeof payload.exp !== 'number') throw invalid('The token has no expiry');
-      const clientId = typeof payload['client_id'] === 'string' ? payload['client_id'] : typeof payload['azp'] === 'string' ? payload['azp'] : payload.sub;
+      const clientId =
+        typeof payload['client_id'] === 'string' ? payload['client_id'] : typeof payload['azp'] === 'string' ? payload['azp'] : payload.sub;
       return {
         token,
         clientId,

@@ -1,23 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { createMcpHandler, ProtocolError, type McpRequestContext, type Server, type ServerContext } from '@modelcontextprotocol/server';
-import * as z from 'zod';
+import { createMcpHandler, type McpRequestContext, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import type * as z from 'zod';
 import type { TaskSettings } from '../config.ts';
 import { errorName, type Log } from '../log.ts';
 import { withMetrics } from '../metrics.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import { runTool } from '../runtime/run.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
-import type { ClientCapabilities } from '../tasks/model.ts';
 import { checkAnswers, checkBudget, MAX_ARGUMENTS_BYTES, MAX_CAPABILITIES_BYTES } from '../tasks/limits.ts';
+import type { ClientCapabilities } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { IDEMPOTENCY_KEY, INTERNAL_ERROR, invalidParams, missingTasksCapability, TASKS_EXTENSION } from './errors.ts';
-import type { OriginPolicy } from './origin.ts';
-import { requestStateSealer, type SealedState } from './request-state.ts';
-import { createTaskResult, type RenderContext } from './render.ts';
 import { httpFront } from './http-front.ts';
+import {
+  LEGACY_TASKS_CAPABILITY,
+  legacyCreateTaskResult,
+  legacyExecution,
+  registerLegacyTaskMethods,
+  wantsLegacyTask,
+} from './legacy-tasks.ts';
+import type { OriginPolicy } from './origin.ts';
+import { createTaskResult, type RenderContext } from './render.ts';
+import { requestStateSealer, type SealedState } from './request-state.ts';
 import { clientCapabilities, declaresTasks, describeTool, TaskAwareServer } from './server.ts';
 import { registerTaskMethods } from './task-methods.ts';
-import { LEGACY_TASKS_CAPABILITY, legacyCreateTaskResult, legacyExecution, registerLegacyTaskMethods, wantsLegacyTask } from './legacy-tasks.ts';
 
 export const SERVER_INFO = { name: 'mcp-tasks-serverless', version: '0.1.0' } as const;
 
@@ -173,7 +179,13 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
    * nor skip a question. Tampered or expired state is refused (`-32602`);
    * answers to keys that were never issued are ignored.
    */
-  async function runInline(tool: ToolDefinition, args: Record<string, unknown>, ctx: ServerContext, capabilities: ClientCapabilities, principal: string) {
+  async function runInline(
+    tool: ToolDefinition,
+    args: Record<string, unknown>,
+    ctx: ServerContext,
+    capabilities: ClientCapabilities,
+    principal: string,
+  ) {
     const binding = { principal, tool: tool.name };
     const state: SealedState = await sealer.open(ctx.mcpReq.requestState<unknown>(), binding);
     const incoming = ctx.mcpReq.inputResponses ?? {};
@@ -183,7 +195,13 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     const answers = { ...state.answers, ...fresh };
     checkAnswers(answers);
     const signal = AbortSignal.any([ctx.mcpReq.signal, AbortSignal.timeout(deps.settings.syncBudgetMs)]);
-    const outcome = await runTool(tool, args, { taskId: undefined, clientCapabilities: capabilities, answers, cancel: signal, progress: async () => {} });
+    const outcome = await runTool(tool, args, {
+      taskId: undefined,
+      clientCapabilities: capabilities,
+      answers,
+      cancel: signal,
+      progress: async () => {},
+    });
     switch (outcome.kind) {
       case 'result':
         return { result: outcome.result as Record<string, unknown>, answers };
@@ -204,7 +222,6 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
         throw new Error(`Inline run suspended as ${outcome.kind}`);
     }
   }
-
 
   return { fetch: httpFront(handler, deps.originPolicy) };
 }
@@ -229,4 +246,3 @@ function idempotencyKey(ctx: ServerContext): string | undefined {
   }
   return value;
 }
-

@@ -46,11 +46,20 @@ export function toProtocolError(error: unknown, log?: Log, fields: Record<string
   // Unknown, expired and foreign tasks answer alike (spec items 41, 42, 56).
   if (error instanceof TaskNotFoundError) return invalidParams('Task not found');
   if (error instanceof LimitExceededError) {
-    return invalidParams(error.message, { reason: 'limit-exceeded', subject: error.subject, bytes: error.bytes, limitBytes: error.limitBytes });
+    return invalidParams(error.message, {
+      reason: 'limit-exceeded',
+      subject: error.subject,
+      bytes: error.bytes,
+      limitBytes: error.limitBytes,
+    });
   }
-  if (error instanceof IdempotencyConflictError) return invalidParams(`${IDEMPOTENCY_KEY} was already used for a call with other arguments`);
+  if (error instanceof IdempotencyConflictError)
+    return invalidParams(`${IDEMPOTENCY_KEY} was already used for a call with other arguments`);
   if (error instanceof TooManyTasksError) {
-    return invalidParams(`${error.message}: wait for one of your tasks to finish, or cancel one`, { reason: 'unfinished-task-limit', limit: error.limit });
+    return invalidParams(`${error.message}: wait for one of your tasks to finish, or cancel one`, {
+      reason: 'unfinished-task-limit',
+      limit: error.limit,
+    });
   }
   log?.({ event: 'request-error', ...fields, error: errorName(error) });
   return bareInternalError();
@@ -59,4 +68,3 @@ export function toProtocolError(error: unknown, log?: Log, fields: Record<string
 function bareInternalError(): ProtocolError {
   return new ProtocolError(INTERNAL_ERROR, 'Internal error');
 }
-

@@ -1,7 +1,7 @@
-import { DEFAULT_MAX_REQUEST_BODY_SIZE, type createMcpHandler } from '@modelcontextprotocol/server';
+import { type createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/server';
 import type { ClientCapabilities } from '../tasks/model.ts';
 import { missingTasksCapability, PROTOCOL_VERSION } from './errors.ts';
-import { originRefusal, type OriginPolicy } from './origin.ts';
+import { type OriginPolicy, originRefusal } from './origin.ts';
 import { declaresTasks } from './server.ts';
 
 type McpHandler = ReturnType<typeof createMcpHandler>;
@@ -52,7 +52,11 @@ function preflight(headers: Headers, body: unknown): Response | undefined {
     }
     return undefined;
   }
-  const message = body as { id?: unknown; method?: unknown; params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> } } | null;
+  const message = body as {
+    id?: unknown;
+    method?: unknown;
+    params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> };
+  } | null;
   if (message?.method !== 'subscriptions/listen' || message.params?.notifications?.taskIds === undefined) return undefined;
   const capabilities = (message.params._meta?.['io.modelcontextprotocol/clientCapabilities'] ?? {}) as ClientCapabilities;
   if (declaresTasks(capabilities)) return undefined;

@@ -40,7 +40,7 @@ import type { ToolDefinition } from '../runtime/tool.ts';
 import { isTerminal, type TaskRecord } from '../tasks/model.ts';
 import { TaskNotFoundError, type TaskStore } from '../tasks/store.ts';
 import { INTERNAL_ERROR, INVALID_PARAMS, PROTOCOL_VERSION, toProtocolError } from './errors.ts';
-import { taskFields, type RenderContext } from './render.ts';
+import { type RenderContext, taskFields } from './render.ts';
 
 /** The server's `tasks` capability on a 2025-11-25 `initialize`. */
 export const LEGACY_TASKS_CAPABILITY = { cancel: {}, requests: { tools: { call: {} } } } as const;
@@ -98,20 +98,26 @@ const TaskIdParams = z.object({ taskId: z.string().min(1) }).passthrough();
 
 /** Registers `tasks/get`, `tasks/result` and `tasks/cancel` for a 2025-11-25 client acting as `principal`. */
 export function registerLegacyTaskMethods(server: Server, principal: string, deps: LegacyTaskDeps): void {
-  const handle = <R>(fn: (taskId: string) => Promise<R>) => async ({ taskId }: { taskId: string }) => {
-    try {
-      return await fn(taskId);
-    } catch (error) {
-      throw toProtocolError(error);
-    }
-  };
+  const handle =
+    <R>(fn: (taskId: string) => Promise<R>) =>
+    async ({ taskId }: { taskId: string }) => {
+      try {
+        return await fn(taskId);
+      } catch (error) {
+        throw toProtocolError(error);
+      }
+    };
   const read = async (taskId: string) => {
     const task = await deps.store.get(taskId, principal, deps.now());
     if (!task) throw new TaskNotFoundError(taskId);
     return task;
   };
 
-  server.setRequestHandler('tasks/get', { params: TaskIdParams }, handle(async (taskId) => legacyTask(await read(taskId), deps.renderContext())));
+  server.setRequestHandler(
+    'tasks/get',
+    { params: TaskIdParams },
+    handle(async (taskId) => legacyTask(await read(taskId), deps.renderContext())),
+  );
 
   /**
    * Waits for the task to end, at most the synchronous budget (below the
@@ -120,39 +126,59 @@ export function registerLegacyTaskMethods(server: Server, principal: string, dep
    * retry: true }`: the task goes on, and the client polls `tasks/get` and
    * calls `tasks/result` again.
    */
-  server.setRequestHandler('tasks/result', { params: TaskIdParams }, handle(async (taskId) => {
-    const deadline = deps.now() + deps.settings.syncBudgetMs;
-    let task = await read(taskId);
-    while (!isTerminal(task.status)) {
-      if (task.status === 'input_required') {
-        throw new ProtocolError(INTERNAL_ERROR, `Task ${taskId} waits for input, which this server takes only from ${PROTOCOL_VERSION} clients (tasks/update); cancel it or answer it with such a client`, { taskId, status: task.status });
+  server.setRequestHandler(
+    'tasks/result',
+    { params: TaskIdParams },
+    handle(async (taskId) => {
+      const deadline = deps.now() + deps.settings.syncBudgetMs;
+      let task = await read(taskId);
+      while (!isTerminal(task.status)) {
+        if (task.status === 'input_required') {
+          throw new ProtocolError(
+            INTERNAL_ERROR,
+            `Task ${taskId} waits for input, which this server takes only from ${PROTOCOL_VERSION} clients (tasks/update); cancel it or answer it with such a client`,
+            { taskId, status: task.status },
+          );
+        }
+        const left = deadline - deps.now();
+        if (left <= 0) {
+          throw new ProtocolError(
+            INTERNAL_ERROR,
+            `Task ${taskId} is still ${task.status}; poll tasks/get and call tasks/result again once it has ended`,
+            { taskId, status: task.status, retry: true },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RESULT_POLL_MS, left)));
+        task = await read(taskId);
       }
-      const left = deadline - deps.now();
-      if (left <= 0) {
-        throw new ProtocolError(INTERNAL_ERROR, `Task ${taskId} is still ${task.status}; poll tasks/get and call tasks/result again once it has ended`, { taskId, status: task.status, retry: true });
+      const related = { [RELATED_TASK]: { taskId } };
+      if (task.status === 'completed') {
+        // `resultType` is 2026-07-28 vocabulary: not on a 2025-11-25 wire.
+        const { resultType: _resultType, ...result } = task.result;
+        return { ...result, _meta: { ...(result['_meta'] as Record<string, unknown> | undefined), ...related } } as never;
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(RESULT_POLL_MS, left)));
-      task = await read(taskId);
-    }
-    const related = { [RELATED_TASK]: { taskId } };
-    if (task.status === 'completed') {
-      // `resultType` is 2026-07-28 vocabulary: not on a 2025-11-25 wire.
-      const { resultType: _resultType, ...result } = task.result;
-      return { ...result, _meta: { ...(result['_meta'] as Record<string, unknown> | undefined), ...related } } as never;
-    }
-    if (task.status === 'failed') throw ProtocolError.fromError(task.error?.code ?? INTERNAL_ERROR, task.error?.message ?? 'Task failed', { ...(task.error?.data as object | undefined), ...related });
-    throw new ProtocolError(INTERNAL_ERROR, `Task ${taskId} was cancelled`, related);
-  }));
+      if (task.status === 'failed')
+        throw ProtocolError.fromError(task.error?.code ?? INTERNAL_ERROR, task.error?.message ?? 'Task failed', {
+          ...(task.error?.data as object | undefined),
+          ...related,
+        });
+      throw new ProtocolError(INTERNAL_ERROR, `Task ${taskId} was cancelled`, related);
+    }),
+  );
 
   /**
    * That revision wants the task `cancelled` before the answer: a running one
    * ends at once too (its worker's lease is voided; it stops at its next check).
    */
-  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, handle(async (taskId) => {
-    const at = deps.now();
-    const outcome = await deps.store.cancel(taskId, principal, at, { atOnce: true });
-    if (outcome === 'terminal') throw new ProtocolError(INVALID_PARAMS, `Task ${taskId} has already ended and cannot be cancelled`);
-    if (outcome === 'cancelled') logTaskEnded(deps.log, { taskId }, 'cancelled', at);
-    return legacyTask(await read(taskId), deps.renderContext());
-  }));
+  server.setRequestHandler(
+    'tasks/cancel',
+    { params: TaskIdParams },
+    handle(async (taskId) => {
+      const at = deps.now();
+      const outcome = await deps.store.cancel(taskId, principal, at, { atOnce: true });
+      if (outcome === 'terminal') throw new ProtocolError(INVALID_PARAMS, `Task ${taskId} has already ended and cannot be cancelled`);
+      if (outcome === 'cancelled') logTaskEnded(deps.log, { taskId }, 'cancelled', at);
+      return legacyTask(await read(taskId), deps.renderContext());
+    }),
+  );
 }

@@ -43,9 +43,14 @@ export function requestStateSealer(key: () => Promise<Uint8Array>): RequestState
   let codecs: Promise<(binding: StateBinding) => RequestStateCodec<SealedState>> | undefined;
   const codecFor = (binding: StateBinding) =>
     (codecs ??= key().then((bytes) => {
-      if (bytes.byteLength < REQUEST_STATE_KEY_BYTES) throw new RangeError(`The requestState key must be at least ${REQUEST_STATE_KEY_BYTES} bytes`);
+      if (bytes.byteLength < REQUEST_STATE_KEY_BYTES)
+        throw new RangeError(`The requestState key must be at least ${REQUEST_STATE_KEY_BYTES} bytes`);
       return (b: StateBinding) =>
-        createRequestStateCodec<SealedState>({ key: bytes, ttlSeconds: REQUEST_STATE_TTL_SECONDS, bind: () => `${b.principal}\u0000${b.tool}` });
+        createRequestStateCodec<SealedState>({
+          key: bytes,
+          ttlSeconds: REQUEST_STATE_TTL_SECONDS,
+          bind: () => `${b.principal}\u0000${b.tool}`,
+        });
     })).then((make) => make(binding));
 
   return {

@@ -2,8 +2,8 @@ import { Server, type ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { Log } from '../log.ts';
 import type { ToolDefinition } from '../runtime/tool.ts';
-import type { ClientCapabilities } from '../tasks/model.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
+import type { ClientCapabilities } from '../tasks/model.ts';
 import { invalidParams, TASKS_EXTENSION, toProtocolError } from './errors.ts';
 import { isLegacyCreateTaskResult } from './legacy-tasks.ts';
 

@@ -24,30 +24,44 @@ const TaskIdParams = z.object({ taskId: z.string() }).passthrough();
 export function registerTaskMethods(server: Server, principal: string, deps: TaskMethodDeps): void {
   const { now } = deps;
   // Errors are mapped by TaskAwareServer, like every method's.
-  const guard = <R>(fn: (params: { taskId: string }, ctx: ServerContext) => Promise<R>) => async (params: { taskId: string }, ctx: ServerContext) => {
-    if (!declaresTasks(clientCapabilities(ctx))) throw missingTasksCapability();
-    return fn(params, ctx);
-  };
+  const guard =
+    <R>(fn: (params: { taskId: string }, ctx: ServerContext) => Promise<R>) =>
+    async (params: { taskId: string }, ctx: ServerContext) => {
+      if (!declaresTasks(clientCapabilities(ctx))) throw missingTasksCapability();
+      return fn(params, ctx);
+    };
 
-  server.setRequestHandler('tasks/get', { params: TaskIdParams }, guard(async ({ taskId }) => {
-    const task = await deps.store.get(taskId, principal, now());
-    if (!task) throw new TaskNotFoundError(taskId);
-    return detailedTask(task, deps.renderContext());
-  }));
+  server.setRequestHandler(
+    'tasks/get',
+    { params: TaskIdParams },
+    guard(async ({ taskId }) => {
+      const task = await deps.store.get(taskId, principal, now());
+      if (!task) throw new TaskNotFoundError(taskId);
+      return detailedTask(task, deps.renderContext());
+    }),
+  );
 
   // The SDK lifts `inputResponses` out of the params (as for any multi-round-trip retry).
-  server.setRequestHandler('tasks/update', { params: TaskIdParams }, guard(async ({ taskId }, ctx) => {
-    const inputResponses = ctx.mcpReq.inputResponses;
-    if (!inputResponses) throw invalidParams('tasks/update requires inputResponses');
-    checkAnswers(inputResponses);
-    const { resumed } = await deps.store.answer(taskId, principal, inputResponses, now());
-    if (resumed) await deps.enqueue(taskId, 'resume');
-    return {};
-  }));
+  server.setRequestHandler(
+    'tasks/update',
+    { params: TaskIdParams },
+    guard(async ({ taskId }, ctx) => {
+      const inputResponses = ctx.mcpReq.inputResponses;
+      if (!inputResponses) throw invalidParams('tasks/update requires inputResponses');
+      checkAnswers(inputResponses);
+      const { resumed } = await deps.store.answer(taskId, principal, inputResponses, now());
+      if (resumed) await deps.enqueue(taskId, 'resume');
+      return {};
+    }),
+  );
 
-  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, guard(async ({ taskId }) => {
-    const at = now();
-    if ((await deps.store.cancel(taskId, principal, at)) === 'cancelled') logTaskEnded(deps.log, { taskId }, 'cancelled', at);
-    return {};
-  }));
+  server.setRequestHandler(
+    'tasks/cancel',
+    { params: TaskIdParams },
+    guard(async ({ taskId }) => {
+      const at = now();
+      if ((await deps.store.cancel(taskId, principal, at)) === 'cancelled') logTaskEnded(deps.log, { taskId }, 'cancelled', at);
+      return {};
+    }),
+  );
 }

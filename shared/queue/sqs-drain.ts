@@ -26,14 +26,21 @@ export class SqsMessageSource implements MessageSource {
   }
 
   async receive(): Promise<DrainedMessage[]> {
-    const { Messages } = await this.#client.send(new ReceiveMessageCommand({ QueueUrl: this.#queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
-    return (Messages ?? []).flatMap((m) => (m.MessageId && m.ReceiptHandle ? [{ messageId: m.MessageId, body: m.Body ?? '', receiptHandle: m.ReceiptHandle }] : []));
+    const { Messages } = await this.#client.send(
+      new ReceiveMessageCommand({ QueueUrl: this.#queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
+    return (Messages ?? []).flatMap((m) =>
+      m.MessageId && m.ReceiptHandle ? [{ messageId: m.MessageId, body: m.Body ?? '', receiptHandle: m.ReceiptHandle }] : [],
+    );
   }
 
   async delete(messages: DrainedMessage[]): Promise<void> {
     if (messages.length === 0) return;
     const { Failed } = await this.#client.send(
-      new DeleteMessageBatchCommand({ QueueUrl: this.#queueUrl, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.receiptHandle })) }),
+      new DeleteMessageBatchCommand({
+        QueueUrl: this.#queueUrl,
+        Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.receiptHandle })),
+      }),
     );
     if (Failed?.length) throw new Error(`${Failed.length} handled message(s) could not be deleted; they will be handled again`);
   }

@@ -34,17 +34,22 @@ export function validateCatalogue(tools: readonly ToolDefinition[]): ReadonlyMap
 
 function definitionProblem(tool: ToolDefinition): string | undefined {
   if (typeof tool !== 'object' || tool === null) return 'is not a tool definition';
-  if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) return 'the name must be 1–128 characters of A–Z, a–z, 0–9, "_", "-" and "."';
+  if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name))
+    return 'the name must be 1–128 characters of A–Z, a–z, 0–9, "_", "-" and "."';
   if (typeof tool.description !== 'string' || tool.description.trim() === '') return 'has no description';
   const schema = tool.inputSchema as { safeParse?: unknown; def?: { type?: unknown } } | undefined;
   if (typeof schema?.safeParse !== 'function') return 'inputSchema must be a zod schema';
   if (schema.def?.type !== 'object') return 'inputSchema must be a zod object schema (tool arguments are an object)';
-  if (!(EXECUTIONS as readonly unknown[]).includes(tool.execution)) return `execution must be one of ${EXECUTIONS.join(', ')}, got ${JSON.stringify(tool.execution)}`;
+  if (!(EXECUTIONS as readonly unknown[]).includes(tool.execution))
+    return `execution must be one of ${EXECUTIONS.join(', ')}, got ${JSON.stringify(tool.execution)}`;
   if (typeof tool.handler !== 'function') return 'has no handler function';
   if (tool.prepare !== undefined && typeof tool.prepare !== 'function') return 'prepare must be a function';
   if (tool.prepare !== undefined && tool.execution === 'sync') return 'prepare only applies to task and optional tools';
-  if (tool.inline !== undefined && (typeof tool.inline !== 'function' || tool.execution !== 'optional')) return 'inline must be a function, on an optional tool';
-  if (tool.pollIntervalMs !== undefined && !(Number.isSafeInteger(tool.pollIntervalMs) && tool.pollIntervalMs > 0)) return 'pollIntervalMs must be a positive integer';
-  if (tool.version !== undefined && (typeof tool.version !== 'string' || tool.version.trim() === '' || tool.version.length > 64)) return 'version must be a non-empty string of at most 64 characters';
+  if (tool.inline !== undefined && (typeof tool.inline !== 'function' || tool.execution !== 'optional'))
+    return 'inline must be a function, on an optional tool';
+  if (tool.pollIntervalMs !== undefined && !(Number.isSafeInteger(tool.pollIntervalMs) && tool.pollIntervalMs > 0))
+    return 'pollIntervalMs must be a positive integer';
+  if (tool.version !== undefined && (typeof tool.version !== 'string' || tool.version.trim() === '' || tool.version.length > 64))
+    return 'version must be a non-empty string of at most 64 characters';
   return undefined;
 }

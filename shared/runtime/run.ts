@@ -1,6 +1,6 @@
 import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
-import { RetryableError, ToolError, ToolProtocolError, type TaskContext, type ToolDefinition, type ToolResult } from './tool.ts';
 import { sleep as abortableSleep } from './sleep.ts';
+import { RetryableError, type TaskContext, type ToolDefinition, ToolError, ToolProtocolError, type ToolResult } from './tool.ts';
 
 /** How one run of a handler ended. Unexpected exceptions are rethrown, not mapped. */
 export type RunOutcome =
@@ -144,15 +144,22 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
       : undefined;
 
   /** The divergence, if any, of reaching `name` (a `kind`) at `position`, which was recorded at `recordedAt`. */
-  const diverges = async (kind: CallKind, name: string, position: number, recordedAt: number | undefined): Promise<JsonRpcErrorObject | undefined> => {
+  const diverges = async (
+    kind: CallKind,
+    name: string,
+    position: number,
+    recordedAt: number | undefined,
+  ): Promise<JsonRpcErrorObject | undefined> => {
     const index = recordedCalls(kind !== 'question');
     const first = !seen.has(`${kind}:${name}`);
     seen.add(`${kind}:${name}`);
     if (!first) return undefined; // a name used again in one run: same value, no new position to check
     const { byPosition } = await index;
     const there = byPosition.get(position);
-    if (there && (there.kind !== kind || there.name !== name)) return divergence(kind, name, position, `the journal has ${describeCall(there.kind, there.name)} there`);
-    if (recordedAt !== undefined && recordedAt !== position) return divergence(kind, name, position, `it was recorded as call #${recordedAt}`);
+    if (there && (there.kind !== kind || there.name !== name))
+      return divergence(kind, name, position, `the journal has ${describeCall(there.kind, there.name)} there`);
+    if (recordedAt !== undefined && recordedAt !== position)
+      return divergence(kind, name, position, `it was recorded as call #${recordedAt}`);
     return undefined;
   };
 
@@ -258,7 +265,9 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
       controller.abort(new Error('suspended'));
       // Questions first: a sleep or continuation replays them unanswered anyway.
       if (Object.keys(pending).length > 0) {
-        return Object.keys(newQuestions).length > 0 ? { kind: 'input', inputRequests: pending, questions: newQuestions } : { kind: 'input', inputRequests: pending };
+        return Object.keys(newQuestions).length > 0
+          ? { kind: 'input', inputRequests: pending, questions: newQuestions }
+          : { kind: 'input', inputRequests: pending };
       }
       if (wakeAt !== undefined) return { kind: 'sleep', wakeAt };
       if (yielded) return { kind: 'continue' };
@@ -305,7 +314,10 @@ export function fingerprintOf(request: InputRequest): string {
 function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${stableJson((value as Record<string, unknown>)[key])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${stableJson((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }

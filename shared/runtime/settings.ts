@@ -59,7 +59,8 @@ export function isSecret(source: SettingSource): boolean {
 export function cachedReader(read: SettingReader): SettingReader {
   const values = new Map<string, Promise<string>>();
   return (tool, key, source) => {
-    const id = 'ssmParameter' in source ? `ssm:${source.ssmParameter}:${source.secret === true}` : `secretsmanager:${source.secretsManager}`;
+    const id =
+      'ssmParameter' in source ? `ssm:${source.ssmParameter}:${source.secret === true}` : `secretsmanager:${source.secretsManager}`;
     let value = values.get(id);
     if (!value) {
       value = read(tool, key, source);
@@ -86,7 +87,8 @@ export function withSettings(tool: ToolDefinition, read: SettingReader): ToolDef
     ...ctx,
     setting: (key) => {
       const source = Object.hasOwn(declared, key) ? declared[key] : undefined;
-      if (!source) return Promise.reject(new Error(`Tool "${tool.name}" reads setting "${key}", which it does not declare in needs.settings`));
+      if (!source)
+        return Promise.reject(new Error(`Tool "${tool.name}" reads setting "${key}", which it does not declare in needs.settings`));
       return read(tool.name, key, source);
     },
   });
@@ -111,7 +113,8 @@ export function storeReader(fetchers: {
       if (!fetchers.ssmParameter) throw new Error(`Setting "${key}" of tool "${tool}": this function was bundled without an SSM client`);
       return fetchers.ssmParameter(source.ssmParameter, source.secret === true);
     }
-    if (!fetchers.secretsManager) throw new Error(`Setting "${key}" of tool "${tool}": this function was bundled without a Secrets Manager client`);
+    if (!fetchers.secretsManager)
+      throw new Error(`Setting "${key}" of tool "${tool}": this function was bundled without a Secrets Manager client`);
     return fetchers.secretsManager(source.secretsManager);
   };
 }

@@ -1,8 +1,8 @@
 import type { TaskSettings } from '../config.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded } from '../metrics.ts';
-import type { JsonRpcErrorObject } from '../tasks/model.ts';
 import type { TaskQueue } from '../queue/queue.ts';
+import type { JsonRpcErrorObject } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { sweepWindow } from '../tasks/transitions.ts';
 
@@ -61,7 +61,12 @@ export function inputWaitExpired(maxInputWaitMs?: number): { error: JsonRpcError
 }
 
 function formatDuration(ms: number): string {
-  const units: Array<[string, number]> = [['days', 86_400_000], ['hours', 3_600_000], ['minutes', 60_000], ['seconds', 1000]];
+  const units: Array<[string, number]> = [
+    ['days', 86_400_000],
+    ['hours', 3_600_000],
+    ['minutes', 60_000],
+    ['seconds', 1000],
+  ];
   for (const [name, size] of units) if (ms % size === 0 && ms >= size) return `${ms / size} ${ms === size ? name.slice(0, -1) : name}`;
   return `${ms} ms`;
 }

@@ -213,7 +213,10 @@ export class ToolError extends Error {
  * up to the worker's attempt limit, after which the task ends `failed`.
  */
 export class RetryableError extends Error {
-  constructor(message: string, readonly options: { delayMs?: number } = {}) {
+  constructor(
+    message: string,
+    readonly options: { delayMs?: number } = {},
+  ) {
     super(message);
     this.name = 'RetryableError';
   }
@@ -224,12 +227,18 @@ export class RetryableError extends Error {
  * this error (spec item 51). Not retried.
  */
 export class ToolProtocolError extends Error {
-  constructor(readonly code: number, message: string, readonly data?: unknown) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
     super(message);
     this.name = 'ToolProtocolError';
   }
 
   toJSON(): JsonRpcErrorObject {
-    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
   }
 }

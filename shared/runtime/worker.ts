@@ -3,10 +3,10 @@ import type { TaskSettings } from '../config.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
-import { MAX_RESULT_BYTES, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { MAX_STATUS_MESSAGE_BYTES, truncateUtf8 } from '../tasks/limits.ts';
-import { LeaseLostError, TaskRowRejectedError, type ReleaseOptions, type StepRecord, type TaskStore } from '../tasks/store.ts';
-import { runTool, type Journal, type RunOutcome } from './run.ts';
+import { type JsonRpcErrorObject, MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
+import { LeaseLostError, type ReleaseOptions, type StepRecord, TaskRowRejectedError, type TaskStore } from '../tasks/store.ts';
+import { type Journal, type RunOutcome, runTool } from './run.ts';
 import type { ToolDefinition } from './tool.ts';
 
 export interface WorkerDeps {
@@ -69,7 +69,12 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     // The row can never be claimed (it is at DynamoDB's item size limit):
     // end the task rather than let the queue and the sweeper retry it forever.
     const at = now();
-    const ended = await deps.store.fail(message.taskId, EXHAUSTED_ERROR, 'The task could not be started: its row is at the storage size limit', at);
+    const ended = await deps.store.fail(
+      message.taskId,
+      EXHAUSTED_ERROR,
+      'The task could not be started: its row is at the storage size limit',
+      at,
+    );
     if (ended) logTaskEnded(log, { taskId: message.taskId }, 'failed', at, { reason: 'row-rejected' });
     return 'done';
   }
@@ -146,7 +151,8 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     heartbeat.stop();
     log({ event: 'ran', taskId: task.taskId, tool: task.tool, outcome: outcome.kind, attempt: task.attempts });
     // A cancel seen while the run was handing over wins over the hand-over.
-    if (cancel.signal.aborted && ['sleep', 'continue', 'retry'].includes(outcome.kind)) return await finish(toTaskOutcome({ kind: 'cancelled' }));
+    if (cancel.signal.aborted && ['sleep', 'continue', 'retry'].includes(outcome.kind))
+      return await finish(toTaskOutcome({ kind: 'cancelled' }));
     if (outcome.kind === 'protocol-error' && isReplayError(outcome.error)) {
       log({ event: 'replay-failed', taskId: task.taskId, tool: task.tool, reason: (outcome.error.data as { reason: string }).reason });
     }
@@ -164,8 +170,17 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     // message is left to SQS redelivery: a retry the handler did not ask for.
     const recorded = steps.loadedCount();
     const progressed = recorded !== undefined && recorded > (task.progressMark ?? 0);
-    log(withMetrics({ event: 'error', taskId: task.taskId, tool: task.tool, error: errorName(error), ...(progressed ? { steps: recorded } : {}) }, { TaskRetries: 1 }));
-    if (progressed) return await handOver(deps, task, leaseOwner, now, 'retry', now() + deps.settings.retryBaseDelayMs, { handedOver: true, progressMark: recorded });
+    log(
+      withMetrics(
+        { event: 'error', taskId: task.taskId, tool: task.tool, error: errorName(error), ...(progressed ? { steps: recorded } : {}) },
+        { TaskRetries: 1 },
+      ),
+    );
+    if (progressed)
+      return await handOver(deps, task, leaseOwner, now, 'retry', now() + deps.settings.retryBaseDelayMs, {
+        handedOver: true,
+        progressMark: recorded,
+      });
     // SQS redelivers the message after its visibility timeout (and dead-letters
     // it after the last attempt); the sweeper must not step in before that.
     await deps.store.release(task.taskId, leaseOwner, now(), now() + deps.settings.redeliveryMs).catch((releaseError: unknown) => {
@@ -235,7 +250,14 @@ async function handOver(
 }
 
 /** Writes the outcome under the lease; false when the lease was lost (the task is someone else's, or ended meanwhile). */
-async function finishUnderLease(store: TaskStore, task: TaskRecord, leaseOwner: string, outcome: TaskOutcome, now: number, log: Log): Promise<boolean> {
+async function finishUnderLease(
+  store: TaskStore,
+  task: TaskRecord,
+  leaseOwner: string,
+  outcome: TaskOutcome,
+  now: number,
+  log: Log,
+): Promise<boolean> {
   try {
     await store.finish(task, leaseOwner, outcome, now);
     return true;
@@ -262,7 +284,11 @@ export function toTaskOutcome(outcome: Extract<RunOutcome, { kind: 'result' | 'p
     case 'protocol-error':
       return { status: 'failed', error: outcome.error, statusMessage: outcome.error.message };
     case 'input':
-      return { status: 'input_required', inputRequests: outcome.inputRequests, ...(outcome.questions ? { questions: outcome.questions } : {}) };
+      return {
+        status: 'input_required',
+        inputRequests: outcome.inputRequests,
+        ...(outcome.questions ? { questions: outcome.questions } : {}),
+      };
     case 'cancelled':
       return { status: 'cancelled', statusMessage: "Cancelled at the client's request" };
   }
@@ -278,7 +304,11 @@ function isReplayError(error: JsonRpcErrorObject): boolean {
  * Step checkpoints, loaded with one query the first time a step or sleep
  * needs them (or the attempt cap counts them), then kept up to date.
  */
-function journal(store: TaskStore, taskId: string, now: () => number): Journal & { count(): Promise<number>; loadedCount(): number | undefined } {
+function journal(
+  store: TaskStore,
+  taskId: string,
+  now: () => number,
+): Journal & { count(): Promise<number>; loadedCount(): number | undefined } {
   let steps: Promise<Map<string, StepRecord>> | undefined;
   let loaded: Map<string, StepRecord> | undefined;
   const load = () => (steps ??= store.loadJournal(taskId).then((map) => (loaded = map)));
@@ -331,12 +361,14 @@ function startHeartbeat(deps: WorkerDeps, task: TaskRecord, leaseOwner: string, 
     const check = renewalDue()
       ? write(true)
       : deps.store.get(taskId, owner, now()).then((current) => seen(current?.cancelRequested ?? true));
-    check.catch((error: unknown) => {
-      // A lost lease means another worker owns the task now: stop this run.
-      if (error instanceof LeaseLostError) cancel.abort(error);
-      // Anything else is retried at the next tick; the lease has two more thirds to go.
-      else deps.log({ event: 'heartbeat-failed', taskId, error: errorName(error) });
-    }).finally(() => (busy = false));
+    check
+      .catch((error: unknown) => {
+        // A lost lease means another worker owns the task now: stop this run.
+        if (error instanceof LeaseLostError) cancel.abort(error);
+        // Anything else is retried at the next tick; the lease has two more thirds to go.
+        else deps.log({ event: 'heartbeat-failed', taskId, error: errorName(error) });
+      })
+      .finally(() => (busy = false));
   }, cancelCheckMs);
   return {
     async progress(message: string) {

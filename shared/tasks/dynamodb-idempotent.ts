@@ -3,8 +3,8 @@
  * (`idem#<hash>`) names the task the first call created.
  */
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { fingerprintOf, fromItem, number, readNumber, readString, sha256, toItem, type Item } from './dynamodb-codec.ts';
-import { withResult, readRow } from './dynamodb-results.ts';
+import { fingerprintOf, fromItem, type Item, number, readNumber, readString, sha256, toItem } from './dynamodb-codec.ts';
+import { readRow, withResult } from './dynamodb-results.ts';
 import { IDEMPOTENCY_GRACE_MS, IDEMPOTENCY_PK_PREFIX, IDEMPOTENCY_SK, TABLE_KEYS, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
 import { MAX_ATTEMPTS, putItem, putRow, type StoreTable } from './dynamodb-update.ts';
 import type { TaskRecord, WorkingTask } from './model.ts';
@@ -17,7 +17,12 @@ import { visible } from './transitions.ts';
  * key taken returns the task it names, writing the row itself when the call
  * that took the key died before doing so.
  */
-export async function createOnce(table: StoreTable, record: WorkingTask, idempotencyKey: string, now: number): Promise<{ task: TaskRecord; created: boolean }> {
+export async function createOnce(
+  table: StoreTable,
+  record: WorkingTask,
+  idempotencyKey: string,
+  now: number,
+): Promise<{ task: TaskRecord; created: boolean }> {
   const keyPk = IDEMPOTENCY_PK_PREFIX + sha256(`${record.owner}\u0000${idempotencyKey}`);
   const fingerprint = fingerprintOf(record);
   const keyItem: Item = {
@@ -57,7 +62,13 @@ export async function createOnce(table: StoreTable, record: WorkingTask, idempot
     const existing = item && visible(fromItem(item), record.owner, now);
     if (existing && item) return { task: await withResult(table, existing, item), created: false };
     // The first task has expired: the key starts over with this call's task.
-    const replaced = await putItem(table, keyItem, '#taskId = :earlierTaskId', { '#taskId': 'taskId' }, { ':earlierTaskId': { S: earlierTaskId } });
+    const replaced = await putItem(
+      table,
+      keyItem,
+      '#taskId = :earlierTaskId',
+      { '#taskId': 'taskId' },
+      { ':earlierTaskId': { S: earlierTaskId } },
+    );
     if (replaced) return putRowOrFind(table, record, fingerprint);
   }
   throw new Error(`Idempotency key of task ${record.taskId} kept changing: gave up after ${MAX_ATTEMPTS} attempts`);
@@ -68,7 +79,11 @@ export async function createOnce(table: StoreTable, record: WorkingTask, idempot
  * exists already, it is the same call's task (written by a concurrent
  * retry) unless owner or fingerprint differ, which is a task id collision.
  */
-export async function putRowOrFind(table: StoreTable, record: WorkingTask, fingerprint: string): Promise<{ task: TaskRecord; created: boolean }> {
+export async function putRowOrFind(
+  table: StoreTable,
+  record: WorkingTask,
+  fingerprint: string,
+): Promise<{ task: TaskRecord; created: boolean }> {
   if (await putRow(table, record)) return { task: fromItem(toItem(record)), created: true };
   const item = await readRow(table, record.taskId);
   const existing = item && fromItem(item);

@@ -5,13 +5,13 @@
  */
 import {
   BatchGetItemCommand,
+  type BatchGetItemCommandOutput,
   BatchWriteItemCommand,
   GetItemCommand,
-  type BatchGetItemCommandOutput,
   type KeysAndAttributes,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
-import { chunkKey, number, readNumber, readString, rowKey, type Item } from './dynamodb-codec.ts';
+import { chunkKey, type Item, number, readNumber, readString, rowKey } from './dynamodb-codec.ts';
 import { RESULT_CHUNK_BYTES, RESULT_REF, TABLE_KEYS, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
 import { backoff, type StoreTable } from './dynamodb-update.ts';
 import type { TaskRecord } from './model.ts';
@@ -78,7 +78,9 @@ export async function batchGet(table: StoreTable, keys: Item[]): Promise<Item[]>
     let pending: KeysAndAttributes | undefined = { Keys: keys.slice(start, start + 100), ConsistentRead: true };
     for (let idle = 0; pending?.Keys?.length; ) {
       const requested: number = pending.Keys.length;
-      const output: BatchGetItemCommandOutput = await table.client.send(new BatchGetItemCommand({ RequestItems: { [table.tableName]: pending } }));
+      const output: BatchGetItemCommandOutput = await table.client.send(
+        new BatchGetItemCommand({ RequestItems: { [table.tableName]: pending } }),
+      );
       items.push(...(output.Responses?.[table.tableName] ?? []));
       pending = output.UnprocessedKeys?.[table.tableName];
       idle = (pending?.Keys?.length ?? 0) < requested ? 0 : idle + 1;

@@ -20,7 +20,6 @@ export const TASK_ROW_SK = 'task';
  */
 export const ACTIVE_INDEX = { name: 'active-tasks', partition: 'activeShard', sort: 'sweepAt' } as const;
 
-
 /**
  * How many partitions of the active-task index the rows are spread over
  * (`activeShard` = `s0` … `s<n-1>`, derived from the task id). `findDue`

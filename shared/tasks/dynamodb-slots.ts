@@ -6,7 +6,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { number, readString, rowKey, slotKey } from './dynamodb-codec.ts';
 import { batchGet } from './dynamodb-results.ts';
 import { TABLE_KEYS } from './dynamodb-schema.ts';
-import { updateItem, type StoreTable } from './dynamodb-update.ts';
+import { type StoreTable, updateItem } from './dynamodb-update.ts';
 import { isTerminal, type TaskStatus } from './model.ts';
 import { TooManyTasksError } from './store.ts';
 
@@ -34,7 +34,9 @@ export async function takeSlot(table: StoreTable, owner: string, taskId: string,
 
 /** Removes ids of ended (or long missing) tasks from an owner's set; whether any was removed. */
 export async function dropEnded(table: StoreTable, owner: string, now: number): Promise<boolean> {
-  const { Item: slots } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: slotKey(owner), ConsistentRead: true }));
+  const { Item: slots } = await table.client.send(
+    new GetItemCommand({ TableName: table.tableName, Key: slotKey(owner), ConsistentRead: true }),
+  );
   const ids = slots?.['ids']?.SS ?? [];
   const rows = new Map((await batchGet(table, ids.map(rowKey))).map((item) => [readString(item, TABLE_KEYS.partition), item]));
   // A missing row may be a create still in progress, unless the set is older than a minute.
@@ -44,12 +46,20 @@ export async function dropEnded(table: StoreTable, owner: string, now: number): 
     return row ? isTerminal(readString(row, 'status') as TaskStatus) : settled;
   });
   if (stale.length === 0) return false;
-  await updateItem(table, slotKey(owner), { UpdateExpression: 'DELETE #ids :stale', ExpressionAttributeNames: { '#ids': 'ids' }, ExpressionAttributeValues: { ':stale': { SS: stale } } });
+  await updateItem(table, slotKey(owner), {
+    UpdateExpression: 'DELETE #ids :stale',
+    ExpressionAttributeNames: { '#ids': 'ids' },
+    ExpressionAttributeValues: { ':stale': { SS: stale } },
+  });
   return true;
 }
 
 /** Frees a task's slot (idempotent; nothing without a cap). */
 export async function freeSlot(table: StoreTable, owner: string, taskId: string): Promise<void> {
   if (table.policy.maxUnfinishedTasks === undefined) return;
-  await updateItem(table, slotKey(owner), { UpdateExpression: 'DELETE #ids :id', ExpressionAttributeNames: { '#ids': 'ids' }, ExpressionAttributeValues: { ':id': { SS: [taskId] } } });
+  await updateItem(table, slotKey(owner), {
+    UpdateExpression: 'DELETE #ids :id',
+    ExpressionAttributeNames: { '#ids': 'ids' },
+    ExpressionAttributeValues: { ':id': { SS: [taskId] } },
+  });
 }

@@ -1,41 +1,51 @@
 import { randomUUID } from 'node:crypto';
-import { GetItemCommand, QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { fromItem, itemBytes, number, readNumber, readString, stepSortKey, stepValue, toItem, type Item } from './dynamodb-codec.ts';
+import { type DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { fromItem, type Item, itemBytes, number, readNumber, readString, stepSortKey, stepValue, toItem } from './dynamodb-codec.ts';
 import { createOnce } from './dynamodb-idempotent.ts';
 import { putChunks, readRow, withResult } from './dynamodb-results.ts';
-import { ACTIVE_INDEX, ACTIVE_SHARD_COUNT, EXPIRES_AT_MS, INLINE_ROW_LIMIT_BYTES, RESULT_REF, STEP_SK_PREFIX, TABLE_KEYS, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
+import {
+  ACTIVE_INDEX,
+  ACTIVE_SHARD_COUNT,
+  EXPIRES_AT_MS,
+  INLINE_ROW_LIMIT_BYTES,
+  RESULT_REF,
+  STEP_SK_PREFIX,
+  TABLE_KEYS,
+  TTL_ATTRIBUTE,
+} from './dynamodb-schema.ts';
 import { freeSlot, takeSlot } from './dynamodb-slots.ts';
 import {
-  MAX_ATTEMPTS,
-  ROW_REJECTED_ERROR,
   backoff,
   changes,
   leaseHeldBy,
+  MAX_ATTEMPTS,
   putItem,
   putRow,
+  ROW_REJECTED_ERROR,
+  type RowWrite,
   rejectedMessage,
+  type StoreTable,
   updateRow,
   versionOf,
-  type RowWrite,
-  type StoreTable,
 } from './dynamodb-update.ts';
 import { isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
 import {
-  LeaseLostError,
-  TaskRowRejectedError,
   type AnswerResult,
   type CancelOptions,
   type CancelResult,
   type FailOptions,
   type HeartbeatOptions,
+  LeaseLostError,
   type NewTask,
   type ReleaseOptions,
   type StepRecord,
   type StorePolicy,
+  TaskRowRejectedError,
   type TaskStore,
 } from './store.ts';
 import {
   applyOutcome,
+  type Decision,
   decideAnswer,
   decideCancel,
   decideExpireWait,
@@ -45,10 +55,10 @@ import {
   newTaskRecord,
   releaseFields,
   visible,
-  type Decision,
 } from './transitions.ts';
 import { expiresAtSeconds } from './ttl.ts';
 
+export { activeShardOf, taskFromItem, taskRowBytes } from './dynamodb-codec.ts';
 // The layout and codec are read by the operator tools, the local stack and tests through this module too.
 export {
   ACTIVE_SHARD_COUNT,
@@ -62,7 +72,6 @@ export {
   SLOTS_SK,
   STEP_SK_PREFIX,
 } from './dynamodb-schema.ts';
-export { activeShardOf, taskFromItem, taskRowBytes } from './dynamodb-codec.ts';
 
 /**
  * {@link TaskStore} on one DynamoDB table (layout in `dynamodb-schema.ts`).
@@ -192,7 +201,11 @@ export class DynamoDbTaskStore implements TaskStore {
     const next = applyOutcome(task, outcome, now, this.#policy.retentionMs, this.#policy.maxInputWaitMs);
     // Only what this outcome decides is written: `cancelRequested`, a newer
     // heartbeat `statusMessage` and the answers stay as other writers left them.
-    const forced = ['status', 'lastUpdatedAt', ...('statusMessage' in outcome && outcome.statusMessage !== undefined ? ['statusMessage'] : [])];
+    const forced = [
+      'status',
+      'lastUpdatedAt',
+      ...('statusMessage' in outcome && outcome.statusMessage !== undefined ? ['statusMessage'] : []),
+    ];
     const write = changes(task, next, forced);
 
     let chunkedResult: Record<string, unknown> | undefined;
@@ -251,19 +264,23 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   async cancel(taskId: string, owner: string, now: number, options: CancelOptions = {}): Promise<CancelResult> {
-    return this.#rewrite(taskId, (task) => decideCancel(taskId, task, owner, now, this.#policy, options), (current, decision) => {
-      if (decision.result !== 'requested') return undefined;
-      // Requesting cancellation of a running task only ever sets one flag:
-      // concurrent cancels (and the worker's heartbeats) need not be ordered,
-      // so the write is guarded by the rule (still this status, lease still
-      // live), not by the version read. Already requested: nothing to write.
-      if (current.cancelRequested) return 'skip';
-      return {
-        set: { cancelRequested: { BOOL: true } },
-        condition: '#status = :readStatus AND #leaseUntil > :now',
-        values: { ':readStatus': { S: current.status }, ':now': number(now) },
-      };
-    });
+    return this.#rewrite(
+      taskId,
+      (task) => decideCancel(taskId, task, owner, now, this.#policy, options),
+      (current, decision) => {
+        if (decision.result !== 'requested') return undefined;
+        // Requesting cancellation of a running task only ever sets one flag:
+        // concurrent cancels (and the worker's heartbeats) need not be ordered,
+        // so the write is guarded by the rule (still this status, lease still
+        // live), not by the version read. Already requested: nothing to write.
+        if (current.cancelRequested) return 'skip';
+        return {
+          set: { cancelRequested: { BOOL: true } },
+          condition: '#status = :readStatus AND #leaseUntil > :now',
+          values: { ':readStatus': { S: current.status }, ':now': number(now) },
+        };
+      },
+    );
   }
 
   async loadSteps(taskId: string): Promise<Map<string, unknown>> {
@@ -310,7 +327,9 @@ export class DynamoDbTaskStore implements TaskStore {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       if (await putItem(this.#table, item, 'attribute_not_exists(#sk)', { '#sk': TABLE_KEYS.sort })) return stepValue(item);
       // Another run recorded it first: its value is the one to go on with.
-      const { Item: stored } = await this.#client.send(new GetItemCommand({ TableName: this.#tableName, Key: stepKey, ConsistentRead: true }));
+      const { Item: stored } = await this.#client.send(
+        new GetItemCommand({ TableName: this.#tableName, Key: stepKey, ConsistentRead: true }),
+      );
       if (stored) return stepValue(stored);
     }
     throw new Error(`Step ${name} of task ${taskId} could be neither written nor read`);
@@ -426,7 +445,18 @@ export class DynamoDbTaskStore implements TaskStore {
     const next = applyOutcome(slim, { ...outcome, statusMessage }, now, this.#policy.retentionMs);
     const item = toItem(next);
     const set: Item = {};
-    for (const name of ['status', 'statusMessage', 'error', 'arguments', 'inputResponses', 'clientCapabilities', 'lastUpdatedAt', 'ttlMs', TTL_ATTRIBUTE, EXPIRES_AT_MS]) {
+    for (const name of [
+      'status',
+      'statusMessage',
+      'error',
+      'arguments',
+      'inputResponses',
+      'clientCapabilities',
+      'lastUpdatedAt',
+      'ttlMs',
+      TTL_ATTRIBUTE,
+      EXPIRES_AT_MS,
+    ]) {
       if (item[name]) set[name] = item[name];
     }
     const written = await updateRow(this.#table, task.taskId, {
@@ -439,5 +469,4 @@ export class DynamoDbTaskStore implements TaskStore {
     await freeSlot(this.#table, task.owner, task.taskId);
     return fromItem(written);
   }
-
 }

@@ -7,15 +7,15 @@
  */
 import {
   ConditionalCheckFailedException,
-  PutItemCommand,
-  UpdateItemCommand,
   type DynamoDBClient,
+  PutItemCommand,
   type ReturnValue,
+  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { rowKey, toItem, number, type Item } from './dynamodb-codec.ts';
+import { type Item, number, rowKey, toItem } from './dynamodb-codec.ts';
 import { CLEARABLE, TABLE_KEYS } from './dynamodb-schema.ts';
 import type { TaskRecord } from './model.ts';
-import { TaskRowRejectedError, type StorePolicy } from './store.ts';
+import { type StorePolicy, TaskRowRejectedError } from './store.ts';
 
 /** The table a store works on, and the policy it was built with. */
 export interface StoreTable {
@@ -33,7 +33,13 @@ export function putRow(table: StoreTable, record: TaskRecord): Promise<boolean> 
 }
 
 /** One conditional `PutItem`; false when the condition failed. */
-export async function putItem(table: StoreTable, item: Item, condition: string, names: Record<string, string>, values?: Item): Promise<boolean> {
+export async function putItem(
+  table: StoreTable,
+  item: Item,
+  condition: string,
+  names: Record<string, string>,
+  values?: Item,
+): Promise<boolean> {
   try {
     await table.client.send(
       new PutItemCommand({
@@ -55,7 +61,12 @@ export async function putItem(table: StoreTable, item: Item, condition: string, 
 export async function updateItem(
   table: StoreTable,
   key: Item,
-  update: { UpdateExpression: string; ConditionExpression?: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues: Item },
+  update: {
+    UpdateExpression: string;
+    ConditionExpression?: string;
+    ExpressionAttributeNames: Record<string, string>;
+    ExpressionAttributeValues: Item;
+  },
 ): Promise<boolean> {
   try {
     await table.client.send(new UpdateItemCommand({ TableName: table.tableName, Key: key, ...update }));
@@ -103,7 +114,6 @@ export async function updateRow(table: StoreTable, taskId: string, write: RowWri
     throw rejection(error, taskId);
   }
 }
-
 
 /** A conditional update of the task row, by attribute name (placeholders are derived from the names). */
 export interface RowWrite {

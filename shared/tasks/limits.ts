@@ -79,6 +79,7 @@ export function checkBudget(subject: string, value: unknown, limitBytes: number)
 
 /** Checks answers against the per-answer and the per-call budgets. */
 export function checkAnswers(answers: Record<string, unknown>, subject = 'inputResponses'): void {
-  for (const [key, value] of Object.entries(answers)) checkBudget(`${subject}[${JSON.stringify(key.slice(0, 64))}]`, value, MAX_ANSWER_BYTES);
+  for (const [key, value] of Object.entries(answers))
+    checkBudget(`${subject}[${JSON.stringify(key.slice(0, 64))}]`, value, MAX_ANSWER_BYTES);
   checkBudget(subject, answers, MAX_ANSWERS_BYTES);
 }

@@ -1,19 +1,20 @@
 import { isExpired, isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
 import {
-  IdempotencyConflictError,
-  TooManyTasksError,
   type AnswerResult,
   type CancelOptions,
   type CancelResult,
   type FailOptions,
   type HeartbeatOptions,
+  IdempotencyConflictError,
   type NewTask,
   type ReleaseOptions,
   type StepRecord,
   type StorePolicy,
   type TaskStore,
+  TooManyTasksError,
 } from './store.ts';
 import {
+  type Decision,
   decideAnswer,
   decideCancel,
   decideClaim,
@@ -21,12 +22,11 @@ import {
   decideFail,
   decideFinish,
   decideHeartbeat,
-  decideReschedule,
   decideRelease,
+  decideReschedule,
   isDue,
   newTaskRecord,
   visible,
-  type Decision,
 } from './transitions.ts';
 
 /**

@@ -23,6 +23,8 @@
  *
  * No AWS SDK in here: this module is part of every bundle.
  */
+
+import { checkBudget, type LimitExceededError, MAX_ANSWERS_BYTES } from './limits.ts';
 import {
   canTransition,
   isExpired,
@@ -36,18 +38,17 @@ import {
   type WorkingTask,
 } from './model.ts';
 import {
-  LeaseLostError,
-  TaskNotFoundError,
   type AnswerResult,
   type CancelOptions,
   type CancelResult,
   type FailOptions,
   type HeartbeatOptions,
+  LeaseLostError,
   type NewTask,
   type ReleaseOptions,
   type StorePolicy,
+  TaskNotFoundError,
 } from './store.ts';
-import { checkBudget, MAX_ANSWERS_BYTES, type LimitExceededError } from './limits.ts';
 import { extendedTtl } from './ttl.ts';
 
 /** What an operation answers, and the record to store after it (absent: nothing changes). */
@@ -171,13 +172,22 @@ export function heartbeatFields(
     ...(progressMark === undefined ? {} : { restart: { attempts: 1, progressMark } }),
     ...(leaseMs === undefined
       ? {}
-      : { renewal: { lease: leaseFor(leaseOwner, now, leaseMs), sweepAt: now + sweepWindow({ leaseMs, sweepGraceMs: policy.sweepGraceMs }) } }),
+      : {
+          renewal: {
+            lease: leaseFor(leaseOwner, now, leaseMs),
+            sweepAt: now + sweepWindow({ leaseMs, sweepGraceMs: policy.sweepGraceMs }),
+          },
+        }),
     ...(statusMessage === undefined ? {} : { progress: { statusMessage, lastUpdatedAt: now } }),
   };
 }
 
 /** What `release` writes under a held lease besides dropping it and `version`. */
-export function releaseFields(resumeAt: number, options: ReleaseOptions, policy: SweepTiming): { sweepAt: number; attempts?: number; progressMark?: number } {
+export function releaseFields(
+  resumeAt: number,
+  options: ReleaseOptions,
+  policy: SweepTiming,
+): { sweepAt: number; attempts?: number; progressMark?: number } {
   return {
     sweepAt: resumeAt + sweepWindow(policy),
     ...(options.handedOver ? { attempts: 0 } : {}),
@@ -219,7 +229,12 @@ export function newTaskRecord(task: NewTask, policy: SweepTiming): WorkingTask {
  * the result is the leased record. `sweepAt` stays: create, release and
  * answer scheduled it past one lease.
  */
-export function decideClaim(task: TaskRecord | undefined, leaseOwner: string, now: number, leaseMs: number): Decision<TaskRecord | undefined> {
+export function decideClaim(
+  task: TaskRecord | undefined,
+  leaseOwner: string,
+  now: number,
+  leaseMs: number,
+): Decision<TaskRecord | undefined> {
   if (!task || !claimable(task, now)) return { result: undefined };
   const next: TaskRecord = { ...task, lease: leaseFor(leaseOwner, now, leaseMs), attempts: task.attempts + 1, version: task.version + 1 };
   return { result: next, next };
@@ -273,7 +288,13 @@ export function decideFinish(
  * Throws {@link IllegalTransitionError} when the table does not allow the
  * outcome's status (a terminal task, above all).
  */
-export function applyOutcome(task: TaskRecord, outcome: TaskOutcome, now: number, retentionMs: number, maxInputWaitMs?: number): TaskRecord {
+export function applyOutcome(
+  task: TaskRecord,
+  outcome: TaskOutcome,
+  now: number,
+  retentionMs: number,
+  maxInputWaitMs?: number,
+): TaskRecord {
   checkTransition(task, outcome.status);
   // The lease is released; no outcome leaves work for the sweeper to find.
   const { lease: _released, sweepAt: _swept, ...base } = task;

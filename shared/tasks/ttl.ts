@@ -18,7 +18,11 @@ export function extendedTtl(task: Pick<TaskBase, 'createdAt' | 'ttlMs'>, now: nu
  * terminal state (`age + retentionMs` or more) is therefore never shorter than
  * anything advertised before.
  */
-export function renderedTtlMs(task: Pick<TaskRecord, 'status' | 'createdAt' | 'ttlMs' | 'sweepAt'>, now: number, retentionMs: number): number {
+export function renderedTtlMs(
+  task: Pick<TaskRecord, 'status' | 'createdAt' | 'ttlMs' | 'sweepAt'>,
+  now: number,
+  retentionMs: number,
+): number {
   if (isTerminal(task.status)) return task.ttlMs;
   // A wait for input with a deadline (`sweepAt`): the stored TTL already covers
   // the deadline plus the retention, and the task ends by then (or a sweep

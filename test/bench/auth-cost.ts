@@ -42,7 +42,13 @@ await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
 const issuer = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}`;
 
 let loggedBytes = 0;
-const config = loadConfig({ [ENV.tableName]: 't', [ENV.queueUrl]: 'q', [ENV.authIssuers]: issuer, [ENV.authResource]: RESOURCE, [ENV.authScopes]: 'tasks' });
+const config = loadConfig({
+  [ENV.tableName]: 't',
+  [ENV.queueUrl]: 'q',
+  [ENV.authIssuers]: issuer,
+  [ENV.authResource]: RESOURCE,
+  [ENV.authScopes]: 'tasks',
+});
 const handler = createMcpHandler({
   config,
   store: new InMemoryTaskStore(config),
@@ -52,14 +58,39 @@ const handler = createMcpHandler({
   requestStateKey: async () => new Uint8Array(32).fill(7),
 });
 
-const sign = (aud: string) => new SignJWT({ scope: 'tasks', sub: 'bench' }).setProtectedHeader({ alg: 'ES256', kid: 'k' }).setIssuer(issuer).setAudience(aud).setExpirationTime('1h').sign(privateKey);
+const sign = (aud: string) =>
+  new SignJWT({ scope: 'tasks', sub: 'bench' })
+    .setProtectedHeader({ alg: 'ES256', kid: 'k' })
+    .setIssuer(issuer)
+    .setAudience(aud)
+    .setExpirationTime('1h')
+    .sign(privateKey);
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
 function event(authorization?: string): APIGatewayProxyEventV2 {
   return {
-    version: '2.0', routeKey: 'POST /mcp', rawPath: '/mcp', rawQueryString: '', body, isBase64Encoded: false,
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(authorization ? { authorization } : {}) },
-    requestContext: { accountId: '1', apiId: 'abc', domainName: 'abc', domainPrefix: 'abc', requestId: 'r', routeKey: 'POST /mcp', stage: '$default', time: '', timeEpoch: 0,
-      http: { method: 'POST', path: '/mcp', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'bench' } },
+    version: '2.0',
+    routeKey: 'POST /mcp',
+    rawPath: '/mcp',
+    rawQueryString: '',
+    body,
+    isBase64Encoded: false,
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(authorization ? { authorization } : {}),
+    },
+    requestContext: {
+      accountId: '1',
+      apiId: 'abc',
+      domainName: 'abc',
+      domainPrefix: 'abc',
+      requestId: 'r',
+      routeKey: 'POST /mcp',
+      stage: '$default',
+      time: '',
+      timeEpoch: 0,
+      http: { method: 'POST', path: '/mcp', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'bench' },
+    },
   };
 }
 
@@ -88,8 +119,14 @@ for (const [name, e, expected] of cases) {
   const p99 = times[Math.floor(times.length * 0.99)]!;
   const billedMs = Math.max(1, Math.ceil(median * LAMBDA_CPU_FACTOR));
   const logBytes = loggedBytes / RUNS;
-  const perMillion = PRICE.httpApiPerMillion + PRICE.lambdaPerMillion + MEMORY_GB * (billedMs / 1000) * PRICE.gbSecond * 1e6 + ((logBytes + ACCESS_LOG_BYTES) * 1e6 / 1e9) * PRICE.logsPerGb;
-  console.log(`| ${name} | ${first.statusCode} | ${median.toFixed(3)} | ${p99.toFixed(3)} | ${billedMs} | ${Math.round(logBytes)} | $${perMillion.toFixed(3)} |`);
+  const perMillion =
+    PRICE.httpApiPerMillion +
+    PRICE.lambdaPerMillion +
+    MEMORY_GB * (billedMs / 1000) * PRICE.gbSecond * 1e6 +
+    (((logBytes + ACCESS_LOG_BYTES) * 1e6) / 1e9) * PRICE.logsPerGb;
+  console.log(
+    `| ${name} | ${first.statusCode} | ${median.toFixed(3)} | ${p99.toFixed(3)} | ${billedMs} | ${Math.round(logBytes)} | $${perMillion.toFixed(3)} |`,
+  );
 }
 console.log(`
 With an API Gateway JWT authorizer as a pre-filter (context jwtIssuer/jwtAudience), a request without a

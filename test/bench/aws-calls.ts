@@ -18,17 +18,28 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { LOCAL_CREDENTIALS } from '../../bin/local/sqs.ts';
 import { REGION, startLocalStack } from '../../bin/local/stack.ts';
+import { readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
-import { startLocalStackProcess } from '../support/local-stack.ts';
 import { ENV } from '../../shared/config.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
 import type { TaskRecord, TaskStatus } from '../../shared/tasks/model.ts';
+import { startLocalStackProcess } from '../support/local-stack.ts';
 import { rpc } from '../support/mcp-http.ts';
-import { detail, figuresOf, flow, meter, meterDynamoDb, meterSqs, resetMeter, type Figures, type PollCost, type Row } from './aws-counting.ts';
+import {
+  detail,
+  type Figures,
+  figuresOf,
+  flow,
+  meter,
+  meterDynamoDb,
+  meterSqs,
+  type PollCost,
+  type Row,
+  resetMeter,
+} from './aws-counting.ts';
 import { INPUT_ROUND_MIN, SIMPLE_MIN, STEPS, TEN_STEP_MIN } from './minima.ts';
 import { report } from './report.ts';
 
@@ -71,7 +82,8 @@ async function until<T>(what: string, check: () => Promise<T | undefined> | T | 
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`bench: timed out after ${TIMEOUT_MS} ms waiting for ${what} (${JSON.stringify(flow)}; ${detail(meter)})`);
+    if (Date.now() > deadline)
+      throw new Error(`bench: timed out after ${TIMEOUT_MS} ms waiting for ${what} (${JSON.stringify(flow)}; ${detail(meter)})`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
@@ -86,7 +98,9 @@ function statusOf(taskId: string, statuses: TaskStatus[]): Promise<TaskRecord> {
 
 /** Every message sent has been delivered and deleted, and no call is in flight. */
 function quiescent(): Promise<true> {
-  return until('the queue to drain', () => (flow.inFlight === 0 && flow.delivered >= flow.sent && flow.deleted === flow.delivered ? true : undefined));
+  return until('the queue to drain', () =>
+    flow.inFlight === 0 && flow.delivered >= flow.sent && flow.deleted === flow.delivered ? true : undefined,
+  );
 }
 
 async function createTask(name: string, args: Record<string, unknown>): Promise<string> {
@@ -122,7 +136,10 @@ try {
     if (waiting.status !== 'input_required') throw new Error('unreachable');
     const [key] = Object.keys(waiting.inputRequests);
     meter.apiRequests += 1;
-    const answered = await rpc(stack.url, 'tasks/update', { taskId, inputResponses: { [String(key)]: { action: 'accept', content: { confirm: true } } } });
+    const answered = await rpc(stack.url, 'tasks/update', {
+      taskId,
+      inputResponses: { [String(key)]: { action: 'accept', content: { confirm: true } } },
+    });
     if (answered.body?.error) throw new Error(`bench: tasks/update failed: ${answered.text}`);
     await statusOf(taskId, ['completed']);
     return taskId;
@@ -150,7 +167,13 @@ try {
       if (got.body?.result?.['status'] !== 'completed') throw new Error(`bench: tasks/get returned ${got.text}`);
     }
     const f = figuresOf(meter);
-    gets.push({ scenario: row.scenario, ddbRequests: f.ddbRequests / polls, rcu: f.rcu / polls, commands: detail(meter, polls), logBytes: meter.logBytes / polls });
+    gets.push({
+      scenario: row.scenario,
+      ddbRequests: f.ddbRequests / polls,
+      rcu: f.rcu / polls,
+      commands: detail(meter, polls),
+      logBytes: meter.logBytes / polls,
+    });
   }
 
   report(rows, gets);

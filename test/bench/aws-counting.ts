@@ -15,7 +15,7 @@
  * - Worker invocations: the mapping's receives from the task queue that
  *   delivered messages (each is one invocation of the worker handler).
  */
-import { GetItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { ACTIVE_INDEX } from '../../shared/tasks/dynamodb-schema.ts';
 
@@ -63,7 +63,18 @@ export interface Meter {
 }
 
 function emptyMeter(): Meter {
-  return { commands: new Map(), rcu: 0, tableWcu: 0, indexWcu: 0, computedUnits: 0, failedConditions: 0, sqsRequests: 0, invocations: 0, apiRequests: 0, logBytes: 0 };
+  return {
+    commands: new Map(),
+    rcu: 0,
+    tableWcu: 0,
+    indexWcu: 0,
+    computedUnits: 0,
+    failedConditions: 0,
+    sqsRequests: 0,
+    invocations: 0,
+    apiRequests: 0,
+    logBytes: 0,
+  };
 }
 
 /** The meter of the current measurement (a live binding: {@link resetMeter} replaces it). */
@@ -86,37 +97,50 @@ function bump(key: string, by = 1): void {
 let writeLock: Promise<unknown> = Promise.resolve();
 
 export function meterDynamoDb(client: DynamoDBClient, quiet: DynamoDBClient): void {
-  client.middlewareStack.add((next, context) => async (args) => {
-    const command = String(context.commandName).replace(/Command$/, '');
-    const input = args.input as Record<string, unknown>;
-    if (!READS.has(command) && !WRITES.has(command)) return next(args);
-    const measured = { ...args, input: { ...input, ReturnConsumedCapacity: 'TOTAL' } };
-    flow.inFlight += 1;
-    try {
-      if (!WRITES.has(command)) {
-        const output = await next(measured);
-        bump(`DynamoDB.${command}`);
-        let units = consumed(output.output);
-        if (units === undefined || (units === 0 && (command === 'Query' || command === 'Scan'))) {
-          // dynalite reports 0 for a Query that returns nothing; AWS bills the minimum for the kind of read.
-          units = input['ConsistentRead'] === true ? 1 : 0.5;
-          meter.computedUnits += 1;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = String(context.commandName).replace(/Command$/, '');
+      const input = args.input as Record<string, unknown>;
+      if (!READS.has(command) && !WRITES.has(command)) return next(args);
+      const measured = { ...args, input: { ...input, ReturnConsumedCapacity: 'TOTAL' } };
+      flow.inFlight += 1;
+      try {
+        if (!WRITES.has(command)) {
+          const output = await next(measured);
+          bump(`DynamoDB.${command}`);
+          let units = consumed(output.output);
+          if (units === undefined || (units === 0 && (command === 'Query' || command === 'Scan'))) {
+            // dynalite reports 0 for a Query that returns nothing; AWS bills the minimum for the kind of read.
+            units = input['ConsistentRead'] === true ? 1 : 0.5;
+            meter.computedUnits += 1;
+          }
+          meter.rcu += units;
+          return output;
         }
-        meter.rcu += units;
-        return output;
+        const run = writeLock.then(() => meteredWrite(command, input, () => next(measured), quiet));
+        writeLock = run.catch(() => {});
+        return await run;
+      } finally {
+        flow.inFlight -= 1;
       }
-      const run = writeLock.then(() => meteredWrite(command, input, () => next(measured), quiet));
-      writeLock = run.catch(() => {});
-      return await run;
-    } finally {
-      flow.inFlight -= 1;
-    }
-  }, { step: 'initialize', name: 'bench-meter-dynamodb' });
+    },
+    { step: 'initialize', name: 'bench-meter-dynamodb' },
+  );
 }
 
-async function meteredWrite<T extends { output?: unknown }>(command: string, input: Record<string, unknown>, send: () => Promise<T>, quiet: DynamoDBClient): Promise<T> {
+async function meteredWrite<T extends { output?: unknown }>(
+  command: string,
+  input: Record<string, unknown>,
+  send: () => Promise<T>,
+  quiet: DynamoDBClient,
+): Promise<T> {
   const table = String(input['TableName']);
-  const key = command === 'PutItem' ? keyOf(input['Item'] as Item) : command === 'UpdateItem' || command === 'DeleteItem' ? (input['Key'] as Item) : undefined;
+  const key =
+    command === 'PutItem'
+      ? keyOf(input['Item'] as Item)
+      : command === 'UpdateItem' || command === 'DeleteItem'
+        ? (input['Key'] as Item)
+        : undefined;
   const before = key ? await readItem(quiet, table, key) : undefined;
   let output: T;
   try {
@@ -156,7 +180,9 @@ async function meteredWrite<T extends { output?: unknown }>(command: string, inp
  */
 function indexWriteUnits(before: Item | undefined, after: Item | undefined): number {
   const indexKey = (item: Item | undefined) =>
-    item?.[ACTIVE_INDEX.partition] && item[ACTIVE_INDEX.sort] ? `${item[ACTIVE_INDEX.partition]!.S}/${item[ACTIVE_INDEX.sort]!.N}` : undefined;
+    item?.[ACTIVE_INDEX.partition] && item[ACTIVE_INDEX.sort]
+      ? `${item[ACTIVE_INDEX.partition]!.S}/${item[ACTIVE_INDEX.sort]!.N}`
+      : undefined;
   const was = indexKey(before);
   const is = indexKey(after);
   if (was === is) return 0;

@@ -26,9 +26,9 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { build, type BuildOptions, type Metafile } from 'esbuild';
-import { bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
+import { type BuildOptions, build, type Metafile } from 'esbuild';
 import { productTools } from '../../functions/tools/index.ts';
+import { bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
 import { settingStoresOf } from '../../shared/runtime/settings.ts';
 
@@ -273,8 +273,12 @@ try {
   }
 
   const version = spawnSync(NODE, ['--version'], { encoding: 'utf8' }).stdout.trim();
-  console.log(`\nFunction bundles vs bare bundles of the same packages (esbuild options of the stack; cold start: median of ${RUNS} fresh Node ${version} processes)\n`);
-  console.log('| function | uses | also bundles | bundle | bare | size ratio | start CPU (ms) | bare | CPU ratio | start wall (ms) | bare | wall ratio |');
+  console.log(
+    `\nFunction bundles vs bare bundles of the same packages (esbuild options of the stack; cold start: median of ${RUNS} fresh Node ${version} processes)\n`,
+  );
+  console.log(
+    '| function | uses | also bundles | bundle | bare | size ratio | start CPU (ms) | bare | CPU ratio | start wall (ms) | bare | wall ratio |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const m of measured) {
     const cpuFn = median(m.starts.fn.map((s) => s.cpuMs));

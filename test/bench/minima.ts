@@ -1,5 +1,5 @@
 /** The bench's baseline: the minimum AWS usage the design needs, per scenario. */
-import { ENTER, LEAVE, MOVE, type Figures } from './aws-counting.ts';
+import { ENTER, type Figures, LEAVE, MOVE } from './aws-counting.ts';
 
 /** Units of one row write (rows stay under 1 KB) and of one strongly consistent read of it (under 4 KB). */
 export const ROW_WCU = 1;

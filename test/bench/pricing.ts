@@ -29,7 +29,11 @@ const ASSUMED = { mcpMs: 50, workerMs: 100, memoryGb: 0.5, platformLogBytes: 350
 /** The cost table of the measured scenarios, as lines. */
 export function costReport(rows: Row[], gets: PollCost[]): string[] {
   const usd = (value: number) => `$${value.toFixed(4)}`;
-  const out = ['', `Cost per 1,000 tasks at list prices (us-east-1, no free tier), including ${POLLS_PER_TASK} tasks/get polls per task (BENCH_POLLS_PER_TASK):`, ''];
+  const out = [
+    '',
+    `Cost per 1,000 tasks at list prices (us-east-1, no free tier), including ${POLLS_PER_TASK} tasks/get polls per task (BENCH_POLLS_PER_TASK):`,
+    '',
+  ];
   out.push('| scenario | DynamoDB | SQS | Lambda | HTTP API | Logs | total | of which polls | X-Ray if tracing on |');
   out.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const row of rows) {
@@ -41,7 +45,8 @@ export function costReport(rows: Row[], gets: PollCost[]): string[] {
     const apiRequests = m.apiRequests + polls;
     const invocations = apiRequests + f.invocations;
     const gbSeconds = ASSUMED.memoryGb * ((apiRequests * ASSUMED.mcpMs + f.invocations * ASSUMED.workerMs) / 1000);
-    const logBytes = m.logBytes + (get?.logBytes ?? 0) * polls + invocations * ASSUMED.platformLogBytes + apiRequests * ASSUMED.accessLogBytes;
+    const logBytes =
+      m.logBytes + (get?.logBytes ?? 0) * polls + invocations * ASSUMED.platformLogBytes + apiRequests * ASSUMED.accessLogBytes;
     const parts = {
       dynamodb: f.wcu * PRICE.wru + (f.rcu + pollRcu) * PRICE.rru,
       sqs: f.sqsRequests * PRICE.sqsRequest,
@@ -62,8 +67,12 @@ export function costReport(rows: Row[], gets: PollCost[]): string[] {
     );
   }
   out.push('');
-  out.push(`Assumed (not measurable here): ${ASSUMED.mcpMs} ms per MCP request and ${ASSUMED.workerMs} ms per worker run besides the tool's`);
-  out.push(`own time, at ${ASSUMED.memoryGb * 1024} MB; ${ASSUMED.platformLogBytes} bytes of Lambda platform lines per invocation, ${ASSUMED.accessLogBytes} bytes of access log`);
+  out.push(
+    `Assumed (not measurable here): ${ASSUMED.mcpMs} ms per MCP request and ${ASSUMED.workerMs} ms per worker run besides the tool's`,
+  );
+  out.push(
+    `own time, at ${ASSUMED.memoryGb * 1024} MB; ${ASSUMED.platformLogBytes} bytes of Lambda platform lines per invocation, ${ASSUMED.accessLogBytes} bytes of access log`,
+  );
   out.push('per request. Measured: DynamoDB units, SQS requests, invocations, requests and the bytes the functions log.');
   return out;
 }

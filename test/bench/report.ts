@@ -29,13 +29,16 @@ export function report(rows: Row[], gets: PollCost[]): void {
   out.push('');
   out.push('Where the units come from (WCU = table, as dynalite reports it, + the sparse index, by AWS rules):');
   for (const row of rows) {
-    const computed = row.meter.computedUnits > 0 ? `; ${row.meter.computedUnits} figure(s) computed by AWS rules where dynalite reports none or 0` : '';
+    const computed =
+      row.meter.computedUnits > 0 ? `; ${row.meter.computedUnits} figure(s) computed by AWS rules where dynalite reports none or 0` : '';
     out.push(`- ${row.scenario}: WCU ${row.meter.tableWcu} table + ${row.meter.indexWcu} index${computed}; ${detail(row.meter)}`);
   }
   out.push('');
   out.push('One tasks/get (per call, the client chooses how often to poll):');
   for (const get of gets) {
-    out.push(`- of the ${get.scenario}'s finished task: ${get.rcu} RCU in ${get.ddbRequests} DynamoDB request(s) (min ${GET_MIN.rcu} RCU, ${GET_MIN.ddbRequests} request; ratio ${ratio(get.rcu, GET_MIN.rcu)}); ${get.commands}`);
+    out.push(
+      `- of the ${get.scenario}'s finished task: ${get.rcu} RCU in ${get.ddbRequests} DynamoDB request(s) (min ${GET_MIN.rcu} RCU, ${GET_MIN.ddbRequests} request; ratio ${ratio(get.rcu, GET_MIN.rcu)}); ${get.commands}`,
+    );
   }
   out.push('');
   out.push('Minimum = what the design needs: rows under 1 KB (1 WCU per write) and 4 KB (1 RCU per strongly consistent read);');
@@ -44,8 +47,8 @@ export function report(rows: Row[], gets: PollCost[]): void {
   out.push('Index writes: enter 1 (create), leave 1 (finish); moving sweepAt costs 2: a lease renewal (claims and progress');
   out.push('writes leave sweepAt alone, so a run within its first lease never moves), and a wait for input starting (sweepAt');
   out.push('becomes its deadline) and ending by an answer; partial answers leave it alone.');
-  out.push('Not counted: the mapping\'s empty long polls (constant, not per task). Corrected: dynalite reports 0 RCU for a');
-  out.push('Query that returns nothing (a first run\'s checkpoint query); AWS bills the minimum read (1 RCU, strongly consistent).');
+  out.push("Not counted: the mapping's empty long polls (constant, not per task). Corrected: dynalite reports 0 RCU for a");
+  out.push("Query that returns nothing (a first run's checkpoint query); AWS bills the minimum read (1 RCU, strongly consistent).");
   out.push(...costReport(rows, gets));
   console.log(out.join('\n'));
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { TaskNotFoundError } from '../../shared/tasks/store.ts';
-import { LEASE, W, T0, OWNER, STRANGER, ELICIT, SAMPLE, at, type ContractKit } from './kit.ts';
+import { at, type ContractKit, ELICIT, LEASE, OWNER, SAMPLE, STRANGER, T0, W } from './kit.ts';
 
 /** The `answer` cases. */
 export function describeAnswer(kit: ContractKit): void {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { LeaseLostError, TaskNotFoundError } from '../../shared/tasks/store.ts';
-import { RETENTION, LEASE, T0, OWNER, STRANGER, ELICIT, RESULT, at, type ContractKit } from './kit.ts';
+import { at, type ContractKit, ELICIT, LEASE, OWNER, RESULT, RETENTION, STRANGER, T0 } from './kit.ts';
 
 /** The `cancel` cases. */
 export function describeCancel(kit: ContractKit): void {
@@ -23,7 +23,7 @@ export function describeCancel(kit: ContractKit): void {
       assert.equal(await store().claim(task.taskId, 'w1', at(cancelledAt + 1), LEASE), undefined);
     });
 
-    it('a task whose worker\'s lease expired is cancelled at once and loses the lease', async () => {
+    it("a task whose worker's lease expired is cancelled at once and loses the lease", async () => {
       const { task, leaseOwner } = await claimed({}, at(1));
       assert.equal(await store().cancel(task.taskId, OWNER, at(1 + LEASE)), 'cancelled');
       const stored = await read(task.taskId);
@@ -45,7 +45,7 @@ export function describeCancel(kit: ContractKit): void {
       assert.equal((await read(task.taskId)).status, 'working');
     });
 
-    it('a running task cancelled atOnce ends cancelled now, and its worker\'s writes are refused', async () => {
+    it("a running task cancelled atOnce ends cancelled now, and its worker's writes are refused", async () => {
       const { task, leaseOwner } = await claimed({}, at(1));
       assert.equal(await store().cancel(task.taskId, OWNER, at(2), { atOnce: true }), 'cancelled');
       const stored = await read(task.taskId);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { TaskOutcome } from '../../shared/tasks/model.ts';
-import { LEASE, W, T0, OWNER, ELICIT, RESULT, ERROR, at, type ContractKit } from './kit.ts';
+import { at, type ContractKit, ELICIT, ERROR, LEASE, OWNER, RESULT, T0, W } from './kit.ts';
 
 /** The `claim` cases. */
 export function describeClaim(kit: ContractKit): void {

@@ -1,7 +1,7 @@
 /** TaskStore contract: concurrent callers (registered by `describeTaskStore`, see `task-store.contract.ts`). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LEASE, OWNER, ELICIT, SAMPLE, RESULT, ERROR, at, type ContractKit } from './kit.ts';
+import { at, type ContractKit, ELICIT, ERROR, LEASE, OWNER, RESULT, SAMPLE } from './kit.ts';
 
 /** The `concurrent callers` cases. */
 export function describeConcurrentCallers(kit: ContractKit): void {
@@ -26,7 +26,10 @@ export function describeConcurrentCallers(kit: ContractKit): void {
           store().answer(task.taskId, OWNER, { a: 'A' }, at(10)),
           store().answer(task.taskId, OWNER, { b: 'B' }, at(10)),
         ]);
-        assert.deepEqual(results.map((result) => result.accepted), [['a'], ['b']]);
+        assert.deepEqual(
+          results.map((result) => result.accepted),
+          [['a'], ['b']],
+        );
         assert.equal(results.filter((result) => result.resumed).length, 1, 'exactly one call resumes the task');
         const stored = await read(task.taskId);
         assert.equal(stored.status, 'working');
@@ -35,7 +38,7 @@ export function describeConcurrentCallers(kit: ContractKit): void {
       }
     });
 
-    it('a cancel racing the worker\'s finish leaves one consistent terminal outcome', async () => {
+    it("a cancel racing the worker's finish leaves one consistent terminal outcome", async () => {
       const { task, leaseOwner } = await claimed({}, at(1));
       const [cancel, finish] = await Promise.allSettled([
         store().cancel(task.taskId, OWNER, at(2)),

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { WorkingTask } from '../../shared/tasks/model.ts';
 import { IdempotencyConflictError } from '../../shared/tasks/store.ts';
-import { LEASE, W, T0, TTL, OWNER, STRANGER, RESULT, at, newTask, type ContractKit } from './kit.ts';
+import { at, type ContractKit, LEASE, newTask, OWNER, RESULT, STRANGER, T0, TTL, W } from './kit.ts';
 
 /** The `create and get` cases. */
 export function describeCreateAndGet(kit: ContractKit): void {
@@ -85,7 +85,10 @@ export function describeIdempotentCreate(kit: ContractKit): void {
     it('the same key with other arguments or another tool is an IdempotencyConflictError', async () => {
       const key = randomUUID();
       const { task } = await store().create(newTask(), { idempotencyKey: key });
-      await assert.rejects(store().create(newTask({ arguments: { filename: 'b.txt' } }), { idempotencyKey: key }), IdempotencyConflictError);
+      await assert.rejects(
+        store().create(newTask({ arguments: { filename: 'b.txt' } }), { idempotencyKey: key }),
+        IdempotencyConflictError,
+      );
       await assert.rejects(store().create(newTask({ tool: 'other_tool' }), { idempotencyKey: key }), IdempotencyConflictError);
       assert.deepEqual((await store().create(newTask(), { idempotencyKey: key })).task.taskId, task.taskId);
     });

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TaskRecord } from '../../shared/tasks/model.ts';
-import { RETENTION, LEASE, TTL, OWNER, MUCH_LATER, ELICIT, at, type ContractKit } from './kit.ts';
+import { at, type ContractKit, ELICIT, LEASE, MUCH_LATER, OWNER, RETENTION, TTL } from './kit.ts';
 
 /** The `expiry` cases. */
 export function describeExpiry(kit: ContractKit): void {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { TaskRecord } from '../../shared/tasks/model.ts';
 import { LeaseLostError } from '../../shared/tasks/store.ts';
-import { RETENTION, LEASE, OWNER, ELICIT, RESULT, ERROR, at, type ContractKit } from './kit.ts';
+import { at, type ContractKit, ELICIT, ERROR, LEASE, OWNER, RESULT, RETENTION } from './kit.ts';
 
 /** The `fail` cases. */
 export function describeFail(kit: ContractKit): void {
@@ -13,11 +13,14 @@ export function describeFail(kit: ContractKit): void {
     const from: Array<{ name: string; make: () => Promise<TaskRecord> }> = [
       { name: 'a queued task', make: () => created() },
       { name: 'a task whose lease has expired', make: async () => (await claimed({}, at(1))).task },
-      { name: 'a released task', make: async () => {
-        const { task, leaseOwner } = await claimed();
-        await store().release(task.taskId, leaseOwner, at(2), at(2));
-        return read(task.taskId);
-      } },
+      {
+        name: 'a released task',
+        make: async () => {
+          const { task, leaseOwner } = await claimed();
+          await store().release(task.taskId, leaseOwner, at(2), at(2));
+          return read(task.taskId);
+        },
+      },
       { name: 'a task waiting for input', make: () => waiting({ a: ELICIT }) },
     ];
     for (const { name, make } of from) {

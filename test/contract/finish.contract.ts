@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TaskOutcome, TaskRecord } from '../../shared/tasks/model.ts';
 import { LeaseLostError } from '../../shared/tasks/store.ts';
-import { RETENTION, LEASE, T0, OWNER, ELICIT, SAMPLE, RESULT, ERROR, at, type ContractKit } from './kit.ts';
+import { at, type ContractKit, ELICIT, ERROR, LEASE, OWNER, RESULT, RETENTION, SAMPLE, T0 } from './kit.ts';
 
 /** The `finish` cases. */
 export function describeFinish(kit: ContractKit): void {
@@ -22,8 +22,8 @@ export function describeFinish(kit: ContractKit): void {
         },
       },
       {
-        outcome: { status: 'cancelled', statusMessage: 'Cancelled at the client\'s request' },
-        check: (task) => assert.equal(task.statusMessage, 'Cancelled at the client\'s request'),
+        outcome: { status: 'cancelled', statusMessage: "Cancelled at the client's request" },
+        check: (task) => assert.equal(task.statusMessage, "Cancelled at the client's request"),
       },
       {
         outcome: { status: 'input_required', inputRequests: { k1: ELICIT, k2: SAMPLE } },
@@ -96,7 +96,7 @@ export function describeFinish(kit: ContractKit): void {
       assert.deepEqual(await read(task.taskId), finished);
     });
 
-    it('writes the outcome\'s statusMessage even when it equals the one in the claimed record', async () => {
+    it("writes the outcome's statusMessage even when it equals the one in the claimed record", async () => {
       const { task, leaseOwner } = await claimed();
       await store().heartbeat(task.taskId, leaseOwner, at(2), { statusMessage: 'A' });
       await store().release(task.taskId, leaseOwner, at(2), at(2));
@@ -123,7 +123,10 @@ export function describeFinish(kit: ContractKit): void {
     });
 
     it('a result with every kind of JSON value and non-ASCII text round-trips', async () => {
-      const result = { content: [{ type: 'text', text: 'Grüße, 世界 😀 "quoted" \\ \n' }], structuredContent: { a: [1.5, -2, 0, true, false, null, { b: '' }] } };
+      const result = {
+        content: [{ type: 'text', text: 'Grüße, 世界 😀 "quoted" \\ \n' }],
+        structuredContent: { a: [1.5, -2, 0, true, false, null, { b: '' }] },
+      };
       const { task, leaseOwner } = await claimed();
       await store().finish(task, leaseOwner, { status: 'completed', result }, at(5));
       const stored = await read(task.taskId);

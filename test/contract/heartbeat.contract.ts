@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { LeaseLostError, type HeartbeatOptions } from '../../shared/tasks/store.ts';
-import { GRACE, LEASE, OWNER, at, type ContractKit } from './kit.ts';
+import { type HeartbeatOptions, LeaseLostError } from '../../shared/tasks/store.ts';
+import { at, type ContractKit, GRACE, LEASE, OWNER } from './kit.ts';
 
 /** The `heartbeat` cases. */
 export function describeHeartbeat(kit: ContractKit): void {
@@ -38,7 +38,9 @@ export function describeHeartbeat(kit: ContractKit): void {
 
     it('without leaseMs writes statusMessage and lastUpdatedAt only: the lease and sweepAt stay', async () => {
       const { task, leaseOwner } = await claimed({}, at(1));
-      assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(5_000), { statusMessage: 'step 1 of 3' }), { cancelRequested: false });
+      assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(5_000), { statusMessage: 'step 1 of 3' }), {
+        cancelRequested: false,
+      });
       const stored = await read(task.taskId);
       assert.equal(stored.statusMessage, 'step 1 of 3');
       assert.equal(stored.lastUpdatedAt, at(5_000));
@@ -64,12 +66,18 @@ export function describeHeartbeat(kit: ContractKit): void {
 
     it('reports cancelRequested once cancellation was requested, with or without renewing', async () => {
       const { task, leaseOwner } = await claimed();
-      assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(5), { statusMessage: 'step 1 of 3' }), { cancelRequested: false });
+      assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(5), { statusMessage: 'step 1 of 3' }), {
+        cancelRequested: false,
+      });
       assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(5), { leaseMs: LEASE }), { cancelRequested: false });
       assert.equal(await store().cancel(task.taskId, OWNER, at(6)), 'requested');
-      assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(7), { statusMessage: 'step 2 of 3' }), { cancelRequested: true });
+      assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(7), { statusMessage: 'step 2 of 3' }), {
+        cancelRequested: true,
+      });
       assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(8), { leaseMs: LEASE }), { cancelRequested: true });
-      assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(9), { leaseMs: LEASE, statusMessage: 'step 3 of 3' }), { cancelRequested: true });
+      assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(9), { leaseMs: LEASE, statusMessage: 'step 3 of 3' }), {
+        cancelRequested: true,
+      });
       assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(10), {}), { cancelRequested: true });
       const stored = await read(task.taskId);
       assert.equal(stored.statusMessage, 'step 3 of 3');

@@ -14,7 +14,12 @@ import type { InputRequest, JsonRpcErrorObject, TaskRecord } from '../../shared/
 import type { NewTask, StorePolicy, TaskStore } from '../../shared/tasks/store.ts';
 
 /** The policy every store under test must be built with (its `leaseMs` is the lease the cases take). */
-export const CONTRACT_POLICY: StorePolicy = { retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: 10_000, stepRetentionMs: 30 * 86_400_000 };
+export const CONTRACT_POLICY: StorePolicy = {
+  retentionMs: 3_600_000,
+  sweepGraceMs: 60_000,
+  leaseMs: 10_000,
+  stepRetentionMs: 30 * 86_400_000,
+};
 
 /** What `makeStore` hands the suite; `close` runs once, after the last case. */
 export interface StoreUnderTest {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { LEASE, W, OWNER, at, type ContractKit } from './kit.ts';
+import { at, type ContractKit, LEASE, OWNER, W } from './kit.ts';
 
 /** The `release` cases. */
 export function describeRelease(kit: ContractKit): void {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { TaskRecord } from '../../shared/tasks/model.ts';
-import { GRACE, LEASE, W, OWNER, MUCH_LATER, ELICIT, SAMPLE, ERROR, isolatedWindow, type ContractKit } from './kit.ts';
+import { type ContractKit, ELICIT, ERROR, GRACE, isolatedWindow, LEASE, MUCH_LATER, OWNER, SAMPLE, W } from './kit.ts';
 
 /** The `findDue and reschedule` cases. */
 export function describeSweep(kit: ContractKit): void {
@@ -16,7 +16,7 @@ export function describeSweep(kit: ContractKit): void {
       assert.deepEqual(await store().findDue(base + W, 10), [task.taskId]);
     });
 
-    it('a claim keeps the task due as created (past a prompt claim\'s lease); a renewal pushes that past the renewed lease, progress does not', async () => {
+    it("a claim keeps the task due as created (past a prompt claim's lease); a renewal pushes that past the renewed lease, progress does not", async () => {
       const base = isolatedWindow();
       const { task, leaseOwner } = await claimed({ now: base }, base + 1);
       assert.deepEqual(await store().findDue(task.lease!.until, 10), [], 'claimed within the grace: not due while its first lease is live');
@@ -31,7 +31,7 @@ export function describeSweep(kit: ContractKit): void {
       assert.deepEqual(await store().findDue(base + 5_000 + LEASE + GRACE, 10), [task.taskId]);
     });
 
-    it('a task claimed late is due before its lease ends; the sweep\'s duplicate claim is turned away by the lease', async () => {
+    it("a task claimed late is due before its lease ends; the sweep's duplicate claim is turned away by the lease", async () => {
       const base = isolatedWindow();
       const task = await created({ now: base });
       const claimedAt = base + GRACE + 1_000;

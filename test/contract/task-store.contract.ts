@@ -18,11 +18,11 @@ import { describeExpiry } from './expiry.contract.ts';
 import { describeFail } from './fail.contract.ts';
 import { describeFinish } from './finish.contract.ts';
 import { describeHeartbeat } from './heartbeat.contract.ts';
+import { contractKit, type StoreUnderTest } from './kit.ts';
 import { describeRelease } from './release.contract.ts';
 import { describeSteps } from './steps.contract.ts';
 import { describeSweep } from './sweep.contract.ts';
 import { describeTerminalTasks } from './terminal.contract.ts';
-import { contractKit, type StoreUnderTest } from './kit.ts';
 
 export { CONTRACT_POLICY, type StoreUnderTest } from './kit.ts';
 

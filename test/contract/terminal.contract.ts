@@ -3,15 +3,21 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TaskRecord } from '../../shared/tasks/model.ts';
 import { LeaseLostError } from '../../shared/tasks/store.ts';
-import { LEASE, OWNER, MUCH_LATER, RESULT, ERROR, at, type ContractKit } from './kit.ts';
+import { at, type ContractKit, ERROR, LEASE, MUCH_LATER, OWNER, RESULT } from './kit.ts';
 
 /** The `a terminal task never changes again` cases. */
 export function describeTerminalTasks(kit: ContractKit): void {
   const { store, read, claimed } = kit;
   describe('a terminal task never changes again', () => {
     const endings: Array<{ name: string; end: (task: TaskRecord, leaseOwner: string) => Promise<unknown> }> = [
-      { name: 'completed by its worker', end: (task, leaseOwner) => store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(2)) },
-      { name: 'failed by its worker', end: (task, leaseOwner) => store().finish(task, leaseOwner, { status: 'failed', error: ERROR }, at(2)) },
+      {
+        name: 'completed by its worker',
+        end: (task, leaseOwner) => store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(2)),
+      },
+      {
+        name: 'failed by its worker',
+        end: (task, leaseOwner) => store().finish(task, leaseOwner, { status: 'failed', error: ERROR }, at(2)),
+      },
       { name: 'cancelled by its worker', end: (task, leaseOwner) => store().finish(task, leaseOwner, { status: 'cancelled' }, at(2)) },
       { name: 'failed by fail()', end: (task) => store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE)) },
       { name: 'cancelled by cancel()', end: (task) => store().cancel(task.taskId, OWNER, at(1 + LEASE)) },

@@ -19,15 +19,15 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ClientCredentialsProvider, UnauthorizedError } from '@modelcontextprotocol/client';
-import { connectSdkClient, MODERN_PROTOCOL_VERSION, SdkTasks, TASKS_EXTENSION, type SdkConnection } from '../support/clients.ts';
-import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
+import { connectSdkClient, MODERN_PROTOCOL_VERSION, type SdkConnection, SdkTasks, TASKS_EXTENSION } from '../support/clients.ts';
+import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import {
   authorizeInBrowser,
   BrowserClientProvider,
   clientCredentialsToken,
+  type Discovered,
   discover,
   registerServiceClient,
-  type Discovered,
 } from '../support/oauth.ts';
 
 const OTHER_RESOURCE = 'https://other.example.com/mcp';
@@ -41,7 +41,13 @@ const connections: SdkConnection[] = [];
 
 before(async () => {
   stack = await startLocalStackProcess({
-    env: { LOCAL_AUTH: '1', LOCAL_AUTH_PORT: '0', LOCAL_AUTH_OTHER_RESOURCES: OTHER_RESOURCE, TASKS_TOOLSET: 'test', TASKS_POLL_INTERVAL_MS: '250' },
+    env: {
+      LOCAL_AUTH: '1',
+      LOCAL_AUTH_PORT: '0',
+      LOCAL_AUTH_OTHER_RESOURCES: OTHER_RESOURCE,
+      TASKS_TOOLSET: 'test',
+      TASKS_POLL_INTERVAL_MS: '250',
+    },
   });
   found = await discover(stack.url);
 });
@@ -147,14 +153,18 @@ describe('client credentials through the SDK client', () => {
 
   it('refuses a second principal: its view of the task is that of an unknown task', async () => {
     const second = await serviceConnection(ENDPOINT_SCOPE);
-    const foreign = await second.connection.client.request({ method: 'tasks/get', params: { taskId } }, (await import('zod')).looseObject({})).then(
-      () => 'read',
-      (error: { code?: number }) => error.code,
-    );
-    const unknown = await second.connection.client.request({ method: 'tasks/get', params: { taskId: crypto.randomUUID() } }, (await import('zod')).looseObject({})).then(
-      () => 'read',
-      (error: { code?: number }) => error.code,
-    );
+    const foreign = await second.connection.client
+      .request({ method: 'tasks/get', params: { taskId } }, (await import('zod')).looseObject({}))
+      .then(
+        () => 'read',
+        (error: { code?: number }) => error.code,
+      );
+    const unknown = await second.connection.client
+      .request({ method: 'tasks/get', params: { taskId: crypto.randomUUID() } }, (await import('zod')).looseObject({}))
+      .then(
+        () => 'read',
+        (error: { code?: number }) => error.code,
+      );
     assert.equal(foreign, -32602);
     assert.equal(foreign, unknown);
   });
@@ -164,13 +174,16 @@ describe('client credentials through the SDK client', () => {
     const token = await clientCredentialsToken(found.server.token_endpoint, client, OTHER_RESOURCE, ENDPOINT_SCOPE);
     const response = await callToolRaw(token, 'slow_compute', { seconds: 0 });
     assert.equal(response.status, 401);
-    assert.match(response.headers.get('www-authenticate') ?? '', /error="invalid_token", error_description="The token was not issued for this resource"/);
+    assert.match(
+      response.headers.get('www-authenticate') ?? '',
+      /error="invalid_token", error_description="The token was not issued for this resource"/,
+    );
     // The same client's token for this resource is accepted.
     const right = await clientCredentialsToken(found.server.token_endpoint, client, stack.url, ENDPOINT_SCOPE);
     assert.equal((await callToolRaw(right, 'slow_compute', { seconds: 0 })).status, 200);
   });
 
-  it('answers a token without a tool\'s own scope 403 insufficient_scope naming the scopes to step up to', async () => {
+  it("answers a token without a tool's own scope 403 insufficient_scope naming the scopes to step up to", async () => {
     const token = first.provider.tokens()!.access_token;
     const response = await callToolRaw(token, 'privileged_echo', { text: 'hi' });
     assert.equal(response.status, 403);
@@ -185,7 +198,10 @@ describe('client credentials through the SDK client', () => {
     const token = await clientCredentialsToken(found.server.token_endpoint, client, stack.url, TOOL_SCOPE);
     const response = await callToolRaw(token, 'slow_compute', { seconds: 0 });
     assert.equal(response.status, 403);
-    assert.match(response.headers.get('www-authenticate') ?? '', new RegExp(`^Bearer error="insufficient_scope".*scope="${ENDPOINT_SCOPE}"`));
+    assert.match(
+      response.headers.get('www-authenticate') ?? '',
+      new RegExp(`^Bearer error="insufficient_scope".*scope="${ENDPOINT_SCOPE}"`),
+    );
   });
 
   it('runs a scoped tool for a client granted its scope', async () => {
@@ -200,7 +216,10 @@ describe('authorization code with PKCE and dynamic registration through the SDK 
   it('logs a user in through the authorization server and runs a task tool as that user', async () => {
     const provider = new BrowserClientProvider();
     // First attempt: the SDK discovers, registers and sends the user to the authorization server.
-    await assert.rejects(connectSdkClient(stack.url, 'modern', 'e2e-browser', { authProvider: provider }), (error) => error instanceof UnauthorizedError);
+    await assert.rejects(
+      connectSdkClient(stack.url, 'modern', 'e2e-browser', { authProvider: provider }),
+      (error) => error instanceof UnauthorizedError,
+    );
     const authorizationUrl = provider.authorizationUrl;
     assert.ok(authorizationUrl, 'the SDK asked to open the authorization page');
     assert.equal(authorizationUrl.searchParams.get('code_challenge_method'), 'S256');
@@ -236,8 +255,12 @@ describe('mcp-tasks login', () => {
 
   function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      const child = execFile(process.execPath, [BIN, ...args], { env: { ...process.env, MCP_TASKS_URL: stack.url, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }));
+      const child = execFile(
+        process.execPath,
+        [BIN, ...args],
+        { env: { ...process.env, MCP_TASKS_URL: stack.url, ...env }, timeout: 60_000 },
+        (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
+      );
       child.stdin?.end();
     });
   }
@@ -256,7 +279,17 @@ describe('mcp-tasks login', () => {
     const env = { MCP_TASKS_CONFIG_DIR: dir, MCP_TASKS_CLIENT_SECRET: client.clientSecret };
     const login = await cli(['login', '--client-credentials', '--client-id', client.clientId, '--json'], env);
     assert.equal(login.code, 0, login.stderr);
-    assert.deepEqual({ ...JSON.parse(login.stdout), expiresAt: 0 }, { endpoint: stack.url, issuer: found.issuer, clientId: client.clientId, grant: 'client_credentials', scope: ENDPOINT_SCOPE, expiresAt: 0 });
+    assert.deepEqual(
+      { ...JSON.parse(login.stdout), expiresAt: 0 },
+      {
+        endpoint: stack.url,
+        issuer: found.issuer,
+        clientId: client.clientId,
+        grant: 'client_credentials',
+        scope: ENDPOINT_SCOPE,
+        expiresAt: 0,
+      },
+    );
     assert.ok(!login.stdout.includes(client.clientSecret) && !login.stderr.includes(client.clientSecret), 'the secret is never printed');
     assert.equal((await stat(join(dir, 'logins.json'))).mode & 0o777, 0o600);
 
@@ -268,9 +301,12 @@ describe('mcp-tasks login', () => {
     assert.ok(serviceTask);
   });
 
-  it('logs a user in through the browser (PKCE, dynamic registration, loopback answer), whose view excludes the service\'s tasks', async () => {
+  it("logs a user in through the browser (PKCE, dynamic registration, loopback answer), whose view excludes the service's tasks", async () => {
     const dir = await configDir();
-    const child = spawn(process.execPath, [BIN, 'login', '--no-browser', '--callback-port', '0'], { env: { ...process.env, MCP_TASKS_URL: stack.url, MCP_TASKS_CONFIG_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'login', '--no-browser', '--callback-port', '0'], {
+      env: { ...process.env, MCP_TASKS_URL: stack.url, MCP_TASKS_CONFIG_DIR: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     const authorizationUrl = await new Promise<URL>((resolve, reject) => {

@@ -7,11 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { spawn as spawnPty, type IPty } from '@lydell/node-pty';
-import { TasksClient, pollUntil, isTerminal, type Task } from '../../bin/cli/client.ts';
-import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
+import { fileURLToPath } from 'node:url';
+import { type IPty, spawn as spawnPty } from '@lydell/node-pty';
+import { isTerminal, pollUntil, type Task, TasksClient } from '../../bin/cli/client.ts';
+import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = fileURLToPath(new URL('../../bin/mcp-tasks.js', import.meta.url));
@@ -36,9 +36,14 @@ interface Run {
 function cli(args: string[], options: { viaNpx?: boolean } = {}): Promise<Run> {
   const [file, argv] = options.viaNpx ? ['npx', ['--no-install', 'mcp-tasks', ...args]] : [process.execPath, [BIN, ...args]];
   return new Promise((resolve) => {
-    const child = execFile(file, argv, { cwd: ROOT, env: { ...process.env, MCP_TASKS_URL: stack.url }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      file,
+      argv,
+      { cwd: ROOT, env: { ...process.env, MCP_TASKS_URL: stack.url }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+      },
+    );
     child.stdin?.end();
   });
 }
@@ -48,7 +53,9 @@ function explain(run: Run): string {
 }
 
 describe('mcp-tasks CLI, scripted', () => {
-  it('npx mcp-tasks call slow_compute runs the task to its result, with plain status lines off a terminal', { timeout: 60_000 }, async () => {
+  it('npx mcp-tasks call slow_compute runs the task to its result, with plain status lines off a terminal', {
+    timeout: 60_000,
+  }, async () => {
     const run = await cli(['call', 'slow_compute', '{"seconds":2,"label":"cli"}'], { viaNpx: true });
     assert.equal(run.code, 0, explain(run));
     assert.equal(run.stdout, 'Computed cli after 2s\n');
@@ -59,7 +66,15 @@ describe('mcp-tasks CLI, scripted', () => {
   });
 
   it('answers an approval_gate question from --answer flags', { timeout: 60_000 }, async () => {
-    const run = await cli(['call', 'approval_gate', '{"action":"deploy web@1.4.2"}', '--answer', 'approval.approve=true', '--answer', 'approval.comment=ship it']);
+    const run = await cli([
+      'call',
+      'approval_gate',
+      '{"action":"deploy web@1.4.2"}',
+      '--answer',
+      'approval.approve=true',
+      '--answer',
+      'approval.comment=ship it',
+    ]);
     assert.equal(run.code, 0, explain(run));
     assert.equal(run.stdout, 'Approved and done: deploy web@1.4.2 (ship it)\n');
     assert.match(run.stderr, /input_required/);
@@ -103,7 +118,11 @@ describe('mcp-tasks CLI, scripted', () => {
     const cancelled = await cli(['cancel', taskId]);
     assert.equal(cancelled.code, 0, explain(cancelled));
     const client = new TasksClient({ url: stack.url });
-    const final = await pollUntil(() => client.getTask(taskId), (task) => isTerminal(task.status), { timeoutMs: 20_000, interval: () => 500 });
+    const final = await pollUntil(
+      () => client.getTask(taskId),
+      (task) => isTerminal(task.status),
+      { timeoutMs: 20_000, interval: () => 500 },
+    );
     assert.equal(final.status, 'cancelled');
 
     const unknown = await cli(['get', '00000000-0000-4000-8000-000000000000']);

@@ -85,8 +85,12 @@ describe('MCP conformance suite against the local stack', () => {
     await stack?.stop();
     const width = Math.max(...runs.map((run) => run.scenario.length), 'total'.length);
     console.log('\nConformance summary (@modelcontextprotocol/conformance 0.2.0-alpha.12)');
-    for (const run of runs) console.log(`  ${run.scenario.padEnd(width)}  ${run.passed} passed, ${run.failed} failed, ${run.warnings} warnings`);
-    const total = runs.reduce((sum, run) => ({ passed: sum.passed + run.passed, failed: sum.failed + run.failed }), { passed: 0, failed: 0 });
+    for (const run of runs)
+      console.log(`  ${run.scenario.padEnd(width)}  ${run.passed} passed, ${run.failed} failed, ${run.warnings} warnings`);
+    const total = runs.reduce((sum, run) => ({ passed: sum.passed + run.passed, failed: sum.failed + run.failed }), {
+      passed: 0,
+      failed: 0,
+    });
     console.log(`  ${'total'.padEnd(width)}  ${total.passed} passed, ${total.failed} failed\n`);
   });
 

@@ -20,8 +20,8 @@ import {
 } from '../../shared/tasks/limits.ts';
 import { isTerminal } from '../../shared/tasks/model.ts';
 import { TASKS_CAPABILITIES } from '../support/mcp-http.ts';
-import { errorOf, resultOf, wires, type Reply } from '../support/two-wires.ts';
-import { hostileStack, pad, PRINCIPAL } from './hostile-stack.ts';
+import { errorOf, type Reply, resultOf, wires } from '../support/two-wires.ts';
+import { hostileStack, PRINCIPAL, pad } from './hostile-stack.ts';
 
 /** A `-32602` whose message names `limit` (the budget's byte count). */
 function assertLimitRefusal(reply: Reply, subject: RegExp, limit: number): void {
@@ -40,14 +40,26 @@ describe('hostile and unlucky input (issue 9)', () => {
       // --- item 1: size budgets at the door --------------------------------
       it('item 1: refuses arguments over their budget with -32602 naming the limit, before anything is written', async () => {
         const created = logs.filter((line) => line.event === 'task-created').length;
-        assertLimitRefusal(await wire.call('tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: pad(409_244) } }), /^arguments/, MAX_ARGUMENTS_BYTES);
-        assertLimitRefusal(await wire.call('tools/call', { name: 'greet', arguments: { name: pad(MAX_ARGUMENTS_BYTES) } }), /^arguments/, MAX_ARGUMENTS_BYTES);
+        assertLimitRefusal(
+          await wire.call('tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: pad(409_244) } }),
+          /^arguments/,
+          MAX_ARGUMENTS_BYTES,
+        );
+        assertLimitRefusal(
+          await wire.call('tools/call', { name: 'greet', arguments: { name: pad(MAX_ARGUMENTS_BYTES) } }),
+          /^arguments/,
+          MAX_ARGUMENTS_BYTES,
+        );
         assert.equal(logs.filter((line) => line.event === 'task-created').length, created);
       });
 
       it('item 1: refuses client capabilities over their budget', async () => {
         const capabilities = { ...TASKS_CAPABILITIES, experimental: { padding: { data: pad(MAX_CAPABILITIES_BYTES) } } };
-        assertLimitRefusal(await wire.call('tools/call', { name: 'slow_compute', arguments: { seconds: 1 } }, { capabilities }), /^clientCapabilities/, MAX_CAPABILITIES_BYTES);
+        assertLimitRefusal(
+          await wire.call('tools/call', { name: 'slow_compute', arguments: { seconds: 1 } }, { capabilities }),
+          /^clientCapabilities/,
+          MAX_CAPABILITIES_BYTES,
+        );
       });
 
       it('item 1: refuses answers over the per-key and per-task budgets (tasks/update and inline), and a 3 MB answer (item 5)', async () => {
@@ -55,10 +67,19 @@ describe('hostile and unlucky input (issue 9)', () => {
         const taskId = String(taskResult['taskId']);
         accepted.push({ taskId, owner: PRINCIPAL });
         const big = { action: 'accept', content: { confirm: true, note: pad(MAX_ANSWER_BYTES) } };
-        assertLimitRefusal(await wire.call('tasks/update', { taskId, inputResponses: { confirm: big } }), /^inputResponses\["confirm"\]/, MAX_ANSWER_BYTES);
-        const many = Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`k${i}`, { action: 'accept', content: { note: pad(50 * 1024) } }]));
+        assertLimitRefusal(
+          await wire.call('tasks/update', { taskId, inputResponses: { confirm: big } }),
+          /^inputResponses\["confirm"\]/,
+          MAX_ANSWER_BYTES,
+        );
+        const many = Object.fromEntries(
+          Array.from({ length: 3 }, (_, i) => [`k${i}`, { action: 'accept', content: { note: pad(50 * 1024) } }]),
+        );
         assertLimitRefusal(await wire.call('tasks/update', { taskId, inputResponses: many }), /^inputResponses is/, MAX_ANSWERS_BYTES);
-        const huge = await wire.call('tasks/update', { taskId, inputResponses: { confirm: { action: 'accept', content: { note: pad(3 * 1024 * 1024) } } } });
+        const huge = await wire.call('tasks/update', {
+          taskId,
+          inputResponses: { confirm: { action: 'accept', content: { note: pad(3 * 1024 * 1024) } } },
+        });
         assert.equal(errorOf(huge).code, -32602);
         assertLimitRefusal(
           await wire.call('tools/call', { name: 'test_streaming_elicitation', arguments: {}, inputResponses: { value: big } }),
@@ -67,7 +88,7 @@ describe('hostile and unlucky input (issue 9)', () => {
         );
       });
 
-      it('item 1: refuses answers that would take all of a task\'s answers over the per-task budget', async () => {
+      it("item 1: refuses answers that would take all of a task's answers over the per-task budget", async () => {
         const taskId = String(resultOf(await wire.call('tools/call', { name: 'multi_input', arguments: {} }))['taskId']);
         accepted.push({ taskId, owner: PRINCIPAL });
         /** An answer of exactly MAX_ANSWER_BYTES serialised bytes. */
@@ -80,13 +101,24 @@ describe('hostile and unlucky input (issue 9)', () => {
           assert.ok(Date.now() < deadline, 'the task never asked');
           await new Promise((resolve) => setTimeout(resolve, 25));
         }
-        assert.equal(resultOf(await wire.call('tasks/update', { taskId, inputResponses: { name: full('name') } }))['resultType'], 'complete');
-        assertLimitRefusal(await wire.call('tasks/update', { taskId, inputResponses: { color: full('color') } }), /^inputResponses \(all answers of the task\)/, MAX_ANSWERS_BYTES);
+        assert.equal(
+          resultOf(await wire.call('tasks/update', { taskId, inputResponses: { name: full('name') } }))['resultType'],
+          'complete',
+        );
+        assertLimitRefusal(
+          await wire.call('tasks/update', { taskId, inputResponses: { color: full('color') } }),
+          /^inputResponses \(all answers of the task\)/,
+          MAX_ANSWERS_BYTES,
+        );
         assert.equal((await local.stack.store.get(taskId, PRINCIPAL, Date.now()))?.status, 'input_required');
       });
 
       it('item 1: refuses a requestState over its budget', async () => {
-        const reply = await wire.call('tools/call', { name: 'test_streaming_elicitation', arguments: {}, requestState: `v1.${pad(MAX_REQUEST_STATE_BYTES)}.x` });
+        const reply = await wire.call('tools/call', {
+          name: 'test_streaming_elicitation',
+          arguments: {},
+          requestState: `v1.${pad(MAX_REQUEST_STATE_BYTES)}.x`,
+        });
         const error = errorOf(reply);
         assert.equal(error.code, -32602);
         assert.match(error.message, new RegExp(`requestState is over its limit of ${MAX_REQUEST_STATE_BYTES} bytes`));
@@ -147,7 +179,17 @@ describe('hostile and unlucky input (issue 9)', () => {
   it('item 1: the dead-letter handler ends a task at the size limit failed, slimming its row', async () => {
     const taskId = await taskAtTheLimit();
     const body = JSON.stringify({ taskId, reason: 'start' });
-    const record = { messageId: `m-${taskId}`, body, receiptHandle: 'r', attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:dlq', awsRegion: 'us-east-1' };
+    const record = {
+      messageId: `m-${taskId}`,
+      body,
+      receiptHandle: 'r',
+      attributes: {},
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:dlq',
+      awsRegion: 'us-east-1',
+    };
     const response = await local.stack.handlers.deadLetter({ Records: [record as never] });
     assert.deepEqual(response.batchItemFailures, []);
     const task = await local.stack.store.get(taskId, PRINCIPAL, Date.now());
@@ -174,10 +216,18 @@ describe('size budgets against the row they protect (issue 9, item 1)', () => {
     const { DynamoDbTaskStore, taskRowBytes } = await import('../../shared/tasks/dynamodb-store.ts');
     const { DYNAMODB_ITEM_LIMIT_BYTES, jsonBytes } = await import('../../shared/tasks/limits.ts');
     const dynamo = await startDynalite({});
-    const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    const client = new DynamoDBClient({
+      endpoint: dynamo.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+    });
     try {
       await ensureTaskTable(client, 'tasks');
-      const store = new DynamoDbTaskStore({ client, tableName: 'tasks', policy: { sweepGraceMs: 60_000, leaseMs: 300_000, retentionMs: 3_600_000, stepRetentionMs: 86_400_000 } });
+      const store = new DynamoDbTaskStore({
+        client,
+        tableName: 'tasks',
+        policy: { sweepGraceMs: 60_000, leaseMs: 300_000, retentionMs: 3_600_000, stepRetentionMs: 86_400_000 },
+      });
       /** A JSON object of exactly `bytes` serialised bytes. */
       const filled = (bytes: number) => ({ p: pad(bytes - jsonBytes({ p: '' })) });
       const answers = { a: filled(MAX_ANSWER_BYTES - 8), b: filled(MAX_ANSWERS_BYTES - MAX_ANSWER_BYTES - 64) };
@@ -198,14 +248,23 @@ describe('size budgets against the row they protect (issue 9, item 1)', () => {
       const created = taskRowBytes(task);
       const claimed = await store.claim(taskId, crypto.randomUUID(), Date.now(), 300_000);
       assert.ok(claimed);
-      const question = { method: 'elicitation/create' as const, params: { message: pad(2000), requestedSchema: { type: 'object', properties: {} } } };
-      const waiting = await store.finish(claimed, claimed.lease!.owner, { status: 'input_required', inputRequests: { c: question } }, Date.now());
+      const question = {
+        method: 'elicitation/create' as const,
+        params: { message: pad(2000), requestedSchema: { type: 'object', properties: {} } },
+      };
+      const waiting = await store.finish(
+        claimed,
+        claimed.lease!.owner,
+        { status: 'input_required', inputRequests: { c: question } },
+        Date.now(),
+      );
       const failed = await store.cancel(taskId, owner, Date.now());
       assert.equal(failed, 'cancelled');
       const ended = await store.get(taskId, owner, Date.now());
       const measured = { created, waiting: taskRowBytes(waiting), ended: taskRowBytes(ended!) };
       console.log(`measured row sizes with every budget at its maximum: ${JSON.stringify(measured)} (limit ${DYNAMODB_ITEM_LIMIT_BYTES})`);
-      for (const size of Object.values(measured)) assert.ok(size < DYNAMODB_ITEM_LIMIT_BYTES - 100 * 1024, `${size} leaves under 100 KiB for the row's own fields`);
+      for (const size of Object.values(measured))
+        assert.ok(size < DYNAMODB_ITEM_LIMIT_BYTES - 100 * 1024, `${size} leaves under 100 KiB for the row's own fields`);
     } finally {
       client.destroy();
       await dynamo.close();

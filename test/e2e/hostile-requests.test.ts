@@ -16,14 +16,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { createMcpHandler } from '../../functions/mcp/app.ts';
-import { startLocalStack, type LocalStack } from '../../bin/local/stack.ts';
+import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
 import { localTools } from '../../bin/local/tools.ts';
+import { createMcpHandler } from '../../functions/mcp/app.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { MAX_TASK_ID_LENGTH } from '../../shared/tasks/limits.ts';
 import { isTerminal } from '../../shared/tasks/model.ts';
-import { errorOf, lambdaEvent, rawPost, resultOf, wires, type Reply } from '../support/two-wires.ts';
-import { hostileStack, pad, PRINCIPAL } from './hostile-stack.ts';
+import { errorOf, lambdaEvent, type Reply, rawPost, resultOf, wires } from '../support/two-wires.ts';
+import { hostileStack, PRINCIPAL, pad } from './hostile-stack.ts';
 
 describe('hostile and unlucky input (issue 9)', () => {
   const local = hostileStack();
@@ -40,22 +40,46 @@ describe('hostile and unlucky input (issue 9)', () => {
         const answer = { value: { action: 'accept', content: { value: 'hello' } } };
 
         for (const forged of [`${state}-TAMPERED`, Buffer.from(JSON.stringify(answer)).toString('base64url')]) {
-          const error = errorOf(await wire.call('tools/call', { name: 'test_streaming_elicitation', arguments: {}, inputResponses: answer, requestState: forged }));
+          const error = errorOf(
+            await wire.call('tools/call', {
+              name: 'test_streaming_elicitation',
+              arguments: {},
+              inputResponses: answer,
+              requestState: forged,
+            }),
+          );
           assert.equal(error.code, -32602);
           assert.equal(error.message, 'Invalid or expired requestState');
         }
         // State minted for one tool does not open for another.
-        const other = errorOf(await wire.call('tools/call', { name: 'test_input_required_result_tampered_state', arguments: {}, inputResponses: { confirm: answer.value }, requestState: state }));
+        const other = errorOf(
+          await wire.call('tools/call', {
+            name: 'test_input_required_result_tampered_state',
+            arguments: {},
+            inputResponses: { confirm: answer.value },
+            requestState: state,
+          }),
+        );
         assert.equal(other.code, -32602);
 
         // Without the state the key was never issued: the tool asks again instead of answering.
-        const unasked = resultOf(await wire.call('tools/call', { name: 'test_streaming_elicitation', arguments: {}, inputResponses: answer }));
+        const unasked = resultOf(
+          await wire.call('tools/call', { name: 'test_streaming_elicitation', arguments: {}, inputResponses: answer }),
+        );
         assert.equal(unasked['resultType'], 'input_required');
         // A prepare question cannot be skipped by answering it unasked (no task is created).
-        const skipped = resultOf(await wire.call('tools/call', { name: 'test_tool_with_task', arguments: {}, inputResponses: { user_name: { action: 'accept', content: { name: 'Eve' } } } }));
+        const skipped = resultOf(
+          await wire.call('tools/call', {
+            name: 'test_tool_with_task',
+            arguments: {},
+            inputResponses: { user_name: { action: 'accept', content: { name: 'Eve' } } },
+          }),
+        );
         assert.equal(skipped['resultType'], 'input_required');
 
-        const done = resultOf(await wire.call('tools/call', { name: 'test_streaming_elicitation', arguments: {}, inputResponses: answer, requestState: state }));
+        const done = resultOf(
+          await wire.call('tools/call', { name: 'test_streaming_elicitation', arguments: {}, inputResponses: answer, requestState: state }),
+        );
         assert.deepEqual(done['content'], [{ type: 'text', text: 'Received hello' }]);
       });
 
@@ -132,7 +156,11 @@ describe('hostile and unlucky input (issue 9)', () => {
   it("item 6: no error reveals another principal's task id (spec 41, 42, 56)", async () => {
     const taskId = await callTask(lambda(), { seconds: 30 }, { principal: 'alice' });
     for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update'] as const) {
-      const reply = await lambda().call(method, { taskId, ...(method === 'tasks/update' ? { inputResponses: { confirm: { action: 'accept' } } } : {}) }, { principal: 'mallory' });
+      const reply = await lambda().call(
+        method,
+        { taskId, ...(method === 'tasks/update' ? { inputResponses: { confirm: { action: 'accept' } } } : {}) },
+        { principal: 'mallory' },
+      );
       assert.deepEqual(errorOf(reply), { code: -32602, message: 'Task not found' });
       assert.ok(!reply.text.includes(taskId));
     }
@@ -141,7 +169,9 @@ describe('hostile and unlucky input (issue 9)', () => {
 
   it('item 5: a malformed Host header gets a clean 400 from the event adapter, over HTTP too', async () => {
     for (const host of ['a b', '[', '%zz']) {
-      const result = (await local.stack.handlers.mcp(lambdaEvent('tools/list', {}, { headers: { host } }))) as APIGatewayProxyStructuredResultV2;
+      const result = (await local.stack.handlers.mcp(
+        lambdaEvent('tools/list', {}, { headers: { host } }),
+      )) as APIGatewayProxyStructuredResultV2;
       assert.equal(result.statusCode, 400, `${host}: ${result.body}`);
       assert.equal(await rawPost(local.stack.url, { Host: host }), 400, `HTTP with Host ${host}`);
     }
@@ -157,7 +187,11 @@ describe('hostile and unlucky input (issue 9)', () => {
       requestStateKey: async () => randomBytes(32),
     });
     const status = async (headers: Record<string, string | undefined>) =>
-      ((await deployed(lambdaEvent('tools/list', {}, { headers: { host: 'abc.execute-api.us-east-1.amazonaws.com', ...headers } }))) as APIGatewayProxyStructuredResultV2).statusCode;
+      (
+        (await deployed(
+          lambdaEvent('tools/list', {}, { headers: { host: 'abc.execute-api.us-east-1.amazonaws.com', ...headers } }),
+        )) as APIGatewayProxyStructuredResultV2
+      ).statusCode;
     assert.equal(await status({}), 200);
     assert.equal(await status({ origin: 'https://app.example.com' }), 200);
     assert.equal(await status({ origin: 'http://app.example.com' }), 403);
@@ -187,7 +221,12 @@ describe('optional cap on unfinished tasks per principal (issue 9, item 6)', () 
   let dataDir: string;
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'mcp-cap-'));
-    stack = await startLocalStack({ port: 0, dataDir, log: () => {}, env: { TASKS_TOOLSET: 'all', TASKS_MAX_UNFINISHED_TASKS: '2', TASKS_CANCEL_CHECK_MS: '100' } });
+    stack = await startLocalStack({
+      port: 0,
+      dataDir,
+      log: () => {},
+      env: { TASKS_TOOLSET: 'all', TASKS_MAX_UNFINISHED_TASKS: '2', TASKS_CANCEL_CHECK_MS: '100' },
+    });
   });
   after(async () => {
     await stack?.close();
@@ -203,7 +242,9 @@ describe('optional cap on unfinished tasks per principal (issue 9, item 6)', () 
       assert.match(refused.message, /Too many unfinished tasks: the limit is 2 per principal/);
       assert.deepEqual(refused.data, { reason: 'unfinished-task-limit', limit: 2 });
       // Another principal is not affected.
-      const other = await stack.handlers.mcp(lambdaEvent('tools/call', { name: 'slow_compute', arguments: { seconds: 0.2 } }, { principal: 'bob' }));
+      const other = await stack.handlers.mcp(
+        lambdaEvent('tools/call', { name: 'slow_compute', arguments: { seconds: 0.2 } }, { principal: 'bob' }),
+      );
       assert.match(JSON.stringify(other), /resultType\\":\\"task/);
       assert.equal(resultOf(await wire.call('tasks/cancel', { taskId: ids[0] }))['resultType'], 'complete');
       const deadline = Date.now() + 10_000;

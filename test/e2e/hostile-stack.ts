@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
-import { startLocalStack, type LocalStack } from '../../bin/local/stack.ts';
+import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
 import { principalFor } from '../../shared/auth/principal.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { isTerminal } from '../../shared/tasks/model.ts';

@@ -17,17 +17,26 @@
  * tasks read as not found.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalStack, type LocalStack } from '../../bin/local/stack.ts';
+import { after, before, describe, it } from 'node:test';
+import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
 import { throughHandler } from '../support/in-process.ts';
 import { CANCEL_SETTLES_MS } from '../support/local-stack.ts';
-import { LEGACY_TASKS_ONLY, NO_CAPABILITIES, TASKS_ONLY, wireHelpers } from '../support/wire.ts';
-import { errorOf, getTask, pollUntil, PROTOCOL_VERSION, requestMeta, resultOf, rpc, TASKS_EXTENSION, type RpcTarget } from '../support/mcp-http.ts';
+import {
+  errorOf,
+  getTask,
+  PROTOCOL_VERSION,
+  pollUntil,
+  type RpcTarget,
+  requestMeta,
+  resultOf,
+  rpc,
+  TASKS_EXTENSION,
+} from '../support/mcp-http.ts';
 import { assertValid } from '../support/schemas.ts';
-
+import { LEGACY_TASKS_ONLY, NO_CAPABILITIES, TASKS_ONLY, wireHelpers } from '../support/wire.ts';
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 /** Keys a `CreateTaskResult` must never carry (spec §1.4, §1.6, §1.7; legacy names from §10). */
@@ -40,8 +49,19 @@ let mcp: RpcTarget;
 /** The stack's HTTP adapter, `http://127.0.0.1:<port>/mcp`, for the cases about HTTP itself. */
 let httpUrl: string;
 
-const { callTool, createTask, callSync, updateTask, cancelTask, assertError, assertMissingTasksCapability, terminal, inputRequired, textOf, assertUnguessableId } =
-  wireHelpers(() => mcp);
+const {
+  callTool,
+  createTask,
+  callSync,
+  updateTask,
+  cancelTask,
+  assertError,
+  assertMissingTasksCapability,
+  terminal,
+  inputRequired,
+  textOf,
+  assertUnguessableId,
+} = wireHelpers(() => mcp);
 
 before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-wire-'));
@@ -83,8 +103,18 @@ describe('discovery', () => {
     }
     const names = tools.map((tool) => tool.name);
     for (const name of [
-      'batch_process', 'approval_gate', 'greet', 'slow_compute', 'failing_job', 'protocol_error_job', 'confirm_delete',
-      'multi_input', 'test_tool_with_task', 'test_missing_capability', 'test_streaming_elicitation', 'test_logging_tool',
+      'batch_process',
+      'approval_gate',
+      'greet',
+      'slow_compute',
+      'failing_job',
+      'protocol_error_job',
+      'confirm_delete',
+      'multi_input',
+      'test_tool_with_task',
+      'test_missing_capability',
+      'test_streaming_elicitation',
+      'test_logging_tool',
     ]) {
       assert.ok(names.includes(name), `tools/list includes ${name}`);
     }
@@ -112,7 +142,10 @@ describe('tools/call', () => {
         assert.ok(!Number.isNaN(Date.parse(value)), key);
       }
       assert.ok(Number.isSafeInteger(created['ttlMs']) && (created['ttlMs'] as number) > 0, 'ttlMs is a positive integer');
-      assert.ok(Number.isSafeInteger(created['pollIntervalMs']) && (created['pollIntervalMs'] as number) > 0, 'pollIntervalMs is a positive integer');
+      assert.ok(
+        Number.isSafeInteger(created['pollIntervalMs']) && (created['pollIntervalMs'] as number) > 0,
+        'pollIntervalMs is a positive integer',
+      );
       assertUnguessableId(created.taskId);
 
       // Durable before the answer (item 11): no delay, no retry.
@@ -199,10 +232,15 @@ describe('tools/call', () => {
     assert.ok(key);
     assert.equal(requests[key]!.method, 'elicitation/create');
 
-    const second = await callTool('test_tool_with_task', {}, {}, {
-      inputResponses: { [key]: { action: 'accept', content: { name: 'Alice' } } },
-      ...(first['requestState'] === undefined ? {} : { requestState: first['requestState'] }),
-    });
+    const second = await callTool(
+      'test_tool_with_task',
+      {},
+      {},
+      {
+        inputResponses: { [key]: { action: 'accept', content: { name: 'Alice' } } },
+        ...(first['requestState'] === undefined ? {} : { requestState: first['requestState'] }),
+      },
+    );
     const created = resultOf(second);
     assert.equal(created['resultType'], 'task', second.text);
     assertValid('CreateTaskResult', created);
@@ -318,9 +356,14 @@ describe('tasks/* gating, routing and errors', () => {
     assert.equal(response.body?.id, null);
   });
 
-  it('a body over the endpoint\'s 4 MiB limit (but under the front\'s 10 MB) → 413 with a JSON-RPC error', async () => {
+  it("a body over the endpoint's 4 MiB limit (but under the front's 10 MB) → 413 with a JSON-RPC error", async () => {
     const big = 'x'.repeat(5 * 1024 * 1024);
-    const message = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 1, label: big }, _meta: requestMeta() } };
+    const message = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'slow_compute', arguments: { seconds: 1, label: big }, _meta: requestMeta() },
+    };
     const response = await rpc(httpUrl, 'tools/call', { name: 'slow_compute', arguments: {} }, { rawBody: JSON.stringify(message) });
     assert.equal(response.status, 413, response.text.slice(0, 200));
     assert.equal(errorOf(response).code, -32600);
@@ -373,7 +416,10 @@ describe('task lifecycle', { concurrency: true }, () => {
       assert.match(String(request.params?.['message']), /report\.txt/);
       assert.equal((request.params?.['requestedSchema'] as { type?: string }).type, 'object');
       // A later poll shows the same outstanding key again (§6).
-      assert.deepEqual(Object.keys((await getTask(mcp, taskId)).inputRequests!), entries.map(([key]) => key));
+      assert.deepEqual(
+        Object.keys((await getTask(mcp, taskId)).inputRequests!),
+        entries.map(([key]) => key),
+      );
     } finally {
       await cancelTask(taskId);
     }
@@ -507,7 +553,11 @@ describe('task lifecycle', { concurrency: true }, () => {
   it('items 7, 16: batch_process reports statusMessage progress while working and completes with structuredContent', async () => {
     const items = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'];
     const { taskId } = await createTask('batch_process', { items, delayMs: 150 });
-    const working = await pollUntil(mcp, taskId, (task) => (task.status === 'working' && task.statusMessage !== undefined) || terminal(task));
+    const working = await pollUntil(
+      mcp,
+      taskId,
+      (task) => (task.status === 'working' && task.statusMessage !== undefined) || terminal(task),
+    );
     assert.equal(working.status, 'working', 'progress is visible while the task works');
     assert.match(working.statusMessage ?? '', /^Processed [1-6] of 6 items$/);
 
@@ -516,7 +566,10 @@ describe('task lifecycle', { concurrency: true }, () => {
     assert.equal(textOf(done.result), 'Processed 6 items');
     const structured = done.result?.['structuredContent'] as { count: number; processed: Array<{ item: number; fingerprint: string }> };
     assert.equal(structured.count, 6);
-    assert.deepEqual(structured.processed.map((entry) => entry.item), [0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      structured.processed.map((entry) => entry.item),
+      [0, 1, 2, 3, 4, 5],
+    );
     for (const entry of structured.processed) assert.match(entry.fingerprint, /^[0-9a-f]{16}$/);
   });
 
@@ -568,7 +621,8 @@ describe('subscriptions/listen', () => {
     assert.equal(response.status, 200, response.text);
     const [first, ...rest] = response.messages;
     assert.equal(first?.method, 'notifications/subscriptions/acknowledged', 'the acknowledgement comes first');
-    const subscriptionId = (message: typeof first) => (message?.params?.['_meta'] as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/subscriptionId'];
+    const subscriptionId = (message: typeof first) =>
+      (message?.params?.['_meta'] as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/subscriptionId'];
     assert.equal(subscriptionId(first), response.requestId, 'tagged with the subscription id');
     const acknowledged = first?.params?.['notifications'] as { taskIds?: string[] };
     assertValid('TaskSubscriptionAcknowledgedNotifications', acknowledged);

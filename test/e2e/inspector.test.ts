@@ -11,9 +11,9 @@ import { exec } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
+import { fileURLToPath } from 'node:url';
+import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -32,7 +32,10 @@ after(async () => {
 
 /** The command printed after `prefix` in the stack's start-up text. */
 function printed(prefix: string): string {
-  const line = stack.output().split('\n').find((candidate) => candidate.trimStart().startsWith(prefix));
+  const line = stack
+    .output()
+    .split('\n')
+    .find((candidate) => candidate.trimStart().startsWith(prefix));
   assert.ok(line, `npm start printed no "${prefix}" command:\n${stack.output()}`);
   return line.trim();
 }
@@ -42,26 +45,34 @@ function shell(command: string): Promise<{ code: number; stdout: string; stderr:
   const env = { ...process.env, HOME: home, npm_config_cache: join(home, 'npm-cache'), npm_config_userconfig: join(home, '.npmrc') };
   return new Promise((resolve) => {
     const child = exec(command, { cwd: ROOT, env, timeout: 120_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }));
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
+    );
     child.stdin?.end();
   });
 }
 
 describe('the commands npm start prints', () => {
-  it('the Inspector command runs slow_compute as a task to its result with the project Node, on an empty HOME and npm cache', { timeout: 150_000 }, async () => {
+  it('the Inspector command runs slow_compute as a task to its result with the project Node, on an empty HOME and npm cache', {
+    timeout: 150_000,
+  }, async () => {
     const command = printed('npm run inspector --');
     assert.ok(command.includes(stack.url), command);
     const run = await shell(command);
     assert.equal(run.code, 0, `${command}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
     // npm prints its `> script` banner first; the Inspector's JSON follows.
-    const result = JSON.parse(run.stdout.slice(run.stdout.search(/^\{/m))) as { content: Array<{ type: string; text: string }>; isError?: boolean };
+    const result = JSON.parse(run.stdout.slice(run.stdout.search(/^\{/m))) as {
+      content: Array<{ type: string; text: string }>;
+      isError?: boolean;
+    };
     assert.deepEqual(result.content, [{ type: 'text', text: 'Computed result after 2s' }]);
     assert.notEqual(result.isError, true);
     // It went through a task, not the synchronous path.
     assert.match(stack.output(), /"event":"task-created"[^\n]*"tool":"slow_compute"/);
   });
 
-  it('npm run inspector is the pinned Inspector 2.x on the project\'s Node 22 devDependency, not the machine node', { timeout: 60_000 }, async () => {
+  it("npm run inspector is the pinned Inspector 2.x on the project's Node 22 devDependency, not the machine node", {
+    timeout: 60_000,
+  }, async () => {
     const run = await shell('npm run -s inspector -- --version && node_modules/.bin/node --version');
     assert.equal(run.code, 0, `stdout: ${run.stdout}\nstderr: ${run.stderr}`);
     assert.match(run.stdout, /^2\.\d+\.\d+\nv22\.\d+\.\d+\n$/);

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, GetTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
+import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 
 let stack: LocalStackProcess;
 let client: Client;
@@ -26,7 +26,12 @@ after(async () => {
   await stack?.stop();
 });
 
-type StreamMessage = { type: string; task?: { taskId: string; status: string; pollInterval?: number }; result?: Record<string, unknown>; error?: unknown };
+type StreamMessage = {
+  type: string;
+  task?: { taskId: string; status: string; pollInterval?: number };
+  result?: Record<string, unknown>;
+  error?: unknown;
+};
 
 async function collect(stream: AsyncIterable<unknown>): Promise<StreamMessage[]> {
   const messages: StreamMessage[] = [];
@@ -49,9 +54,15 @@ describe('MCP TypeScript SDK v1 client, 2025-11-25 tasks', () => {
     assert.equal(support['approval_gate'], 'required');
   });
 
-  it('callToolStream runs slow_compute for 25 s (past the 20 s synchronous budget) to its result; tasks/result waits a bounded time', { timeout: 90_000 }, async () => {
+  it('callToolStream runs slow_compute for 25 s (past the 20 s synchronous budget) to its result; tasks/result waits a bounded time', {
+    timeout: 90_000,
+  }, async () => {
     const started = Date.now();
-    const stream = client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 25, label: 'legacy-long' } }, CallToolResultSchema, { task: { ttl: 60_000 }, timeout: 60_000 });
+    const stream = client.experimental.tasks.callToolStream(
+      { name: 'slow_compute', arguments: { seconds: 25, label: 'legacy-long' } },
+      CallToolResultSchema,
+      { task: { ttl: 60_000 }, timeout: 60_000 },
+    );
     const messages: StreamMessage[] = [];
     let early: Promise<unknown> | undefined;
     for await (const message of stream) {
@@ -71,7 +82,10 @@ describe('MCP TypeScript SDK v1 client, 2025-11-25 tasks', () => {
     assert.ok(types.includes('taskStatus'));
     const statuses = messages.filter((message) => message.type === 'taskStatus').map((message) => message.task!.status);
     assert.equal(statuses.at(-1), 'completed');
-    assert.ok(statuses.slice(0, -1).every((status) => status === 'working'), statuses.join(','));
+    assert.ok(
+      statuses.slice(0, -1).every((status) => status === 'working'),
+      statuses.join(','),
+    );
     const result = messages.at(-1)!.result!;
     assert.deepEqual(result['content'], [{ type: 'text', text: 'Computed legacy-long after 25s' }]);
     const taskId = messages[0]!.task!.taskId;
@@ -86,12 +100,18 @@ describe('MCP TypeScript SDK v1 client, 2025-11-25 tasks', () => {
     assert.ok(held.after >= 19_000 && held.after < 25_000, `tasks/result answered after ${held.after} ms`);
 
     // tasks/cancel on an ended task: -32602 (that revision's rule); the task stays completed.
-    await assert.rejects(client.experimental.tasks.cancelTask(taskId), (error: unknown) => error instanceof McpError && error.code === -32602);
+    await assert.rejects(
+      client.experimental.tasks.cancelTask(taskId),
+      (error: unknown) => error instanceof McpError && error.code === -32602,
+    );
     assert.equal((await client.experimental.tasks.getTask(taskId)).status, 'completed');
   });
 
   it('tasks/cancel on a running task answers the task, which ends cancelled', { timeout: 30_000 }, async () => {
-    const created = await client.request({ method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 120 }, task: {} } }, CreateTaskResultSchema);
+    const created = await client.request(
+      { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 120 }, task: {} } },
+      CreateTaskResultSchema,
+    );
     const { taskId } = created.task;
     assert.equal(created.task.status, 'working');
     await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -105,12 +125,21 @@ describe('MCP TypeScript SDK v1 client, 2025-11-25 tasks', () => {
     assert.equal((await client.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema)).status, 'cancelled');
   });
 
-  it('a tool that asks for input cannot run for a 2025 client: approval_gate ends failed (-32021), nothing waits for input forever', { timeout: 30_000 }, async () => {
-    const messages = await collect(client.experimental.tasks.callToolStream({ name: 'approval_gate', arguments: { action: 'deploy' } }, CallToolResultSchema, { task: {} }));
+  it('a tool that asks for input cannot run for a 2025 client: approval_gate ends failed (-32021), nothing waits for input forever', {
+    timeout: 30_000,
+  }, async () => {
+    const messages = await collect(
+      client.experimental.tasks.callToolStream({ name: 'approval_gate', arguments: { action: 'deploy' } }, CallToolResultSchema, {
+        task: {},
+      }),
+    );
     assert.equal(messages.at(-1)?.type, 'error', explain(messages));
     const taskId = messages[0]!.task!.taskId;
     assert.equal((await client.experimental.tasks.getTask(taskId)).status, 'failed');
-    await assert.rejects(client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema), (error: unknown) => error instanceof McpError && error.code === -32021);
+    await assert.rejects(
+      client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema),
+      (error: unknown) => error instanceof McpError && error.code === -32021,
+    );
   });
 
   it('without params.task the same client still gets results inline', async () => {

@@ -16,23 +16,23 @@
 import assert, { AssertionError } from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ProtocolError, SdkErrorCode } from '@modelcontextprotocol/client';
-import { parseMessages } from '../support/mcp-http.ts';
 import type { ApplicationElicitResult, SerializedTaskReference } from '@modelcontextprotocol/ext-tasks/client';
 import {
   assertMcpName,
   connectExtTasksSession,
   connectSdkClient,
+  type ExtTasksConnection,
   LEGACY_PROTOCOL_VERSION,
   MODERN_PROTOCOL_VERSION,
   rawResult,
+  type SdkConnection,
   SdkTasks,
   sleep,
   TASKS_EXTENSION,
-  type ExtTasksConnection,
-  type SdkConnection,
   type WireRecorder,
 } from '../support/clients.ts';
-import { CANCEL_SETTLES_MS, startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
+import { CANCEL_SETTLES_MS, type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
+import { parseMessages } from '../support/mcp-http.ts';
 import { assertValid } from '../support/schemas.ts';
 
 /** How long an ext-tasks execution may take to settle before the test explains why not. */
@@ -57,7 +57,10 @@ after(async () => {
 function textOf(result: unknown): string {
   const blocks = (result as { content?: unknown } | undefined)?.content;
   const content = Array.isArray(blocks) ? (blocks as Array<{ type?: string; text?: string }>) : [];
-  return content.filter((block) => block.type === 'text').map((block) => block.text ?? '').join('\n');
+  return content
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text ?? '')
+    .join('\n');
 }
 
 function assertAbsent(value: Record<string, unknown>, keys: string[], what: string): void {
@@ -97,7 +100,8 @@ describe('MCP TypeScript SDK v2 client (2026-07-28)', () => {
 
     const { tools } = await connection.client.listTools();
     const names = tools.map((tool) => tool.name);
-    for (const name of ['slow_compute', 'confirm_delete', 'multi_input', 'batch_process', 'approval_gate']) assert.ok(names.includes(name), `missing ${name} in ${names.join(', ')}`);
+    for (const name of ['slow_compute', 'confirm_delete', 'multi_input', 'batch_process', 'approval_gate'])
+      assert.ok(names.includes(name), `missing ${name} in ${names.join(', ')}`);
     const listed = rawResult(connection.wire.last('tools/list'));
     for (const tool of listed['tools'] as unknown[]) assertValid('Tool', tool);
   });
@@ -171,7 +175,7 @@ describe('MCP TypeScript SDK v2 client (2026-07-28)', () => {
     // Let the worker pick it up (~1 s, polling at the advertised interval); it stays working meanwhile.
     const seen: string[] = [];
     let interval = outcome.created['pollIntervalMs'] as number;
-    for (const until = Date.now() + 1_000; Date.now() < until;) {
+    for (const until = Date.now() + 1_000; Date.now() < until; ) {
       await sleep(interval);
       const { task } = await tasks.get(taskId);
       seen.push(task.status);
@@ -229,18 +233,26 @@ describe('@modelcontextprotocol/ext-tasks requester session (on the SDK v2 clien
   });
 
   it('approval_gate: working → input_required → answered through tasks/update → completed', { timeout: 30_000 }, async () => {
-    const execution = await connection.session.callTool('approval_gate', { action: 'deploy web@1.4.2' }, { task: { preference: 'require' } });
+    const execution = await connection.session.callTool(
+      'approval_gate',
+      { action: 'deploy web@1.4.2' },
+      { task: { preference: 'require' } },
+    );
     assert.equal(execution.kind, 'task');
     if (execution.kind !== 'task') return;
     const taskId = execution.handle.taskId;
 
     const statuses: string[] = [];
-    const { outcome } = await explained(connection.wire, taskId, execution.settle({
-      signal: AbortSignal.timeout(SETTLE_TIMEOUT_MS),
-      onEvent: (event) => {
-        if (event.type === 'task') statuses.push(event.task.status);
-      },
-    }));
+    const { outcome } = await explained(
+      connection.wire,
+      taskId,
+      execution.settle({
+        signal: AbortSignal.timeout(SETTLE_TIMEOUT_MS),
+        onEvent: (event) => {
+          if (event.type === 'task') statuses.push(event.task.status);
+        },
+      }),
+    );
     assert.equal(outcome.status, 'completed', `outcome: ${JSON.stringify(outcome)}`);
     if (outcome.status !== 'completed') return;
     assert.equal(textOf(outcome.result), 'Approved and done: deploy web@1.4.2 (ship it)');
@@ -255,17 +267,24 @@ describe('@modelcontextprotocol/ext-tasks requester session (on the SDK v2 clien
     const inputs = connection.inputs.filter((input) => input.context.taskId === taskId);
     assert.equal(inputs.length, 1);
     assert.equal(inputs[0]!.request.kind, 'elicitation');
-    assert.deepEqual({ scope: inputs[0]!.context.scope, delivery: inputs[0]!.context.delivery, inputId: inputs[0]!.context.inputId }, { scope: 'task', delivery: 'task-update', inputId: 'approval' });
+    assert.deepEqual(
+      { scope: inputs[0]!.context.scope, delivery: inputs[0]!.context.delivery, inputId: inputs[0]!.context.inputId },
+      { scope: 'task', delivery: 'task-update', inputId: 'approval' },
+    );
     assert.match(JSON.stringify(inputs[0]!.request.params), /Approve: deploy web@1\.4\.2\?/);
 
     // On the wire: one CreateTaskResult, one tasks/update with the answer, all valid.
     const create = connection.wire.last('tools/call', (exchange) => exchange.response?.result?.['taskId'] === taskId);
     assertValid('CreateTaskResult', rawResult(create));
     const meta = create.request?.params?.['_meta'] as Record<string, unknown>;
-    assert.deepEqual((meta['io.modelcontextprotocol/clientCapabilities'] as Record<string, unknown>)['extensions'], { [TASKS_EXTENSION]: {} });
+    assert.deepEqual((meta['io.modelcontextprotocol/clientCapabilities'] as Record<string, unknown>)['extensions'], {
+      [TASKS_EXTENSION]: {},
+    });
     const updates = connection.wire.requests('tasks/update', taskId);
     assert.equal(updates.length, 1);
-    assert.deepEqual(updates[0]!.request?.params?.['inputResponses'], { approval: { action: 'accept', content: { approve: true, comment: 'ship it' } } });
+    assert.deepEqual(updates[0]!.request?.params?.['inputResponses'], {
+      approval: { action: 'accept', content: { approve: true, comment: 'ship it' } },
+    });
     assertTaskTraffic(connection.wire, taskId);
     assert.deepEqual(connection.errors, []);
   });
@@ -281,7 +300,9 @@ describe('@modelcontextprotocol/ext-tasks requester session (on the SDK v2 clien
     if (outcome.status !== 'completed') return;
     assert.equal(textOf(outcome.result), 'name=x, color=teal');
 
-    const answered = connection.wire.requests('tasks/update', taskId).flatMap((exchange) => Object.keys(exchange.request?.params?.['inputResponses'] as object));
+    const answered = connection.wire
+      .requests('tasks/update', taskId)
+      .flatMap((exchange) => Object.keys(exchange.request?.params?.['inputResponses'] as object));
     assert.deepEqual(answered.sort(), ['color', 'name']);
     const inputIds = connection.inputs.filter((input) => input.context.taskId === taskId).map((input) => input.context.inputId);
     assert.deepEqual(inputIds.sort(), ['color', 'name']);
@@ -298,7 +319,10 @@ describe('@modelcontextprotocol/ext-tasks requester session (on the SDK v2 clien
 
     // The name was asked once, inside the call (MRTR retry), not again by the task.
     const asked = connection.inputs.slice(before);
-    assert.deepEqual(asked.map((input) => [input.context.scope, input.context.delivery, input.context.inputId]), [['request', 'request-retry', 'user_name']]);
+    assert.deepEqual(
+      asked.map((input) => [input.context.scope, input.context.delivery, input.context.inputId]),
+      [['request', 'request-retry', 'user_name']],
+    );
     const calls = connection.wire.requests('tools/call').filter((exchange) => exchange.request?.params?.['name'] === 'test_tool_with_task');
     assert.equal(calls.length, 2, 'one input_required round, then the retry');
     assertValid('CallToolResult', rawResult(calls[0]!));
@@ -390,7 +414,10 @@ describe('2025-era clients (legacy stateless fallback)', () => {
       assert.equal(client.getNegotiatedProtocolVersion(), LEGACY_PROTOCOL_VERSION);
       assert.equal(client.getServerCapabilities()?.extensions, undefined);
       // The 2025-11-25 tasks surface is offered (see legacy-tasks.test.ts); a client that does not ask for a task gets results inline.
-      assert.deepEqual((client.getServerCapabilities() as Record<string, unknown> | undefined)?.['tasks'], { cancel: {}, requests: { tools: { call: {} } } });
+      assert.deepEqual((client.getServerCapabilities() as Record<string, unknown> | undefined)?.['tasks'], {
+        cancel: {},
+        requests: { tools: { call: {} } },
+      });
 
       const greeting = await client.callTool({ name: 'greet', arguments: { name: 'Ada' } });
       assert.equal(textOf(greeting), 'Hello, Ada!');
@@ -431,7 +458,12 @@ describe('2025-era clients (legacy stateless fallback)', () => {
         body: JSON.stringify({ jsonrpc: '2.0', ...body }),
       });
       const messages = parseMessages(await response.text(), response.headers.get('content-type') ?? '');
-      return { status: response.status, contentType: response.headers.get('content-type') ?? '', messages, reply: messages.find((message) => message.id === body['id']) };
+      return {
+        status: response.status,
+        contentType: response.headers.get('content-type') ?? '',
+        messages,
+        reply: messages.find((message) => message.id === body['id']),
+      };
     };
 
     const init = await post({
@@ -474,7 +506,10 @@ async function explained<T>(wire: WireRecorder, taskId: string, settling: Promis
   } catch (error) {
     const trail = wire.exchanges
       .filter((exchange) => exchange.request?.params?.['taskId'] === taskId || exchange.response?.result?.['taskId'] === taskId)
-      .map((exchange) => `${exchange.request?.method} → HTTP ${exchange.status} ${JSON.stringify(exchange.response?.result ?? exchange.response?.error ?? exchange.messages)}`);
+      .map(
+        (exchange) =>
+          `${exchange.request?.method} → HTTP ${exchange.status} ${JSON.stringify(exchange.response?.result ?? exchange.response?.error ?? exchange.messages)}`,
+      );
     throw new AssertionError({
       message: `Task ${taskId} did not settle: ${String(error)}\nwire:\n  ${trail.join('\n  ')}\nstack log (tail):\n${stack.output().split('\n').slice(-30).join('\n')}`,
     });

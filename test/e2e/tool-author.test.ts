@@ -27,7 +27,10 @@ describe('example tools on the local stack', () => {
     const task = await callTool(stack.url, 'external_job', { input: 'abcd', durationSeconds: 1, pollEverySeconds: 1 });
     assert.equal(task.status, 'completed', JSON.stringify(task));
     assert.match(textOf(task.result!), /succeeded after [2-9] status checks: processed 4 characters/);
-    assert.ok(task.statusMessages.some((message) => /is running \(check 1\)/.test(message)), task.statusMessages.join(' | '));
+    assert.ok(
+      task.statusMessages.some((message) => /is running \(check 1\)/.test(message)),
+      task.statusMessages.join(' | '),
+    );
   });
 
   it('fails the call when the tool asks a question the test gave no answer for', async () => {

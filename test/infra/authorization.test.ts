@@ -8,39 +8,52 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { createMcpHandler } from '../../functions/mcp/app.ts';
+import { catalogue, productTools } from '../../functions/tools/index.ts';
 import { createApp, STACK_ID } from '../../infra/app.ts';
 import { METADATA_PATHS, OPEN_ENDPOINT_WARNING } from '../../infra/constructs/api.ts';
 import { USER_POOL_SCOPE } from '../../infra/constructs/user-pool.ts';
-import { createMcpHandler } from '../../functions/mcp/app.ts';
-import { catalogue, productTools } from '../../functions/tools/index.ts';
 import { ENV, loadConfig } from '../../shared/config.ts';
 import { InMemoryTaskQueue } from '../../shared/queue/memory-queue.ts';
 import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
-import { CDK_CONTEXT, removeSynthesized, resourcesOf, synth, type Json } from './synth.ts';
+import { CDK_CONTEXT, type Json, removeSynthesized, resourcesOf, synth } from './synth.ts';
 
 /** Synthesized without esbuild, with the warnings the stack annotates (the open-endpoint one). */
 function synthesize(context: Record<string, unknown>) {
   const synthesized = synth({ 'aws:cdk:bundling-stacks': [], ...context });
-  const warnings = synthesized.app.synth().getStackByName(STACK_ID).messages.filter((m) => m.level === 'warning').map((m) => String(m.entry.data));
+  const warnings = synthesized.app
+    .synth()
+    .getStackByName(STACK_ID)
+    .messages.filter((m) => m.level === 'warning')
+    .map((m) => String(m.entry.data));
   return { ...synthesized, warnings };
 }
 
 function mcpFunction(json: Json): Json {
-  const [fn] = resourcesOf(json, 'AWS::Lambda::Function').filter(([, f]) => String(f['Properties']['Description']).includes('MCP endpoint'));
+  const [fn] = resourcesOf(json, 'AWS::Lambda::Function').filter(([, f]) =>
+    String(f['Properties']['Description']).includes('MCP endpoint'),
+  );
   return fn![1];
 }
 
 function nagFindings(report: Json): string[] {
   return (report['pluginReports'] as Json[])
     .filter((r) => r['pluginName'] === 'AwsSolutions')
-    .flatMap((r) => (r['violations'] as Json[]).map((v) => `${v['ruleName']} at ${(v['violatingConstructs'] as Json[]).map((c) => c['constructPath']).join(', ')}`));
+    .flatMap((r) =>
+      (r['violations'] as Json[]).map(
+        (v) => `${v['ruleName']} at ${(v['violatingConstructs'] as Json[]).map((c) => c['constructPath']).join(', ')}`,
+      ),
+    );
 }
 
 /** The function's environment with the API's URL (a CloudFormation token) resolved to a plausible value. */
 function resolvedEnvironment(fn: Json, apiUrl: string): Record<string, string> {
   const env = fn['Properties']['Environment']['Variables'] as Record<string, unknown>;
   return Object.fromEntries(
-    Object.entries(env).map(([name, value]) => [name, typeof value === 'string' ? value : name === ENV.authResource ? apiUrl : 'resolved-at-deploy']),
+    Object.entries(env).map(([name, value]) => [
+      name,
+      typeof value === 'string' ? value : name === ENV.authResource ? apiUrl : 'resolved-at-deploy',
+    ]),
   );
 }
 
@@ -80,9 +93,16 @@ describe('an existing issuer (authIssuer)', () => {
   it('routes the metadata documents to the MCP function, unauthenticated, and leaves the challenge to the function', () => {
     const routes = resourcesOf(s.json, 'AWS::ApiGatewayV2::Route').map(([, r]) => r['Properties']);
     const byKey = new Map(routes.map((r) => [r['RouteKey'], r]));
-    assert.deepEqual([...byKey.keys()].sort(), ['GET /.well-known/oauth-protected-resource', 'GET /.well-known/oauth-protected-resource/mcp', 'POST /mcp']);
+    assert.deepEqual([...byKey.keys()].sort(), [
+      'GET /.well-known/oauth-protected-resource',
+      'GET /.well-known/oauth-protected-resource/mcp',
+      'POST /mcp',
+    ]);
     for (const route of byKey.values()) {
-      assert.ok(route['AuthorizationType'] === undefined || route['AuthorizationType'] === 'NONE', `${route['RouteKey']} has no API Gateway authorizer`);
+      assert.ok(
+        route['AuthorizationType'] === undefined || route['AuthorizationType'] === 'NONE',
+        `${route['RouteKey']} has no API Gateway authorizer`,
+      );
       assert.deepEqual(route['Target'], byKey.get('POST /mcp')!['Target'], `${route['RouteKey']} reaches the MCP function`);
     }
     assert.equal(resourcesOf(s.json, 'AWS::ApiGatewayV2::Authorizer').length, 0);
@@ -102,7 +122,14 @@ describe('an existing issuer (authIssuer)', () => {
   it('composes a function that serves the metadata and challenges a request without a token', async () => {
     const apiUrl = 'https://abc.execute-api.us-east-1.amazonaws.com/mcp';
     const config = loadConfig({ ...resolvedEnvironment(mcpFunction(s.json), apiUrl), [ENV.queueUrl]: 'https://sqs.example/q' });
-    const handler = createMcpHandler({ config, store: new InMemoryTaskStore(config), queue: new InMemoryTaskQueue(), tools: catalogue(productTools), log: () => {}, requestStateKey: async () => new Uint8Array(32).fill(7) });
+    const handler = createMcpHandler({
+      config,
+      store: new InMemoryTaskStore(config),
+      queue: new InMemoryTaskQueue(),
+      tools: catalogue(productTools),
+      log: () => {},
+      requestStateKey: async () => new Uint8Array(32).fill(7),
+    });
 
     for (const path of METADATA_PATHS) {
       const metadata = (await handler(event('GET', path))) as APIGatewayProxyStructuredResultV2;
@@ -115,7 +142,9 @@ describe('an existing issuer (authIssuer)', () => {
         resource_name: 'MCP Tasks',
       });
     }
-    const refused = (await handler(event('POST', '/mcp', { 'content-type': 'application/json' }, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'))) as APIGatewayProxyStructuredResultV2;
+    const refused = (await handler(
+      event('POST', '/mcp', { 'content-type': 'application/json' }, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'),
+    )) as APIGatewayProxyStructuredResultV2;
     assert.equal(refused.statusCode, 401);
     assert.equal(
       refused.headers?.['www-authenticate'],
@@ -124,10 +153,15 @@ describe('an existing issuer (authIssuer)', () => {
   });
 
   it('keeps an API Gateway JWT authorizer as a pre-filter when asked', () => {
-    const filtered = synthesize({ authIssuer: 'https://issuer.example.com/', jwtIssuer: 'https://issuer.example.com/', jwtAudience: 'https://api.example.com/mcp' });
+    const filtered = synthesize({
+      authIssuer: 'https://issuer.example.com/',
+      jwtIssuer: 'https://issuer.example.com/',
+      jwtAudience: 'https://api.example.com/mcp',
+    });
     const routes = resourcesOf(filtered.json, 'AWS::ApiGatewayV2::Route').map(([, r]) => r['Properties']);
     assert.equal(routes.find((r) => r['RouteKey'] === 'POST /mcp')!['AuthorizationType'], 'JWT');
-    for (const r of routes.filter((route) => route['RouteKey'].startsWith('GET'))) assert.ok(r['AuthorizationType'] === undefined || r['AuthorizationType'] === 'NONE');
+    for (const r of routes.filter((route) => route['RouteKey'].startsWith('GET')))
+      assert.ok(r['AuthorizationType'] === undefined || r['AuthorizationType'] === 'NONE');
     assert.deepEqual(nagFindings(filtered.report), []);
   });
 
@@ -144,7 +178,10 @@ describe('a user pool the stack creates (cognito=true)', () => {
 
   it('creates the pool, its resource server scope and two clients: code + PKCE without secret, client credentials with one', () => {
     const [, server] = resourcesOf(s.json, 'AWS::Cognito::UserPoolResourceServer')[0]!;
-    assert.deepEqual(server['Properties']['Scopes'].map((scope: Json) => scope['ScopeName']), ['tasks']);
+    assert.deepEqual(
+      server['Properties']['Scopes'].map((scope: Json) => scope['ScopeName']),
+      ['tasks'],
+    );
     const clients = resourcesOf(s.json, 'AWS::Cognito::UserPoolClient').map(([, c]) => c['Properties']);
     const user = clients.find((c) => c['AllowedOAuthFlows']?.includes('code'))!;
     const service = clients.find((c) => c['AllowedOAuthFlows']?.includes('client_credentials'))!;
@@ -170,7 +207,11 @@ describe('a user pool the stack creates (cognito=true)', () => {
 describe('auth context', () => {
   const bad: Array<[string, Record<string, unknown>, RegExp]> = [
     ['a non-https issuer', { authIssuer: 'http://issuer.example.com/' }, /authIssuer/],
-    ['a resource that is not https://<host>/mcp', { authIssuer: 'https://issuer.example.com/', authResource: 'https://mcp.example.com/other' }, /authResource/],
+    [
+      'a resource that is not https://<host>/mcp',
+      { authIssuer: 'https://issuer.example.com/', authResource: 'https://mcp.example.com/other' },
+      /authResource/,
+    ],
     ['auth settings without an issuer', { authScopes: 'x' }, /authIssuer/],
     ['a user pool without a domain prefix', { cognito: true }, /cognitoDomainPrefix/],
   ];

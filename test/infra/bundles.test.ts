@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
-import { bundledStack, bundleWorker, functions, removeSynthesized, resourcesOf, ROOT, type Json, type Synthesized } from './synth.ts';
+import { bundledStack, bundleWorker, functions, type Json, ROOT, removeSynthesized, resourcesOf, type Synthesized } from './synth.ts';
 
 let base: Synthesized;
 
@@ -41,8 +41,17 @@ describe('bundles', () => {
       );
       const child = spawnSync(
         nodeBinary,
-        ['--input-type=module', '-e', `const m = await import(${JSON.stringify(pathToFileURL(bundle).href)}); if (typeof m.handler !== 'function') process.exit(2);`],
-        { cwd: assetDir, env: { PATH: process.env['PATH'] ?? '', ...environment, AWS_REGION: 'us-east-1' }, encoding: 'utf8', timeout: 30_000 },
+        [
+          '--input-type=module',
+          '-e',
+          `const m = await import(${JSON.stringify(pathToFileURL(bundle).href)}); if (typeof m.handler !== 'function') process.exit(2);`,
+        ],
+        {
+          cwd: assetDir,
+          env: { PATH: process.env['PATH'] ?? '', ...environment, AWS_REGION: 'us-east-1' },
+          encoding: 'utf8',
+          timeout: 30_000,
+        },
       );
       assert.equal(child.status, 0, `${id} failed to start (exit ${child.status}):\n${child.stderr}`);
       sizes.push(`${id}: ${statSync(bundle).size} bytes (index.mjs), ${statSync(`${bundle}.map`).size} bytes (source map)`);
@@ -56,7 +65,9 @@ describe('bundle contents', () => {
   /** npm packages a function's bundle contains, from its source map. */
   const packagesIn = (fn: Json): Set<string> => {
     const key = fn['Properties']['Code']['S3Key'] as string;
-    const map = JSON.parse(readFileSync(join(base.outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs.map'), 'utf8')) as { sources: string[] };
+    const map = JSON.parse(readFileSync(join(base.outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs.map'), 'utf8')) as {
+      sources: string[];
+    };
     return new Set(
       map.sources
         .filter((source) => source.includes('node_modules/'))
@@ -79,19 +90,29 @@ describe('bundle contents', () => {
     const fns = functions(base.json);
     for (const name of ['mcp', 'worker'] as const) {
       const sources = ownSourcesIn(fns[name][1]);
-      assert.ok(sources.some((source) => source.startsWith('functions/tools/')), `${name} bundles the product tools: ${sources.join(', ')}`);
+      assert.ok(
+        sources.some((source) => source.startsWith('functions/tools/')),
+        `${name} bundles the product tools: ${sources.join(', ')}`,
+      );
       const fixtures = sources.filter((source) => /^functions\/tools\/(conformance|testing)\//.test(source));
       assert.deepEqual(fixtures, [], `${name} must not bundle fixtures`);
     }
     for (const name of ['deadLetter', 'sweeper'] as const) {
-      assert.deepEqual(ownSourcesIn(fns[name][1]).filter((source) => source.startsWith('functions/tools/')), [], `${name} bundles no tool`);
+      assert.deepEqual(
+        ownSourcesIn(fns[name][1]).filter((source) => source.startsWith('functions/tools/')),
+        [],
+        `${name} bundles no tool`,
+      );
     }
   });
 
   it('of a deployment with the conformance toolset carry its fixtures (the toolset is fixed at build time)', async () => {
     const metafile = await bundleWorker(bundlingFor({ [ENV.toolset]: 'all' }).define ?? {});
     const inputs = Object.keys(metafile.inputs);
-    assert.ok(inputs.some((path) => path.startsWith('functions/fixtures/')), 'conformance fixtures bundled for toolset "all"');
+    assert.ok(
+      inputs.some((path) => path.startsWith('functions/fixtures/')),
+      'conformance fixtures bundled for toolset "all"',
+    );
     assert.ok(!inputs.some((path) => path.startsWith('functions/fixtures/durability/')), 'the durability fixtures never ship');
   });
 
@@ -99,11 +120,23 @@ describe('bundle contents', () => {
     const fns = functions(base.json);
     const expected: Record<keyof typeof fns, { has: string[]; lacks: string[] }> = {
       // The MCP function verifies tokens (jose); the local authorization server never ships.
-      mcp: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod', 'jose'], lacks: ['oidc-provider', 'koa'] },
-      worker: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'], lacks: ['@modelcontextprotocol/server', 'jose', 'oidc-provider'] },
-      sweeper: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'] },
+      mcp: {
+        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod', 'jose'],
+        lacks: ['oidc-provider', 'koa'],
+      },
+      worker: {
+        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'],
+        lacks: ['@modelcontextprotocol/server', 'jose', 'oidc-provider'],
+      },
+      sweeper: {
+        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
+        lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'],
+      },
       // It drains the DLQ itself (no event source mapping): the SQS client is its own.
-      deadLetter: { has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'], lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'] },
+      deadLetter: {
+        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
+        lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'],
+      },
     };
     for (const [name, { has, lacks }] of Object.entries(expected) as Array<[keyof typeof fns, { has: string[]; lacks: string[] }]>) {
       const packages = packagesIn(fns[name][1]);

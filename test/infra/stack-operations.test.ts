@@ -6,15 +6,29 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Validations, type App } from 'aws-cdk-lib';
+import { type App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { createApp } from '../../infra/app.ts';
-import { CONTEXT } from '../../infra/context.ts';
 import { FAILED_TASK_RATE_THRESHOLD } from '../../infra/constructs/operations.ts';
+import { CONTEXT } from '../../infra/context.ts';
 import { ENV } from '../../shared/config.ts';
 import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
-import { arnOf, asList, CDK_CONTEXT, functions, only, queues, refTo, resourcesOf, roleLogicalIdOf, statementsOf, synth, templateStacks, type Json } from './synth.ts';
+import {
+  arnOf,
+  asList,
+  CDK_CONTEXT,
+  functions,
+  type Json,
+  only,
+  queues,
+  refTo,
+  resourcesOf,
+  roleLogicalIdOf,
+  statementsOf,
+  synth,
+  templateStacks,
+} from './synth.ts';
 
 const stacks = templateStacks();
 
@@ -27,7 +41,9 @@ describe('operations', () => {
     for (const alarm of alarms) assert.equal(alarm['Metrics'], undefined, 'one metric per alarm');
     const metricsOf = (alarm: Json): Array<{ name: string; namespace: string }> =>
       alarm['Metrics']
-        ? (alarm['Metrics'] as Json[]).filter((m) => m['MetricStat']).map((m) => ({ name: m['MetricStat']['Metric']['MetricName'], namespace: m['MetricStat']['Metric']['Namespace'] }))
+        ? (alarm['Metrics'] as Json[])
+            .filter((m) => m['MetricStat'])
+            .map((m) => ({ name: m['MetricStat']['Metric']['MetricName'], namespace: m['MetricStat']['Metric']['Namespace'] }))
         : [{ name: alarm['MetricName'], namespace: alarm['Namespace'] }];
     const all = alarms.map(metricsOf);
     const has = (namespace: string, names: string[]) =>
@@ -44,9 +60,13 @@ describe('operations', () => {
   });
 
   it('alarms when the sweeper fails in two consecutive periods', () => {
-    const errorAlarms = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').filter(([, a]) => a['Properties']['MetricName'] === 'Errors');
+    const errorAlarms = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').filter(
+      ([, a]) => a['Properties']['MetricName'] === 'Errors',
+    );
     const [sweeperId] = functions(stacks.base.json).sweeper;
-    const sweeper = errorAlarms.filter(([, a]) => JSON.stringify(a['Properties']['Dimensions']) === JSON.stringify([{ Name: 'FunctionName', Value: refTo(sweeperId) }]));
+    const sweeper = errorAlarms.filter(
+      ([, a]) => JSON.stringify(a['Properties']['Dimensions']) === JSON.stringify([{ Name: 'FunctionName', Value: refTo(sweeperId) }]),
+    );
     assert.equal(sweeper.length, 1);
     const props = sweeper[0]![1]['Properties'];
     assert.equal(props['Namespace'], 'AWS/Lambda');
@@ -59,12 +79,26 @@ describe('operations', () => {
   });
 
   it('watches the dead-letter queue, and the worker queue for age', () => {
-    const { queue: [queueId], deadLetter: [deadLetterId] } = queues(stacks.base.json);
-    const ageAlarm = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').find(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage' && a['Properties']['Threshold'] > 900)!;
+    const {
+      queue: [queueId],
+      deadLetter: [deadLetterId],
+    } = queues(stacks.base.json);
+    const ageAlarm = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').find(
+      ([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage' && a['Properties']['Threshold'] > 900,
+    )!;
     assert.deepEqual(ageAlarm[1]['Properties']['Dimensions'], [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }]);
-    const ageAlarms = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').filter(([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage');
+    const ageAlarms = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').filter(
+      ([, a]) => a['Properties']['MetricName'] === 'ApproximateAgeOfOldestMessage',
+    );
     assert.equal(ageAlarms.length, 2);
-    assert.ok(ageAlarms.some(([, a]) => JSON.stringify(a['Properties']['Dimensions']) === JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetterId, 'QueueName'] } }])), 'DLQ not drained');
+    assert.ok(
+      ageAlarms.some(
+        ([, a]) =>
+          JSON.stringify(a['Properties']['Dimensions']) ===
+          JSON.stringify([{ Name: 'QueueName', Value: { 'Fn::GetAtt': [deadLetterId, 'QueueName'] } }]),
+      ),
+      'DLQ not drained',
+    );
   });
 
   it('has a dashboard with task counts, queue depth and API latency', () => {
@@ -78,11 +112,21 @@ describe('operations', () => {
     // Task counts read the embedded metrics, not the logs.
     assert.deepEqual(dashboardQueries(dashboard), [], 'no Logs Insights queries');
     const metrics = dashboardMetrics(dashboard).filter((m) => m[0] === METRICS_NAMESPACE);
-    assert.ok(metrics.some((m) => m[1] === 'TasksCreated'), 'dashboard counts created tasks');
+    assert.ok(
+      metrics.some((m) => m[1] === 'TasksCreated'),
+      'dashboard counts created tasks',
+    );
     for (const status of ['completed', 'failed', 'cancelled']) {
-      assert.ok(metrics.some((m) => m[1] === 'TasksEnded' && m[2] === 'status' && m[3] === status), `dashboard counts ${status} tasks`);
+      assert.ok(
+        metrics.some((m) => m[1] === 'TasksEnded' && m[2] === 'status' && m[3] === status),
+        `dashboard counts ${status} tasks`,
+      );
     }
-    for (const name of ['TaskFailed', 'TaskDuration', 'TimeQueued', 'TaskRetries', 'TasksDeadLettered']) assert.ok(metrics.some((m) => m[1] === name), `dashboard shows ${name}`);
+    for (const name of ['TaskFailed', 'TaskDuration', 'TimeQueued', 'TaskRetries', 'TasksDeadLettered'])
+      assert.ok(
+        metrics.some((m) => m[1] === name),
+        `dashboard shows ${name}`,
+      );
     assert.ok(!body.includes('outcome'), 'counts follow task-ended lines, not per-run ones');
   });
 });
@@ -96,14 +140,17 @@ function dashboardWidgets(dashboard: Json): Json[] {
 
 /** The Logs Insights queries of a dashboard. */
 function dashboardQueries(dashboard: Json): string[] {
-  return dashboardWidgets(dashboard).filter((w) => w['type'] === 'log').map((w) => String(w['properties']['query']));
+  return dashboardWidgets(dashboard)
+    .filter((w) => w['type'] === 'log')
+    .map((w) => String(w['properties']['query']));
 }
 
 /** The metrics of a dashboard's graphs, as CloudWatch's `[namespace, name, dimension, value, …, options]` arrays. */
 function dashboardMetrics(dashboard: Json): unknown[][] {
-  return dashboardWidgets(dashboard).filter((w) => w['type'] === 'metric').flatMap((w) => (w['properties']['metrics'] ?? []) as unknown[][]);
+  return dashboardWidgets(dashboard)
+    .filter((w) => w['type'] === 'metric')
+    .flatMap((w) => (w['properties']['metrics'] ?? []) as unknown[][]);
 }
-
 
 /** Every `Validations.of(x).acknowledge(...)` in the tree: path, rule id and reason. */
 function acknowledgements(app: App): Array<{ path: string; id: string; reason: string }> {
@@ -111,7 +158,8 @@ function acknowledgements(app: App): Array<{ path: string; id: string; reason: s
   const visit = (node: IConstruct) => {
     for (const entry of node.node.metadata) {
       if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
-      for (const [id, reason] of Object.entries(entry.data as Record<string, string>)) found.push({ path: node.node.path, id: id.replace(/^annotation::/i, ''), reason });
+      for (const [id, reason] of Object.entries(entry.data as Record<string, string>))
+        found.push({ path: node.node.path, id: id.replace(/^annotation::/i, ''), reason });
     }
     for (const child of node.node.children) visit(child);
   };
@@ -125,7 +173,9 @@ describe('cdk-nag (AwsSolutions)', () => {
       const s = variant === 'default' ? stacks.base : stacks.jwt;
       const findings = s.report.pluginReports
         .filter((report) => report.pluginName === 'AwsSolutions')
-        .flatMap((report) => report.violations.map((v) => `${v.severity} ${v.ruleName} at ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`));
+        .flatMap((report) =>
+          report.violations.map((v) => `${v.severity} ${v.ruleName} at ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`),
+        );
       assert.deepEqual(findings, []);
     });
   }
@@ -134,12 +184,17 @@ describe('cdk-nag (AwsSolutions)', () => {
     // Run the pack with acknowledgements ignored to see the raw findings.
     const pack = new AwsSolutionsChecks();
     (pack as unknown as { isAcknowledged: () => boolean }).isAcknowledged = () => false;
-    const raw = pack.validateScope(stacks.base.app).violations.flatMap((v) => v.violatingResources.map((r) => ({ rule: v.ruleName, path: r.constructPath ?? '' })));
+    const raw = pack
+      .validateScope(stacks.base.app)
+      .violations.flatMap((v) => v.violatingResources.map((r) => ({ rule: v.ruleName, path: r.constructPath ?? '' })));
     const acks = acknowledgements(stacks.base.app).filter((ack) => ack.id.startsWith('AwsSolutions-'));
     assert.ok(acks.length > 0);
     for (const ack of acks) {
       assert.ok(ack.reason.length > 40, `${ack.id} at ${ack.path} needs a written reason`);
-      assert.ok(raw.some((f) => f.rule === ack.id && (f.path === ack.path || f.path.startsWith(`${ack.path}/`))), `${ack.id} at ${ack.path} acknowledges nothing`);
+      assert.ok(
+        raw.some((f) => f.rule === ack.id && (f.path === ack.path || f.path.startsWith(`${ack.path}/`))),
+        `${ack.id} at ${ack.path} acknowledges nothing`,
+      );
     }
     const summary = [...new Map(acks.map((ack) => [ack.id.replace(/<[^>]+>/, '<table>'), ack.reason])).entries()];
     console.log(`cdk-nag: ${raw.length} raw findings, all acknowledged (${acks.length} acknowledgements):`);
@@ -157,12 +212,17 @@ describe('context', () => {
     ['a sweep interval that is not whole minutes', { sweepIntervalMinutes: 0.5 }, /sweepIntervalMinutes/],
     ['a tracing setting that is not a boolean', { tracing: 'yes' }, /tracing/],
     ['a dashboard setting that is not a boolean', { dashboard: 1 }, /dashboard/],
-    ['a sweep interval slower than SQS redelivery', { sweepIntervalMinutes: 25 }, /sweepIntervalMinutes.*shorter than the visibility timeout/s],
+    [
+      'a sweep interval slower than SQS redelivery',
+      { sweepIntervalMinutes: 25 },
+      /sweepIntervalMinutes.*shorter than the visibility timeout/s,
+    ],
     ['an input wait that is not whole days', { maxInputWaitDays: 1.5 }, /maxInputWaitDays/],
     ['an input wait over a year', { maxInputWaitDays: 400 }, /maxInputWaitDays.*at most 365/],
   ];
   it('sets the input-wait limit of every function from maxInputWaitDays, and leaves the default alone without it', () => {
-    const waits = (json: Json) => Object.values(functions(json)).map(([, fn]) => fn['Properties']['Environment']['Variables'][ENV.maxInputWaitMs]);
+    const waits = (json: Json) =>
+      Object.values(functions(json)).map(([, fn]) => fn['Properties']['Environment']['Variables'][ENV.maxInputWaitMs]);
     assert.deepEqual(waits(stacks.base.json), [undefined, undefined, undefined, undefined]);
     const twoDays = synth({ maxInputWaitDays: 2, 'aws:cdk:bundling-stacks': [] });
     assert.deepEqual(waits(twoDays.json), ['172800000', '172800000', '172800000', '172800000']);
@@ -185,7 +245,9 @@ describe('requestState key and allowed origins', () => {
     assert.match(JSON.stringify(parameterName), /request-state-key/);
     // The value is made by the function, never in the template.
     assert.doesNotMatch(JSON.stringify(stacks.base.json), /"Type":"SecureString"/);
-    const [creatorId, creator] = only(stacks.base.json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes('requestState sealing key'));
+    const [creatorId, creator] = only(stacks.base.json, 'AWS::Lambda::Function', (fn) =>
+      String(fn['Properties']['Description']).includes('requestState sealing key'),
+    );
     assert.deepEqual(custom['Properties']['ServiceToken'], arnOf(creatorId));
     const creatorStatements = statementsOf(stacks.base.json, roleLogicalIdOf(creator));
     const write = creatorStatements.find((s) => asList(s['Action']).includes('ssm:PutParameter'));
@@ -195,7 +257,9 @@ describe('requestState key and allowed origins', () => {
 
     const [mcpId, mcp] = functions(stacks.base.json).mcp;
     assert.deepEqual(mcp['Properties']['Environment']['Variables'][ENV.stateKeyParameter], parameterName);
-    const read = statementsOf(stacks.base.json, roleLogicalIdOf(mcp)).filter((s) => asList(s['Action']).some((a: string) => a.startsWith('ssm:')));
+    const read = statementsOf(stacks.base.json, roleLogicalIdOf(mcp)).filter((s) =>
+      asList(s['Action']).some((a: string) => a.startsWith('ssm:')),
+    );
     assert.equal(read.length, 1);
     assert.deepEqual(asList(read[0]!['Action']), ['ssm:GetParameter']);
     assert.deepEqual(read[0]!['Resource'], write['Resource']);
@@ -214,8 +278,15 @@ describe('requestState key and allowed origins', () => {
     const cors = api['Properties']['CorsConfiguration'];
     assert.deepEqual(cors['AllowOrigins'], ['https://app.example.com', 'https://admin.example.com']);
     assert.deepEqual(cors['AllowMethods'], ['POST']);
-    for (const header of ['content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'authorization']) assert.ok(cors['AllowHeaders'].includes(header), header);
-    assert.equal(functions(origins.json).mcp[1]['Properties']['Environment']['Variables'][ENV.allowedOrigins], 'https://app.example.com,https://admin.example.com');
-    assert.throws(() => createApp({ context: { ...CDK_CONTEXT, allowedOrigins: 'app.example.com', 'aws:cdk:bundling-stacks': [] } }), /allowedOrigins/);
+    for (const header of ['content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'authorization'])
+      assert.ok(cors['AllowHeaders'].includes(header), header);
+    assert.equal(
+      functions(origins.json).mcp[1]['Properties']['Environment']['Variables'][ENV.allowedOrigins],
+      'https://app.example.com,https://admin.example.com',
+    );
+    assert.throws(
+      () => createApp({ context: { ...CDK_CONTEXT, allowedOrigins: 'app.example.com', 'aws:cdk:bundling-stacks': [] } }),
+      /allowedOrigins/,
+    );
   });
 });

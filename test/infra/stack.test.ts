@@ -10,14 +10,27 @@ import { describe, it } from 'node:test';
 import { Duration } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { OPEN_ENDPOINT_WARNING } from '../../infra/constructs/api.ts';
-import { CONTEXT } from '../../infra/context.ts';
 import { LAMBDA_RUNTIME } from '../../infra/constructs/task-function.ts';
 import { MAX_RECEIVE_COUNT } from '../../infra/constructs/task-queue.ts';
+import { CONTEXT } from '../../infra/context.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
-import { durableTimings, HANDOVER_RESERVE, timingProblems, VISIBILITY_TIMEOUT_FACTOR, type DurableTimings } from '../../infra/timings.ts';
+import { type DurableTimings, durableTimings, HANDOVER_RESERVE, timingProblems, VISIBILITY_TIMEOUT_FACTOR } from '../../infra/timings.ts';
 import { DEFAULT_SETTINGS, ENV } from '../../shared/config.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
-import { arnOf, asList, functions, only, queues, refTo, resourcesOf, roleLogicalIdOf, statementsOf, templateStacks, warnings, type Json } from './synth.ts';
+import {
+  arnOf,
+  asList,
+  functions,
+  type Json,
+  only,
+  queues,
+  refTo,
+  resourcesOf,
+  roleLogicalIdOf,
+  statementsOf,
+  templateStacks,
+  warnings,
+} from './synth.ts';
 
 const stacks = templateStacks();
 
@@ -41,7 +54,12 @@ describe('task table', () => {
       },
     ]);
     const types = Object.fromEntries((props['AttributeDefinitions'] as Json[]).map((d) => [d['AttributeName'], d['AttributeType']]));
-    assert.deepEqual(types, { [TABLE_KEYS.partition]: 'S', [TABLE_KEYS.sort]: 'S', [ACTIVE_INDEX.partition]: 'S', [ACTIVE_INDEX.sort]: 'N' });
+    assert.deepEqual(types, {
+      [TABLE_KEYS.partition]: 'S',
+      [TABLE_KEYS.sort]: 'S',
+      [ACTIVE_INDEX.partition]: 'S',
+      [ACTIVE_INDEX.sort]: 'N',
+    });
   });
 
   it('is on demand, recoverable and encrypted with the AWS managed KMS key', () => {
@@ -65,16 +83,27 @@ describe('task table', () => {
 
 describe('task queue and worker', () => {
   it('redrives to an encrypted dead-letter queue after MAX_RECEIVE_COUNT deliveries', () => {
-    const { queue: [, queue], deadLetter: [deadLetterId, deadLetter] } = queues(stacks.base.json);
-    assert.deepEqual(queue['Properties']['RedrivePolicy'], { deadLetterTargetArn: arnOf(deadLetterId), maxReceiveCount: MAX_RECEIVE_COUNT });
+    const {
+      queue: [, queue],
+      deadLetter: [deadLetterId, deadLetter],
+    } = queues(stacks.base.json);
+    assert.deepEqual(queue['Properties']['RedrivePolicy'], {
+      deadLetterTargetArn: arnOf(deadLetterId),
+      maxReceiveCount: MAX_RECEIVE_COUNT,
+    });
     assert.equal(MAX_RECEIVE_COUNT, 5);
     for (const q of [queue, deadLetter]) assert.equal(q['Properties']['SqsManagedSseEnabled'], true);
   });
 
   it('denies requests without TLS on both queues', () => {
-    const { queue: [queueId], deadLetter: [deadLetterId] } = queues(stacks.base.json);
+    const {
+      queue: [queueId],
+      deadLetter: [deadLetterId],
+    } = queues(stacks.base.json);
     for (const id of [queueId, deadLetterId]) {
-      const [, policy] = only(stacks.base.json, 'AWS::SQS::QueuePolicy', (p) => (p['Properties']['Queues'] as Json[]).some((q) => q['Ref'] === id));
+      const [, policy] = only(stacks.base.json, 'AWS::SQS::QueuePolicy', (p) =>
+        (p['Properties']['Queues'] as Json[]).some((q) => q['Ref'] === id),
+      );
       const statements = policy['Properties']['PolicyDocument']['Statement'] as Json[];
       assert.ok(
         statements.some((s) => s['Effect'] === 'Deny' && s['Condition']?.['Bool']?.['aws:SecureTransport'] === 'false'),
@@ -84,9 +113,17 @@ describe('task queue and worker', () => {
   });
 
   it('feeds the worker with partial batch responses and a maximum concurrency', () => {
-    const { worker: [workerId] } = functions(stacks.base.json);
-    const { queue: [queueId] } = queues(stacks.base.json);
-    const [, mapping] = only(stacks.base.json, 'AWS::Lambda::EventSourceMapping', (m) => m['Properties']['FunctionName']['Ref'] === workerId);
+    const {
+      worker: [workerId],
+    } = functions(stacks.base.json);
+    const {
+      queue: [queueId],
+    } = queues(stacks.base.json);
+    const [, mapping] = only(
+      stacks.base.json,
+      'AWS::Lambda::EventSourceMapping',
+      (m) => m['Properties']['FunctionName']['Ref'] === workerId,
+    );
     assert.deepEqual(mapping['Properties']['EventSourceArn'], arnOf(queueId));
     assert.deepEqual(mapping['Properties']['FunctionResponseTypes'], ['ReportBatchItemFailures']);
     assert.equal(mapping['Properties']['ScalingConfig']['MaximumConcurrency'], CONTEXT.workerMaxConcurrency.default);
@@ -94,8 +131,14 @@ describe('task queue and worker', () => {
   });
 
   it('deploys the event source settings the local stack emulates (one source of truth)', () => {
-    const { worker: [workerId] } = functions(stacks.base.json);
-    const [, worker] = only(stacks.base.json, 'AWS::Lambda::EventSourceMapping', (m) => m['Properties']['FunctionName']['Ref'] === workerId);
+    const {
+      worker: [workerId],
+    } = functions(stacks.base.json);
+    const [, worker] = only(
+      stacks.base.json,
+      'AWS::Lambda::EventSourceMapping',
+      (m) => m['Properties']['FunctionName']['Ref'] === workerId,
+    );
     assert.equal(worker['Properties']['BatchSize'], WORKER_BATCH_SIZE);
     assert.equal(worker['Properties']['ScalingConfig']['MaximumConcurrency'], DEFAULT_WORKER_MAX_CONCURRENCY);
   });
@@ -105,19 +148,33 @@ describe('task queue and worker', () => {
     // rest of the stack): the sweep schedule invokes the handler, which
     // receives from the DLQ named in its environment and deletes only the
     // messages it handled (functions/dlq/app.ts; test/integration/operations.test.ts).
-    const { deadLetter: [handlerId, handler] } = functions(stacks.base.json);
-    const { deadLetter: [deadLetterId] } = queues(stacks.base.json);
-    assert.equal(resourcesOf(stacks.base.json, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => m['Properties']['FunctionName']['Ref'] === handlerId).length, 0);
+    const {
+      deadLetter: [handlerId, handler],
+    } = functions(stacks.base.json);
+    const {
+      deadLetter: [deadLetterId],
+    } = queues(stacks.base.json);
+    assert.equal(
+      resourcesOf(stacks.base.json, 'AWS::Lambda::EventSourceMapping').filter(
+        ([, m]) => m['Properties']['FunctionName']['Ref'] === handlerId,
+      ).length,
+      0,
+    );
     assert.deepEqual(handler['Properties']['Environment']['Variables'][ENV.deadLetterQueueUrl], refTo(deadLetterId));
     const [, rule] = only(stacks.base.json, 'AWS::Events::Rule');
     assert.ok((rule['Properties']['Targets'] as Json[]).some((t) => JSON.stringify(t['Arn']) === JSON.stringify(arnOf(handlerId))));
-    const actions = statementsOf(stacks.base.json, roleLogicalIdOf(handler)).filter((st) => JSON.stringify(st['Resource']) === JSON.stringify(arnOf(deadLetterId))).flatMap((st) => asList<string>(st['Action']));
+    const actions = statementsOf(stacks.base.json, roleLogicalIdOf(handler))
+      .filter((st) => JSON.stringify(st['Resource']) === JSON.stringify(arnOf(deadLetterId)))
+      .flatMap((st) => asList<string>(st['Action']));
     assert.ok(actions.includes('sqs:ReceiveMessage') && actions.includes('sqs:DeleteMessage'));
   });
 
   it('gives each queue a visibility timeout of at least six times its consumer timeout', () => {
     const fns = functions(stacks.base.json);
-    const { queue: [, queue], deadLetter: [, deadLetter] } = queues(stacks.base.json);
+    const {
+      queue: [, queue],
+      deadLetter: [, deadLetter],
+    } = queues(stacks.base.json);
     const pairs: Array<[Json, Json]> = [
       [queue, fns.worker[1]],
       [deadLetter, fns.deadLetter[1]],
@@ -125,14 +182,19 @@ describe('task queue and worker', () => {
     for (const [q, fn] of pairs) {
       const visibility = q['Properties']['VisibilityTimeout'] as number;
       const timeout = fn['Properties']['Timeout'] as number;
-      assert.ok(visibility >= VISIBILITY_TIMEOUT_FACTOR * timeout, `visibility ${visibility}s < ${VISIBILITY_TIMEOUT_FACTOR} × timeout ${timeout}s`);
+      assert.ok(
+        visibility >= VISIBILITY_TIMEOUT_FACTOR * timeout,
+        `visibility ${visibility}s < ${VISIBILITY_TIMEOUT_FACTOR} × timeout ${timeout}s`,
+      );
     }
   });
 
   it('sets the durable-execution timings so that they fit each other (as deployed)', () => {
     const [, worker] = functions(stacks.base.json).worker;
     const [, sweeper] = functions(stacks.base.json).sweeper;
-    const { queue: [, queue] } = queues(stacks.base.json);
+    const {
+      queue: [, queue],
+    } = queues(stacks.base.json);
     const [, rule] = only(stacks.base.json, 'AWS::Events::Rule');
     const variables = worker['Properties']['Environment']['Variables'] as Json;
     const leaseMs = Number(variables[ENV.leaseMs]);
@@ -149,7 +211,10 @@ describe('task queue and worker', () => {
     assert.ok(visibilityMs > leaseMs);
     assert.ok(leaseMs > 3 * DEFAULT_SETTINGS.cancelCheckMs, 'a heartbeat tick in each third of the lease');
     // A step started just before the budget runs out still ends before the timeout.
-    assert.ok(budgetMs + HANDOVER_RESERVE.toMilliseconds() <= timeoutMs, `budget ${budgetMs} ms + reserve must fit the ${timeoutMs} ms timeout`);
+    assert.ok(
+      budgetMs + HANDOVER_RESERVE.toMilliseconds() <= timeoutMs,
+      `budget ${budgetMs} ms + reserve must fit the ${timeoutMs} ms timeout`,
+    );
     // After a crash the sweeper recovers the task before SQS redelivers it.
     assert.ok(leaseMs + graceMs + intervalMs < visibilityMs);
     assert.ok((sweeper['Properties']['Timeout'] as number) * 1000 < intervalMs, 'sweeper runs do not overlap');
@@ -191,9 +256,18 @@ describe('sweeper', () => {
     // The sweeper, and the dead-letter handler that drains the DLQ on the same schedule.
     const [deadLetterId] = functions(stacks.base.json).deadLetter;
     const targets = rule['Properties']['Targets'] as Json[];
-    assert.deepEqual(targets.map((t) => t['Arn']), [arnOf(sweeperId), arnOf(deadLetterId)]);
+    assert.deepEqual(
+      targets.map((t) => t['Arn']),
+      [arnOf(sweeperId), arnOf(deadLetterId)],
+    );
     // EventBridge may invoke the sweeper, from this rule only.
-    const [, permission] = only(stacks.base.json, 'AWS::Lambda::Permission', (p) => p['Properties']['Principal'] === 'events.amazonaws.com' && JSON.stringify(p['Properties']['FunctionName']) === JSON.stringify(arnOf(sweeperId)));
+    const [, permission] = only(
+      stacks.base.json,
+      'AWS::Lambda::Permission',
+      (p) =>
+        p['Properties']['Principal'] === 'events.amazonaws.com' &&
+        JSON.stringify(p['Properties']['FunctionName']) === JSON.stringify(arnOf(sweeperId)),
+    );
     assert.deepEqual(permission['Properties']['FunctionName'], arnOf(sweeperId));
     assert.deepEqual(permission['Properties']['SourceArn'], arnOf(ruleId));
 
@@ -203,14 +277,20 @@ describe('sweeper', () => {
 
   it('is not retried by Lambda: the next scheduled run is the retry', () => {
     const [sweeperId] = functions(stacks.base.json).sweeper;
-    const [, config] = only(stacks.base.json, 'AWS::Lambda::EventInvokeConfig', (c) => c['Properties']['FunctionName']['Ref'] === sweeperId);
+    const [, config] = only(
+      stacks.base.json,
+      'AWS::Lambda::EventInvokeConfig',
+      (c) => c['Properties']['FunctionName']['Ref'] === sweeperId,
+    );
     assert.equal(config['Properties']['MaximumRetryAttempts'], 0);
     assert.equal(config['Properties']['MaximumEventAgeInSeconds'], 60 * CONTEXT.sweepIntervalMinutes.default);
   });
 
   it('may query the active-tasks index, update the table and send to the task queue, nothing more', () => {
     const [tableId] = only(stacks.base.json, 'AWS::DynamoDB::Table');
-    const { queue: [queueId] } = queues(stacks.base.json);
+    const {
+      queue: [queueId],
+    } = queues(stacks.base.json);
     const [, sweeper] = functions(stacks.base.json).sweeper;
     const statements = statementsOf(stacks.base.json, roleLogicalIdOf(sweeper));
     const on = (prefix: string) => statements.filter((s) => asList<string>(s['Action']).some((a) => a.startsWith(prefix)));
@@ -234,12 +314,21 @@ describe('sweeper', () => {
 
     // Besides: its own log group, and X-Ray.
     const others = statements.filter((s) => !asList<string>(s['Action']).some((a) => a.startsWith('dynamodb:') || a.startsWith('sqs:')));
-    for (const statement of others) assert.ok(asList<string>(statement['Action']).every((a) => a.startsWith('logs:') || a.startsWith('xray:')), JSON.stringify(statement));
+    for (const statement of others)
+      assert.ok(
+        asList<string>(statement['Action']).every((a) => a.startsWith('logs:') || a.startsWith('xray:')),
+        JSON.stringify(statement),
+      );
   });
 
   it('has no event source: the schedule is its only trigger', () => {
     const [sweeperId] = functions(stacks.base.json).sweeper;
-    assert.equal(resourcesOf(stacks.base.json, 'AWS::Lambda::EventSourceMapping').filter(([, m]) => m['Properties']['FunctionName']['Ref'] === sweeperId).length, 0);
+    assert.equal(
+      resourcesOf(stacks.base.json, 'AWS::Lambda::EventSourceMapping').filter(
+        ([, m]) => m['Properties']['FunctionName']['Ref'] === sweeperId,
+      ).length,
+      0,
+    );
   });
 });
 
@@ -249,7 +338,8 @@ describe('functions', () => {
     // The four task functions and the requestState key's custom resource.
     assert.equal(fns.length, 5);
     // Tracing is a setting, off by default (cost: see the README); on when asked for.
-    for (const [id, fn] of resourcesOf(stacks.jwt.json, 'AWS::Lambda::Function')) assert.deepEqual(fn['Properties']['TracingConfig'], { Mode: 'Active' }, id);
+    for (const [id, fn] of resourcesOf(stacks.jwt.json, 'AWS::Lambda::Function'))
+      assert.deepEqual(fn['Properties']['TracingConfig'], { Mode: 'Active' }, id);
     for (const [id, fn] of fns) {
       const props = fn['Properties'];
       assert.equal(props['Runtime'], LAMBDA_RUNTIME.name, id);
@@ -263,10 +353,12 @@ describe('functions', () => {
     }
   });
 
-  it('get environment variables named by ENV, pointing at this stack\'s table and queue, with the same timings', () => {
+  it("get environment variables named by ENV, pointing at this stack's table and queue, with the same timings", () => {
     const allowed = new Set<string>([...Object.values(ENV), 'NODE_OPTIONS']);
     const [tableId] = only(stacks.base.json, 'AWS::DynamoDB::Table');
-    const { queue: [queueId] } = queues(stacks.base.json);
+    const {
+      queue: [queueId],
+    } = queues(stacks.base.json);
     for (const [id, fn] of Object.values(functions(stacks.base.json))) {
       const variables = fn['Properties']['Environment']['Variables'] as Json;
       for (const name of Object.keys(variables)) assert.ok(allowed.has(name), `${id}: ${name} is not an ENV constant`);
@@ -284,7 +376,8 @@ describe('functions', () => {
     const [, worker] = functions(stacks.base.json).worker;
     const visibilityMs = (queues(stacks.base.json).queue[1]['Properties']['VisibilityTimeout'] as number) * 1000;
     assert.equal(Number(worker['Properties']['Environment']['Variables'][ENV.redeliveryMs]), visibilityMs);
-    for (const [, fn] of Object.values(functions(stacks.jwt.json))) assert.equal(fn['Properties']['Environment']['Variables'][ENV.toolset], 'conformance');
+    for (const [, fn] of Object.values(functions(stacks.jwt.json)))
+      assert.equal(fn['Properties']['Environment']['Variables'][ENV.toolset], 'conformance');
   });
 
   it('fit the MCP function between the synchronous budget and the HTTP API limit', () => {
@@ -304,23 +397,31 @@ describe('IAM', () => {
         assert.ok(!actions.some((action) => action.includes('*')), `${id}: wildcard action in ${JSON.stringify(actions)}`);
         const resources = asList<unknown>(statement['Resource']);
         if (resources.includes('*')) {
-          assert.deepEqual([...actions].sort(), ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], `${id}: "*" resource for ${actions}`);
+          assert.deepEqual(
+            [...actions].sort(),
+            ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],
+            `${id}: "*" resource for ${actions}`,
+          );
         }
         // Anything else references a resource of this stack (Ref/GetAtt), never a hand-written ARN.
-        for (const resource of resources) assert.ok(resource === '*' || typeof resource !== 'string', `${id}: literal resource ${String(resource)}`);
+        for (const resource of resources)
+          assert.ok(resource === '*' || typeof resource !== 'string', `${id}: literal resource ${String(resource)}`);
       }
     }
   });
 
   it('uses no managed policies', () => {
-    for (const [id, role] of resourcesOf(stacks.base.json, 'AWS::IAM::Role')) assert.equal(role['Properties']['ManagedPolicyArns'], undefined, id);
+    for (const [id, role] of resourcesOf(stacks.base.json, 'AWS::IAM::Role'))
+      assert.equal(role['Properties']['ManagedPolicyArns'], undefined, id);
   });
 
   it('grants table access on the table and its indexes only, to the MCP function, the worker and the DLQ handler', () => {
     const [tableId] = only(stacks.base.json, 'AWS::DynamoDB::Table');
     const { mcp, worker, deadLetter } = functions(stacks.base.json);
     for (const [id, fn] of [mcp, worker, deadLetter]) {
-      const dynamo = statementsOf(stacks.base.json, roleLogicalIdOf(fn)).filter((s) => asList<string>(s['Action']).some((a) => a.startsWith('dynamodb:')));
+      const dynamo = statementsOf(stacks.base.json, roleLogicalIdOf(fn)).filter((s) =>
+        asList<string>(s['Action']).some((a) => a.startsWith('dynamodb:')),
+      );
       assert.equal(dynamo.length, 1, id);
       assert.deepEqual(dynamo[0]!['Resource'], [arnOf(tableId), { 'Fn::Join': ['', [arnOf(tableId), '/index/*']] }], id);
       assert.ok(asList<string>(dynamo[0]!['Action']).includes('dynamodb:UpdateItem'), id);
@@ -329,17 +430,25 @@ describe('IAM', () => {
 
   it('lets the MCP function, the worker and the sweeper send to the task queue, and each consumer receive from its own queue only', () => {
     const fns = functions(stacks.base.json);
-    const { queue: [queueId], deadLetter: [deadLetterId] } = queues(stacks.base.json);
-    const sqs = (fn: Json) => statementsOf(stacks.base.json, roleLogicalIdOf(fn)).filter((s) => asList<string>(s['Action']).some((a) => a.startsWith('sqs:')));
+    const {
+      queue: [queueId],
+      deadLetter: [deadLetterId],
+    } = queues(stacks.base.json);
+    const sqs = (fn: Json) =>
+      statementsOf(stacks.base.json, roleLogicalIdOf(fn)).filter((s) => asList<string>(s['Action']).some((a) => a.startsWith('sqs:')));
     const actions = (statements: Json[]) => statements.flatMap((s) => asList<string>(s['Action']));
 
     // Every SQS statement names one of this stack's queues.
     for (const [, fn] of Object.values(fns)) {
-      for (const statement of sqs(fn)) assert.ok([queueId, deadLetterId].some((id) => JSON.stringify(statement['Resource']) === JSON.stringify(arnOf(id))));
+      for (const statement of sqs(fn))
+        assert.ok([queueId, deadLetterId].some((id) => JSON.stringify(statement['Resource']) === JSON.stringify(arnOf(id))));
     }
 
     const mcp = sqs(fns.mcp[1]);
-    assert.deepEqual(mcp.map((s) => s['Resource']), [arnOf(queueId)]);
+    assert.deepEqual(
+      mcp.map((s) => s['Resource']),
+      [arnOf(queueId)],
+    );
     assert.ok(actions(mcp).includes('sqs:SendMessage'));
     assert.ok(!actions(mcp).includes('sqs:ReceiveMessage'));
 
@@ -350,7 +459,10 @@ describe('IAM', () => {
 
     // The dead-letter handler only consumes the DLQ.
     const deadLetter = sqs(fns.deadLetter[1]);
-    assert.deepEqual(deadLetter.map((s) => s['Resource']), [arnOf(deadLetterId)]);
+    assert.deepEqual(
+      deadLetter.map((s) => s['Resource']),
+      [arnOf(deadLetterId)],
+    );
     assert.ok(actions(deadLetter).includes('sqs:ReceiveMessage'));
     assert.ok(!actions(deadLetter).includes('sqs:SendMessage'));
   });
@@ -383,14 +495,23 @@ describe('api', () => {
     const [, route] = only(stacks.base.json, 'AWS::ApiGatewayV2::Route');
     assert.ok(route['Properties']['AuthorizationType'] === undefined || route['Properties']['AuthorizationType'] === 'NONE');
     const outputs = Object.values(stacks.base.json['Outputs'] as Record<string, Json>);
-    assert.ok(outputs.some((output) => String(output['Value']).startsWith('OPEN')), 'an output says the endpoint is OPEN');
-    assert.ok(warnings(stacks.base).some((w) => w.includes(OPEN_ENDPOINT_WARNING)), 'synth warns that the endpoint is open');
+    assert.ok(
+      outputs.some((output) => String(output['Value']).startsWith('OPEN')),
+      'an output says the endpoint is OPEN',
+    );
+    assert.ok(
+      warnings(stacks.base).some((w) => w.includes(OPEN_ENDPOINT_WARNING)),
+      'synth warns that the endpoint is open',
+    );
   });
 
   it('requires a JWT from the configured issuer and audience when given', () => {
     const [authorizerId, authorizer] = only(stacks.jwt.json, 'AWS::ApiGatewayV2::Authorizer');
     assert.equal(authorizer['Properties']['AuthorizerType'], 'JWT');
-    assert.deepEqual(authorizer['Properties']['JwtConfiguration'], { Issuer: 'https://issuer.example.com/', Audience: ['mcp-tasks', 'other-client'] });
+    assert.deepEqual(authorizer['Properties']['JwtConfiguration'], {
+      Issuer: 'https://issuer.example.com/',
+      Audience: ['mcp-tasks', 'other-client'],
+    });
     assert.deepEqual(authorizer['Properties']['IdentitySource'], ['$request.header.Authorization']);
     const [, route] = only(stacks.jwt.json, 'AWS::ApiGatewayV2::Route');
     assert.equal(route['Properties']['AuthorizationType'], 'JWT');

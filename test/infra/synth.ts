@@ -27,7 +27,12 @@ export interface Synthesized {
   template: Template;
   json: Json;
   /** `validation-report.json` of the cloud assembly: cdk-nag findings and annotations. */
-  report: { pluginReports: Array<{ pluginName: string; violations: Array<{ ruleName: string; severity: string; violatingConstructs: Array<{ constructPath: string }> }> }> };
+  report: {
+    pluginReports: Array<{
+      pluginName: string;
+      violations: Array<{ ruleName: string; severity: string; violatingConstructs: Array<{ constructPath: string }> }>;
+    }>;
+  };
 }
 
 const outdirs: string[] = [];
@@ -119,7 +124,8 @@ export const arnOf = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] 
 
 /** The functions by entry, told apart by their description. */
 export function functions(json: Json) {
-  const byDescription = (text: string) => only(json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes(text));
+  const byDescription = (text: string) =>
+    only(json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes(text));
   return {
     mcp: byDescription('MCP endpoint'),
     worker: byDescription('runs queued tasks'),

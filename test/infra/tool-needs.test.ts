@@ -13,17 +13,17 @@ import { after, describe, it } from 'node:test';
 import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { REPORT_BUCKET_OBJECTS, reportDigest } from '../../functions/fixtures/durability/configured.ts';
 import { servedTools } from '../../functions/lib/served-tools.ts';
 import { productTools } from '../../functions/tools/index.ts';
-import { REPORT_BUCKET_OBJECTS, reportDigest } from '../../functions/fixtures/durability/configured.ts';
 import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { toolsOf } from '../../infra/constructs/tool-needs.ts';
 import { tasksStackPropsFromContext } from '../../infra/context.ts';
 import { TasksStack } from '../../infra/stack.ts';
 import { ENV } from '../../shared/config.ts';
 import { settingStoresOf } from '../../shared/runtime/settings.ts';
-import { bundleWorker, CDK_CONTEXT } from './synth.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
+import { bundleWorker, CDK_CONTEXT } from './synth.ts';
 
 type Json = Record<string, any>;
 const outdirs: string[] = [];
@@ -46,9 +46,14 @@ function synth(tools: readonly ToolDefinition[]) {
     failed = true; // the report says why
   }
   const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as {
-    pluginReports: Array<{ pluginName: string; violations: Array<{ ruleName: string; severity: string; violatingConstructs: Array<{ constructPath: string }> }> }>;
+    pluginReports: Array<{
+      pluginName: string;
+      violations: Array<{ ruleName: string; severity: string; violatingConstructs: Array<{ constructPath: string }> }>;
+    }>;
   };
-  const findings = report.pluginReports.filter((r) => r.pluginName === 'AwsSolutions').flatMap((r) => r.violations.map((v) => `${v.ruleName} at ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`));
+  const findings = report.pluginReports
+    .filter((r) => r.pluginName === 'AwsSolutions')
+    .flatMap((r) => r.violations.map((v) => `${v.ruleName} at ${v.violatingConstructs.map((c) => c.constructPath).join(', ')}`));
   return { json: json ?? {}, template: Template.fromJSON(json ?? {}), findings, failed };
 }
 
@@ -69,7 +74,20 @@ const added = (withTool: Json[], without: Json[]) => withTool.filter((s) => !wit
 const SECRET_READ = {
   Effect: 'Allow',
   Action: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'],
-  Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':secretsmanager:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':secret:report-digest/api-key-??????']] },
+  Resource: {
+    'Fn::Join': [
+      '',
+      [
+        'arn:',
+        { Ref: 'AWS::Partition' },
+        ':secretsmanager:',
+        { Ref: 'AWS::Region' },
+        ':',
+        { Ref: 'AWS::AccountId' },
+        ':secret:report-digest/api-key-??????',
+      ],
+    ],
+  },
 };
 const S3_READ = { Effect: 'Allow', Action: 's3:GetObject', Resource: REPORT_BUCKET_OBJECTS };
 
@@ -89,15 +107,22 @@ describe('tool needs', () => {
 
   it('grant the MCP function nothing for a task-only tool, the same as the worker for a tool that may run inline', () => {
     assert.deepEqual(added(statementsOf(withTaskTool.json, 'MCP endpoint'), statementsOf(bare.json, 'MCP endpoint')), []);
-    assert.deepEqual(added(statementsOf(withInlineTool.json, 'MCP endpoint'), statementsOf(bare.json, 'MCP endpoint')), [SECRET_READ, S3_READ]);
-    assert.deepEqual(added(statementsOf(withInlineTool.json, 'runs queued tasks'), statementsOf(bare.json, 'runs queued tasks')), [SECRET_READ, S3_READ]);
+    assert.deepEqual(added(statementsOf(withInlineTool.json, 'MCP endpoint'), statementsOf(bare.json, 'MCP endpoint')), [
+      SECRET_READ,
+      S3_READ,
+    ]);
+    assert.deepEqual(added(statementsOf(withInlineTool.json, 'runs queued tasks'), statementsOf(bare.json, 'runs queued tasks')), [
+      SECRET_READ,
+      S3_READ,
+    ]);
   });
 
   it('grant the other functions nothing', () => {
-    for (const text of ['dead-lettered', 'sweeper']) assert.deepEqual(added(statementsOf(withInlineTool.json, text), statementsOf(bare.json, text)), [], text);
+    for (const text of ['dead-lettered', 'sweeper'])
+      assert.deepEqual(added(statementsOf(withInlineTool.json, text), statementsOf(bare.json, text)), [], text);
   });
 
-  it('keep cdk-nag clean: a declared wildcard resource is acknowledged with the tool\'s reason', () => {
+  it("keep cdk-nag clean: a declared wildcard resource is acknowledged with the tool's reason", () => {
     assert.equal(bare.failed || withTaskTool.failed || withInlineTool.failed, false);
     assert.deepEqual(bare.findings, []);
     assert.deepEqual(withTaskTool.findings, []);
@@ -106,20 +131,28 @@ describe('tool needs', () => {
 
   it('leave a wildcard resource declared without a reason to cdk-nag, which fails synthesis', () => {
     const [permission] = reportDigest.needs!.permissions!;
-    const unexplained: ToolDefinition = { ...reportDigest, needs: { ...reportDigest.needs, permissions: [{ actions: permission!.actions, resources: permission!.resources }] } };
+    const unexplained: ToolDefinition = {
+      ...reportDigest,
+      needs: { ...reportDigest.needs, permissions: [{ actions: permission!.actions, resources: permission!.resources }] },
+    };
     const { findings, failed } = synth([...productTools, unexplained]);
     assert.equal(failed, true);
     assert.equal(findings.length, 1, findings.join('\n'));
     assert.match(findings[0]!, /^AwsSolutions-IAM5\[Resource::arn:aws:s3:::example-reports\/\*\] at McpTasks\/TaskQueue\/Worker\/Role/);
   });
 
-  it('decide which setting stores\' clients a bundle carries', async () => {
+  it("decide which setting stores' clients a bundle carries", async () => {
     assert.deepEqual(settingStoresOf(productTools), { ssmParameter: false, secretsManager: false });
     assert.deepEqual(settingStoresOf([reportDigest]), { ssmParameter: false, secretsManager: true });
     const packages = async (tools: readonly ToolDefinition[]) => {
       const metafile = await bundleWorker(bundlingFor({ [ENV.toolset]: 'product' }, settingStoresOf(tools)).define ?? {});
       const [, output] = Object.entries(metafile.outputs)[0]!;
-      return new Set(Object.entries(output.inputs).filter(([, { bytesInOutput }]) => bytesInOutput > 0).map(([path]) => /@aws-sdk\/client-[a-z-]+/.exec(path)?.[0]).filter(Boolean));
+      return new Set(
+        Object.entries(output.inputs)
+          .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
+          .map(([path]) => /@aws-sdk\/client-[a-z-]+/.exec(path)?.[0])
+          .filter(Boolean),
+      );
     };
     const lean = await packages(productTools);
     assert.ok(!lean.has('@aws-sdk/client-secrets-manager') && !lean.has('@aws-sdk/client-ssm'), [...lean].join(', '));
@@ -133,7 +166,11 @@ describe('tool needs', () => {
     try {
       for (const toolset of ['product', 'conformance', 'all'] as const) {
         process.env[ENV.toolset] = toolset;
-        assert.deepEqual(toolsOf(toolset).map((tool) => tool.name), [...servedTools().keys()], toolset);
+        assert.deepEqual(
+          toolsOf(toolset).map((tool) => tool.name),
+          [...servedTools().keys()],
+          toolset,
+        );
       }
     } finally {
       if (before === undefined) delete process.env[ENV.toolset];

@@ -18,10 +18,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { readEffects } from '../../functions/fixtures/durability/effects.ts';
-import { EFFECTS_DIR_ENV } from '../../functions/fixtures/durability/effects.ts';
+import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { countEntries, createTask, sleepMs, uniqueLabel, waitFor, waitForEffects } from '../support/durable.ts';
-import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
+import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { pollUntil } from '../support/mcp-http.ts';
 
 describe('crash recovery (SIGKILL of the local stack, restart on the same data)', () => {
@@ -53,11 +52,14 @@ describe('crash recovery (SIGKILL of the local stack, restart on the same data)'
 
   /** Whether the process printed the functions' log line `event` for `taskId` (and `outcome`, if given). */
   const logged = (stack: LocalStackProcess, event: string, taskId: string, outcome?: string) =>
-    stack.output().split('\n').some((line) => {
-      if (!line.startsWith('{')) return false;
-      const entry = JSON.parse(line) as Record<string, unknown>;
-      return entry['event'] === event && entry['taskId'] === taskId && (outcome === undefined || entry['outcome'] === outcome);
-    });
+    stack
+      .output()
+      .split('\n')
+      .some((line) => {
+        if (!line.startsWith('{')) return false;
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        return entry['event'] === event && entry['taskId'] === taskId && (outcome === undefined || entry['outcome'] === outcome);
+      });
 
   it('finishes a multi-step job after a kill without re-running checkpointed steps', async (t) => {
     const dataDir = join(root, 'steps');
@@ -166,7 +168,10 @@ describe('crash recovery (SIGKILL of the local stack, restart on the same data)'
     assert.equal(done.status, 'completed', JSON.stringify(done));
     assert.deepEqual(done.result?.['structuredContent'], { sum: 78 });
     // Every life claimed the task once: past the cap, the recorded steps restarted the count instead of failing it.
-    assert.ok(lives.some((life) => logged(life, 'attempts-restarted', taskId)), 'the attempt count was restarted by progress');
+    assert.ok(
+      lives.some((life) => logged(life, 'attempts-restarted', taskId)),
+      'the attempt count was restarted by progress',
+    );
     await stack.stop();
     running.delete(stack);
   });

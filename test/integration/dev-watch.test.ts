@@ -4,7 +4,7 @@
  * across the restart carries on and completes.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,14 +51,19 @@ after(async () => {
     await exited;
     clearTimeout(timer);
     // The stack itself may outlive tsx by a moment: wait for the group to be gone.
-    await waitFor('the process group to exit', () => {
-      try {
-        process.kill(-child.pid!, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, 15_000, 100).catch((error: unknown) => {
+    await waitFor(
+      'the process group to exit',
+      () => {
+        try {
+          process.kill(-child.pid!, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      15_000,
+      100,
+    ).catch((error: unknown) => {
       process.kill(-child.pid!, 'SIGKILL');
       throw error;
     });
@@ -75,10 +80,15 @@ function withoutTestContext(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 
 /** The endpoint of the `n`-th start (1-based). */
 const endpoint = (n: number) =>
-  waitFor(`start ${n} of the local stack`, () => {
-    if (/Local stack failed to start/.test(output)) throw new Error('The local stack failed to start');
-    return [...output.matchAll(READY)][n - 1]?.[1];
-  }, 60_000, 50).catch((error: unknown) => {
+  waitFor(
+    `start ${n} of the local stack`,
+    () => {
+      if (/Local stack failed to start/.test(output)) throw new Error('The local stack failed to start');
+      return [...output.matchAll(READY)][n - 1]?.[1];
+    },
+    60_000,
+    50,
+  ).catch((error: unknown) => {
     throw new Error(`${(error as Error).message}; it printed:\n${output}`);
   });
 

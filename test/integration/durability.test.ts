@@ -17,9 +17,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
-import { startLocalStack, type LocalStack } from '../../bin/local/stack.ts';
+import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
 import { localTools } from '../../bin/local/tools.ts';
+import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { jsonLog } from '../../shared/log.ts';
 import type { TaskMessage, TaskQueue } from '../../shared/queue/queue.ts';
 import { processTaskMessage } from '../../shared/runtime/worker.ts';
@@ -76,7 +76,7 @@ describe('durable execution on the local stack', () => {
       decorate: { queue: recording },
     });
     deps = { config: stack.config, store: stack.store, queue: stack.queue, tools: localTools(stack.config.toolset) };
-    assert.equal(deps.config.invocationBudgetMs, INVOCATION_BUDGET_MS, 'the functions read this file\'s settings');
+    assert.equal(deps.config.invocationBudgetMs, INVOCATION_BUDGET_MS, "the functions read this file's settings");
   });
 
   after(async () => {
@@ -119,7 +119,13 @@ describe('durable execution on the local stack', () => {
       ttlMs: deps.config.taskTtlMs,
       pollIntervalMs: deps.config.pollIntervalMs,
     });
-    const worker = { store: deps.store, queue: deps.queue, tools: deps.tools, settings: deps.config, log: jsonLog((line) => events.push(JSON.parse(line) as Record<string, unknown>)) };
+    const worker = {
+      store: deps.store,
+      queue: deps.queue,
+      tools: deps.tools,
+      settings: deps.config,
+      log: jsonLog((line) => events.push(JSON.parse(line) as Record<string, unknown>)),
+    };
     const message: TaskMessage = { taskId, reason: 'start' };
     const dispositions = await Promise.all([processTaskMessage(message, worker), processTaskMessage(message, worker)]);
 
@@ -139,7 +145,10 @@ describe('durable execution on the local stack', () => {
     assert.equal(done.status, 'failed', JSON.stringify(done));
     assert.equal(done.error?.code, -32603);
     assert.ok(done.statusMessage && /attempt/i.test(done.statusMessage), `diagnostic statusMessage: ${done.statusMessage}`);
-    assert.ok(logsOf(taskId, 'dead-lettered').some((e) => e['changed'] === true), 'marked failed by the DLQ handler');
+    assert.ok(
+      logsOf(taskId, 'dead-lettered').some((e) => e['changed'] === true),
+      'marked failed by the DLQ handler',
+    );
     // Exactly maxReceiveCount: between redeliveries the sweeper must leave the task to SQS
     // (sweepGraceMs < visibility timeout, as on AWS); a sweep message would start a fresh receive count.
     const attempts = readEffects(label, effectsDir).length;
@@ -153,7 +162,11 @@ describe('durable execution on the local stack', () => {
     const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 20_000, 100);
 
     assert.equal(done.status, 'completed', JSON.stringify(done));
-    assert.deepEqual(readEffects(label, effectsDir), Array.from({ length: steps }, (_, i) => `step-${i + 1}`), 'each step ran once');
+    assert.deepEqual(
+      readEffects(label, effectsDir),
+      Array.from({ length: steps }, (_, i) => `step-${i + 1}`),
+      'each step ran once',
+    );
     assert.deepEqual(logsOf(taskId, 'dead-lettered'), [], 'no message reached the DLQ');
     // Each failed run handed over with a fresh message instead of leaving its own to redelivery.
     assert.deepEqual(sentFor(taskId), ['start', ...Array.from({ length: steps - 1 }, () => 'retry')]);
@@ -181,7 +194,10 @@ describe('durable execution on the local stack', () => {
     assert.deepEqual(done.result?.['structuredContent'], { sum: 21 });
     assert.deepEqual(readEffects(label, effectsDir), ['step-1', 'step-2', 'step-3', 'step-4', 'step-5', 'step-6']);
     const runs = logsOf(taskId, 'ran').map((e) => e['outcome']);
-    assert.ok(runs.length > 1 && runs.slice(0, -1).every((o) => o === 'continue') && runs.at(-1) === 'result', `runs: ${JSON.stringify(runs)}`);
+    assert.ok(
+      runs.length > 1 && runs.slice(0, -1).every((o) => o === 'continue') && runs.at(-1) === 'result',
+      `runs: ${JSON.stringify(runs)}`,
+    );
     assert.equal(sentFor(taskId).filter((reason) => reason === 'continue').length, runs.length - 1);
   });
 
@@ -201,10 +217,14 @@ describe('durable execution on the local stack', () => {
     const createdAt = Date.now();
     const taskId = await createTask(stack.url, 'durable_sleep', { label, ms: 1500 });
     await waitForEffects(label, effectsDir, (effects) => effects.includes('before'));
-    await waitFor('the worker to hand over', async () => {
-      const row = await deps.store.get(taskId, deps.config.localPrincipal, Date.now());
-      return row?.status === 'working' && row.lease === undefined;
-    }, 5_000);
+    await waitFor(
+      'the worker to hand over',
+      async () => {
+        const row = await deps.store.get(taskId, deps.config.localPrincipal, Date.now());
+        return row?.status === 'working' && row.lease === undefined;
+      },
+      5_000,
+    );
 
     // Asleep: nothing runs, and the client sees `working`.
     while (Date.now() < createdAt + 1000) {
@@ -237,7 +257,9 @@ describe('durable execution on the local stack', () => {
     // Two concurrent retries with a fresh key also get one task.
     const racingLabel = uniqueLabel('idem-race');
     const racingKey = `key-${randomUUID()}`;
-    const racing = await Promise.all([1, 2].map(() => createTask(stack.url, 'counter', { label: racingLabel, ms: 200 }, { idempotencyKey: racingKey })));
+    const racing = await Promise.all(
+      [1, 2].map(() => createTask(stack.url, 'counter', { label: racingLabel, ms: 200 }, { idempotencyKey: racingKey })),
+    );
     assert.equal(racing[0], racing[1]);
 
     for (const taskId of [first, racing[0]!]) {
@@ -248,9 +270,14 @@ describe('durable execution on the local stack', () => {
     assert.deepEqual(readEffects(label, effectsDir), ['ran']);
     assert.deepEqual(readEffects(racingLabel, effectsDir), ['ran']);
 
-    const conflict = await rpc(stack.url, 'tools/call', { name: 'counter', arguments: { label, ms: 201 } }, {
-      meta: { ...requestMeta(), 'dev.mcp-tasks-serverless/idempotencyKey': key },
-    });
+    const conflict = await rpc(
+      stack.url,
+      'tools/call',
+      { name: 'counter', arguments: { label, ms: 201 } },
+      {
+        meta: { ...requestMeta(), 'dev.mcp-tasks-serverless/idempotencyKey': key },
+      },
+    );
     assert.equal(errorOf(conflict).code, -32602, conflict.text);
   });
 
@@ -258,10 +285,14 @@ describe('durable execution on the local stack', () => {
     const label = uniqueLabel('cancel-sleep');
     const taskId = await createTask(stack.url, 'durable_sleep', { label, ms: 2000 });
     await waitForEffects(label, effectsDir, (effects) => effects.includes('before'));
-    await waitFor('the worker to hand over', async () => {
-      const row = await deps.store.get(taskId, deps.config.localPrincipal, Date.now());
-      return row?.status === 'working' && row.lease === undefined;
-    }, 5_000);
+    await waitFor(
+      'the worker to hand over',
+      async () => {
+        const row = await deps.store.get(taskId, deps.config.localPrincipal, Date.now());
+        return row?.status === 'working' && row.lease === undefined;
+      },
+      5_000,
+    );
 
     resultOf(await rpc(stack.url, 'tasks/cancel', { taskId }));
     const cancelled = await getTask(stack.url, taskId);

@@ -2,17 +2,18 @@ import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import {
+  type AttributeValue,
   DescribeTableCommand,
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
-  type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
-import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../bin/local/dynamodb.ts';
+import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/local/dynamodb.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
 import {
   ACTIVE_SHARD_COUNT,
+  activeShardOf,
   DynamoDbTaskStore,
   IDEMPOTENCY_GRACE_MS,
   IDEMPOTENCY_PK_PREFIX,
@@ -20,10 +21,9 @@ import {
   RESULT_CHUNK_BYTES,
   RESULT_SK_PREFIX,
   STEP_SK_PREFIX,
-  activeShardOf,
 } from '../../shared/tasks/dynamodb-store.ts';
 import { MAX_RESULT_BYTES, type TaskRecord } from '../../shared/tasks/model.ts';
-import { LeaseLostError, type HeartbeatOptions } from '../../shared/tasks/store.ts';
+import { type HeartbeatOptions, LeaseLostError } from '../../shared/tasks/store.ts';
 import { expiresAtSeconds } from '../../shared/tasks/ttl.ts';
 import { CONTRACT_POLICY, describeTaskStore } from '../contract/task-store.contract.ts';
 
@@ -95,7 +95,11 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
   async function rawItem(pk: string, sk: string): Promise<Item | undefined> {
     const { Item } = await client.send(
-      new GetItemCommand({ TableName: tableName, Key: { [TABLE_KEYS.partition]: { S: pk }, [TABLE_KEYS.sort]: { S: sk } }, ConsistentRead: true }),
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { [TABLE_KEYS.partition]: { S: pk }, [TABLE_KEYS.sort]: { S: sk } },
+        ConsistentRead: true,
+      }),
     );
     return Item;
   }
@@ -207,16 +211,17 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     let claimed: TaskRecord | undefined;
     assert.deepEqual(await commandsOf(async () => (claimed = await store.claim(taskId, 'w1', T0 + 1, LEASE))), ['UpdateItem']);
     assert.ok(claimed);
-    assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 2, { leaseMs: LEASE, statusMessage: 'busy' })), ['UpdateItem']);
+    assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 2, { leaseMs: LEASE, statusMessage: 'busy' })), [
+      'UpdateItem',
+    ]);
     assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { leaseMs: LEASE })), ['UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { statusMessage: 'busy' })), ['UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.release(taskId, 'w1', T0 + 4, T0 + 4)), ['UpdateItem']);
     claimed = await store.claim(taskId, 'w2', T0 + 5, LEASE);
     assert.ok(claimed);
-    assert.deepEqual(
-      await commandsOf(() => store.finish(claimed!, 'w2', { status: 'completed', result: { content: [] } }, T0 + 6)),
-      ['UpdateItem'],
-    );
+    assert.deepEqual(await commandsOf(() => store.finish(claimed!, 'w2', { status: 'completed', result: { content: [] } }, T0 + 6)), [
+      'UpdateItem',
+    ]);
     assert.deepEqual(await commandsOf(() => store.get(taskId, 'alice', T0 + 7)), ['GetItem']);
     assert.deepEqual(await commandsOf(() => store.cancel(taskId, 'alice', T0 + 8)), ['GetItem']);
   });
@@ -228,7 +233,14 @@ describe('DynamoDbTaskStore rows and request costs', () => {
       await store.heartbeat(task.taskId, 'w1', T0 + 5, options);
       return Object.keys((sent[0]?.output as { Attributes?: Item }).Attributes ?? {}).sort();
     };
-    assert.deepEqual(await returned({ leaseMs: LEASE, statusMessage: 'busy' }), ['cancelRequested', 'lastUpdatedAt', 'leaseUntil', 'statusMessage', 'sweepAt', 'version']);
+    assert.deepEqual(await returned({ leaseMs: LEASE, statusMessage: 'busy' }), [
+      'cancelRequested',
+      'lastUpdatedAt',
+      'leaseUntil',
+      'statusMessage',
+      'sweepAt',
+      'version',
+    ]);
     assert.deepEqual(await returned({ statusMessage: 'busy' }), ['cancelRequested', 'lastUpdatedAt', 'statusMessage', 'version']);
     assert.deepEqual(await returned({}), ['cancelRequested', 'version']);
   });
@@ -239,10 +251,13 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     const expressionOf = async (action: () => Promise<unknown>) => {
       sent.length = 0;
       const requests: string[] = [];
-      client.middlewareStack.add((next) => async (args) => {
-        requests.push(String((args.input as { UpdateExpression?: string }).UpdateExpression ?? ''));
-        return next(args);
-      }, { step: 'initialize', name: 'captureExpression' });
+      client.middlewareStack.add(
+        (next) => async (args) => {
+          requests.push(String((args.input as { UpdateExpression?: string }).UpdateExpression ?? ''));
+          return next(args);
+        },
+        { step: 'initialize', name: 'captureExpression' },
+      );
       try {
         await action();
       } finally {
@@ -259,7 +274,10 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
     assert.doesNotMatch(await expressionOf(() => store.claim(taskId, 'w1', T0 + 1, LEASE)), /sweepAt|activeShard/);
     assert.deepEqual(sweepKey(await rawRow(taskId)), created, 'claim leaves the index entry where it is');
-    assert.doesNotMatch(await expressionOf(() => store.heartbeat(taskId, 'w1', T0 + 2, { statusMessage: 'busy' })), /sweepAt|activeShard|leaseUntil/);
+    assert.doesNotMatch(
+      await expressionOf(() => store.heartbeat(taskId, 'w1', T0 + 2, { statusMessage: 'busy' })),
+      /sweepAt|activeShard|leaseUntil/,
+    );
     assert.deepEqual(sweepKey(await rawRow(taskId)), created, 'a progress-only heartbeat leaves the index entry where it is');
 
     assert.match(await expressionOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { leaseMs: LEASE })), /sweepAt/);
@@ -277,7 +295,10 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     assert.deepEqual(await commandsOf(() => store.cancel(task.taskId, 'alice', T0 + 4)), ['GetItem', 'UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.cancel(task.taskId, 'alice', T0 + 5)), ['GetItem']);
     const other = await store.create(newTask());
-    assert.deepEqual(await commandsOf(() => store.fail(other.task.taskId, { code: -32603, message: 'x' }, 'gave up', T0 + 1)), ['GetItem', 'UpdateItem']);
+    assert.deepEqual(await commandsOf(() => store.fail(other.task.taskId, { code: -32603, message: 'x' }, 'gave up', T0 + 1)), [
+      'GetItem',
+      'UpdateItem',
+    ]);
   });
 
   it('sweeper requests: findDue queries each shard of the index, reschedule is one UpdateItem', async () => {
@@ -388,7 +409,10 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     assert.ok((await rawRow(taskId))['inputRequests']);
 
     await store.answer(taskId, 'alice', { a: [] }, T0 + 3);
-    assert.deepEqual(Object.keys(await rawRow(taskId)).filter((name) => ['inputRequests', 'leaseOwner', 'leaseUntil'].includes(name)), []);
+    assert.deepEqual(
+      Object.keys(await rawRow(taskId)).filter((name) => ['inputRequests', 'leaseOwner', 'leaseUntil'].includes(name)),
+      [],
+    );
 
     const second = await store.claim(taskId, 'w2', T0 + 4, LEASE);
     assert.ok(second);
@@ -406,10 +430,10 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     const task = await claimedTask();
     const result = resultOfSize(MAX_RESULT_BYTES, 'a');
     let finished: TaskRecord | undefined;
-    assert.deepEqual(
-      await commandsOf(async () => (finished = await store.finish(task, 'w1', { status: 'completed', result }, T0 + 2))),
-      ['BatchWriteItem', 'UpdateItem'],
-    );
+    assert.deepEqual(await commandsOf(async () => (finished = await store.finish(task, 'w1', { status: 'completed', result }, T0 + 2))), [
+      'BatchWriteItem',
+      'UpdateItem',
+    ]);
     assert.ok(finished?.status === 'completed');
     assert.deepEqual(finished.result, result);
 
@@ -443,7 +467,11 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     let read: TaskRecord | undefined;
     assert.deepEqual(await commandsOf(async () => (read = await store.get(task.taskId, 'alice', T0 + 3))), ['GetItem', 'BatchGetItem']);
     assert.deepEqual(read?.status === 'completed' && read.result, result);
-    assert.deepEqual(await commandsOf(() => store.cancel(task.taskId, 'alice', T0 + 4)), ['GetItem'], 'no chunk reads to decide on a terminal task');
+    assert.deepEqual(
+      await commandsOf(() => store.cancel(task.taskId, 'alice', T0 + 4)),
+      ['GetItem'],
+      'no chunk reads to decide on a terminal task',
+    );
   });
 
   it('a result that fits the row stays in the row and costs exactly one GetItem to read', async () => {
@@ -472,7 +500,10 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   it('a chunked result is gone with its task once the task expires', async () => {
     const task = await claimedTask();
     const finished = await store.finish(task, 'w1', { status: 'completed', result: resultOfSize(RESULT_CHUNK_BYTES * 2, 'f') }, T0 + 2);
-    assert.deepEqual(await commandsOf(async () => assert.equal(await store.get(task.taskId, 'alice', finished.createdAt + finished.ttlMs), undefined)), ['GetItem']);
+    assert.deepEqual(
+      await commandsOf(async () => assert.equal(await store.get(task.taskId, 'alice', finished.createdAt + finished.ttlMs), undefined)),
+      ['GetItem'],
+    );
     assert.deepEqual(await commandsOf(async () => assert.equal(await store.get(task.taskId, 'mallory', T0 + 3), undefined)), ['GetItem']);
   });
 
@@ -488,10 +519,12 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     assert.equal(keyItem['fingerprint']?.S, sha256(JSON.stringify(['echo', { text: 'hi' }])));
     assert.equal(keyItem[TTL_ATTRIBUTE]?.N, String(Math.ceil((T0 + RETENTION + IDEMPOTENCY_GRACE_MS) / 1000)));
 
-    assert.deepEqual(
-      await commandsOf(() => store.create(newTask(), { idempotencyKey: key })),
-      ['PutItem', 'GetItem', 'PutItem', 'GetItem'],
-    );
+    assert.deepEqual(await commandsOf(() => store.create(newTask(), { idempotencyKey: key })), [
+      'PutItem',
+      'GetItem',
+      'PutItem',
+      'GetItem',
+    ]);
   });
 
   it('a create that finds the key but no row (its first call died in between) writes the row under the recorded id', async () => {
@@ -502,7 +535,10 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     assert.equal(recovered.created, true);
     assert.equal(recovered.task.taskId, recordedId);
     assert.equal((await store.get(recordedId, 'alice', T0 + 5_001))?.status, 'working');
-    assert.deepEqual(await store.create(newTask(randomUUID(), T0 + 6_000), { idempotencyKey: key }), { task: recovered.task, created: false });
+    assert.deepEqual(await store.create(newTask(randomUUID(), T0 + 6_000), { idempotencyKey: key }), {
+      task: recovered.task,
+      created: false,
+    });
   });
 
   it('a key whose task is long gone (row deleted by TTL) starts over with a new task', async () => {
@@ -519,7 +555,10 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
   it('an expired key item that DynamoDB has not deleted yet counts as absent', async () => {
     const key = randomUUID();
-    await putKeyItem(key, randomUUID(), T0 - 10 * IDEMPOTENCY_GRACE_MS, { fingerprint: 'something else entirely', expiresAtSeconds: Math.floor(T0 / 1000) - 1 });
+    await putKeyItem(key, randomUUID(), T0 - 10 * IDEMPOTENCY_GRACE_MS, {
+      fingerprint: 'something else entirely',
+      expiresAtSeconds: Math.floor(T0 / 1000) - 1,
+    });
     const taskId = randomUUID();
     assert.deepEqual(await commandsOf(() => store.create(newTask(taskId), { idempotencyKey: key })), ['PutItem', 'PutItem']);
     assert.equal((await rawItem(keyPk('alice', key), IDEMPOTENCY_SK))?.['taskId']?.S, taskId);

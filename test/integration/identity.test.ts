@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { startLocalStack, type LocalStack } from '../../bin/local/stack.ts';
+import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
 import { mcpRequestEvent } from '../support/in-process.ts';
 import { TASKS_EXTENSION } from '../support/mcp-http.ts';
 
@@ -20,7 +20,9 @@ let dataDir: string;
 let handler: (event: APIGatewayProxyEventV2) => Promise<unknown>;
 
 async function call(method: string, params: Record<string, unknown>, subject?: string) {
-  const result = (await handler(mcpRequestEvent(method, params, { capabilities: TASKS_ONLY, ...(subject ? { subject } : {}) }))) as APIGatewayProxyStructuredResultV2;
+  const result = (await handler(
+    mcpRequestEvent(method, params, { capabilities: TASKS_ONLY, ...(subject ? { subject } : {}) }),
+  )) as APIGatewayProxyStructuredResultV2;
   return JSON.parse(String(result.body)) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
 }
 
@@ -48,10 +50,17 @@ describe('tasks are bound to the caller', () => {
     assert.equal(read.result?.['taskId'], taskId);
   });
 
-  for (const [who, subject] of [['another subject', 'bob'], ['a caller without a token (the local principal)', undefined]] as const) {
+  for (const [who, subject] of [
+    ['another subject', 'bob'],
+    ['a caller without a token (the local principal)', undefined],
+  ] as const) {
     it(`${who} gets exactly what an unknown task id gets, for get, update and cancel`, async () => {
       const unknown = crypto.randomUUID();
-      for (const [method, extra] of [['tasks/get', {}], ['tasks/update', { inputResponses: { k: { action: 'accept' } } }], ['tasks/cancel', {}]] as const) {
+      for (const [method, extra] of [
+        ['tasks/get', {}],
+        ['tasks/update', { inputResponses: { k: { action: 'accept' } } }],
+        ['tasks/cancel', {}],
+      ] as const) {
         const foreign = await call(method, { taskId, ...extra }, subject);
         const missing = await call(method, { taskId: unknown, ...extra }, subject);
         assert.equal(foreign.error?.code, -32602, `${method}: ${JSON.stringify(foreign)}`);
@@ -62,14 +71,20 @@ describe('tasks are bound to the caller', () => {
 
   it('refuses a token without a subject instead of mapping it to a shared principal', async () => {
     const request = mcpRequestEvent('tasks/get', { taskId }, { capabilities: TASKS_ONLY, subject: 'alice' });
-    (request.requestContext as unknown as { authorizer: { jwt: { claims: Record<string, unknown> } } }).authorizer.jwt.claims = { client_id: 'svc-a', iss: 'https://issuer.example' };
+    (request.requestContext as unknown as { authorizer: { jwt: { claims: Record<string, unknown> } } }).authorizer.jwt.claims = {
+      client_id: 'svc-a',
+      iss: 'https://issuer.example',
+    };
     const result = (await handler(request)) as APIGatewayProxyStructuredResultV2;
     assert.equal(result.statusCode, 401);
   });
 
   it('binds tasks to issuer and subject: the same subject from another issuer is another principal', async () => {
     const request = mcpRequestEvent('tasks/get', { taskId }, { capabilities: TASKS_ONLY, subject: 'alice' });
-    (request.requestContext as unknown as { authorizer: { jwt: { claims: Record<string, unknown> } } }).authorizer.jwt.claims = { sub: 'alice', iss: 'https://other-issuer.example' };
+    (request.requestContext as unknown as { authorizer: { jwt: { claims: Record<string, unknown> } } }).authorizer.jwt.claims = {
+      sub: 'alice',
+      iss: 'https://other-issuer.example',
+    };
     const result = JSON.parse(String(((await handler(request)) as APIGatewayProxyStructuredResultV2).body)) as { error?: { code: number } };
     assert.equal(result.error?.code, -32602);
   });

@@ -10,8 +10,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { DynamoDBClient, GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../bin/local/dynamodb.ts';
+import { type AttributeValue, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/local/dynamodb.ts';
 import { inputWaitExpired, sweep } from '../../shared/runtime/sweeper.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
@@ -38,13 +38,19 @@ async function waitingTask(store: TaskStore, now: number, requests: Record<strin
   return store.finish(claimed, 'w1', { status: 'input_required', inputRequests: requests }, now + 2);
 }
 
-const stores: Array<[string, () => Promise<{ store: TaskStore; close: () => Promise<void>; dynamo?: { client: DynamoDBClient; tableName: string } }>]> = [
+const stores: Array<
+  [string, () => Promise<{ store: TaskStore; close: () => Promise<void>; dynamo?: { client: DynamoDBClient; tableName: string } }>]
+> = [
   ['in-memory store', async () => ({ store: new InMemoryTaskStore(POLICY), close: async () => {} })],
   [
     'DynamoDB store (dynalite)',
     async () => {
       const local: LocalDynamoDb = await startDynalite();
-      const client = new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 't', secretAccessKey: 't' } });
+      const client = new DynamoDBClient({
+        endpoint: local.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 't', secretAccessKey: 't' },
+      });
       const tableName = `tasks-${randomUUID()}`;
       await ensureTaskTable(client, tableName);
       return {
@@ -100,7 +106,10 @@ for (const [name, make] of stores) {
       assert.deepEqual(sent, [], 'nothing to run');
       const ended = (await store.get(task.taskId, OWNER, deadline + 6))!;
       assert.equal(ended.status, 'failed');
-      assert.equal(ended.status === 'failed' && ended.error.message, 'The task waited for input longer than the server allows (1 day) and was abandoned');
+      assert.equal(
+        ended.status === 'failed' && ended.error.message,
+        'The task waited for input longer than the server allows (1 day) and was abandoned',
+      );
       assert.equal(ended.statusMessage, ended.status === 'failed' ? ended.error.message : '');
       assert.ok(ended.ttlMs >= task.ttlMs);
       assert.equal(ended.sweepAt, undefined, 'off the index');
@@ -123,7 +132,11 @@ for (const [name, make] of stores) {
       assert.equal(resumed.sweepAt, base + 20 + W);
       assert.equal(resumed.ttlMs, task.ttlMs, 'the TTL written for the wait stays: never shortened');
       assert.ok(renderedTtlMs(resumed, base + 21, POLICY.retentionMs) >= task.ttlMs);
-      assert.equal(await store.expireWait(task.taskId, inputWaitExpired().error, 'x', base + 10 * MAX_WAIT), undefined, 'a working task is not expired');
+      assert.equal(
+        await store.expireWait(task.taskId, inputWaitExpired().error, 'x', base + 10 * MAX_WAIT),
+        undefined,
+        'a working task is not expired',
+      );
       await store.cancel(task.taskId, OWNER, base + 22); // leaves the index to the next case
     });
 
@@ -177,11 +190,21 @@ describe('rows written before waits had a deadline (DynamoDB)', () => {
     const old = (await store.get(taskId, OWNER, base + 3))!;
     assert.equal(old.status, 'input_required');
     assert.equal(old.sweepAt, undefined);
-    assert.equal(renderedTtlMs(old, base + 10 * MAX_WAIT, POLICY.retentionMs), 10 * MAX_WAIT + POLICY.retentionMs, 'no deadline: it never expires, as before');
+    assert.equal(
+      renderedTtlMs(old, base + 10 * MAX_WAIT, POLICY.retentionMs),
+      10 * MAX_WAIT + POLICY.retentionMs,
+      'no deadline: it never expires, as before',
+    );
     assert.deepEqual(await store.findDue(base + 100 * MAX_WAIT, 10), []);
     assert.equal(await store.expireWait(taskId, inputWaitExpired().error, 'x', base + 100 * MAX_WAIT), undefined);
     assert.deepEqual(await store.answer(taskId, OWNER, { a: 'yes' }, base + 50), { accepted: ['a'], resumed: true });
-    const { Item } = await dynamo.client.send(new GetItemCommand({ TableName: dynamo.tableName, Key: { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: TASK_ROW_SK } }, ConsistentRead: true }));
+    const { Item } = await dynamo.client.send(
+      new GetItemCommand({
+        TableName: dynamo.tableName,
+        Key: { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: TASK_ROW_SK } },
+        ConsistentRead: true,
+      }),
+    );
     assert.equal(Item?.['status']?.S, 'working');
     assert.equal(Item?.[ACTIVE_INDEX.sort]?.N, String(base + 50 + W));
   });

@@ -9,13 +9,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { DynamoDBClient, GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../bin/local/dynamodb.ts';
+import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/local/dynamodb.ts';
 import { DEFAULT_SETTINGS } from '../../shared/config.ts';
 import { InMemoryTaskQueue } from '../../shared/queue/memory-queue.ts';
-import { processTaskMessage } from '../../shared/runtime/worker.ts';
 import { defineTool, type ToolDefinition } from '../../shared/runtime/tool.ts';
+import { processTaskMessage } from '../../shared/runtime/worker.ts';
 import { TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
 import { activeShardOf, DynamoDbTaskStore, STEP_SK_PREFIX } from '../../shared/tasks/dynamodb-store.ts';
 
@@ -30,7 +30,11 @@ describe('task rows and journals in the format written before replay checks', ()
 
   before(async () => {
     local = await startDynalite();
-    client = new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    client = new DynamoDBClient({
+      endpoint: local.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
     await ensureTaskTable(client, tableName);
     store = new DynamoDbTaskStore({ client, tableName, policy: POLICY });
   });
@@ -81,7 +85,10 @@ describe('task rows and journals in the format written before replay checks', ()
     const taskId = randomUUID();
     const ran: string[] = [];
     const tool = defineTool({
-      name: 'three_steps', description: 'd', inputSchema: z.object({}), execution: 'task',
+      name: 'three_steps',
+      description: 'd',
+      inputSchema: z.object({}),
+      execution: 'task',
       handler: async (_args, ctx) => {
         let sum = 0;
         for (let i = 1; i <= 3; i++) {
@@ -99,7 +106,13 @@ describe('task rows and journals in the format written before replay checks', ()
     assert.equal(read?.status, 'working');
     assert.equal(read?.toolVersion, undefined);
     assert.equal(read?.questions, undefined);
-    assert.deepEqual(await store.loadJournal(taskId), new Map([['step-1', { value: 1 }], ['step-2', { value: 2 }]]));
+    assert.deepEqual(
+      await store.loadJournal(taskId),
+      new Map([
+        ['step-1', { value: 1 }],
+        ['step-2', { value: 2 }],
+      ]),
+    );
 
     const progress: string[] = [];
     const decorated = new Proxy(store, {
@@ -115,10 +128,16 @@ describe('task rows and journals in the format written before replay checks', ()
       },
     });
     const tools = new Map<string, ToolDefinition>([[tool.name, tool]]);
-    const disposition = await processTaskMessage({ taskId, reason: 'sweep' }, {
-      store: decorated, queue: new InMemoryTaskQueue(), tools, log: () => {},
-      settings: { ...DEFAULT_SETTINGS, progressIntervalMs: 0 },
-    });
+    const disposition = await processTaskMessage(
+      { taskId, reason: 'sweep' },
+      {
+        store: decorated,
+        queue: new InMemoryTaskQueue(),
+        tools,
+        log: () => {},
+        settings: { ...DEFAULT_SETTINGS, progressIntervalMs: 0 },
+      },
+    );
     assert.equal(disposition, 'done');
     const done = await store.get(taskId, 'alice', Date.now());
     assert.equal(done?.status, 'completed', JSON.stringify(done));
@@ -126,7 +145,12 @@ describe('task rows and journals in the format written before replay checks', ()
     assert.deepEqual(ran, ['step-3'], 'recorded steps were not run again');
     // Progress from before the last recorded step is replay; from there on it is new (never older than what was written).
     assert.deepEqual(progress, ['Finished step 2 of 3', 'Finished step 3 of 3'], 'progress of replayed steps was not written again');
-    const { Item: step3 } = await client.send(new GetItemCommand({ TableName: tableName, Key: { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: `${STEP_SK_PREFIX}step-3` } } }));
+    const { Item: step3 } = await client.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: `${STEP_SK_PREFIX}step-3` } },
+      }),
+    );
     assert.equal(step3?.['position']?.N, '3', 'the new checkpoint carries its position');
   });
 
@@ -134,16 +158,29 @@ describe('task rows and journals in the format written before replay checks', ()
     const now = Date.now();
     const taskId = randomUUID();
     const tool = defineTool({
-      name: 'asks', description: 'd', inputSchema: z.object({}), execution: 'task',
+      name: 'asks',
+      description: 'd',
+      inputSchema: z.object({}),
+      execution: 'task',
       handler: async (_args, ctx) => {
-        const answer = await ctx.elicit('ok', { message: 'OK?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } });
+        const answer = await ctx.elicit('ok', {
+          message: 'OK?',
+          requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
+        });
         return `answered ${answer.action}`;
       },
     });
     await put(oldRow(taskId, 'asks', now, { ok: { action: 'accept', content: { ok: true } } }));
-    await processTaskMessage({ taskId, reason: 'resume' }, {
-      store, queue: new InMemoryTaskQueue(), tools: new Map([[tool.name, tool]]), log: () => {}, settings: DEFAULT_SETTINGS,
-    });
+    await processTaskMessage(
+      { taskId, reason: 'resume' },
+      {
+        store,
+        queue: new InMemoryTaskQueue(),
+        tools: new Map([[tool.name, tool]]),
+        log: () => {},
+        settings: DEFAULT_SETTINGS,
+      },
+    );
     const done = await store.get(taskId, 'alice', Date.now());
     assert.equal(done?.status, 'completed', JSON.stringify(done));
     assert.deepEqual(done?.status === 'completed' && done.result['content'], [{ type: 'text', text: 'answered accept' }]);

@@ -8,23 +8,30 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
-import { startDynalite } from '../../bin/local/dynamodb.ts';
+import {
+  DeleteItemCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
+import { startDynalite } from '../../bin/local/dynamodb.ts';
 import { LOCAL_CREDENTIALS, localSqsClient } from '../../bin/local/sqs.ts';
 import { REGION, startLocalStack } from '../../bin/local/stack.ts';
+import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
+import { WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
+import type { LogEvent } from '../../shared/log.ts';
 import { ACTIVE_INDEX, TABLE_KEYS } from '../../shared/tasks/dynamodb-schema.ts';
 import { ACTIVE_SHARD_COUNT } from '../../shared/tasks/dynamodb-store.ts';
-import type { LogEvent } from '../../shared/log.ts';
 import { createTask, uniqueLabel, waitFor } from '../support/durable.ts';
-import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
+import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
 
 const require = createRequire(import.meta.url);
@@ -71,7 +78,13 @@ describe('local stack with npm start defaults', () => {
     assert.equal(waiting.status, 'input_required', JSON.stringify(waiting));
     assert.deepEqual(Object.keys(waiting.inputRequests ?? {}), ['details']);
     resultOf(await rpc(stack.url, 'tasks/update', { taskId, inputResponses: { details: { action: 'accept', content: { name: 'Ada' } } } }));
-    const task = await pollUntil(stack.url, taskId, (current) => current.status !== 'working' && current.status !== 'input_required', 60_000, 200);
+    const task = await pollUntil(
+      stack.url,
+      taskId,
+      (current) => current.status !== 'working' && current.status !== 'input_required',
+      60_000,
+      200,
+    );
     assert.equal(task.status, 'failed', JSON.stringify(task));
     assert.match(task.error?.message ?? '', /Input key "details" was used for a different question/);
   });
@@ -87,13 +100,15 @@ describe('local stack start-up recovery (in-process)', () => {
     try {
       const entries: Array<{ pk: string; sweepAt: number }> = [];
       for (let shard = 0; shard < ACTIVE_SHARD_COUNT; shard++) {
-        const { Items } = await client.send(new QueryCommand({
-          TableName: 'tasks',
-          IndexName: ACTIVE_INDEX.name,
-          KeyConditionExpression: '#s = :s',
-          ExpressionAttributeNames: { '#s': ACTIVE_INDEX.partition },
-          ExpressionAttributeValues: { ':s': { S: `s${shard}` } },
-        }));
+        const { Items } = await client.send(
+          new QueryCommand({
+            TableName: 'tasks',
+            IndexName: ACTIVE_INDEX.name,
+            KeyConditionExpression: '#s = :s',
+            ExpressionAttributeNames: { '#s': ACTIVE_INDEX.partition },
+            ExpressionAttributeValues: { ':s': { S: `s${shard}` } },
+          }),
+        );
         for (const item of Items ?? []) entries.push({ pk: item[TABLE_KEYS.partition]!.S!, sweepAt: Number(item[ACTIVE_INDEX.sort]!.N) });
       }
       return entries;
@@ -152,8 +167,21 @@ describe('local stack start-up recovery (in-process)', () => {
     const ghost = randomUUID();
     const original = await withTable(dataDir, async (client) => {
       const { Item } = await client.send(new GetItemCommand({ TableName: 'tasks', Key: rowKey(moved) }));
-      await client.send(new UpdateItemCommand({ TableName: 'tasks', Key: rowKey(moved), UpdateExpression: 'SET #s = :early', ExpressionAttributeNames: { '#s': ACTIVE_INDEX.sort }, ExpressionAttributeValues: { ':early': { N: '1' } } }));
-      await client.send(new PutItemCommand({ TableName: 'tasks', Item: { ...rowKey(ghost), [ACTIVE_INDEX.partition]: { S: 's0' }, [ACTIVE_INDEX.sort]: { N: '2' } } }));
+      await client.send(
+        new UpdateItemCommand({
+          TableName: 'tasks',
+          Key: rowKey(moved),
+          UpdateExpression: 'SET #s = :early',
+          ExpressionAttributeNames: { '#s': ACTIVE_INDEX.sort },
+          ExpressionAttributeValues: { ':early': { N: '1' } },
+        }),
+      );
+      await client.send(
+        new PutItemCommand({
+          TableName: 'tasks',
+          Item: { ...rowKey(ghost), [ACTIVE_INDEX.partition]: { S: 's0' }, [ACTIVE_INDEX.sort]: { N: '2' } },
+        }),
+      );
       return Item![ACTIVE_INDEX.sort]!;
     });
     let level = await openLevel(dataDir);
@@ -161,7 +189,15 @@ describe('local stack start-up recovery (in-process)', () => {
     await level.level.close();
     assert.equal(orphans.length, 2);
     await withTable(dataDir, async (client) => {
-      await client.send(new UpdateItemCommand({ TableName: 'tasks', Key: rowKey(moved), UpdateExpression: 'SET #s = :back', ExpressionAttributeNames: { '#s': ACTIVE_INDEX.sort }, ExpressionAttributeValues: { ':back': original } }));
+      await client.send(
+        new UpdateItemCommand({
+          TableName: 'tasks',
+          Key: rowKey(moved),
+          UpdateExpression: 'SET #s = :back',
+          ExpressionAttributeNames: { '#s': ACTIVE_INDEX.sort },
+          ExpressionAttributeValues: { ':back': original },
+        }),
+      );
       await client.send(new DeleteItemCommand({ TableName: 'tasks', Key: rowKey(ghost) }));
     });
     level = await openLevel(dataDir);
@@ -176,32 +212,57 @@ describe('local stack start-up recovery (in-process)', () => {
     const label = uniqueLabel('rendezvous');
     const parties = 20;
     let endpoint = '';
-    const stack = await startLocalStack({ port: 0, dataDir, env: { TASKS_TOOLSET: 'test' }, log, instrument: ({ endpoints }) => (endpoint = endpoints.sqs) });
+    const stack = await startLocalStack({
+      port: 0,
+      dataDir,
+      env: { TASKS_TOOLSET: 'test' },
+      log,
+      instrument: ({ endpoints }) => (endpoint = endpoints.sqs),
+    });
     const sqs = localSqsClient(endpoint, REGION);
     try {
       const ids: string[] = [];
       for (let i = 0; i < parties; i++) {
         const taskId = randomUUID();
-        await stack.store.create({ taskId, owner: 'local', tool: 'rendezvous', arguments: { label, parties }, clientCapabilities: {}, inputResponses: {}, now: Date.now(), ttlMs: 3_600_000, pollIntervalMs: 1000 });
+        await stack.store.create({
+          taskId,
+          owner: 'local',
+          tool: 'rendezvous',
+          arguments: { label, parties },
+          clientCapabilities: {},
+          inputResponses: {},
+          now: Date.now(),
+          ttlMs: 3_600_000,
+          pollIntervalMs: 1000,
+        });
         ids.push(taskId);
       }
       // All 20 start messages on the queue in two sends, as a burst of clients would put them there.
       const started = Date.now();
       for (const chunk of [ids.slice(0, 10), ids.slice(10)]) {
-        await sqs.send(new SendMessageBatchCommand({
-          QueueUrl: stack.config.queueUrl,
-          Entries: chunk.map((taskId, i) => ({ Id: String(i), MessageBody: JSON.stringify({ taskId, reason: 'start' }) })),
-        }));
+        await sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: stack.config.queueUrl,
+            Entries: chunk.map((taskId, i) => ({ Id: String(i), MessageBody: JSON.stringify({ taskId, reason: 'start' }) })),
+          }),
+        );
       }
       for (const taskId of ids) {
-        const task = await waitFor(`${taskId} to finish`, async () => {
-          const current = await stack.store.get(taskId, 'local', Date.now());
-          return current?.status !== 'working' && current;
-        }, 180_000, 100);
+        const task = await waitFor(
+          `${taskId} to finish`,
+          async () => {
+            const current = await stack.store.get(taskId, 'local', Date.now());
+            return current?.status !== 'working' && current;
+          },
+          180_000,
+          100,
+        );
         assert.equal(task.status, 'completed', JSON.stringify(task));
         assert.ok(task.status === 'completed' && !task.result['isError'], JSON.stringify(task));
       }
-      t.diagnostic(`${parties} rendezvous tasks finished ${Date.now() - started} ms after their messages were sent; ${stack.workerStats().peak} batches at most at once`);
+      t.diagnostic(
+        `${parties} rendezvous tasks finished ${Date.now() - started} ms after their messages were sent; ${stack.workerStats().peak} batches at most at once`,
+      );
       assert.equal(readEffects(label, effectsDir).length, parties);
       // Batches of at most WORKER_BATCH_SIZE records: 20 running at once took several batches in flight together.
       assert.ok(stack.workerStats().peak >= Math.ceil(parties / WORKER_BATCH_SIZE), `peak ${stack.workerStats().peak}`);
@@ -220,7 +281,17 @@ describe('local stack start-up recovery (in-process)', () => {
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) {
       const taskId = randomUUID();
-      await stack.store.create({ taskId, owner: 'local', tool: 'counter', arguments: { label, ms: 0 }, clientCapabilities: {}, inputResponses: {}, now: Date.now(), ttlMs: 3_600_000, pollIntervalMs: 1000 });
+      await stack.store.create({
+        taskId,
+        owner: 'local',
+        tool: 'counter',
+        arguments: { label, ms: 0 },
+        clientCapabilities: {},
+        inputResponses: {},
+        now: Date.now(),
+        ttlMs: 3_600_000,
+        pollIntervalMs: 1000,
+      });
       ids.push(taskId);
     }
     await stack.close();
@@ -241,10 +312,15 @@ describe('local stack start-up recovery (in-process)', () => {
       assert.equal(stack.recovery.requeued, 2);
       assert.equal(stack.recovery.voidedLeases, 0);
       for (const taskId of ids) {
-        const task = await waitFor(`${taskId} to finish`, async () => {
-          const current = await stack.store.get(taskId, 'local', Date.now());
-          return current?.status === 'completed' && current;
-        }, 60_000, 100);
+        const task = await waitFor(
+          `${taskId} to finish`,
+          async () => {
+            const current = await stack.store.get(taskId, 'local', Date.now());
+            return current?.status === 'completed' && current;
+          },
+          60_000,
+          100,
+        );
         assert.equal(task.status, 'completed');
       }
       assert.deepEqual(readEffects(label, effectsDir), ['ran', 'ran']);
@@ -264,11 +340,21 @@ describe('local stack start-up recovery (in-process)', () => {
   it('makes a repaired row due for the sweeper again', async () => {
     const dataDir = join(root, 'swept');
     const env = { TASKS_TOOLSET: 'test' };
-    let stack = await startLocalStack({ port: 0, dataDir, env, log });
+    const stack = await startLocalStack({ port: 0, dataDir, env, log });
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) {
       const taskId = randomUUID();
-      await stack.store.create({ taskId, owner: 'local', tool: 'counter', arguments: { label: uniqueLabel('swept'), ms: 0 }, clientCapabilities: {}, inputResponses: {}, now: Date.now(), ttlMs: 3_600_000, pollIntervalMs: 1000 });
+      await stack.store.create({
+        taskId,
+        owner: 'local',
+        tool: 'counter',
+        arguments: { label: uniqueLabel('swept'), ms: 0 },
+        clientCapabilities: {},
+        inputResponses: {},
+        now: Date.now(),
+        ttlMs: 3_600_000,
+        pollIntervalMs: 1000,
+      });
       ids.push(taskId);
     }
     await stack.close();
@@ -281,11 +367,22 @@ describe('local stack start-up recovery (in-process)', () => {
       const { recoverAtStart } = await import('../../bin/local/recovery.ts');
       const sent: string[] = [];
       const now = Date.now();
-      const report = await recoverAtStart({ client, tableName: 'tasks', queue: { send: async (message) => void sent.push(message.taskId) }, sweepWindowMs: 360_000, now, log });
+      const report = await recoverAtStart({
+        client,
+        tableName: 'tasks',
+        queue: { send: async (message) => void sent.push(message.taskId) },
+        sweepWindowMs: 360_000,
+        now,
+        log,
+      });
       assert.deepEqual(sent.sort(), [...ids].sort());
       assert.equal(report.orphansRemoved, 2);
       const { DynamoDbTaskStore } = await import('../../shared/tasks/dynamodb-store.ts');
-      const store = new DynamoDbTaskStore({ client, tableName: 'tasks', policy: { leaseMs: 300_000, sweepGraceMs: 60_000, retentionMs: 3_600_000, stepRetentionMs: 86_400_000 } });
+      const store = new DynamoDbTaskStore({
+        client,
+        tableName: 'tasks',
+        policy: { leaseMs: 300_000, sweepGraceMs: 60_000, retentionMs: 3_600_000, stepRetentionMs: 86_400_000 },
+      });
       // Both rows are on the index at their rows' sweepAt: the sweeper finds them when they are due, and nothing else.
       assert.deepEqual((await store.findDue(now + 360_000, 10)).sort(), [...ids].sort());
       assert.deepEqual(await store.findDue(now, 10), [], 'no orphan sorts first');
@@ -306,7 +403,10 @@ describe('local stack start-up recovery (in-process)', () => {
     const taskId = await createTask(stack.url, 'step_sequence', { label, steps: 6, stepMs: 1000 });
     await waitFor('the first step', () => readEffects(label, effectsDir).length >= 1, 60_000);
     await stack.close();
-    assert.ok(logs.some((event) => event.event === 'handed-back' && event['taskId'] === taskId), 'the running task was handed back');
+    assert.ok(
+      logs.some((event) => event.event === 'handed-back' && event['taskId'] === taskId),
+      'the running task was handed back',
+    );
 
     logs.length = 0;
     stack = await startLocalStack({ port: 0, dataDir, env, log });

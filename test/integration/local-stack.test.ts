@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { startPoller, type Poller } from '../../bin/local/poller.ts';
-import { localSqsClient, startLocalSqs, type LocalSqs } from '../../bin/local/sqs.ts';
-import { startLocalStackProcess, type LocalStackProcess } from '../support/local-stack.ts';
+import { type Poller, startPoller } from '../../bin/local/poller.ts';
+import { type LocalSqs, localSqsClient, startLocalSqs } from '../../bin/local/sqs.ts';
+import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { pollUntil, resultOf, rpc, TASKS_EXTENSION } from '../support/mcp-http.ts';
 
 /** Starts a one-second task and returns its id. */
@@ -142,7 +142,11 @@ describe('SQS event source emulation (fauxqs + poller)', () => {
 
     pollers.push(
       startPoller({
-        client, queueUrl: sqs.queueUrl, queueArn: sqs.queueArn, region: sqs.region, log: () => {},
+        client,
+        queueUrl: sqs.queueUrl,
+        queueArn: sqs.queueArn,
+        region: sqs.region,
+        log: () => {},
         handler: async (event) => {
           for (const record of event.Records) {
             assert.equal(record.eventSource, 'aws:sqs');
@@ -153,7 +157,11 @@ describe('SQS event source emulation (fauxqs + poller)', () => {
         },
       }),
       startPoller({
-        client, queueUrl: sqs.dlqUrl, queueArn: sqs.dlqArn, region: sqs.region, log: () => {},
+        client,
+        queueUrl: sqs.dlqUrl,
+        queueArn: sqs.dlqArn,
+        region: sqs.region,
+        log: () => {},
         handler: async (event) => {
           dead.push(...event.Records);
           deadLettered();
@@ -168,11 +176,21 @@ describe('SQS event source emulation (fauxqs + poller)', () => {
     // One more visibility period: a deleted record must not come back.
     await new Promise((resolve) => setTimeout(resolve, (VISIBILITY_S + 1) * 1000));
 
-    assert.deepEqual(seen.filter((s) => s.body === 'ok').map((s) => s.receiveCount), [1]);
+    assert.deepEqual(
+      seen.filter((s) => s.body === 'ok').map((s) => s.receiveCount),
+      [1],
+    );
     const failures = seen.filter((s) => s.body === 'fail');
-    assert.deepEqual(failures.map((s) => s.receiveCount), [1, 2], 'received maxReceiveCount times');
+    assert.deepEqual(
+      failures.map((s) => s.receiveCount),
+      [1, 2],
+      'received maxReceiveCount times',
+    );
     assert.ok(failures[1]!.at - sentAt >= VISIBILITY_S * 1000 - 100, 'redelivered only after the visibility timeout');
-    assert.deepEqual(dead.map((r) => r.body), ['fail']);
+    assert.deepEqual(
+      dead.map((r) => r.body),
+      ['fail'],
+    );
     assert.equal(dead[0]!.eventSourceARN, sqs.dlqArn);
   });
 });

@@ -31,7 +31,11 @@ describe('new-tool', () => {
     assert.match(index, /import \{ wordCount \} from '\.\/word-count\.ts';/);
     assert.match(index, /productTools: ToolDefinition\[\] = \[batchProcess, approvalGate, externalJob, wordCount\];/);
 
-    const served = run(['-e', "const { productTools } = await import('./functions/tools/index.ts'); console.log(productTools.map((t) => t.name).join(','));", '--input-type=module']);
+    const served = run([
+      '-e',
+      "const { productTools } = await import('./functions/tools/index.ts'); console.log(productTools.map((t) => t.name).join(','));",
+      '--input-type=module',
+    ]);
     assert.equal(served.status, 0, served.stderr);
     assert.equal(served.stdout.trim(), 'batch_process,approval_gate,external_job,word_count');
 

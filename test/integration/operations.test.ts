@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { localSqsClient } from '../../bin/local/sqs.ts';
-import { REGION, startLocalStack, type LocalStack } from '../../bin/local/stack.ts';
-import { jsonLog } from '../../shared/log.ts';
-import { METRICS_NAMESPACE, TASK_METRICS } from '../../shared/metrics.ts';
+import { type LocalStack, REGION, startLocalStack } from '../../bin/local/stack.ts';
 import { runOps } from '../../bin/ops/cli.ts';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
+import { jsonLog } from '../../shared/log.ts';
+import { METRICS_NAMESPACE, TASK_METRICS } from '../../shared/metrics.ts';
 import { createTask, waitFor } from '../support/durable.ts';
 import { getTask, pollUntil } from '../support/mcp-http.ts';
 
@@ -57,7 +57,17 @@ async function opsJson<T>(outputsFile: string, ...args: string[]): Promise<T> {
 /** A `working` task nobody runs: created in the store without a message (as after a lost enqueue). */
 async function idleTask(stack: LocalStack, tool = 'slow_compute'): Promise<string> {
   const taskId = randomUUID();
-  await stack.store.create({ taskId, owner: stack.config.localPrincipal, tool, arguments: {}, clientCapabilities: {}, inputResponses: {}, now: Date.now(), ttlMs: 60_000, pollIntervalMs: 1000 });
+  await stack.store.create({
+    taskId,
+    owner: stack.config.localPrincipal,
+    tool,
+    arguments: {},
+    clientCapabilities: {},
+    inputResponses: {},
+    now: Date.now(),
+    ttlMs: 60_000,
+    pollIntervalMs: 1000,
+  });
   return taskId;
 }
 
@@ -74,7 +84,8 @@ function declaredMetrics(line: Line): Map<string, { unit: string; dimensions: st
       assert.equal(typeof line[metric['Name']], 'number', `${metric['Name']} has a value`);
       assert.equal(metric['Unit'], TASK_METRICS[metric['Name'] as keyof typeof TASK_METRICS]);
     }
-    for (const dimension of directive['Dimensions'][0] as string[]) assert.equal(typeof line[dimension], 'string', `dimension ${dimension} has a value`);
+    for (const dimension of directive['Dimensions'][0] as string[])
+      assert.equal(typeof line[dimension], 'string', `dimension ${dimension} has a value`);
   }
   return declared;
 }
@@ -183,7 +194,10 @@ describe('operations on the local stack', () => {
       assert.ok(ids.indexOf(older) >= 0 && ids.indexOf(older) < ids.indexOf(newer), JSON.stringify(ids));
       for (const task of listed) assert.equal(task['status'], 'working');
       const ages = listed.map((t) => t['ageMs'] as number);
-      assert.deepEqual(ages, [...ages].sort((a, b) => b - a));
+      assert.deepEqual(
+        ages,
+        [...ages].sort((a, b) => b - a),
+      );
       assert.match((await ops(main.outputsFile, 'working')).text, /^taskId\s+tool\s+age\s+attempts\s+running/);
     });
 
@@ -196,14 +210,23 @@ describe('operations on the local stack', () => {
       assert.ok(entry, JSON.stringify(waited));
       assert.equal(entry['status'], 'input_required');
       assert.ok(entry['waitingMs'] >= 300 && entry['waitingMs'] < 60_000, String(entry['waitingMs']));
-      assert.equal((await opsJson<Line[]>(main.outputsFile, 'waiting', '--older-than', '1h')).some((t) => t['taskId'] === taskId), false);
-      assert.equal((await opsJson<Line[]>(main.outputsFile, 'working')).some((t) => t['taskId'] === taskId), false);
+      assert.equal(
+        (await opsJson<Line[]>(main.outputsFile, 'waiting', '--older-than', '1h')).some((t) => t['taskId'] === taskId),
+        false,
+      );
+      assert.equal(
+        (await opsJson<Line[]>(main.outputsFile, 'working')).some((t) => t['taskId'] === taskId),
+        false,
+      );
       await ops(main.outputsFile, 'cancel', taskId, '--reason', 'test cleanup');
     });
 
     it('cancel and fail as operator, with the reason as the status message, through the store', async () => {
       const cancelled = await idleTask(main.stack);
-      assert.deepEqual(await opsJson(main.outputsFile, 'cancel', cancelled, '--reason', 'runaway job'), { taskId: cancelled, outcome: 'cancelled' });
+      assert.deepEqual(await opsJson(main.outputsFile, 'cancel', cancelled, '--reason', 'runaway job'), {
+        taskId: cancelled,
+        outcome: 'cancelled',
+      });
       const seen = await getTask(main.stack.url, cancelled);
       assert.equal(seen.status, 'cancelled');
       assert.equal(seen.statusMessage, 'Ended by an operator: runaway job');
@@ -216,18 +239,30 @@ describe('operations on the local stack', () => {
       const failed = await getTask(main.stack.url, waiting);
       assert.equal(failed.status, 'failed');
       assert.equal(failed.error?.message, 'Ended by an operator: abandoned by its client');
-      assert.equal((await opsJson<Line[]>(main.outputsFile, 'waiting')).some((t) => t['taskId'] === waiting), false, 'off the index');
+      assert.equal(
+        (await opsJson<Line[]>(main.outputsFile, 'waiting')).some((t) => t['taskId'] === waiting),
+        false,
+        'off the index',
+      );
 
       // A terminal task is left alone, and the command says so.
       const again = await ops(main.outputsFile, 'fail', waiting, '--reason', 'twice');
       assert.equal(again.code, 1);
       assert.match(again.text, /unchanged \(already failed\)/);
-      await assert.rejects(runOps(['cancel', waiting, '--outputs', main.outputsFile], () => {}), /--reason/);
+      await assert.rejects(
+        runOps(['cancel', waiting, '--outputs', main.outputsFile], () => {}),
+        /--reason/,
+      );
     });
 
     it('redrive: dead-lettered messages go back to the task queue', async () => {
       const taskId = await idleTask(main.stack, 'greet');
-      await sqs.send(new SendMessageCommand({ QueueUrl: main.outputs[OPS_OUTPUTS.deadLetterQueueUrl], MessageBody: JSON.stringify({ taskId, reason: 'sweep' }) }));
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: main.outputs[OPS_OUTPUTS.deadLetterQueueUrl],
+          MessageBody: JSON.stringify({ taskId, reason: 'sweep' }),
+        }),
+      );
       const moved = await opsJson<{ moved: number; taskIds: string[] }>(main.outputsFile, 'redrive');
       assert.deepEqual(moved, { moved: 1, taskIds: [taskId] });
       // The worker runs it from the task queue.
@@ -240,7 +275,12 @@ describe('operations on the local stack', () => {
   describe('the dead-letter queue, drained on the sweep schedule', () => {
     it('marks the task of each dead-lettered message failed, counts it and deletes the message', async () => {
       const taskId = await idleTask(main.stack);
-      await sqs.send(new SendMessageCommand({ QueueUrl: main.outputs[OPS_OUTPUTS.deadLetterQueueUrl], MessageBody: JSON.stringify({ taskId, reason: 'start' }) }));
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: main.outputs[OPS_OUTPUTS.deadLetterQueueUrl],
+          MessageBody: JSON.stringify({ taskId, reason: 'start' }),
+        }),
+      );
       await sqs.send(new SendMessageCommand({ QueueUrl: main.outputs[OPS_OUTPUTS.deadLetterQueueUrl], MessageBody: 'not a task message' }));
       let drained = 0;
       await waitFor('both messages drained', async () => {
@@ -277,15 +317,26 @@ describe('waits for input end (TASKS_MAX_INPUT_WAIT_MS)', () => {
     const waiting = await pollUntil(short.stack.url, taskId, (task) => task.status === 'input_required');
     const createdAt = Date.parse(waiting.createdAt);
     const waitStart = Date.parse(waiting.lastUpdatedAt);
-    assert.ok(waiting.ttlMs! >= waitStart + MAX_WAIT_MS - createdAt + short.stack.config.retentionMs, `ttlMs ${waiting.ttlMs} covers the deadline plus the retention`);
+    assert.ok(
+      waiting.ttlMs! >= waitStart + MAX_WAIT_MS - createdAt + short.stack.config.retentionMs,
+      `ttlMs ${waiting.ttlMs} covers the deadline plus the retention`,
+    );
 
     const seen: number[] = [waiting.ttlMs!];
-    const ended = await pollUntil(short.stack.url, taskId, (task) => {
-      seen.push(task.ttlMs!);
-      return task.status === 'failed';
-    }, 10_000);
+    const ended = await pollUntil(
+      short.stack.url,
+      taskId,
+      (task) => {
+        seen.push(task.ttlMs!);
+        return task.status === 'failed';
+      },
+      10_000,
+    );
     assert.equal(ended.error?.code, -32603);
-    assert.match(ended.error!.message, /waited for input longer than the server allows \(1500 ms\)|waited for input longer than the server allows/);
+    assert.match(
+      ended.error!.message,
+      /waited for input longer than the server allows \(1500 ms\)|waited for input longer than the server allows/,
+    );
     assert.match(ended.statusMessage!, /waited for input/);
     assert.ok(Date.now() >= waitStart + MAX_WAIT_MS);
     for (let i = 1; i < seen.length; i += 1) assert.ok(seen[i]! >= seen[i - 1]!, `ttlMs never shrinks: ${seen.join(', ')}`);
@@ -299,7 +350,9 @@ describe('waits for input end (TASKS_MAX_INPUT_WAIT_MS)', () => {
     const taskId = await createTask(short.stack.url, 'confirm_delete', { filename: 'd.txt' });
     const waiting = await pollUntil(short.stack.url, taskId, (task) => task.status === 'input_required');
     const [key] = Object.keys(waiting.inputRequests ?? {});
-    resultOf(await rpc(short.stack.url, 'tasks/update', { taskId, inputResponses: { [key!]: { action: 'accept', content: { confirm: true } } } }));
+    resultOf(
+      await rpc(short.stack.url, 'tasks/update', { taskId, inputResponses: { [key!]: { action: 'accept', content: { confirm: true } } } }),
+    );
     const done = await pollUntil(short.stack.url, taskId, (task) => task.status === 'completed' || task.status === 'failed', 10_000);
     assert.equal(done.status, 'completed');
   });
@@ -307,7 +360,10 @@ describe('waits for input end (TASKS_MAX_INPUT_WAIT_MS)', () => {
 
 async function queueDepth(client: SQSClient, queueUrl: string): Promise<number> {
   const { Attributes } = await client.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
   );
   return Number(Attributes?.ApproximateNumberOfMessages ?? 0) + Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
 }

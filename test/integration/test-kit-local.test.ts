@@ -35,14 +35,20 @@ describe('startTestStack and callTool', () => {
     const called = await callTool(stack.url, 'batch_process', { items: ['a', 'b', 'c'], delayMs: 200 });
     assert.equal(called.status, 'completed');
     assert.ok(called.statusMessages.length >= 1, 'at least one progress message seen');
-    assert.ok(called.statusMessages.every((message) => /^Processed [1-3] of 3 items$/.test(message)), called.statusMessages.join(' | '));
+    assert.ok(
+      called.statusMessages.every((message) => /^Processed [1-3] of 3 items$/.test(message)),
+      called.statusMessages.join(' | '),
+    );
   });
 
   it('fail a call whose task outlives the timeout', async () => {
-    await assert.rejects(callTool(stack.url, 'batch_process', { items: ['a', 'b'], delayMs: 5_000 }, { timeoutMs: 300 }), /still working after 300 ms/);
+    await assert.rejects(
+      callTool(stack.url, 'batch_process', { items: ['a', 'b'], delayMs: 5_000 }, { timeoutMs: 300 }),
+      /still working after 300 ms/,
+    );
   });
 
-  it('close() removes the stack\'s data', async () => {
+  it("close() removes the stack's data", async () => {
     const other = await startTestStack();
     assert.ok(existsSync(other.dataDir));
     await other.close();

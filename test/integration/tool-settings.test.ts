@@ -22,7 +22,10 @@ after(async () => {
 describe('tool settings on the local stack', () => {
   it('reads a declared secret from the environment (REPORT_DIGEST_API_KEY), and never logs it', async () => {
     const lines: LogEvent[] = [];
-    const stack = await startTestStack({ env: { TASKS_TOOLSET: 'test', REPORT_DIGEST_API_KEY: 'env-secret-value' }, log: (line) => void lines.push(line) });
+    const stack = await startTestStack({
+      env: { TASKS_TOOLSET: 'test', REPORT_DIGEST_API_KEY: 'env-secret-value' },
+      log: (line) => void lines.push(line),
+    });
     try {
       const task = await callTool(stack.url, 'report_digest', {});
       assert.equal(task.status, 'completed', JSON.stringify(task));
@@ -57,7 +60,10 @@ describe('tool settings on the local stack', () => {
     try {
       const task = await callTool(stack.url, 'report_digest', {});
       assert.equal(task.status, 'failed');
-      assert.match(task.error!.message, /Setting "apiKey" of tool "report_digest" is not set locally: set REPORT_DIGEST_API_KEY or add it to .*no-settings\.json/);
+      assert.match(
+        task.error!.message,
+        /Setting "apiKey" of tool "report_digest" is not set locally: set REPORT_DIGEST_API_KEY or add it to .*no-settings\.json/,
+      );
     } finally {
       await stack.close();
     }

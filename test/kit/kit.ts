@@ -19,10 +19,11 @@
  *
  * For the whole stack (HTTP, queue, table, worker) see `local.ts` in this folder.
  */
-import type { ClientCapabilities, InputRequest, QuestionRecord } from '../../shared/tasks/model.ts';
-import { runTool, type Journal, type JournalEntry, type RunOutcome } from '../../shared/runtime/run.ts';
+
+import { type Journal, type JournalEntry, type RunOutcome, runTool } from '../../shared/runtime/run.ts';
 import { withSettings } from '../../shared/runtime/settings.ts';
 import type { ElicitAnswer, ToolDefinition, ToolResult } from '../../shared/runtime/tool.ts';
+import type { ClientCapabilities, InputRequest, QuestionRecord } from '../../shared/tasks/model.ts';
 
 /** The clock a {@link ToolRun} replays against; durable sleeps wait on it, not on real time. */
 export class TestClock {
@@ -212,7 +213,9 @@ export function testTool(tool: ToolDefinition, args: Record<string, unknown>, op
           case 'input': {
             const missing = Object.keys(outcome.inputRequests).filter((key) => !Object.hasOwn(answers, key));
             if (missing.length > 0) {
-              throw new Error(`testTool: "${tool.name}" asks for ${missing.map((key) => `"${key}"`).join(', ')}, which the test gave no answer for`);
+              throw new Error(
+                `testTool: "${tool.name}" asks for ${missing.map((key) => `"${key}"`).join(', ')}, which the test gave no answer for`,
+              );
             }
             break; // answered since: run again
           }

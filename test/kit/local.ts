@@ -131,7 +131,8 @@ export async function callTool(
         for (const key of keys) answered.add(key);
       }
     }
-    if (Date.now() > deadline) throw new Error(`callTool: task ${taskId} of ${name} still ${status} after ${options.timeoutMs ?? 30_000} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`callTool: task ${taskId} of ${name} still ${status} after ${options.timeoutMs ?? 30_000} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -170,6 +171,9 @@ async function rpc(url: string, method: string, params: Record<string, unknown>)
   } catch (error) {
     throw new Error(`${method}: HTTP ${response.status}, not a JSON body (${(error as Error).message}): ${text.slice(0, 200)}`);
   }
-  if (!body.result) throw new Error(`${method}: ${body.error ? `error ${body.error.code} ${body.error.message}` : `HTTP ${response.status} without a result`}`);
+  if (!body.result)
+    throw new Error(
+      `${method}: ${body.error ? `error ${body.error.code} ${body.error.message}` : `HTTP ${response.status} without a result`}`,
+    );
   return body.result;
 }

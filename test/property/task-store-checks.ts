@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { canTransition, isExpired, isRunning, isTerminal, type TaskRecord } from '../../shared/tasks/model.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
-import { count, OWNER, POLICY, T0, type AfterCheck, type Tracked, type World } from './task-store-world.ts';
+import { type AfterCheck, count, OWNER, POLICY, T0, type Tracked, type World } from './task-store-world.ts';
 
 const FAR_FUTURE_MS = 100 * 365 * 86_400_000;
 
@@ -85,7 +85,8 @@ function checkInvariants(task: Tracked, before: TaskRecord | undefined, current:
   if (current.status === 'input_required') assert.ok(outstanding.length >= 1, 'input_required with no outstanding request');
   const answered = new Set([...task.answered, ...Object.keys(current.inputResponses)]);
   for (const key of outstanding) assert.ok(!answered.has(key), `answered key ${key} is outstanding again`);
-  for (const key of Object.keys(before.inputResponses)) assert.ok(Object.hasOwn(current.inputResponses, key), `the answer to ${key} was lost`);
+  for (const key of Object.keys(before.inputResponses))
+    assert.ok(Object.hasOwn(current.inputResponses, key), `the answer to ${key} was lost`);
   for (const key of before.issuedKeys) assert.ok(current.issuedKeys.includes(key), `issued key ${key} was forgotten`);
   for (const key of outstanding) assert.ok(current.issuedKeys.includes(key), `outstanding key ${key} is not in issuedKeys`);
 
@@ -108,7 +109,10 @@ function checkInvariants(task: Tracked, before: TaskRecord | undefined, current:
       const claim = task.claims.find((candidate) => candidate.leaseOwner === current.lease!.owner);
       assert.ok(claim, 'the lease holder took the lease with a claim');
       if (claim.record.lease?.until !== current.lease!.until) {
-        assert.ok(current.sweepAt >= current.lease!.until + POLICY.sweepGraceMs, 'a renewed lease is due for the sweeper before it ends + sweepGraceMs');
+        assert.ok(
+          current.sweepAt >= current.lease!.until + POLICY.sweepGraceMs,
+          'a renewed lease is due for the sweeper before it ends + sweepGraceMs',
+        );
       }
     }
   }
@@ -118,7 +122,8 @@ function checkInvariants(task: Tracked, before: TaskRecord | undefined, current:
   assert.ok(current.lastUpdatedAt >= before.lastUpdatedAt, 'lastUpdatedAt went back');
   // attempts restart at 0 only on a clean hand-over (a release with handedOver, or waiting for
   // input); claims in the same concurrent step (at most 3 operations) may have counted since.
-  if (current.attempts < before.attempts) assert.ok(current.attempts <= 3, `attempts went back from ${before.attempts} to ${current.attempts}, more than a restart`);
+  if (current.attempts < before.attempts)
+    assert.ok(current.attempts <= 3, `attempts went back from ${before.attempts} to ${current.attempts}, more than a restart`);
   if (before.cancelRequested) assert.equal(current.cancelRequested, true, 'cancelRequested was cleared');
   if (isTerminal(current.status) && !isTerminal(before.status)) {
     assert.ok(
@@ -129,6 +134,9 @@ function checkInvariants(task: Tracked, before: TaskRecord | undefined, current:
   const fields = current as unknown as Record<string, unknown>;
   assert.equal('result' in fields, current.status === 'completed', `${current.status} task ${'result' in fields ? 'has' : 'lacks'} result`);
   assert.equal('error' in fields, current.status === 'failed', `${current.status} task ${'error' in fields ? 'has' : 'lacks'} error`);
-  assert.equal('inputRequests' in fields, current.status === 'input_required', `${current.status} task ${'inputRequests' in fields ? 'has' : 'lacks'} inputRequests`);
+  assert.equal(
+    'inputRequests' in fields,
+    current.status === 'input_required',
+    `${current.status} task ${'inputRequests' in fields ? 'has' : 'lacks'} inputRequests`,
+  );
 }
-

@@ -11,14 +11,14 @@
  */
 import assert from 'node:assert/strict';
 import {
+  type InputRequest,
   isRunning,
   isTerminal,
-  type InputRequest,
   type JsonRpcErrorObject,
   type TaskOutcome,
   type TaskRecord,
 } from '../../shared/tasks/model.ts';
-import { LeaseLostError, TaskNotFoundError, type StorePolicy, type TaskStore } from '../../shared/tasks/store.ts';
+import { LeaseLostError, type StorePolicy, TaskNotFoundError, type TaskStore } from '../../shared/tasks/store.ts';
 import { CONTRACT_POLICY } from '../contract/task-store.contract.ts';
 
 export const POLICY: StorePolicy = CONTRACT_POLICY;
@@ -127,7 +127,13 @@ export function count(world: World, key: string): void {
 
 /** `claim w3 30000ms` + `leased` → `claim:leased`; notes with values keep their first word. */
 export function statKey(label: string, note: string): string {
-  const outcome = note.startsWith('accepted=[]') ? 'none accepted' : note.startsWith('accepted=') ? (note.endsWith('resumed=true') ? 'resumed' : 'partial') : note.split(' ')[0];
+  const outcome = note.startsWith('accepted=[]')
+    ? 'none accepted'
+    : note.startsWith('accepted=')
+      ? note.endsWith('resumed=true')
+        ? 'resumed'
+        : 'partial'
+      : note.split(' ')[0];
   return `${label.split(' ')[0]}:${outcome}`;
 }
 
@@ -137,7 +143,10 @@ export interface Op {
   run(world: World, solo: boolean): Promise<{ note: string; after?: AfterCheck; claimed?: boolean; finished?: boolean }>;
 }
 
-const ELICIT: InputRequest = { method: 'elicitation/create', params: { mode: 'form', message: 'Sure?', requestedSchema: { type: 'object', properties: {} } } };
+const ELICIT: InputRequest = {
+  method: 'elicitation/create',
+  params: { mode: 'form', message: 'Sure?', requestedSchema: { type: 'object', properties: {} } },
+};
 const SAMPLE: InputRequest = { method: 'sampling/createMessage', params: { messages: [], maxTokens: 5 } };
 
 function fresh(world: World, kind: string): string {
@@ -158,18 +167,28 @@ function pickClaim(world: World, task: Tracked): Claim | undefined {
 function randomOutcome(world: World, task: Tracked, batchKeys: string[]): TaskOutcome {
   const { rng } = world;
   return rng.weighted<() => TaskOutcome>([
-    [45, () => {
-      const count = rng.int(1, 3);
-      const inputRequests: Record<string, InputRequest> = {};
-      for (let i = 0; i < count; i++) {
-        const key = `${task.name}-k${task.nextKey++}`;
-        inputRequests[key] = rng.chance(0.5) ? ELICIT : SAMPLE;
-        batchKeys.push(key);
-      }
-      return { status: 'input_required', inputRequests };
-    }],
+    [
+      45,
+      () => {
+        const count = rng.int(1, 3);
+        const inputRequests: Record<string, InputRequest> = {};
+        for (let i = 0; i < count; i++) {
+          const key = `${task.name}-k${task.nextKey++}`;
+          inputRequests[key] = rng.chance(0.5) ? ELICIT : SAMPLE;
+          batchKeys.push(key);
+        }
+        return { status: 'input_required', inputRequests };
+      },
+    ],
     [25, () => ({ status: 'completed', result: { content: [{ type: 'text', text: fresh(world, 'r') }], isError: rng.chance(0.2) } })],
-    [20, () => ({ status: 'failed', error: { code: -32603, message: fresh(world, 'boom') }, ...(rng.chance(0.5) ? { statusMessage: 'it broke' } : {}) })],
+    [
+      20,
+      () => ({
+        status: 'failed',
+        error: { code: -32603, message: fresh(world, 'boom') },
+        ...(rng.chance(0.5) ? { statusMessage: 'it broke' } : {}),
+      }),
+    ],
     [20, () => ({ status: 'cancelled', ...(rng.chance(0.5) ? { statusMessage: 'stopped' } : {}) })],
   ])();
 }
@@ -179,7 +198,10 @@ function describeOutcome(outcome: TaskOutcome): string {
 }
 
 /** Runs `action`, turning the errors the port documents for it into a note. */
-async function expecting<T>(action: () => Promise<T>, ...allowed: Array<new (...args: never[]) => Error>): Promise<{ value?: T; error?: Error }> {
+async function expecting<T>(
+  action: () => Promise<T>,
+  ...allowed: Array<new (...args: never[]) => Error>
+): Promise<{ value?: T; error?: Error }> {
   try {
     return { value: await action() };
   } catch (error) {
@@ -202,7 +224,11 @@ function claimOp(world: World, task: Tracked): Op {
       if (leased) task.claims.push({ leaseOwner, record: leased });
       if (solo) {
         const expected = before !== undefined && before.status === 'working' && !isRunning(before, now);
-        assert.equal(leased !== undefined, expected, `claim should ${expected ? 'succeed' : 'return undefined'} (status ${before?.status}, lease ${JSON.stringify(before?.lease)})`);
+        assert.equal(
+          leased !== undefined,
+          expected,
+          `claim should ${expected ? 'succeed' : 'return undefined'} (status ${before?.status}, lease ${JSON.stringify(before?.lease)})`,
+        );
       }
       if (leased) {
         assert.equal(leased.status, 'working', 'claim returns a working task');
@@ -231,7 +257,8 @@ function heartbeatOp(world: World, task: Tracked): Op | undefined {
   if (!claim) return undefined;
   // A renewal (with or without a message), or a progress message alone (sometimes not even that).
   const leaseMs = world.rng.chance(0.6) ? world.rng.pick(LEASES) : undefined;
-  const message = leaseMs === undefined || world.rng.chance(0.5) ? (world.rng.chance(0.9) ? fresh(world, 'progress') : undefined) : undefined;
+  const message =
+    leaseMs === undefined || world.rng.chance(0.5) ? (world.rng.chance(0.9) ? fresh(world, 'progress') : undefined) : undefined;
   const options = { ...(leaseMs === undefined ? {} : { leaseMs }), ...(message === undefined ? {} : { statusMessage: message }) };
   return {
     label: `${leaseMs === undefined ? 'progress' : `heartbeat ${leaseMs}ms`} ${claim.leaseOwner}${message ? ` "${message}"` : ''}`,
@@ -241,7 +268,11 @@ function heartbeatOp(world: World, task: Tracked): Op | undefined {
       const { value, error } = await expecting(() => w.store.heartbeat(task.taskId, claim.leaseOwner, now, options), LeaseLostError);
       if (solo) {
         const ours = before !== undefined && !isTerminal(before.status) && before.lease?.owner === claim.leaseOwner;
-        assert.equal(error === undefined, ours, `heartbeat should ${ours ? 'renew' : 'throw LeaseLostError'} (lease ${JSON.stringify(before?.lease)}, status ${before?.status})`);
+        assert.equal(
+          error === undefined,
+          ours,
+          `heartbeat should ${ours ? 'renew' : 'throw LeaseLostError'} (lease ${JSON.stringify(before?.lease)}, status ${before?.status})`,
+        );
         if (value && before) assert.equal(value.cancelRequested, before.cancelRequested, 'heartbeat reports cancelRequested');
       }
       return {
@@ -249,8 +280,16 @@ function heartbeatOp(world: World, task: Tracked): Op | undefined {
         after: value
           ? (current) => {
               if (leaseMs !== undefined) {
-                assert.deepEqual(current?.lease, { owner: claim.leaseOwner, until: now + leaseMs }, 'heartbeat with leaseMs renews the lease');
-                assert.equal(current?.sweepAt, now + leaseMs + POLICY.sweepGraceMs, 'heartbeat with leaseMs moves sweepAt past the renewed lease');
+                assert.deepEqual(
+                  current?.lease,
+                  { owner: claim.leaseOwner, until: now + leaseMs },
+                  'heartbeat with leaseMs renews the lease',
+                );
+                assert.equal(
+                  current?.sweepAt,
+                  now + leaseMs + POLICY.sweepGraceMs,
+                  'heartbeat with leaseMs moves sweepAt past the renewed lease',
+                );
               } else {
                 assert.deepEqual(current?.lease, before?.lease, 'heartbeat without leaseMs leaves the lease alone');
                 assert.equal(current?.sweepAt, before?.sweepAt, 'heartbeat without leaseMs leaves sweepAt alone');
@@ -280,7 +319,11 @@ function finishOp(world: World, task: Tracked, batchKeys: string[]): Op | undefi
       const { value, error } = await expecting(() => w.store.finish(claim.record, claim.leaseOwner, outcome, now), LeaseLostError);
       if (solo) {
         const ours = before !== undefined && !isTerminal(before.status) && before.lease?.owner === claim.leaseOwner;
-        assert.equal(error === undefined, ours, `finish should ${ours ? 'succeed' : 'throw LeaseLostError'} (lease ${JSON.stringify(before?.lease)}, status ${before?.status})`);
+        assert.equal(
+          error === undefined,
+          ours,
+          `finish should ${ours ? 'succeed' : 'throw LeaseLostError'} (lease ${JSON.stringify(before?.lease)}, status ${before?.status})`,
+        );
       }
       if (value) {
         assert.equal(value.status, outcome.status, 'finish returns the outcome status');
@@ -326,7 +369,11 @@ function releaseOp(world: World, task: Tracked): Op | undefined {
           assert.equal(current?.lease, undefined, 'release removes the lease');
           assert.equal(current?.status, before?.status, 'release keeps the status');
           assert.equal(current?.sweepAt, resumeAt + WINDOW, 'release makes the task due at resumeAt + leaseMs + sweepGraceMs');
-          assert.equal(current?.attempts, handedOver ? 0 : before?.attempts, 'a clean hand-over restarts attempts, any other release keeps them');
+          assert.equal(
+            current?.attempts,
+            handedOver ? 0 : before?.attempts,
+            'a clean hand-over restarts attempts, any other release keeps them',
+          );
         },
       };
     },
@@ -396,7 +443,8 @@ function answerOp(world: World, task: Tracked, batchKeys: string[]): Op {
         after:
           value && value.accepted.length > 0
             ? (current) => {
-                for (const key of value.accepted) assert.deepEqual(current?.inputResponses[key], responses[key], `the answer to ${key} is recorded`);
+                for (const key of value.accepted)
+                  assert.deepEqual(current?.inputResponses[key], responses[key], `the answer to ${key} is recorded`);
                 if (value.resumed) {
                   assert.equal(current?.status, 'working', 'answering the last key resumes the task');
                   assert.equal(current?.sweepAt, now + WINDOW, 'a resumed task is due at now + leaseMs + sweepGraceMs');
@@ -416,7 +464,8 @@ function cancelOp(_world: World, task: Tracked): Op {
       const now = w.now;
       const { value, error } = await expecting(() => w.store.cancel(task.taskId, OWNER, now), TaskNotFoundError);
       if (solo) {
-        const expected = before === undefined ? 'not found' : isTerminal(before.status) ? 'terminal' : isRunning(before, now) ? 'requested' : 'cancelled';
+        const expected =
+          before === undefined ? 'not found' : isTerminal(before.status) ? 'terminal' : isRunning(before, now) ? 'requested' : 'cancelled';
         assert.equal(error ? 'not found' : value, expected, 'cancel result');
       }
       return {
@@ -451,7 +500,10 @@ export function rescheduleOp(world: World, task: Tracked): Op {
         const due = before?.sweepAt !== undefined && before.sweepAt <= now;
         assert.equal(moved, due, `reschedule should return ${due} (sweepAt ${before?.sweepAt}, now ${now})`);
       }
-      return { note: String(moved), after: moved ? (current) => assert.equal(current?.sweepAt, nextAt, 'reschedule moves sweepAt') : undefined };
+      return {
+        note: String(moved),
+        after: moved ? (current) => assert.equal(current?.sweepAt, nextAt, 'reschedule moves sweepAt') : undefined,
+      };
     },
   };
 }
@@ -487,7 +539,14 @@ export function randomOp(world: World, task: Tracked, batchKeys: string[]): Op {
   // used, input rounds answered) instead of ending every task at once; every
   // operation keeps some weight in every state, stale and misplaced ones included.
   const last = task.last;
-  const state = !last || isTerminal(last.status) ? 'ended' : last.status === 'input_required' ? 'waiting' : isRunning(last, world.now) ? 'running' : 'idle';
+  const state =
+    !last || isTerminal(last.status)
+      ? 'ended'
+      : last.status === 'input_required'
+        ? 'waiting'
+        : isRunning(last, world.now)
+          ? 'running'
+          : 'idle';
   //                claim heartbeat finish release fail answer cancel reschedule
   const weights = {
     idle: /*     */ [30, 5, 5, 4, 6, 4, 5, 4],
@@ -520,4 +579,3 @@ export function pickTask(world: World): Tracked {
 export function activeCount(world: World): number {
   return world.tasks.filter((task) => task.last && !isTerminal(task.last.status)).length;
 }
-

@@ -37,29 +37,29 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
-import { ensureTaskTable, startDynalite, type LocalDynamoDb } from '../../bin/local/dynamodb.ts';
+import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/local/dynamodb.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
 import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import { observe } from './task-store-checks.ts';
 import {
+  type AfterCheck,
   activeCount,
   count,
   createTask,
   Dice,
   MAX_LEASE,
   MAX_TASKS,
-  pickTask,
   POLICY,
+  pickTask,
   randomOp,
   rescheduleOp,
   statKey,
   T0,
   TAPE_LENGTH,
   TAPE_RANGE,
-  TTLS,
-  type AfterCheck,
   type Tracked,
+  TTLS,
   type World,
 } from './task-store-world.ts';
 
@@ -101,7 +101,11 @@ abstract class Step implements fc.AsyncCommand<World, TaskStore> {
 
 /** The clock moves: a little, past every lease (and the grace), or past every TTL and the retention. */
 class Tick extends Step {
-  constructor(readonly kind: 'tick' | 'past-lease' | 'past-ttl', readonly ms: number, gapMs: number) {
+  constructor(
+    readonly kind: 'tick' | 'past-lease' | 'past-ttl',
+    readonly ms: number,
+    gapMs: number,
+  ) {
     super(gapMs);
   }
   async apply(world: World): Promise<void> {
@@ -118,7 +122,11 @@ class Tick extends Step {
 
 /** A new task: more likely while fewer than two are active, never beyond {@link MAX_TASKS}. */
 class Create extends Step {
-  constructor(readonly roll: number, readonly tape: number[], gapMs: number) {
+  constructor(
+    readonly roll: number,
+    readonly tape: number[],
+    gapMs: number,
+  ) {
     super(gapMs);
   }
   override check(world: Readonly<World>): boolean {
@@ -136,7 +144,10 @@ class Create extends Step {
 
 /** One operation on one task, alone: its result is checked against the port's promise. */
 class Single extends Step {
-  constructor(readonly tape: number[], gapMs: number) {
+  constructor(
+    readonly tape: number[],
+    gapMs: number,
+  ) {
     super(gapMs);
   }
   async apply(world: World, afters: Afters): Promise<void> {
@@ -160,7 +171,11 @@ class Single extends Step {
  * picks (and reports, and shrinks).
  */
 class Concurrent extends Step {
-  constructor(readonly tape: number[], readonly scheduler: fc.Scheduler, gapMs: number) {
+  constructor(
+    readonly tape: number[],
+    readonly scheduler: fc.Scheduler,
+    gapMs: number,
+  ) {
     super(gapMs);
   }
   async apply(world: World): Promise<void> {
@@ -188,7 +203,10 @@ class Concurrent extends Step {
 
 /** The sweeper: `findDue`, then `reschedule` of most of what it found. */
 class Sweep extends Step {
-  constructor(readonly tape: number[], gapMs: number) {
+  constructor(
+    readonly tape: number[],
+    gapMs: number,
+  ) {
     super(gapMs);
   }
   async apply(world: World, afters: Afters): Promise<void> {
@@ -196,12 +214,18 @@ class Sweep extends Step {
     const at = `@${world.now - T0}`;
     const limit = rng.chance(0.8) ? 100 : 1;
     const due = await world.store.findDue(world.now, limit);
-    const expected = world.tasks.filter((task) => task.last?.sweepAt !== undefined && task.last.sweepAt <= world.now).map((task) => task.taskId);
+    const expected = world.tasks
+      .filter((task) => task.last?.sweepAt !== undefined && task.last.sweepAt <= world.now)
+      .map((task) => task.taskId);
     const name = (id: string) => world.tasks.find((task) => task.taskId === id)?.name ?? `?${id}`;
     world.trace.push(`${at} findDue(limit ${limit}) → [${due.map(name).join(',')}]`);
     count(world, due.length > 0 ? 'findDue:some' : 'findDue:none');
     assert.equal(new Set(due).size, due.length, 'findDue returns each task once');
-    for (const id of due) assert.ok(expected.includes(id), `findDue returned ${name(id)}, which is not due (${JSON.stringify(world.tasks.find((t) => t.taskId === id)?.last)})`);
+    for (const id of due)
+      assert.ok(
+        expected.includes(id),
+        `findDue returned ${name(id)}, which is not due (${JSON.stringify(world.tasks.find((t) => t.taskId === id)?.last)})`,
+      );
     if (limit === 100) assert.deepEqual([...due].sort(), [...expected].sort(), 'findDue returns every due task');
     else assert.equal(due.length, Math.min(1, expected.length), 'findDue fills its limit');
     for (const id of due) {
@@ -224,10 +248,17 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 60, arbitrary: fc.tuple(tape, gap).map(([t, g]) => new Single(t, g)) },
   { weight: 14, arbitrary: fc.tuple(tape, fc.scheduler(), gap).map(([t, s, g]) => new Concurrent(t, s, g)) },
   { weight: 9, arbitrary: fc.tuple(fc.integer({ min: 1, max: 3_000 }), gap).map(([ms, g]) => new Tick('tick', ms, g)) },
-  { weight: 5, arbitrary: fc.tuple(fc.integer({ min: 1, max: POLICY.sweepGraceMs * 2 }), gap).map(([ms, g]) => new Tick('past-lease', MAX_LEASE + ms, g)) },
+  {
+    weight: 5,
+    arbitrary: fc
+      .tuple(fc.integer({ min: 1, max: POLICY.sweepGraceMs * 2 }), gap)
+      .map(([ms, g]) => new Tick('past-lease', MAX_LEASE + ms, g)),
+  },
   {
     weight: 2,
-    arbitrary: fc.tuple(fc.integer({ min: 1, max: 60_000 }), gap).map(([ms, g]) => new Tick('past-ttl', Math.max(...TTLS) + POLICY.retentionMs + ms, g)),
+    arbitrary: fc
+      .tuple(fc.integer({ min: 1, max: 60_000 }), gap)
+      .map(([ms, g]) => new Tick('past-ttl', Math.max(...TTLS) + POLICY.retentionMs + ms, g)),
   },
   { weight: 6, arbitrary: fc.tuple(tape, gap).map(([t, g]) => new Sweep(t, g)) },
   // Weight 12 while fewer than two tasks are active, 3 otherwise (see Create.check).
@@ -271,14 +302,27 @@ async function checkStore({ label, runs, makeStore }: Budget): Promise<void> {
     fc.commands([step], { maxCommands: COMMANDS, size: 'max', ...(replayPath ? { replayPath } : {}) }),
     async (initial, initialTape, commands) => {
       const store = await makeStore();
-      const world: World = { rng: new Dice(initialTape), store, prefix: `r${executed++}`, now: T0, tasks: [], trace: [], counter: 0, steps: 0, stats };
+      const world: World = {
+        rng: new Dice(initialTape),
+        store,
+        prefix: `r${executed++}`,
+        now: T0,
+        tasks: [],
+        trace: [],
+        counter: 0,
+        steps: 0,
+        stats,
+      };
       try {
         for (let i = 0; i < initial; i++) await createTask(world);
         await fc.asyncModelRun(() => ({ model: world, real: store }), commands);
         await observe(world, new Map(), true);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        const trace = world.trace.slice(-25).map((line) => `    ${line}`).join('\n');
+        const trace = world.trace
+          .slice(-25)
+          .map((line) => `    ${line}`)
+          .join('\n');
         throw new Error(`${message}\n  last steps:\n${trace}`, { cause: error });
       } finally {
         steps += world.steps;
@@ -286,7 +330,9 @@ async function checkStore({ label, runs, makeStore }: Budget): Promise<void> {
     },
   );
   await fc.assert(property, { numRuns: runs, includeErrorInReport: true, ...replay });
-  console.log(`# ${label}: ${runs} runs (${executed} executed, shrinking included), ${steps} steps (${(steps / Math.max(executed, 1)).toFixed(1)} a run) in ${Date.now() - started} ms`);
+  console.log(
+    `# ${label}: ${runs} runs (${executed} executed, shrinking included), ${steps} steps (${(steps / Math.max(executed, 1)).toFixed(1)} a run) in ${Date.now() - started} ms`,
+  );
   const sorted = [...stats].sort(([a], [b]) => a.localeCompare(b));
   console.log(`#   exercised: ${sorted.map(([key, n]) => `${key} ${n}`).join(', ')}`);
 }
@@ -307,7 +353,11 @@ describe('TaskStore properties (seeded random interleavings)', () => {
     let client: DynamoDBClient;
     before(async () => {
       local = await startDynalite();
-      client = new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+      client = new DynamoDBClient({
+        endpoint: local.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+      });
     });
     after(async () => {
       client?.destroy();

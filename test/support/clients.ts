@@ -22,29 +22,29 @@
  */
 import { AssertionError } from 'node:assert';
 import {
+  type CallToolResult,
   Client,
+  type FetchLike,
+  type OAuthClientProvider,
   SdkError,
   SdkErrorCode,
   StreamableHTTPClientTransport,
-  type CallToolResult,
-  type FetchLike,
-  type OAuthClientProvider,
 } from '@modelcontextprotocol/client';
 import {
+  type ApplicationElicitResult,
+  type ApplicationInputRequest,
   createApplicationInputHandler,
   createTaskSessionEndpointId,
   createTaskSessionFromClient,
   DispatchError,
-  type ApplicationElicitResult,
-  type ApplicationInputRequest,
   type RawClientDispatch,
   type ResolvedInputExchangeContext,
   type TaskEnabledSession,
 } from '@modelcontextprotocol/ext-tasks/client';
-import { DetailedTaskV2Schema, type DetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
+import { type DetailedTaskV2, DetailedTaskV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import * as z from 'zod';
 import { pollUntil as pollTask } from '../../bin/cli/client.ts';
-import { parseMessages, type JsonRpcMessage } from './mcp-http.ts';
+import { type JsonRpcMessage, parseMessages } from './mcp-http.ts';
 import { assertValid } from './schemas.ts';
 
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -98,17 +98,29 @@ export class WireRecorder {
     const response = await fetch(url, init);
     const contentType = response.headers.get('content-type') ?? '';
     const messages = parseMessages(await response.clone().text(), contentType);
-    const reply = request?.id === undefined
-      ? undefined
-      : messages.find((message) => message.id === request.id && ('result' in message || 'error' in message));
-    this.exchanges.push({ seq, sentAt, httpMethod: init?.method ?? 'GET', headers, request, status: response.status, contentType, messages, response: reply });
+    const reply =
+      request?.id === undefined
+        ? undefined
+        : messages.find((message) => message.id === request.id && ('result' in message || 'error' in message));
+    this.exchanges.push({
+      seq,
+      sentAt,
+      httpMethod: init?.method ?? 'GET',
+      headers,
+      request,
+      status: response.status,
+      contentType,
+      messages,
+      response: reply,
+    });
     return response;
   };
 
   /** Every JSON-RPC request exchange for `method` (optionally with `params.taskId`), in order. */
   requests(method: string, taskId?: string): Exchange[] {
-    return this.exchanges.filter((exchange) =>
-      exchange.request?.method === method && (taskId === undefined || exchange.request.params?.['taskId'] === taskId));
+    return this.exchanges.filter(
+      (exchange) => exchange.request?.method === method && (taskId === undefined || exchange.request.params?.['taskId'] === taskId),
+    );
   }
 
   /** The latest exchange for `method` matching `predicate`; fails if there is none. */
@@ -123,7 +135,9 @@ export class WireRecorder {
 export function rawResult(exchange: Exchange): Record<string, unknown> {
   const result = exchange.response?.result;
   if (result === undefined) {
-    throw new AssertionError({ message: `Expected a JSON-RPC result for ${exchange.request?.method}, got HTTP ${exchange.status}: ${JSON.stringify(exchange.messages)}` });
+    throw new AssertionError({
+      message: `Expected a JSON-RPC result for ${exchange.request?.method}, got HTTP ${exchange.status}: ${JSON.stringify(exchange.messages)}`,
+    });
   }
   return result;
 }
@@ -164,13 +178,22 @@ export async function connectSdkClient(
   options: { authProvider?: OAuthClientProvider } = {},
 ): Promise<SdkConnection> {
   const wire = new WireRecorder();
-  const client = era === 'modern'
-    ? new Client({ name, version: '1.0.0' }, {
-      capabilities: { elicitation: {}, extensions: { [TASKS_EXTENSION]: {} } },
-      versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } },
-    })
-    : new Client({ name, version: '1.0.0' }, { capabilities: { elicitation: {} } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: wire.fetch, ...(options.authProvider ? { authProvider: options.authProvider } : {}) }));
+  const client =
+    era === 'modern'
+      ? new Client(
+          { name, version: '1.0.0' },
+          {
+            capabilities: { elicitation: {}, extensions: { [TASKS_EXTENSION]: {} } },
+            versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } },
+          },
+        )
+      : new Client({ name, version: '1.0.0' }, { capabilities: { elicitation: {} } });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      fetch: wire.fetch,
+      ...(options.authProvider ? { authProvider: options.authProvider } : {}),
+    }),
+  );
   return { client, wire, close: () => client.close() };
 }
 
@@ -190,7 +213,10 @@ const LiftedAck = z.looseObject({});
  */
 export class SdkTasks {
   /** `diagnostics` adds context (e.g. the server's log) to a poll that times out. */
-  constructor(readonly connection: SdkConnection, private readonly diagnostics: () => string = () => '') {}
+  constructor(
+    readonly connection: SdkConnection,
+    private readonly diagnostics: () => string = () => '',
+  ) {}
 
   get wire(): WireRecorder {
     return this.connection.wire;
@@ -265,7 +291,9 @@ export class SdkTasks {
       return { task, raw, statuses };
     } catch (error) {
       if (error instanceof AssertionError) throw error;
-      throw new AssertionError({ message: `Task ${taskId} did not reach the expected state: ${error instanceof Error ? error.message : String(error)}; statuses seen: ${statuses.join(' → ')}\n${this.diagnostics()}` });
+      throw new AssertionError({
+        message: `Task ${taskId} did not reach the expected state: ${error instanceof Error ? error.message : String(error)}; statuses seen: ${statuses.join(' → ')}\n${this.diagnostics()}`,
+      });
     }
   }
 
@@ -306,7 +334,8 @@ export function assertMcpName(exchange: Exchange, taskId: string): void {
 export function httpRawDispatch(url: string, fetchImpl: FetchLike = fetch): RawClientDispatch {
   let nextId = 1;
   return async (request, options) => {
-    if (!isRecord(request) || typeof request['method'] !== 'string') throw new DispatchError('MCP request must be a JSON object with a method');
+    if (!isRecord(request) || typeof request['method'] !== 'string')
+      throw new DispatchError('MCP request must be a JSON object with a method');
     const method = request['method'];
     const params = isRecord(request['params']) ? request['params'] : {};
     const meta = isRecord(params['_meta']) ? params['_meta'] : {};
@@ -323,7 +352,9 @@ export function httpRawDispatch(url: string, fetchImpl: FetchLike = fetch): RawC
     for (const [name, value] of Object.entries(options?.context?.headers ?? {})) headers.set(name, value);
 
     const timeoutMs = options?.context?.requestTimeoutMs;
-    const signals = [options?.signal, timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs)].filter((s): s is AbortSignal => s !== undefined);
+    const signals = [options?.signal, timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs)].filter(
+      (s): s is AbortSignal => s !== undefined,
+    );
     let response: Response;
     try {
       response = await fetchImpl(url, {

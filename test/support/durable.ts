@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { IDEMPOTENCY_KEY } from '../../shared/protocol/endpoint.ts';
-import { requestMeta, resultOf, rpc, type RpcOptions } from './mcp-http.ts';
+import { type RpcOptions, requestMeta, resultOf, rpc } from './mcp-http.ts';
 
 /**
  * Timings small enough for a test to see leases expire, sweeps happen and
@@ -60,7 +60,12 @@ export async function createTask(
 }
 
 /** Polls `check` until it returns something other than `undefined`/`false`; fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  intervalMs = 25,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -71,11 +76,20 @@ export async function waitFor<T>(what: string, check: () => T | undefined | fals
 }
 
 /** Waits until the effects recorded for `label` satisfy `predicate`; returns them. */
-export function waitForEffects(label: string, dir: string, predicate: (effects: string[]) => boolean, timeoutMs = 10_000): Promise<string[]> {
-  return waitFor(`effects of ${label}`, () => {
-    const effects = readEffects(label, dir);
-    return predicate(effects) ? effects : undefined;
-  }, timeoutMs);
+export function waitForEffects(
+  label: string,
+  dir: string,
+  predicate: (effects: string[]) => boolean,
+  timeoutMs = 10_000,
+): Promise<string[]> {
+  return waitFor(
+    `effects of ${label}`,
+    () => {
+      const effects = readEffects(label, dir);
+      return predicate(effects) ? effects : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** How many times each entry occurs. */

@@ -79,7 +79,8 @@ export function checkImports(tree: SourceTree, aliases: Readonly<Record<string, 
       if (from === 'functions' || from === 'shared') {
         if (to === undefined) {
           if (specifier.startsWith('node:')) continue;
-          if ((NOT_IN_A_FUNCTION as readonly string[]).includes(packageName(specifier))) report('a Lambda-bundled module imports a package that is not for functions');
+          if ((NOT_IN_A_FUNCTION as readonly string[]).includes(packageName(specifier)))
+            report('a Lambda-bundled module imports a package that is not for functions');
         } else if (to !== 'functions' && to !== 'shared') report(`a Lambda-bundled module imports ${to}/`);
         else if (from === 'shared' && to === 'functions') report('the core (shared/) imports a function');
       } else if (from === 'infra' && (to === 'bin' || to === 'test') && file !== 'infra/local/stack.ts') {

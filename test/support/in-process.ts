@@ -11,7 +11,9 @@ import { PROTOCOL_VERSION, requestMeta, TASKS_CAPABILITIES } from './mcp-http.ts
 let nextId = 0;
 
 /** A `fetch`-like function that hands each request to `handler` as an API Gateway event. */
-export function throughHandler(handler: (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>): (request: Request) => Promise<Response> {
+export function throughHandler(
+  handler: (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>,
+): (request: Request) => Promise<Response> {
   return async (request) => {
     const url = new URL(request.url);
     const headers: Record<string, string> = { host: url.host };
@@ -20,7 +22,10 @@ export function throughHandler(handler: (event: APIGatewayProxyEventV2) => Promi
     const result = await handler(httpApiEvent({ method: request.method, path: url.pathname, headers, ...(body ? { body } : {}) }));
     // A bare value (string or object) is the body of a 200 JSON answer (payload 2.0 rules).
     if (typeof result === 'string' || result.statusCode === undefined) {
-      return new Response(typeof result === 'string' ? result : JSON.stringify(result), { status: 200, headers: { 'content-type': 'application/json' } });
+      return new Response(typeof result === 'string' ? result : JSON.stringify(result), {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      });
     }
     const text = result.body === undefined ? null : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
     const responseHeaders = new Headers();
@@ -53,7 +58,12 @@ export function mcpRequestEvent(method: string, params: Record<string, unknown>,
       'mcp-method': method,
       ...(name ? { 'mcp-name': name } : {}),
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: requestMeta(options.capabilities ?? TASKS_CAPABILITIES) } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method,
+      params: { ...params, _meta: requestMeta(options.capabilities ?? TASKS_CAPABILITIES) },
+    }),
     ...(options.subject ? { subject: options.subject } : {}),
   });
 }

@@ -2,7 +2,7 @@
  * Runs the local stack (`bin/local/main.ts`, what `npm start` runs) as a
  * child process, the way a developer does: tests talk to it over HTTP only.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -81,18 +81,24 @@ export function requestMeta(capabilities: object = TASKS_CAPABILITIES, protocolV
 
 /** The `Mcp-Name` a client sends for this request (spec item 79), if any. */
 function mcpName(method: string, params: Record<string, unknown>): string | undefined {
-  const value = method === 'tools/call' || method === 'prompts/get'
-    ? params['name']
-    : method === 'resources/read'
-      ? params['uri']
-      : method === 'tasks/get' || method === 'tasks/update' || method === 'tasks/cancel'
-        ? params['taskId']
-        : undefined;
+  const value =
+    method === 'tools/call' || method === 'prompts/get'
+      ? params['name']
+      : method === 'resources/read'
+        ? params['uri']
+        : method === 'tasks/get' || method === 'tasks/update' || method === 'tasks/cancel'
+          ? params['taskId']
+          : undefined;
   return typeof value === 'string' ? value : undefined;
 }
 
 /** POSTs one JSON-RPC request to `target` and returns what came back, unjudged. */
-export async function rpc(target: RpcTarget, method: string, params: Record<string, unknown> = {}, options: RpcOptions = {}): Promise<RpcResponse> {
+export async function rpc(
+  target: RpcTarget,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: RpcOptions = {},
+): Promise<RpcResponse> {
   const protocolVersion = options.protocolVersion ?? PROTOCOL_VERSION;
   const id = options.id ?? nextId++;
   const meta = options.meta === undefined ? requestMeta(options.capabilities ?? TASKS_CAPABILITIES, protocolVersion) : options.meta;
@@ -116,8 +122,9 @@ export async function rpc(target: RpcTarget, method: string, params: Record<stri
   const response = typeof target === 'string' ? await fetch(target, init) : await target(new Request('http://127.0.0.1/mcp', init));
   const text = await response.text();
   const messages = parseMessages(text, response.headers.get('content-type') ?? '');
-  const reply = messages.find((message) => message.id === id && ('result' in message || 'error' in message))
-    ?? messages.find((message) => 'result' in message || 'error' in message);
+  const reply =
+    messages.find((message) => message.id === id && ('result' in message || 'error' in message)) ??
+    messages.find((message) => 'result' in message || 'error' in message);
   return { status: response.status, headers: response.headers, body: reply, messages, text, requestId: id };
 }
 

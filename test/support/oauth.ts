@@ -6,7 +6,13 @@
  * server's login and consent pages. No token is made by hand: every token
  * comes from the authorization server's token endpoint.
  */
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthClientProvider, OAuthDiscoveryState, OAuthTokens } from '@modelcontextprotocol/client';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+  OAuthTokens,
+} from '@modelcontextprotocol/client';
 
 export interface Discovered {
   metadata: { resource: string; authorization_servers: string[]; scopes_supported: string[]; bearer_methods_supported: string[] };
@@ -17,29 +23,49 @@ export interface Discovered {
 /** RFC 9728 then OpenID discovery, starting from the MCP endpoint URL. */
 export async function discover(mcpUrl: string): Promise<Discovered> {
   const url = new URL(mcpUrl);
-  const metadata = (await (await fetch(new URL(`/.well-known/oauth-protected-resource${url.pathname}`, url))).json()) as Discovered['metadata'];
+  const metadata = (await (
+    await fetch(new URL(`/.well-known/oauth-protected-resource${url.pathname}`, url))
+  ).json()) as Discovered['metadata'];
   const issuer = metadata.authorization_servers[0]!;
   const server = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as Discovered['server'];
   return { metadata, issuer, server };
 }
 
 /** Registers a confidential client for the client credentials grant (RFC 7591). */
-export async function registerServiceClient(registrationEndpoint: string, scope: string): Promise<{ clientId: string; clientSecret: string }> {
+export async function registerServiceClient(
+  registrationEndpoint: string,
+  scope: string,
+): Promise<{ clientId: string; clientSecret: string }> {
   const response = await fetch(registrationEndpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'e2e service', grant_types: ['client_credentials'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_basic', scope }),
+    body: JSON.stringify({
+      client_name: 'e2e service',
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope,
+    }),
   });
   const body = (await response.json()) as { client_id?: string; client_secret?: string };
-  if (response.status !== 201 || !body.client_id || !body.client_secret) throw new Error(`Registration failed: ${response.status} ${JSON.stringify(body)}`);
+  if (response.status !== 201 || !body.client_id || !body.client_secret)
+    throw new Error(`Registration failed: ${response.status} ${JSON.stringify(body)}`);
   return { clientId: body.client_id, clientSecret: body.client_secret };
 }
 
 /** A client credentials token for `resource`, straight from the token endpoint (the way any OAuth client gets one). */
-export async function clientCredentialsToken(tokenEndpoint: string, client: { clientId: string; clientSecret: string }, resource: string, scope: string): Promise<string> {
+export async function clientCredentialsToken(
+  tokenEndpoint: string,
+  client: { clientId: string; clientSecret: string },
+  resource: string,
+  scope: string,
+): Promise<string> {
   const response = await fetch(tokenEndpoint, {
     method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64')}` },
+    headers: {
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64')}`,
+    },
     body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope }),
   });
   const body = (await response.json()) as { access_token?: string };
@@ -117,7 +143,10 @@ export async function authorizeInBrowser(authorizationUrl: URL, redirectUrl: str
     const response = await fetch(next.url, {
       ...next.init,
       redirect: 'manual',
-      headers: { ...(next.init?.headers as Record<string, string> | undefined), cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+      headers: {
+        ...(next.init?.headers as Record<string, string> | undefined),
+        cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+      },
     });
     for (const cookie of response.headers.getSetCookie()) {
       const [pair] = cookie.split(';');
@@ -141,7 +170,10 @@ export async function authorizeInBrowser(authorizationUrl: URL, redirectUrl: str
       form.set('login', login);
       form.set('password', 'any');
     }
-    next = { url: new URL(action.replaceAll('&amp;', '&'), next.url).href, init: { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() } };
+    next = {
+      url: new URL(action.replaceAll('&amp;', '&'), next.url).href,
+      init: { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() },
+    };
   }
   throw new Error('Too many redirects while authorizing');
 }

@@ -23,7 +23,9 @@ import {
 
 /** The one method used here; typing the table this way keeps tsc from expanding every schema type. */
 interface Validator {
-  safeParse(value: unknown): { success: true } | { success: false; error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> } };
+  safeParse(
+    value: unknown,
+  ): { success: true } | { success: false; error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> } };
 }
 
 /** The schemas the tests validate against, by the name of the wire type they describe. */

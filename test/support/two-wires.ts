@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { httpApiEvent } from './factories.ts';
 import type { LocalStack } from '../../bin/local/stack.ts';
-import { parseMessages, requestMeta, rpc, TASKS_CAPABILITIES, type JsonRpcMessage, type RpcOptions } from './mcp-http.ts';
+import { httpApiEvent } from './factories.ts';
+import { type JsonRpcMessage, parseMessages, type RpcOptions, requestMeta, rpc, TASKS_CAPABILITIES } from './mcp-http.ts';
 
 /** A response as both wires give it back. */
 export interface Reply {
@@ -27,7 +27,11 @@ export interface Wire {
 let nextId = 1;
 
 /** The HTTP API event the MCP function receives for this request (on the local stack's host). */
-export function lambdaEvent(method: string, params: Record<string, unknown>, options: RpcOptions & { principal?: string } = {}): APIGatewayProxyEventV2 {
+export function lambdaEvent(
+  method: string,
+  params: Record<string, unknown>,
+  options: RpcOptions & { principal?: string } = {},
+): APIGatewayProxyEventV2 {
   const meta = options.meta === undefined ? requestMeta(options.capabilities ?? TASKS_CAPABILITIES) : options.meta;
   const headers: Record<string, string> = {
     host: '127.0.0.1:3000',
@@ -42,7 +46,9 @@ export function lambdaEvent(method: string, params: Record<string, unknown>, opt
     if (value === undefined) delete headers[name.toLowerCase()];
     else headers[name.toLowerCase()] = value;
   }
-  const body = options.rawBody ?? JSON.stringify({ jsonrpc: '2.0', id: options.id ?? nextId++, method, params: meta === null ? params : { ...params, _meta: meta } });
+  const body =
+    options.rawBody ??
+    JSON.stringify({ jsonrpc: '2.0', id: options.id ?? nextId++, method, params: meta === null ? params : { ...params, _meta: meta } });
   return httpApiEvent({ headers, body, ...(options.principal ? { subject: options.principal } : {}) });
 }
 

@@ -4,7 +4,17 @@
  * schemas (`@modelcontextprotocol/ext-tasks/core/v2`).
  */
 import assert from 'node:assert/strict';
-import { errorOf, isTerminalStatus, resultOf, rpc, TASKS_EXTENSION, type RpcOptions, type RpcResponse, type RpcTarget, type TaskView } from './mcp-http.ts';
+import {
+  errorOf,
+  isTerminalStatus,
+  type RpcOptions,
+  type RpcResponse,
+  type RpcTarget,
+  resultOf,
+  rpc,
+  TASKS_EXTENSION,
+  type TaskView,
+} from './mcp-http.ts';
 import { assertValid } from './schemas.ts';
 
 /** A client that declared nothing (in particular not the tasks extension). */
@@ -24,7 +34,11 @@ export function wireHelpers(target: () => RpcTarget) {
   }
 
   /** Calls a tool that must answer a `CreateTaskResult`; returns it. */
-  async function createTask(name: string, args: Record<string, unknown> = {}, options: RpcOptions = {}): Promise<Record<string, unknown> & { taskId: string }> {
+  async function createTask(
+    name: string,
+    args: Record<string, unknown> = {},
+    options: RpcOptions = {},
+  ): Promise<Record<string, unknown> & { taskId: string }> {
     const response = await callTool(name, args, options);
     assert.equal(response.status, 200);
     const result = resultOf(response);
@@ -51,7 +65,10 @@ export function wireHelpers(target: () => RpcTarget) {
     assertValid(schema, result);
     assert.equal(result['resultType'], 'complete');
     for (const key of NOT_ON_ACK) assert.ok(!(key in result), `the ack must not carry ${key}`);
-    assert.deepEqual(Object.keys(result).filter((key) => key !== 'resultType' && key !== '_meta'), []);
+    assert.deepEqual(
+      Object.keys(result).filter((key) => key !== 'resultType' && key !== '_meta'),
+      [],
+    );
   }
 
   async function updateTask(taskId: string, inputResponses: Record<string, unknown>): Promise<void> {
@@ -77,7 +94,11 @@ export function wireHelpers(target: () => RpcTarget) {
   function assertMissingTasksCapability(response: RpcResponse): void {
     const error = assertError(response, -32021, 400);
     const data = error.data as { requiredCapabilities?: { extensions?: Record<string, unknown> } } | undefined;
-    assert.deepEqual(data?.requiredCapabilities?.extensions?.[TASKS_EXTENSION], {}, `requiredCapabilities names the extension: ${response.text}`);
+    assert.deepEqual(
+      data?.requiredCapabilities?.extensions?.[TASKS_EXTENSION],
+      {},
+      `requiredCapabilities names the extension: ${response.text}`,
+    );
   }
 
   const terminal = (task: TaskView) => isTerminalStatus(task.status);
@@ -96,5 +117,18 @@ export function wireHelpers(target: () => RpcTarget) {
     assert.ok(uuidV4.test(taskId) || base64url.test(taskId), `task id ${taskId} is not a ≥122-bit random id`);
   }
 
-  return { callTool, createTask, callSync, assertAck, updateTask, cancelTask, assertError, assertMissingTasksCapability, terminal, inputRequired, textOf, assertUnguessableId };
+  return {
+    callTool,
+    createTask,
+    callSync,
+    assertAck,
+    updateTask,
+    cancelTask,
+    assertError,
+    assertMissingTasksCapability,
+    terminal,
+    inputRequired,
+    textOf,
+    assertUnguessableId,
+  };
 }

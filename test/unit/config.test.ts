@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
 import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
 import { localStackEnvironment } from '../../bin/local/environment.ts';
 import { README, withTables } from '../../bin/scripts/readme-tables.ts';
 import { DEFAULT_SETTINGS, ENV, loadConfig, SETTINGS } from '../../shared/config.ts';
@@ -52,8 +52,16 @@ describe('loadConfig', () => {
 
   for (const [what, env, message] of [
     ['issuers without a resource', { [ENV.authIssuers]: 'https://a.example' }, /TASKS_AUTH_RESOURCE/],
-    ['a plain-http resource off loopback', { [ENV.authIssuers]: 'https://a.example', [ENV.authResource]: 'http://mcp.example.com/mcp' }, /TASKS_AUTH_RESOURCE/],
-    ['a plain-http issuer off loopback', { [ENV.authIssuers]: 'http://a.example', [ENV.authResource]: 'https://mcp.example.com/mcp' }, /TASKS_AUTH_ISSUERS/],
+    [
+      'a plain-http resource off loopback',
+      { [ENV.authIssuers]: 'https://a.example', [ENV.authResource]: 'http://mcp.example.com/mcp' },
+      /TASKS_AUTH_RESOURCE/,
+    ],
+    [
+      'a plain-http issuer off loopback',
+      { [ENV.authIssuers]: 'http://a.example', [ENV.authResource]: 'https://mcp.example.com/mcp' },
+      /TASKS_AUTH_ISSUERS/,
+    ],
   ] as const) {
     it(`rejects ${what}`, () => {
       assert.throws(() => loadConfig({ ...base, ...env }), message);
@@ -84,15 +92,38 @@ describe('settings table', () => {
 describe('npm start environment', () => {
   it('reads its variables with their defaults, auth on the next port', () => {
     assert.deepEqual(localStackEnvironment({}), { port: 3000, dataDir: '.data' });
-    assert.deepEqual(localStackEnvironment({ PORT: '0', LOCAL_DATA_DIR: '/tmp/x', LOCAL_SWEEP_INTERVAL_MS: '300', LOCAL_VISIBILITY_TIMEOUT_SECONDS: '1', LOCAL_MAX_RECEIVE_COUNT: '2' }), {
-      port: 0, dataDir: '/tmp/x', sweepIntervalMs: 300, visibilityTimeoutSeconds: 1, maxReceiveCount: 2,
-    });
-    assert.deepEqual(localStackEnvironment({ PORT: '4000', LOCAL_AUTH: '1', LOCAL_AUTH_OTHER_RESOURCES: 'https://a.example/mcp, https://b.example/mcp' }).auth, {
-      port: 4001, otherResources: ['https://a.example/mcp', 'https://b.example/mcp'],
-    });
+    assert.deepEqual(
+      localStackEnvironment({
+        PORT: '0',
+        LOCAL_DATA_DIR: '/tmp/x',
+        LOCAL_SWEEP_INTERVAL_MS: '300',
+        LOCAL_VISIBILITY_TIMEOUT_SECONDS: '1',
+        LOCAL_MAX_RECEIVE_COUNT: '2',
+      }),
+      {
+        port: 0,
+        dataDir: '/tmp/x',
+        sweepIntervalMs: 300,
+        visibilityTimeoutSeconds: 1,
+        maxReceiveCount: 2,
+      },
+    );
+    assert.deepEqual(
+      localStackEnvironment({ PORT: '4000', LOCAL_AUTH: '1', LOCAL_AUTH_OTHER_RESOURCES: 'https://a.example/mcp, https://b.example/mcp' })
+        .auth,
+      {
+        port: 4001,
+        otherResources: ['https://a.example/mcp', 'https://b.example/mcp'],
+      },
+    );
   });
 
-  for (const [name, value] of [['PORT', '70000'], ['PORT', 'http'], ['LOCAL_SWEEP_INTERVAL_MS', '0'], ['LOCAL_MAX_RECEIVE_COUNT', '1.5']] as const) {
+  for (const [name, value] of [
+    ['PORT', '70000'],
+    ['PORT', 'http'],
+    ['LOCAL_SWEEP_INTERVAL_MS', '0'],
+    ['LOCAL_MAX_RECEIVE_COUNT', '1.5'],
+  ] as const) {
     it(`refuses ${name}=${value}, naming the variable`, () => {
       assert.throws(() => localStackEnvironment({ [name]: value }), new RegExp(`^Error: ${name} must be an integer`));
     });

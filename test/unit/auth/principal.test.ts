@@ -20,7 +20,11 @@ describe('principalFor', () => {
   });
 
   it('round-trips through parsePrincipal, whatever the characters', () => {
-    for (const [issuer, subject] of [['https://i.example', 'x|y|3|z'], ['', 's'], ['https://i.example/tenant|1', '0|']] as const) {
+    for (const [issuer, subject] of [
+      ['https://i.example', 'x|y|3|z'],
+      ['', 's'],
+      ['https://i.example/tenant|1', '0|'],
+    ] as const) {
       assert.deepEqual(parsePrincipal(principalFor(issuer, subject)), { issuer, subject });
     }
   });

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
-import { createResourceServer } from '../../../shared/auth/resource-server.ts';
+import { type CryptoKey, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { principalFor } from '../../../shared/auth/principal.ts';
+import { createResourceServer } from '../../../shared/auth/resource-server.ts';
 import type { AuthSettings } from '../../../shared/auth/settings.ts';
 import { createJwtVerifier } from '../../../shared/auth/verifier.ts';
 import type { ToolDefinition } from '../../../shared/runtime/tool.ts';
@@ -41,7 +41,15 @@ before(async () => {
 after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 function settings(overrides: Partial<AuthSettings> = {}): AuthSettings {
-  return { resource: RESOURCE, issuers: [issuer], authorizationServers: [issuer], scopes: ['tasks'], audiences: [], clientIds: [], ...overrides };
+  return {
+    resource: RESOURCE,
+    issuers: [issuer],
+    authorizationServers: [issuer],
+    scopes: ['tasks'],
+    audiences: [],
+    clientIds: [],
+    ...overrides,
+  };
 }
 
 function sign(claims: JWTPayload, options: { signer?: CryptoKey; alg?: string } = {}): Promise<string> {
@@ -55,7 +63,17 @@ function sign(claims: JWTPayload, options: { signer?: CryptoKey; alg?: string } 
 
 const tools = new Map<string, ToolDefinition>([
   ['plain', { name: 'plain', description: '', execution: 'sync', inputSchema: undefined as never, handler: async () => '' }],
-  ['admin', { name: 'admin', description: '', execution: 'sync', inputSchema: undefined as never, handler: async () => '', scopes: ['tasks:admin'] }],
+  [
+    'admin',
+    {
+      name: 'admin',
+      description: '',
+      execution: 'sync',
+      inputSchema: undefined as never,
+      handler: async () => '',
+      scopes: ['tasks:admin'],
+    },
+  ],
 ]);
 
 function resourceServer(overrides: Partial<AuthSettings> = {}) {
@@ -80,7 +98,10 @@ async function refusal(rs: ReturnType<typeof resourceServer>, request: Request):
 describe('resource server', () => {
   it('serves its metadata at the path-aware and root locations, from settings only', async () => {
     const rs = resourceServer();
-    for (const url of ['https://evil.example/.well-known/oauth-protected-resource/mcp', 'https://evil.example/.well-known/oauth-protected-resource']) {
+    for (const url of [
+      'https://evil.example/.well-known/oauth-protected-resource/mcp',
+      'https://evil.example/.well-known/oauth-protected-resource',
+    ]) {
       const response = rs.metadata(new Request(url));
       assert.equal(response?.status, 200);
       assert.deepEqual(await response!.json(), {
@@ -92,7 +113,10 @@ describe('resource server', () => {
       });
     }
     assert.equal(rs.metadata(new Request('https://mcp.example.com/mcp')), undefined);
-    assert.equal(rs.metadata(new Request('https://mcp.example.com/.well-known/oauth-protected-resource/mcp', { method: 'POST' }))?.status, 405);
+    assert.equal(
+      rs.metadata(new Request('https://mcp.example.com/.well-known/oauth-protected-resource/mcp', { method: 'POST' }))?.status,
+      405,
+    );
   });
 
   it('challenges a request without a token: 401, resource_metadata and scope, no error code (RFC 6750 §3.1)', async () => {
@@ -115,22 +139,45 @@ describe('resource server', () => {
     ['an untrusted issuer', () => sign({ sub: 'alice', aud: RESOURCE, iss: 'https://elsewhere.example' })],
     ['a key the issuer does not publish', () => sign({ sub: 'alice', aud: RESOURCE }, { signer: strangerKey })],
     ['an expired token', () => sign({ sub: 'alice', aud: RESOURCE, exp: Math.floor(Date.now() / 1000) - 60 })],
-    ['an unsigned token', async () => `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ iss: issuer, sub: 'a', aud: RESOURCE, exp: 9e9 })).toString('base64url')}.`],
-    ['a symmetric token', () => new SignJWT({ sub: 'a', aud: RESOURCE }).setProtectedHeader({ alg: 'HS256' }).setIssuer(issuer).setExpirationTime('5m').sign(new TextEncoder().encode('k'.repeat(32)))],
-    ['an aud-less token from a client not configured', () => sign({ sub: 'svc', client_id: 'other-client' }), { clientIds: ['known-client'] }],
+    [
+      'an unsigned token',
+      async () =>
+        `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ iss: issuer, sub: 'a', aud: RESOURCE, exp: 9e9 })).toString('base64url')}.`,
+    ],
+    [
+      'a symmetric token',
+      () =>
+        new SignJWT({ sub: 'a', aud: RESOURCE })
+          .setProtectedHeader({ alg: 'HS256' })
+          .setIssuer(issuer)
+          .setExpirationTime('5m')
+          .sign(new TextEncoder().encode('k'.repeat(32))),
+    ],
+    [
+      'an aud-less token from a client not configured',
+      () => sign({ sub: 'svc', client_id: 'other-client' }),
+      { clientIds: ['known-client'] },
+    ],
   ];
   for (const [what, token, overrides] of refused) {
     it(`refuses ${what} with 401 invalid_token`, async () => {
       const { status, challenge } = await refusal(resourceServer(overrides), call(await token()));
       assert.equal(status, 401);
-      assert.match(challenge, /^Bearer error="invalid_token", error_description="[^"]+", scope="tasks", resource_metadata="https:\/\/mcp\.example\.com\/\.well-known\/oauth-protected-resource\/mcp"$/);
+      assert.match(
+        challenge,
+        /^Bearer error="invalid_token", error_description="[^"]+", scope="tasks", resource_metadata="https:\/\/mcp\.example\.com\/\.well-known\/oauth-protected-resource\/mcp"$/,
+      );
     });
   }
 
   it('accepts a configured audience alias, and an aud-less token from a configured client (IdPs that cannot bind)', async () => {
-    const alias = await resourceServer({ audiences: ['api://mcp'] }).authorize(call(await sign({ sub: 'alice', aud: ['api://mcp', 'other'] })));
+    const alias = await resourceServer({ audiences: ['api://mcp'] }).authorize(
+      call(await sign({ sub: 'alice', aud: ['api://mcp', 'other'] })),
+    );
     assert.ok(!(alias instanceof Response));
-    const client = await resourceServer({ clientIds: ['known-client'] }).authorize(call(await sign({ sub: 'svc', client_id: 'known-client' })));
+    const client = await resourceServer({ clientIds: ['known-client'] }).authorize(
+      call(await sign({ sub: 'svc', client_id: 'known-client' })),
+    );
     assert.ok(!(client instanceof Response));
   });
 
@@ -145,7 +192,9 @@ describe('resource server', () => {
     const { status, challenge } = await refusal(rs, call(await sign({ sub: 'alice', aud: RESOURCE }), 'admin'));
     assert.equal(status, 403);
     assert.match(challenge, /scope="tasks tasks:admin"/);
-    const granted = await rs.authorize(call(await sign({ sub: 'alice', aud: RESOURCE, scope: undefined, scp: ['tasks', 'tasks:admin'] }), 'admin'));
+    const granted = await rs.authorize(
+      call(await sign({ sub: 'alice', aud: RESOURCE, scope: undefined, scp: ['tasks', 'tasks:admin'] }), 'admin'),
+    );
     assert.ok(!(granted instanceof Response));
   });
 
@@ -159,7 +208,12 @@ describe('resource server', () => {
   it('answers 500 (not 401) when the issuer cannot be reached, and tries again on the next request', async () => {
     const s = settings({ issuers: ['http://127.0.0.1:9'] });
     const logged: unknown[] = [];
-    const rs = createResourceServer({ settings: s, verifier: createJwtVerifier(s, { log: (e) => logged.push(e) }), tools, log: (e) => logged.push(e) });
+    const rs = createResourceServer({
+      settings: s,
+      verifier: createJwtVerifier(s, { log: (e) => logged.push(e) }),
+      tools,
+      log: (e) => logged.push(e),
+    });
     const token = await sign({ sub: 'alice', aud: RESOURCE, iss: 'http://127.0.0.1:9' });
     for (let i = 0; i < 2; i++) assert.equal((await refusal(rs, call(token))).status, 500);
     assert.ok(!JSON.stringify(logged).includes(token), 'the token is never logged');

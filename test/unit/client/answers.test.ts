@@ -11,12 +11,22 @@ const form = (properties: Record<string, unknown>, required: string[] = []): Inp
   params: { message: 'm', requestedSchema: { type: 'object', properties, required } },
 });
 
-const approval = form({ approve: { type: 'boolean' }, comment: { type: 'string' }, count: { type: 'integer' }, level: { type: 'string', enum: ['low', 'high'] } }, ['approve']);
+const approval = form(
+  {
+    approve: { type: 'boolean' },
+    comment: { type: 'string' },
+    count: { type: 'integer' },
+    level: { type: 'string', enum: ['low', 'high'] },
+  },
+  ['approve'],
+);
 
 describe('answers given on the command line', () => {
   it('types --answer fields by the requestedSchema', () => {
     const given = GivenAnswers.parse(['approval.approve=yes', 'approval.comment=a=b', 'approval.count=3', 'approval.level=high']);
-    assert.deepEqual(given.answer({ approval }), { approval: { action: 'accept', content: { approve: true, comment: 'a=b', count: 3, level: 'high' } } });
+    assert.deepEqual(given.answer({ approval }), {
+      approval: { action: 'accept', content: { approve: true, comment: 'a=b', count: 3, level: 'high' } },
+    });
   });
 
   it('key=decline and key=cancel refuse a request; a round is answered only when every key is given', () => {

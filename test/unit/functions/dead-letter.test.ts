@@ -22,16 +22,24 @@ describe('dead-letter function', () => {
     const lines: Array<Record<string, unknown>> = [];
     const handler = createDeadLetterHandler({ store, log: (line) => void lines.push(line), now: () => now + LEASE_MS + 1 });
 
-    const response = await handler(sqsEvent([JSON.stringify({ taskId: 'stuck', reason: 'start' }), JSON.stringify({ taskId: 'progressing', reason: 'sweep' })]));
+    const response = await handler(
+      sqsEvent([JSON.stringify({ taskId: 'stuck', reason: 'start' }), JSON.stringify({ taskId: 'progressing', reason: 'sweep' })]),
+    );
 
     assert.deepEqual(response, { batchItemFailures: [] }, 'both messages are handled (deleted)');
     const stuck = await store.get('stuck', 'alice', now + LEASE_MS + 1);
     assert.equal(stuck?.status, 'failed');
     assert.match(stuck?.statusMessage ?? '', /abandoned after its last attempt/);
     const progressing = await store.get('progressing', 'alice', now + LEASE_MS + 1);
-    assert.equal(progressing?.status, 'working', 'left to the sweeper and the worker\'s attempt cap');
-    assert.ok(progressing?.sweepAt !== undefined, 'still on the sweeper\'s index');
-    assert.deepEqual(lines.filter((line) => line['event'] === 'dead-lettered').map((line) => [line['taskId'], line['changed']]), [['stuck', true], ['progressing', false]]);
+    assert.equal(progressing?.status, 'working', "left to the sweeper and the worker's attempt cap");
+    assert.ok(progressing?.sweepAt !== undefined, "still on the sweeper's index");
+    assert.deepEqual(
+      lines.filter((line) => line['event'] === 'dead-lettered').map((line) => [line['taskId'], line['changed']]),
+      [
+        ['stuck', true],
+        ['progressing', false],
+      ],
+    );
   });
 
   it('fails a progressing task when its next message is dead-lettered without new steps (runs that die before they claim)', async () => {
@@ -54,6 +62,9 @@ describe('dead-letter function', () => {
     const ended = await store.get('broken-deploy', 'alice', clock);
     assert.equal(ended?.status, 'failed');
     assert.match(ended?.statusMessage ?? '', /abandoned after its last attempt/);
-    assert.deepEqual(lines.filter((line) => line['event'] === 'dead-lettered').map((line) => line['changed']), [false, true]);
+    assert.deepEqual(
+      lines.filter((line) => line['event'] === 'dead-lettered').map((line) => line['changed']),
+      [false, true],
+    );
   });
 });

@@ -46,7 +46,12 @@ describe('inline requestState', () => {
     const state = await sealer.seal({ answers: {}, issuedKeys: ['confirm'] }, binding);
     await refused(sealer.open(`${state}-TAMPERED`, binding));
     const [prefix, body, mac] = state.split('.');
-    const forgedBody = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), p: { answers: { confirm: { action: 'accept' } }, issuedKeys: ['confirm'] } })).toString('base64url');
+    const forgedBody = Buffer.from(
+      JSON.stringify({
+        ...JSON.parse(Buffer.from(body!, 'base64url').toString()),
+        p: { answers: { confirm: { action: 'accept' } }, issuedKeys: ['confirm'] },
+      }),
+    ).toString('base64url');
     await refused(sealer.open(`${prefix}.${forgedBody}.${mac}`, binding));
     await refused(sealer.open(state, { ...binding, principal: 'mallory' }));
     await refused(sealer.open(state, { ...binding, tool: 'another_tool' }));
@@ -55,7 +60,9 @@ describe('inline requestState', () => {
 
   it('refuses a state over its size limit without verifying it', async () => {
     await assert.rejects(sealer.open('v1.' + 'A'.repeat(200 * 1024) + '.x', binding), (error: unknown) => {
-      assert.ok(error instanceof ProtocolError && error.code === -32602 && /requestState is over its limit of 196608 bytes/.test(error.message));
+      assert.ok(
+        error instanceof ProtocolError && error.code === -32602 && /requestState is over its limit of 196608 bytes/.test(error.message),
+      );
       return true;
     });
   });

@@ -1,13 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
-import { catalogue, productTools } from '../../../functions/tools/index.ts';
 import { conformanceTools } from '../../../functions/fixtures/conformance.ts';
 import { testingTools } from '../../../functions/fixtures/durability/fixtures.ts';
+import { catalogue, productTools } from '../../../functions/tools/index.ts';
 import { CatalogueError, validateCatalogue } from '../../../shared/runtime/catalogue.ts';
 import { defineTool, type ToolDefinition } from '../../../shared/runtime/tool.ts';
 
-const valid = defineTool({ name: 'valid_tool', description: 'A tool.', inputSchema: z.object({}), execution: 'task', handler: async () => 'ok' });
+const valid = defineTool({
+  name: 'valid_tool',
+  description: 'A tool.',
+  inputSchema: z.object({}),
+  execution: 'task',
+  handler: async () => 'ok',
+});
 /** A definition as plain JavaScript (or a cast) could produce it. */
 const broken = (overrides: Record<string, unknown>) => ({ ...valid, ...overrides }) as unknown as ToolDefinition;
 
@@ -19,11 +25,14 @@ describe('tool catalogue validation', () => {
   });
 
   it('refuses a second tool with an existing name, naming it', () => {
-    assert.throws(() => validateCatalogue([valid, { ...valid, description: 'another' }]), (error: unknown) => {
-      assert.ok(error instanceof CatalogueError);
-      assert.match(error.message, /Tool "valid_tool" is defined twice/);
-      return true;
-    });
+    assert.throws(
+      () => validateCatalogue([valid, { ...valid, description: 'another' }]),
+      (error: unknown) => {
+        assert.ok(error instanceof CatalogueError);
+        assert.match(error.message, /Tool "valid_tool" is defined twice/);
+        return true;
+      },
+    );
   });
 
   const invalid: Array<[string, Record<string, unknown>, RegExp]> = [

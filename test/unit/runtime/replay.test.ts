@@ -8,12 +8,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
-import { runTool, type Journal, type JournalEntry, type RunOptions, type RunOutcome } from '../../../shared/runtime/run.ts';
+import { type Journal, type JournalEntry, type RunOptions, type RunOutcome, runTool } from '../../../shared/runtime/run.ts';
 import { defineTool, type ToolDefinition } from '../../../shared/runtime/tool.ts';
 import type { QuestionRecord } from '../../../shared/tasks/model.ts';
 
 function tool(handler: ToolDefinition['handler'], version?: string): ToolDefinition {
-  return defineTool({ name: 'replayed', description: 'd', inputSchema: z.object({}), execution: 'task', handler, ...(version ? { version } : {}) });
+  return defineTool({
+    name: 'replayed',
+    description: 'd',
+    inputSchema: z.object({}),
+    execution: 'task',
+    handler,
+    ...(version ? { version } : {}),
+  });
 }
 
 /** A journal like the worker's: steps with positions, loaded once per run. */
@@ -45,18 +52,22 @@ function durable(state = memoryJournal()) {
     advance: (ms: number) => (clock += ms),
     async run(t: ToolDefinition, extra: Partial<RunOptions> = {}): Promise<RunOutcome> {
       runs += 1;
-      const outcome = await runTool(t, {}, {
-        taskId: 't',
-        clientCapabilities: { elicitation: {} },
-        answers: { ...answers },
-        questions: { ...questions },
-        cancel: new AbortController().signal,
-        progress: async (message) => void progress.push(message),
-        journal: state.journal,
-        fresh: runs === 1,
-        now: () => clock,
-        ...extra,
-      });
+      const outcome = await runTool(
+        t,
+        {},
+        {
+          taskId: 't',
+          clientCapabilities: { elicitation: {} },
+          answers: { ...answers },
+          questions: { ...questions },
+          cancel: new AbortController().signal,
+          progress: async (message) => void progress.push(message),
+          journal: state.journal,
+          fresh: runs === 1,
+          now: () => clock,
+          ...extra,
+        },
+      );
       if (outcome.kind === 'input') Object.assign(questions, outcome.questions);
       return outcome;
     },
@@ -85,7 +96,11 @@ describe('runTool: replay checks', () => {
     assert.equal((await task.run(random)).kind, 'sleep');
     task.advance(100);
     const outcome = await task.run(random);
-    assertFailsNaming(outcome, 'replay-divergence', /Replay diverged at step "fetch-[a-z0-9]+" \(call #1\): the journal has step "fetch-[a-z0-9]+" there/);
+    assertFailsNaming(
+      outcome,
+      'replay-divergence',
+      /Replay diverged at step "fetch-[a-z0-9]+" \(call #1\): the journal has step "fetch-[a-z0-9]+" there/,
+    );
     assert.equal(fetches, 1, 'the diverging step did not run again');
   });
 
@@ -157,7 +172,10 @@ describe('runTool: replay checks', () => {
   it('records where each question was asked', async () => {
     const asks = tool(async (_a, ctx) => {
       await ctx.step('prepare', async () => 1);
-      await Promise.all([ctx.elicit('a', { message: 'A', requestedSchema: schema('a') }), ctx.elicit('b', { message: 'B', requestedSchema: schema('b') })]);
+      await Promise.all([
+        ctx.elicit('a', { message: 'A', requestedSchema: schema('a') }),
+        ctx.elicit('b', { message: 'B', requestedSchema: schema('b') }),
+      ]);
       return 'done';
     });
     const task = durable();
@@ -246,26 +264,40 @@ describe('runTool: inline sleep', () => {
   it('stops waiting when the call is cancelled or its budget runs out', async () => {
     const cancel = new AbortController();
     const started = Date.now();
-    const run = runTool(tool(async (_a, ctx) => { await ctx.sleep(60_000); return 'late'; }), {}, {
-      taskId: undefined,
-      clientCapabilities: {},
-      answers: {},
-      cancel: cancel.signal,
-      progress: async () => {},
-    });
+    const run = runTool(
+      tool(async (_a, ctx) => {
+        await ctx.sleep(60_000);
+        return 'late';
+      }),
+      {},
+      {
+        taskId: undefined,
+        clientCapabilities: {},
+        answers: {},
+        cancel: cancel.signal,
+        progress: async () => {},
+      },
+    );
     setTimeout(() => cancel.abort(new Error('budget')), 20);
     assert.deepEqual(await run, { kind: 'cancelled' });
     assert.ok(Date.now() - started < 30_000, 'did not wait out the sleep');
   });
 
   it('uses the sync budget signal as the endpoint passes it', async () => {
-    const outcome = await runTool(tool(async (_a, ctx) => { await ctx.sleep(60_000); return 'late'; }), {}, {
-      taskId: undefined,
-      clientCapabilities: {},
-      answers: {},
-      cancel: AbortSignal.timeout(20),
-      progress: async () => {},
-    });
+    const outcome = await runTool(
+      tool(async (_a, ctx) => {
+        await ctx.sleep(60_000);
+        return 'late';
+      }),
+      {},
+      {
+        taskId: undefined,
+        clientCapabilities: {},
+        answers: {},
+        cancel: AbortSignal.timeout(20),
+        progress: async () => {},
+      },
+    );
     assert.deepEqual(outcome, { kind: 'cancelled' });
   });
 });

@@ -3,14 +3,21 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import type { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import * as z from 'zod';
-import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { localSettingReader, settingVariable } from '../../../bin/local/settings.ts';
 import { secretsManagerFetcher } from '../../../functions/lib/secrets-manager.ts';
 import { ssmParameterFetcher } from '../../../functions/lib/ssm-parameters.ts';
-import { localSettingReader, settingVariable } from '../../../bin/local/settings.ts';
 import { runTool } from '../../../shared/runtime/run.ts';
-import { bindSettings, cachedReader, isSecret, settingStoresOf, storeReader, type SettingReader } from '../../../shared/runtime/settings.ts';
+import {
+  bindSettings,
+  cachedReader,
+  isSecret,
+  type SettingReader,
+  settingStoresOf,
+  storeReader,
+} from '../../../shared/runtime/settings.ts';
 import { defineTool, ToolProtocolError } from '../../../shared/runtime/tool.ts';
 
 const configured = defineTool({
@@ -18,13 +25,23 @@ const configured = defineTool({
   description: 'Reads a setting.',
   inputSchema: z.object({ key: z.string() }),
   execution: 'optional',
-  needs: { settings: { token: { secretsManager: 'app/token' }, region: { ssmParameter: '/app/region' }, pin: { ssmParameter: '/app/pin', secret: true } } },
+  needs: {
+    settings: {
+      token: { secretsManager: 'app/token' },
+      region: { ssmParameter: '/app/region' },
+      pin: { ssmParameter: '/app/pin', secret: true },
+    },
+  },
   handler: async ({ key }, ctx) => ctx.setting(key),
   prepare: async (_args, ctx) => void (await ctx.setting('region')),
 });
 
 const run = (tools: ReadonlyMap<string, typeof configured>, key: string) =>
-  runTool(tools.get('configured')!, { key }, { taskId: 't', clientCapabilities: {}, answers: {}, cancel: new AbortController().signal, progress: async () => {} });
+  runTool(
+    tools.get('configured')!,
+    { key },
+    { taskId: 't', clientCapabilities: {}, answers: {}, cancel: new AbortController().signal, progress: async () => {} },
+  );
 
 describe('settings', () => {
   it('bindSettings gives handler and prepare a ctx.setting reading the declared source', async () => {
@@ -36,7 +53,10 @@ describe('settings', () => {
     const tools = bindSettings(new Map([['configured', configured]]), reader);
     assert.deepEqual(await run(tools, 'token'), { kind: 'result', result: { content: [{ type: 'text', text: 'value of token' }] } });
     await tools.get('configured')!.prepare!({}, { setting: async () => 'unbound' } as never);
-    assert.deepEqual(reads, [['configured', 'token', { secretsManager: 'app/token' }], ['configured', 'region', { ssmParameter: '/app/region' }]]);
+    assert.deepEqual(reads, [
+      ['configured', 'token', { secretsManager: 'app/token' }],
+      ['configured', 'region', { ssmParameter: '/app/region' }],
+    ]);
   });
 
   it('rejects an undeclared key, and a read without bound settings', async () => {
@@ -92,11 +112,17 @@ describe('local settings', () => {
       const read = localSettingReader({ file, env: { T_B: 'from-env' } });
       assert.equal(await read('t', 'a', { secretsManager: 'x' }), 'from-file');
       assert.equal(await read('t', 'b', { secretsManager: 'x' }), 'from-env');
-      const missing = await read('t', 'c', { secretsManager: 'x' }).then(() => undefined, (error: unknown) => error);
+      const missing = await read('t', 'c', { secretsManager: 'x' }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       assert.ok(missing instanceof ToolProtocolError);
       assert.match(missing.message, /set T_C or add it to .*settings\.local\.json/);
       assert.ok(!missing.message.includes('from-'));
-      await assert.rejects(localSettingReader({ file: join(dir, 'absent.json'), env: {} })('t', 'a', { secretsManager: 'x' }), /not set locally/);
+      await assert.rejects(
+        localSettingReader({ file: join(dir, 'absent.json'), env: {} })('t', 'a', { secretsManager: 'x' }),
+        /not set locally/,
+      );
       await writeFile(file, '[1]');
       await assert.rejects(localSettingReader({ file, env: {} })('t', 'a', { secretsManager: 'x' }), /must hold an object/);
     } finally {
@@ -108,7 +134,9 @@ describe('local settings', () => {
 describe('setting store adapters', () => {
   it('read an SSM parameter, decrypting when asked', async () => {
     const sent: unknown[] = [];
-    const client = { send: async (command: GetParameterCommand) => (sent.push(command.input), { Parameter: { Value: 'v' } }) } as unknown as SSMClient;
+    const client = {
+      send: async (command: GetParameterCommand) => (sent.push(command.input), { Parameter: { Value: 'v' } }),
+    } as unknown as SSMClient;
     assert.equal(await ssmParameterFetcher(client)('/p', true), 'v');
     assert.deepEqual(sent, [{ Name: '/p', WithDecryption: true }]);
     const empty = { send: async () => ({}) } as unknown as SSMClient;
@@ -117,9 +145,14 @@ describe('setting store adapters', () => {
 
   it('read a Secrets Manager secret string', async () => {
     const sent: unknown[] = [];
-    const client = { send: async (command: GetSecretValueCommand) => (sent.push(command.input), { SecretString: 's' }) } as unknown as SecretsManagerClient;
+    const client = {
+      send: async (command: GetSecretValueCommand) => (sent.push(command.input), { SecretString: 's' }),
+    } as unknown as SecretsManagerClient;
     assert.equal(await secretsManagerFetcher(client)('app/token'), 's');
     assert.deepEqual(sent, [{ SecretId: 'app/token' }]);
-    await assert.rejects(secretsManagerFetcher({ send: async () => ({ SecretBinary: new Uint8Array() }) } as unknown as SecretsManagerClient)('b'), /no string value/);
+    await assert.rejects(
+      secretsManagerFetcher({ send: async () => ({ SecretBinary: new Uint8Array() }) } as unknown as SecretsManagerClient)('b'),
+      /no string value/,
+    );
   });
 });

@@ -93,7 +93,10 @@ describe('sweep', () => {
     } as unknown as InMemoryTaskQueue;
     const { requeued } = await sweep({ store, queue: failing, settings, log: (line) => void lines.push(line), now: () => W + 1 });
     assert.deepEqual(requeued, ['b']);
-    assert.deepEqual(lines.find((line) => line['event'] === 'sweep-failed'), { event: 'sweep-failed', taskId: 'a', error: 'AccessDenied' });
+    assert.deepEqual(
+      lines.find((line) => line['event'] === 'sweep-failed'),
+      { event: 'sweep-failed', taskId: 'a', error: 'AccessDenied' },
+    );
     assert.doesNotMatch(JSON.stringify(lines), /secret/);
   });
 });

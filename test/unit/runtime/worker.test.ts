@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import * as z from 'zod';
-import { processTaskMessage, type WorkerDeps } from '../../../shared/runtime/worker.ts';
+import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
+import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { defineTool, RetryableError, type ToolDefinition } from '../../../shared/runtime/tool.ts';
+import { processTaskMessage, type WorkerDeps } from '../../../shared/runtime/worker.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
 import type { HeartbeatOptions } from '../../../shared/tasks/store.ts';
-import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
-import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 
 const OWNER = 'alice';
@@ -17,19 +17,36 @@ let queue: InMemoryTaskQueue;
 let executions: number;
 
 const counted = defineTool({
-  name: 'counted', description: '', inputSchema: z.object({}), execution: 'task',
-  handler: async () => { executions += 1; return 'ok'; },
+  name: 'counted',
+  description: '',
+  inputSchema: z.object({}),
+  execution: 'task',
+  handler: async () => {
+    executions += 1;
+    return 'ok';
+  },
 });
 const flaky = defineTool({
-  name: 'flaky', description: '', inputSchema: z.object({}), execution: 'task',
-  handler: async () => { throw new Error('connection reset'); },
+  name: 'flaky',
+  description: '',
+  inputSchema: z.object({}),
+  execution: 'task',
+  handler: async () => {
+    throw new Error('connection reset');
+  },
 });
 const waitsForCancel = defineTool({
-  name: 'waits', description: '', inputSchema: z.object({}), execution: 'task',
+  name: 'waits',
+  description: '',
+  inputSchema: z.object({}),
+  execution: 'task',
   handler: (_a, ctx) => new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
 });
 const reportsProgress = defineTool({
-  name: 'progress', description: '', inputSchema: z.object({}), execution: 'task',
+  name: 'progress',
+  description: '',
+  inputSchema: z.object({}),
+  execution: 'task',
   handler: async (_a, ctx) => {
     for (let i = 0; i < 50 && !ctx.signal.aborted; i++) {
       await ctx.progress(`step ${i}`);
@@ -40,7 +57,10 @@ const reportsProgress = defineTool({
   },
 });
 const asks = defineTool({
-  name: 'asks', description: '', inputSchema: z.object({}), execution: 'task',
+  name: 'asks',
+  description: '',
+  inputSchema: z.object({}),
+  execution: 'task',
   handler: async (_a, ctx) => {
     const answer = await ctx.elicit('ok', { message: 'OK?', requestedSchema: { type: 'object', properties: {} } });
     return `answered ${answer.action}`;
@@ -50,13 +70,27 @@ const asks = defineTool({
 const tools: ReadonlyMap<string, ToolDefinition> = new Map([counted, flaky, waitsForCancel, reportsProgress, asks].map((t) => [t.name, t]));
 
 function deps(overrides: Partial<WorkerDeps['settings']> = {}): WorkerDeps {
-  return { store, queue, tools, log: () => {}, settings: { ...DEFAULT_SETTINGS, leaseMs: LEASE_MS, cancelCheckMs: 50, progressIntervalMs: 0, ...overrides } };
+  return {
+    store,
+    queue,
+    tools,
+    log: () => {},
+    settings: { ...DEFAULT_SETTINGS, leaseMs: LEASE_MS, cancelCheckMs: 50, progressIntervalMs: 0, ...overrides },
+  };
 }
 
 async function create(tool: string, args: Record<string, unknown> = {}) {
-  const { task } = await store.create(newTask({
-    taskId: `task-${tool}-${Math.random()}`, owner: OWNER, tool, arguments: args, clientCapabilities: { elicitation: {} }, now: Date.now(), ttlMs: 3_600_000,
-  }));
+  const { task } = await store.create(
+    newTask({
+      taskId: `task-${tool}-${Math.random()}`,
+      owner: OWNER,
+      tool,
+      arguments: args,
+      clientCapabilities: { elicitation: {} },
+      now: Date.now(),
+      ttlMs: 3_600_000,
+    }),
+  );
   return task.taskId;
 }
 
@@ -70,7 +104,6 @@ beforeEach(() => {
 });
 
 describe('processTaskMessage', () => {
-
   it('runs a task to completed and records the result with resultType complete', async () => {
     const taskId = await create('counted');
     assert.equal(await processTaskMessage({ taskId, reason: 'start' }, deps()), 'done');
@@ -82,7 +115,10 @@ describe('processTaskMessage', () => {
 
   it('runs a job once when the same message is delivered twice at the same time', async () => {
     const taskId = await create('counted');
-    const results = await Promise.all([processTaskMessage({ taskId, reason: 'start' }, deps()), processTaskMessage({ taskId, reason: 'start' }, deps())]);
+    const results = await Promise.all([
+      processTaskMessage({ taskId, reason: 'start' }, deps()),
+      processTaskMessage({ taskId, reason: 'start' }, deps()),
+    ]);
     assert.deepEqual(results, ['done', 'done']);
     assert.equal(executions, 1);
     assert.equal(await status(taskId), 'completed');
@@ -161,7 +197,10 @@ describe('processTaskMessage', () => {
 describe('durable execution', () => {
   let ran: string[];
   const stepped = defineTool({
-    name: 'stepped', description: '', inputSchema: z.object({ steps: z.number() }), execution: 'task',
+    name: 'stepped',
+    description: '',
+    inputSchema: z.object({ steps: z.number() }),
+    execution: 'task',
     handler: async (args, ctx) => {
       let sum = 0;
       for (let i = 1; i <= (args as { steps: number }).steps; i++) {
@@ -175,7 +214,10 @@ describe('durable execution', () => {
     },
   });
   const sleeper = defineTool({
-    name: 'sleeper', description: '', inputSchema: z.object({ ms: z.number() }), execution: 'task',
+    name: 'sleeper',
+    description: '',
+    inputSchema: z.object({ ms: z.number() }),
+    execution: 'task',
     handler: async (args, ctx) => {
       await ctx.step('before', async () => ran.push('before'));
       await ctx.sleep((args as { ms: number }).ms);
@@ -184,7 +226,10 @@ describe('durable execution', () => {
     },
   });
   const retrying = defineTool({
-    name: 'retrying', description: '', inputSchema: z.object({}), execution: 'task',
+    name: 'retrying',
+    description: '',
+    inputSchema: z.object({}),
+    execution: 'task',
     handler: async () => {
       ran.push('attempt');
       throw new RetryableError('try later', { delayMs: 1000 });
@@ -192,7 +237,9 @@ describe('durable execution', () => {
   });
   const allTools = new Map([stepped, sleeper, retrying].map((t) => [t.name, t]));
   const durableDeps = (overrides: Partial<WorkerDeps['settings']> = {}, now?: () => number): WorkerDeps => ({
-    ...deps(overrides), tools: allTools, ...(now ? { now } : {}),
+    ...deps(overrides),
+    tools: allTools,
+    ...(now ? { now } : {}),
   });
 
   beforeEach(() => {
@@ -216,17 +263,29 @@ describe('durable execution', () => {
   it('sleeps durably: releases the task and enqueues a delayed wake-up, then finishes once due', async () => {
     let clock = 1_000_000;
     const taskId = await create('sleeper', { ms: 30 * 60 * 1000 });
-    assert.equal(await processTaskMessage({ taskId, reason: 'start' }, durableDeps({}, () => clock)), 'done');
+    assert.equal(
+      await processTaskMessage(
+        { taskId, reason: 'start' },
+        durableDeps({}, () => clock),
+      ),
+      'done',
+    );
     const waiting = await store.get(taskId, OWNER, clock);
     assert.equal(waiting?.status, 'working');
     assert.equal(waiting?.lease, undefined);
     assert.deepEqual(queue.sent, [{ taskId, reason: 'wake' }]);
 
     clock += 15 * 60 * 1000; // a 30-minute sleep takes two SQS hops of at most 15 minutes
-    await processTaskMessage({ taskId, reason: 'wake' }, durableDeps({}, () => clock));
+    await processTaskMessage(
+      { taskId, reason: 'wake' },
+      durableDeps({}, () => clock),
+    );
     assert.equal(await status(taskId), 'working');
     clock += 15 * 60 * 1000;
-    await processTaskMessage({ taskId, reason: 'wake' }, durableDeps({}, () => clock));
+    await processTaskMessage(
+      { taskId, reason: 'wake' },
+      durableDeps({}, () => clock),
+    );
     assert.equal((await store.get(taskId, OWNER, clock))?.status, 'completed');
     assert.deepEqual(ran, ['before', 'after']);
   });
@@ -240,14 +299,20 @@ describe('durable execution', () => {
     assert.equal(task?.status, 'failed');
     assert.match(task?.statusMessage ?? '', /Gave up after 3 attempts: try later/);
     assert.equal(ran.length, 3);
-    assert.deepEqual(queue.sent.map((m) => m.reason), ['retry', 'retry']);
+    assert.deepEqual(
+      queue.sent.map((m) => m.reason),
+      ['retry', 'retry'],
+    );
   });
 });
 
 describe('cancellation and hand-over', () => {
   it('a cancel that arrives just before the handler goes to sleep ends the task cancelled, not asleep', async () => {
     const sleepsAfterCancel = defineTool({
-      name: 'sleeps-after-cancel', description: '', inputSchema: z.object({}), execution: 'task',
+      name: 'sleeps-after-cancel',
+      description: '',
+      inputSchema: z.object({}),
+      execution: 'task',
       handler: async (_a, ctx) => {
         await new Promise((resolve) => setTimeout(resolve, 150)); // the heartbeat sees the cancel meanwhile
         await ctx.sleep(60 * 60 * 1000);
@@ -255,7 +320,10 @@ describe('cancellation and hand-over', () => {
       },
     });
     const taskId = await create('sleeps-after-cancel');
-    const run = processTaskMessage({ taskId, reason: 'start' }, { ...deps({ cancelCheckMs: 20 }), tools: new Map([[sleepsAfterCancel.name, sleepsAfterCancel]]) });
+    const run = processTaskMessage(
+      { taskId, reason: 'start' },
+      { ...deps({ cancelCheckMs: 20 }), tools: new Map([[sleepsAfterCancel.name, sleepsAfterCancel]]) },
+    );
     await new Promise((resolve) => setTimeout(resolve, 30));
     assert.equal(await store.cancel(taskId, OWNER, Date.now()), 'requested');
     assert.equal(await run, 'done');
@@ -284,7 +352,9 @@ describe('heartbeat: lease renewal and progress', () => {
 
   /** A task created at the test's clock. */
   const createAt = async (tool: string) => {
-    const { task } = await store.create(newTask({ taskId: `task-${tool}-${Math.random()}`, owner: OWNER, tool, now: clock, ttlMs: 3_600_000 }));
+    const { task } = await store.create(
+      newTask({ taskId: `task-${tool}-${Math.random()}`, owner: OWNER, tool, now: clock, ttlMs: 3_600_000 }),
+    );
     return task.taskId;
   };
 
@@ -298,7 +368,10 @@ describe('heartbeat: lease renewal and progress', () => {
   /** A handler that reports progress `steps` times, the clock moving `stepMs` before each report. */
   const progressing = (steps: number, stepMs: number) =>
     defineTool({
-      name: 'progressing', description: '', inputSchema: z.object({}), execution: 'task',
+      name: 'progressing',
+      description: '',
+      inputSchema: z.object({}),
+      execution: 'task',
       handler: async (_a, ctx) => {
         for (let i = 1; i <= steps; i++) {
           clock += stepMs;
@@ -312,7 +385,10 @@ describe('heartbeat: lease renewal and progress', () => {
     const tool = progressing(6, LEASE_MS / 6);
     const taskId = await createAt('progressing');
     const settings = { cancelCheckMs: 3_600_000, progressIntervalMs: 0 };
-    assert.equal(await processTaskMessage({ taskId, reason: 'start' }, { ...deps(settings), tools: new Map([[tool.name, tool]]), now: () => clock }), 'done');
+    assert.equal(
+      await processTaskMessage({ taskId, reason: 'start' }, { ...deps(settings), tools: new Map([[tool.name, tool]]), now: () => clock }),
+      'done',
+    );
 
     const step = LEASE_MS / 6;
     assert.deepEqual(spy.heartbeats, [
@@ -332,7 +408,10 @@ describe('heartbeat: lease renewal and progress', () => {
     const seen: Array<{ lease: unknown; sweepAt: unknown; statusMessage: unknown }> = [];
     let taskId = '';
     const tool = defineTool({
-      name: 'observed', description: '', inputSchema: z.object({}), execution: 'task',
+      name: 'observed',
+      description: '',
+      inputSchema: z.object({}),
+      execution: 'task',
       handler: async (_a, ctx) => {
         for (let i = 1; i <= 3; i++) {
           clock += LEASE_MS / 6;
@@ -346,7 +425,10 @@ describe('heartbeat: lease renewal and progress', () => {
     taskId = await createAt('observed');
     const createdSweepAt = (await store.get(taskId, OWNER, clock))?.sweepAt;
     assert.equal(createdSweepAt, T0 + POLICY.leaseMs + POLICY.sweepGraceMs);
-    await processTaskMessage({ taskId, reason: 'start' }, { ...deps({ cancelCheckMs: 3_600_000 }), tools: new Map([[tool.name, tool]]), now: () => clock });
+    await processTaskMessage(
+      { taskId, reason: 'start' },
+      { ...deps({ cancelCheckMs: 3_600_000 }), tools: new Map([[tool.name, tool]]), now: () => clock },
+    );
     const step = LEASE_MS / 6;
     assert.deepEqual(seen, [
       { lease: T0 + LEASE_MS, sweepAt: createdSweepAt, statusMessage: 'step 1' },
@@ -369,16 +451,25 @@ describe('heartbeat: lease renewal and progress', () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const tool = defineTool({
-      name: 'quiet', description: '', inputSchema: z.object({}), execution: 'task',
+      name: 'quiet',
+      description: '',
+      inputSchema: z.object({}),
+      execution: 'task',
       handler: async () => {
         await gate;
         return 'done';
       },
     });
     const taskId = await createAt('quiet');
-    const run = processTaskMessage({ taskId, reason: 'start' }, { ...deps({ cancelCheckMs: CHECK_MS }), tools: new Map([[tool.name, tool]]), now: () => clock });
+    const run = processTaskMessage(
+      { taskId, reason: 'start' },
+      { ...deps({ cancelCheckMs: CHECK_MS }), tools: new Map([[tool.name, tool]]), now: () => clock },
+    );
     // Well inside the first third of the lease: only cancellation reads.
-    await until(() => spy.reads > 0, () => checks(1));
+    await until(
+      () => spy.reads > 0,
+      () => checks(1),
+    );
     await checks(5);
     assert.deepEqual(spy.heartbeats, []);
     assert.ok(spy.reads > 0, 'the timer reads the task for cancellation');
@@ -414,7 +505,6 @@ async function until(check: () => boolean, step: () => Promise<void>): Promise<v
 }
 
 describe('crash loops', () => {
-
   it('fails a task whose runs keep dying without an outcome, without running it again', async () => {
     const taskId = await create('counted');
     let now = Date.now();
@@ -446,7 +536,10 @@ describe('crash loops', () => {
 
 describe('attempts and progress', () => {
   const steps = defineTool({
-    name: 'steps', description: '', inputSchema: z.object({}), execution: 'task',
+    name: 'steps',
+    description: '',
+    inputSchema: z.object({}),
+    execution: 'task',
     handler: async (_a, ctx) => {
       for (let i = 1; i <= 3; i++) await ctx.step(`s${i}`, async () => i);
       executions += 1;
@@ -471,29 +564,44 @@ describe('attempts and progress', () => {
   });
 
   /** Records one new step per run, then fails unexpectedly, until it has `total` steps. */
-  const failsAfterEachStep = (total: number) => defineTool({
-    name: 'fails_after_each_step', description: '', inputSchema: z.object({}), execution: 'task',
-    handler: async (_a, ctx) => {
-      for (let i = 1; i <= total; i++) {
-        let ran = false;
-        await ctx.step(`s${i}`, async () => { executions += 1; ran = true; return i; });
-        if (ran && i < total) throw new Error('connection reset');
-      }
-      return `${total} steps`;
-    },
-  });
+  const failsAfterEachStep = (total: number) =>
+    defineTool({
+      name: 'fails_after_each_step',
+      description: '',
+      inputSchema: z.object({}),
+      execution: 'task',
+      handler: async (_a, ctx) => {
+        for (let i = 1; i <= total; i++) {
+          let ran = false;
+          await ctx.step(`s${i}`, async () => {
+            executions += 1;
+            ran = true;
+            return i;
+          });
+          if (ran && i < total) throw new Error('connection reset');
+        }
+        return `${total} steps`;
+      },
+    });
 
   it('hands a run that recorded new steps before an unexpected error over with a fresh message, its attempts starting again', async () => {
     const tool = failsAfterEachStep(3);
     const taskId = await create(tool.name);
     const workerDeps = { ...deps(), tools: new Map([[tool.name, tool]]) };
-    assert.equal(await processTaskMessage({ taskId, reason: 'start' }, workerDeps), 'done', 'the message is deleted: a fresh one replaces it');
+    assert.equal(
+      await processTaskMessage({ taskId, reason: 'start' }, workerDeps),
+      'done',
+      'the message is deleted: a fresh one replaces it',
+    );
     const task = await store.get(taskId, OWNER, Date.now());
     assert.equal(task?.status, 'working');
     assert.equal(task?.lease, undefined);
     assert.equal(task?.attempts, 0);
     assert.equal(task?.progressMark, 1);
-    assert.deepEqual(queue.sent.map((m) => m.reason), ['retry']);
+    assert.deepEqual(
+      queue.sent.map((m) => m.reason),
+      ['retry'],
+    );
   });
 
   it('finishes a job whose runs each fail after a new step, more of them than the attempt cap', async () => {
@@ -514,7 +622,10 @@ describe('attempts and progress', () => {
 
   it('still leaves a run that failed without a new step to redelivery, its attempts counting', async () => {
     const replaysThenFails = defineTool({
-      name: 'replays_then_fails', description: '', inputSchema: z.object({}), execution: 'task',
+      name: 'replays_then_fails',
+      description: '',
+      inputSchema: z.object({}),
+      execution: 'task',
       handler: async (_a, ctx) => {
         await ctx.step('s1', async () => 1);
         throw new Error('connection reset');

@@ -2,15 +2,42 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TaskRecord } from '../../../shared/tasks/model.ts';
-import { applyOutcome, decideCancel, decideExpireWait, decideReschedule, isDueToRun, isWaitExpired, newTaskRecord } from '../../../shared/tasks/transitions.ts';
+import {
+  applyOutcome,
+  decideCancel,
+  decideExpireWait,
+  decideReschedule,
+  isDueToRun,
+  isWaitExpired,
+  newTaskRecord,
+} from '../../../shared/tasks/transitions.ts';
 import { renderedTtlMs } from '../../../shared/tasks/ttl.ts';
 
 const POLICY = { leaseMs: 10, sweepGraceMs: 5, retentionMs: 1000 };
 const ERROR = { code: -32603, message: 'waited too long' };
 
 function waiting(maxInputWaitMs?: number): TaskRecord {
-  const task = newTaskRecord({ taskId: 't', owner: 'o', tool: 'x', arguments: {}, clientCapabilities: {}, inputResponses: {}, now: 0, ttlMs: 100, pollIntervalMs: 1 }, POLICY);
-  return applyOutcome({ ...task, lease: { owner: 'w', until: 20 } }, { status: 'input_required', inputRequests: { k: { method: 'elicitation/create' } } }, 50, POLICY.retentionMs, maxInputWaitMs);
+  const task = newTaskRecord(
+    {
+      taskId: 't',
+      owner: 'o',
+      tool: 'x',
+      arguments: {},
+      clientCapabilities: {},
+      inputResponses: {},
+      now: 0,
+      ttlMs: 100,
+      pollIntervalMs: 1,
+    },
+    POLICY,
+  );
+  return applyOutcome(
+    { ...task, lease: { owner: 'w', until: 20 } },
+    { status: 'input_required', inputRequests: { k: { method: 'elicitation/create' } } },
+    50,
+    POLICY.retentionMs,
+    maxInputWaitMs,
+  );
 }
 
 describe('waits for input with a deadline (transitions)', () => {

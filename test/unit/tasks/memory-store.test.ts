@@ -69,7 +69,9 @@ describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
     await store.finish(claimed, 'w1', { status: 'input_required', inputRequests: { a: request } }, T0 + 2);
     request.params!['message'] = 'Changed';
     const waiting = await stored(store);
-    assert.deepEqual(waiting.status === 'input_required' && waiting.inputRequests, { a: { method: 'elicitation/create', params: { message: 'Which file?' } } });
+    assert.deepEqual(waiting.status === 'input_required' && waiting.inputRequests, {
+      a: { method: 'elicitation/create', params: { message: 'Which file?' } },
+    });
 
     await store.answer('task-1', OWNER, { a: 'file.txt' }, T0 + 3);
     const again = await store.claim('task-1', 'w2', T0 + 4, POLICY.leaseMs);

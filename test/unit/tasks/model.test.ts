@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canTransition, isExpired, isTerminal, TRANSITIONS, type TaskStatus } from '../../../shared/tasks/model.ts';
+import { canTransition, isExpired, isTerminal, type TaskStatus, TRANSITIONS } from '../../../shared/tasks/model.ts';
 import { expiresAtSeconds, extendedTtl, renderedTtlMs } from '../../../shared/tasks/ttl.ts';
 
 const ALL: TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];

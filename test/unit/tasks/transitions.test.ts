@@ -4,6 +4,7 @@ import type { InputRequest, TaskOutcome, TaskRecord, TaskStatus } from '../../..
 import { LeaseLostError, TaskNotFoundError } from '../../../shared/tasks/store.ts';
 import {
   applyOutcome,
+  type Decision,
   decideAnswer,
   decideCancel,
   decideClaim,
@@ -17,7 +18,6 @@ import {
   newTaskRecord,
   releaseFields,
   sweepWindow,
-  type Decision,
 } from '../../../shared/tasks/transitions.ts';
 import { storePolicy } from '../../support/factories.ts';
 
@@ -223,7 +223,8 @@ describe('transitions: every operation on every status', () => {
       for (const status of STATUSES) {
         for (const lease of LEASES) {
           const expected = operation.rows[`${status}/${lease}`] ?? operation.otherwise;
-          const what = 'throws' in expected ? `throws ${expected.throws.name}` : expected.next === null ? 'changes nothing' : `→ ${expected.next}`;
+          const what =
+            'throws' in expected ? `throws ${expected.throws.name}` : expected.next === null ? 'changes nothing' : `→ ${expected.next}`;
           it(`${status}, lease ${lease}: ${what}`, () => {
             const task = record(status, lease);
             if ('throws' in expected) {
@@ -251,7 +252,17 @@ describe('transitions: every operation on every status', () => {
 
 describe('transitions: what each decision writes', () => {
   it('create: a working task due one W after it was created, version 1', () => {
-    const input = { taskId: 't', owner: OWNER, tool: 'greet', arguments: { n: 1 }, clientCapabilities: {}, inputResponses: { k: 'v' }, now: T0, ttlMs: 60_000, pollIntervalMs: 500 };
+    const input = {
+      taskId: 't',
+      owner: OWNER,
+      tool: 'greet',
+      arguments: { n: 1 },
+      clientCapabilities: {},
+      inputResponses: { k: 'v' },
+      now: T0,
+      ttlMs: 60_000,
+      pollIntervalMs: 500,
+    };
     assert.deepEqual(newTaskRecord(deepFreeze(input), POLICY), {
       taskId: 't',
       owner: OWNER,
@@ -285,18 +296,28 @@ describe('transitions: what each decision writes', () => {
   });
 
   it('heartbeat: a renewal moves the lease and sweepAt; progress writes the message and lastUpdatedAt; neither leaves both alone', () => {
-    assert.deepEqual(heartbeatFields('w1', NOW, { leaseMs: 4_000 }, POLICY), { renewal: { lease: { owner: 'w1', until: NOW + 4_000 }, sweepAt: NOW + 4_000 + POLICY.sweepGraceMs } });
+    assert.deepEqual(heartbeatFields('w1', NOW, { leaseMs: 4_000 }, POLICY), {
+      renewal: { lease: { owner: 'w1', until: NOW + 4_000 }, sweepAt: NOW + 4_000 + POLICY.sweepGraceMs },
+    });
     assert.deepEqual(heartbeatFields('w1', NOW, { statusMessage: 'm' }, POLICY), { progress: { statusMessage: 'm', lastUpdatedAt: NOW } });
     const task = record('working', 'live');
     const { result, next } = decideHeartbeat(task.taskId, task, 'w1', NOW, {}, POLICY);
     assert.deepEqual(result, { cancelRequested: false });
     assert.deepEqual(next, { ...task, version: task.version + 1 });
-    assert.deepEqual(decideHeartbeat(task.taskId, { ...task, cancelRequested: true }, 'w1', NOW, {}, POLICY).result, { cancelRequested: true });
+    assert.deepEqual(decideHeartbeat(task.taskId, { ...task, cancelRequested: true }, 'w1', NOW, {}, POLICY).result, {
+      cancelRequested: true,
+    });
   });
 
   it('heartbeat and finish name the task in LeaseLostError, also when it is missing', () => {
-    assert.throws(() => decideHeartbeat('gone', undefined, 'w1', NOW, {}, POLICY), (error) => error instanceof LeaseLostError && error.taskId === 'gone');
-    assert.throws(() => decideFinish('gone', undefined, 'w1', outcomeOf('completed'), NOW, POLICY), (error) => error instanceof LeaseLostError && error.taskId === 'gone');
+    assert.throws(
+      () => decideHeartbeat('gone', undefined, 'w1', NOW, {}, POLICY),
+      (error) => error instanceof LeaseLostError && error.taskId === 'gone',
+    );
+    assert.throws(
+      () => decideFinish('gone', undefined, 'w1', outcomeOf('completed'), NOW, POLICY),
+      (error) => error instanceof LeaseLostError && error.taskId === 'gone',
+    );
   });
 
   it('release: drops the lease, due one W after resumeAt, and a hand-over starts attempts again', () => {
@@ -331,7 +352,10 @@ describe('transitions: what each decision writes', () => {
   it('finish keeps the last statusMessage unless the outcome brings one', () => {
     const task = record('working', 'live');
     assert.equal(decideFinish(task.taskId, task, 'w1', { status: 'cancelled' }, NOW, POLICY).next?.statusMessage, 'halfway');
-    assert.equal(decideFinish(task.taskId, task, 'w1', { status: 'cancelled', statusMessage: 'stopped' }, NOW, POLICY).next?.statusMessage, 'stopped');
+    assert.equal(
+      decideFinish(task.taskId, task, 'w1', { status: 'cancelled', statusMessage: 'stopped' }, NOW, POLICY).next?.statusMessage,
+      'stopped',
+    );
   });
 
   it('answer: a partial answer keeps the task waiting with the rest outstanding', () => {
@@ -364,7 +388,11 @@ describe('transitions: what each decision writes', () => {
     assert.equal(waiting?.status, 'cancelled');
     assert.equal(waiting?.cancelRequested, true);
     const running = record('working', 'live');
-    assert.deepEqual(decideCancel('task-1', running, OWNER, NOW, POLICY).next, { ...running, cancelRequested: true, version: running.version + 1 });
+    assert.deepEqual(decideCancel('task-1', running, OWNER, NOW, POLICY).next, {
+      ...running,
+      cancelRequested: true,
+      version: running.version + 1,
+    });
   });
 
   it('fail: ends failed with the error and the diagnostic message', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
 import { defineTool, RetryableError, ToolError, ToolProtocolError } from '../../../shared/runtime/tool.ts';
-import { accept, decline, DEFAULT_START, TestClock, testTool, textOf } from '../../kit/kit.ts';
+import { accept, DEFAULT_START, decline, TestClock, testTool, textOf } from '../../kit/kit.ts';
 
 const form = (message: string) => ({ message, requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } });
 
@@ -74,7 +74,14 @@ describe('testTool', () => {
     const woken = await run.once();
     assert.equal(woken.kind === 'result' && textOf(woken.result), 'awake');
     assert.deepEqual(ran, { before: 1, after: 1 });
-    assert.deepEqual([...run.checkpoints], [['before', 1], ['sleep#1', DEFAULT_START + 60_000], ['after', 1]]);
+    assert.deepEqual(
+      [...run.checkpoints],
+      [
+        ['before', 1],
+        ['sleep#1', DEFAULT_START + 60_000],
+        ['after', 1],
+      ],
+    );
     assert.deepEqual(run.progress, ['slept? not yet'], 'progress is not reported again while a run replays recorded calls');
   });
 
@@ -85,7 +92,10 @@ describe('testTool', () => {
     assert.equal(textOf(await run.result()), 'awake');
     assert.ok(Date.now() - started < 5_000, 'a week of durable sleep takes no real time');
     assert.equal(run.clock.now(), 1_000 + 7 * 24 * 3600 * 1000);
-    assert.deepEqual(run.outcomes.map((outcome) => outcome.kind), ['sleep', 'result']);
+    assert.deepEqual(
+      run.outcomes.map((outcome) => outcome.kind),
+      ['sleep', 'result'],
+    );
   });
 
   it('hands over to continuations after stepsPerRun new steps, keeping the checkpoints', async () => {
@@ -104,7 +114,10 @@ describe('testTool', () => {
     });
     const run = testTool(counter, { n: 5 }, { stepsPerRun: 2 });
     assert.equal(textOf(await run.result()), '15');
-    assert.deepEqual(run.outcomes.map((outcome) => outcome.kind), ['continue', 'continue', 'result']);
+    assert.deepEqual(
+      run.outcomes.map((outcome) => outcome.kind),
+      ['continue', 'continue', 'result'],
+    );
     assert.equal(runs, 3);
     assert.deepEqual([...run.checkpoints.keys()], ['add-1', 'add-2', 'add-3', 'add-4', 'add-5']);
   });
@@ -142,9 +155,15 @@ describe('testTool', () => {
       },
     });
     const toolError = testTool(flaky, { mode: 'tool-error' });
-    assert.deepEqual(await toolError.finish(), { kind: 'result', result: { content: [{ type: 'text', text: 'bad input' }], isError: true } });
+    assert.deepEqual(await toolError.finish(), {
+      kind: 'result',
+      result: { content: [{ type: 'text', text: 'bad input' }], isError: true },
+    });
     assert.equal(toolError.clock.now(), DEFAULT_START + 5_000);
-    assert.deepEqual(await testTool(flaky, { mode: 'protocol-error' }).finish(), { kind: 'protocol-error', error: { code: -32000, message: 'upstream' } });
+    assert.deepEqual(await testTool(flaky, { mode: 'protocol-error' }).finish(), {
+      kind: 'protocol-error',
+      error: { code: -32000, message: 'upstream' },
+    });
     await assert.rejects(testTool(flaky, { mode: 'protocol-error' }).result(), /ended without a result/);
   });
 
@@ -164,7 +183,15 @@ describe('testTool', () => {
   });
 
   it('rethrows an unexpected exception, as the worker sees it', async () => {
-    const broken = defineTool({ name: 'broken', description: 'Throws.', inputSchema: z.object({}), execution: 'task', handler: async () => { throw new TypeError('bug'); } });
+    const broken = defineTool({
+      name: 'broken',
+      description: 'Throws.',
+      inputSchema: z.object({}),
+      execution: 'task',
+      handler: async () => {
+        throw new TypeError('bug');
+      },
+    });
     await assert.rejects(testTool(broken, {}).finish(), TypeError);
   });
 
@@ -178,8 +205,14 @@ describe('testTool', () => {
       handler: async ({ key }, ctx) => ctx.setting(key),
     });
     assert.equal(textOf(await testTool(configured, { key: 'token' }, { settings: { token: 's3cr3t' } }).result()), 's3cr3t');
-    await assert.rejects(testTool(configured, { key: 'region' }, { settings: { token: 's3cr3t' } }).finish(), /reads setting "region"; give it in options.settings/);
-    await assert.rejects(testTool(configured, { key: 'other' }, { settings: { other: 'x' } }).finish(), /does not declare in needs.settings/);
+    await assert.rejects(
+      testTool(configured, { key: 'region' }, { settings: { token: 's3cr3t' } }).finish(),
+      /reads setting "region"; give it in options.settings/,
+    );
+    await assert.rejects(
+      testTool(configured, { key: 'other' }, { settings: { other: 'x' } }).finish(),
+      /does not declare in needs.settings/,
+    );
   });
 
   it('passes the client capabilities and task id through: a missing capability fails as the runner maps it', async () => {
@@ -262,6 +295,15 @@ describe('answer helpers', () => {
   it('build elicitation answers and read text content', () => {
     assert.deepEqual(accept({ approve: true }), { action: 'accept', content: { approve: true } });
     assert.deepEqual(decline(), { action: 'decline' });
-    assert.equal(textOf({ content: [{ type: 'text', text: 'a' }, { type: 'image', data: '' }, { type: 'text', text: 'b' }] }), 'a\nb');
+    assert.equal(
+      textOf({
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'image', data: '' },
+          { type: 'text', text: 'b' },
+        ],
+      }),
+      'a\nb',
+    );
   });
 });

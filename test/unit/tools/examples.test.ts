@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { approvalGate } from '../../../functions/tools/approval-gate.ts';
 import { batchProcess } from '../../../functions/tools/batch-process.ts';
 import { externalJob } from '../../../functions/tools/external-job.ts';
-import { accept, decline, DEFAULT_START, testTool, textOf } from '../../kit/kit.ts';
+import { accept, DEFAULT_START, decline, testTool, textOf } from '../../kit/kit.ts';
 
 describe('approval_gate', () => {
   it('asks once, then carries out the action with the comment', async () => {
@@ -18,7 +18,10 @@ describe('approval_gate', () => {
     assert.deepEqual(run.progress, ['Approved; carrying out: deploy web']);
   });
 
-  for (const [what, answer] of [['a decline', decline()], ['a "no"', accept({ approve: false })]] as const) {
+  for (const [what, answer] of [
+    ['a decline', decline()],
+    ['a "no"', accept({ approve: false })],
+  ] as const) {
     it(`refuses on ${what} with a tool-level error, not a failure`, async () => {
       const result = await testTool(approvalGate, { action: 'drop table' }, { answers: { approval: answer } }).result();
       assert.equal(result.isError, true);
@@ -34,7 +37,10 @@ describe('batch_process', () => {
     assert.equal(textOf(result), 'Processed 3 items');
     assert.deepEqual(run.progress, ['Processed 1 of 3 items', 'Processed 2 of 3 items', 'Processed 3 of 3 items']);
     const processed = (result.structuredContent as { processed: Array<{ item: number; fingerprint: string }> }).processed;
-    assert.deepEqual(processed.map((entry) => entry.item), [0, 1, 2]);
+    assert.deepEqual(
+      processed.map((entry) => entry.item),
+      [0, 1, 2],
+    );
     assert.match(processed[0]!.fingerprint, /^[0-9a-f]{16}$/);
     assert.notEqual(processed[0]!.fingerprint, processed[1]!.fingerprint);
   });
@@ -60,7 +66,11 @@ describe('external_job', () => {
     assert.deepEqual(await run.once(), { kind: 'sleep', wakeAt: DEFAULT_START + 120_000 });
     assert.deepEqual([...run.checkpoints.keys()], ['submit', 'status#1', 'sleep#1', 'status#2', 'sleep#2']);
     assert.equal((run.checkpoints.get('submit') as { jobId: string }).jobId, jobId, 'the replay did not submit again');
-    assert.deepEqual(run.progress, [`Submitted job ${jobId}`, `Job ${jobId} is running (check 1)`, `Job ${jobId} is running (check 2)`], 'replayed calls report no progress again');
+    assert.deepEqual(
+      run.progress,
+      [`Submitted job ${jobId}`, `Job ${jobId} is running (check 1)`, `Job ${jobId} is running (check 2)`],
+      'replayed calls report no progress again',
+    );
   });
 
   it('returns the output once the job is done', async () => {
