@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { canTransition, isExpired, isRunning, isTerminal, type TaskRecord } from '../../shared/tasks/model.ts';
-import type { TaskStore } from '../../shared/tasks/store.ts';
 import { type AfterCheck, count, OWNER, POLICY, T0, type Tracked, type World } from './task-store-world.ts';
 
 const FAR_FUTURE_MS = 100 * 365 * 86_400_000;

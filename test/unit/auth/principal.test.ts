@@ -34,7 +34,7 @@ describe('principalFor', () => {
     const a = `${principalFor('https://i.example', 'a')}\u0000b\u0000k`;
     const b = `${principalFor('https://i.example', 'a\u0000b')}\u0000k`;
     assert.notEqual(a, b);
-    assert.equal(parsePrincipal(principalFor('https://i.example', 'a') + 'x'), undefined);
+    assert.equal(parsePrincipal(`${principalFor('https://i.example', 'a')}x`), undefined);
   });
 
   it('refuses a missing subject rather than mapping it to a shared principal', () => {

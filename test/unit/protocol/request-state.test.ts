@@ -59,7 +59,7 @@ describe('inline requestState', () => {
   });
 
   it('refuses a state over its size limit without verifying it', async () => {
-    await assert.rejects(sealer.open('v1.' + 'A'.repeat(200 * 1024) + '.x', binding), (error: unknown) => {
+    await assert.rejects(sealer.open(`v1.${'A'.repeat(200 * 1024)}.x`, binding), (error: unknown) => {
       assert.ok(
         error instanceof ProtocolError && error.code === -32602 && /requestState is over its limit of 196608 bytes/.test(error.message),
       );
