@@ -403,7 +403,10 @@ class StatusLine {
   update(task: Task): void {
     this.#text = `${task.status}${task.statusMessage ? `: ${task.statusMessage}` : ''}`;
     if (!this.enabled) return;
-    if (this.tty) return this.#render();
+    if (this.tty) {
+      this.#render();
+      return;
+    }
     if (this.#text !== this.#lastLine) process.stderr.write(`[${this.taskId}] ${this.#text}\n`);
     this.#lastLine = this.#text;
   }

@@ -17,8 +17,8 @@ import { startLocalStack } from './stack.ts';
 
 const SHUTDOWN_TIMEOUT_MS = 15_000;
 
-let environment;
-let stack;
+let environment: ReturnType<typeof localStackEnvironment>;
+let stack: Awaited<ReturnType<typeof startLocalStack>>;
 try {
   environment = localStackEnvironment(process.env);
   stack = await startLocalStack({ ...environment, log: jsonLog() });

@@ -4,7 +4,8 @@ import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord, SQSRe
 import { errorName, type Log } from '../../shared/log.ts';
 
 /** An SQS Lambda handler with partial batch responses (`ReportBatchItemFailures`). */
-export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | undefined>;
+// biome-ignore lint/suspicious/noConfusingVoidType: a Lambda SQS handler may return nothing, as aws-lambda's own types say
+export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 
 export interface PollerOptions {
   client: SQSClient;
@@ -129,7 +130,8 @@ export function startPoller(options: PollerOptions): Poller {
  * The message ids to keep on the queue. As Lambda does, a response naming an
  * empty or unknown `itemIdentifier` counts as a failure of the whole batch.
  */
-function failedIds(response: SQSBatchResponse | undefined, records: SQSRecord[]): Set<string> {
+// biome-ignore lint/suspicious/noConfusingVoidType: what an SqsHandler resolves to
+function failedIds(response: SQSBatchResponse | void, records: SQSRecord[]): Set<string> {
   const ids = new Set(records.map((record) => record.messageId));
   const failures = response?.batchItemFailures ?? [];
   if (failures.some((failure) => !failure.itemIdentifier || !ids.has(failure.itemIdentifier))) return ids;

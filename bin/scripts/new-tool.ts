@@ -31,7 +31,12 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-let parsed;
+let parsed: ReturnType<
+  typeof parseArgs<{
+    allowPositionals: true;
+    options: { execution: { type: 'string'; short: 'e'; default: 'task' }; help: { type: 'boolean'; short: 'h' } };
+  }>
+>;
 try {
   parsed = parseArgs({
     allowPositionals: true,

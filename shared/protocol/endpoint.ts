@@ -114,7 +114,19 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     let answers: Record<string, unknown> = {};
     if (tool.prepare) {
       const prepare = tool.prepare;
-      const gathered = await runInline({ ...tool, handler: async (a, c) => (await prepare(a, c), '') }, args, ctx, capabilities, principal);
+      const gathered = await runInline(
+        {
+          ...tool,
+          handler: async (a, c) => {
+            await prepare(a, c);
+            return '';
+          },
+        },
+        args,
+        ctx,
+        capabilities,
+        principal,
+      );
       if (gathered.result.resultType === 'input_required') return gathered.result;
       answers = gathered.answers;
     }

@@ -414,7 +414,7 @@ describe('task lifecycle', { concurrency: true }, () => {
       const [, request] = entries[0]!;
       assert.equal(request.method, 'elicitation/create');
       assert.match(String(request.params?.['message']), /report\.txt/);
-      assert.equal((request.params?.['requestedSchema'] as { type?: string }).type, 'object');
+      assert.equal((request.params?.['requestedSchema'] as { type?: string } | undefined)?.type, 'object');
       // A later poll shows the same outstanding key again (§6).
       assert.deepEqual(
         Object.keys((await getTask(mcp, taskId)).inputRequests!),
@@ -602,7 +602,7 @@ describe('task lifecycle', { concurrency: true }, () => {
     const done = await pollUntil(mcp, taskId, (task) => task.status !== 'working');
     assert.equal(done.status, 'failed', JSON.stringify(done));
     assert.equal(done.error?.code, -32021);
-    assert.deepEqual((done.error?.data as { requiredCapabilities?: unknown }).requiredCapabilities, { elicitation: {} });
+    assert.deepEqual((done.error?.data as { requiredCapabilities?: unknown } | undefined)?.requiredCapabilities, { elicitation: {} });
   });
 });
 
@@ -641,6 +641,9 @@ describe('subscriptions/listen', () => {
     const end = response.body;
     assert.equal(end?.id, response.requestId);
     assert.equal(end?.result?.['resultType'], 'complete', 'graceful completion result');
-    assert.equal((end?.result?.['_meta'] as Record<string, unknown>)['io.modelcontextprotocol/subscriptionId'], response.requestId);
+    assert.equal(
+      (end?.result?.['_meta'] as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/subscriptionId'],
+      response.requestId,
+    );
   });
 });

@@ -474,7 +474,7 @@ describe('2025-era clients (legacy stateless fallback)', () => {
     assert.equal(init.status, 200);
     const initResult = init.reply?.result as Record<string, unknown> | undefined;
     assert.equal(initResult?.['protocolVersion'], LEGACY_PROTOCOL_VERSION, JSON.stringify(init.messages));
-    assert.deepEqual((initResult?.['capabilities'] as Record<string, unknown>)['tools'], {});
+    assert.deepEqual((initResult?.['capabilities'] as Record<string, unknown> | undefined)?.['tools'], {});
 
     const initialized = await post({ method: 'notifications/initialized' }, { 'MCP-Protocol-Version': LEGACY_PROTOCOL_VERSION });
     assert.equal(initialized.status, 202);

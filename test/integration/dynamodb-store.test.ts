@@ -231,7 +231,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     const returned = async (options: HeartbeatOptions) => {
       sent.length = 0;
       await store.heartbeat(task.taskId, 'w1', T0 + 5, options);
-      return Object.keys((sent[0]?.output as { Attributes?: Item }).Attributes ?? {}).sort();
+      return Object.keys((sent[0]?.output as { Attributes?: Item } | undefined)?.Attributes ?? {}).sort();
     };
     assert.deepEqual(await returned({ leaseMs: LEASE, statusMessage: 'busy' }), [
       'cancelRequested',

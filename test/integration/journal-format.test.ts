@@ -92,7 +92,10 @@ describe('task rows and journals in the format written before replay checks', ()
       handler: async (_args, ctx) => {
         let sum = 0;
         for (let i = 1; i <= 3; i++) {
-          sum += await ctx.step(`step-${i}`, async () => (ran.push(`step-${i}`), i));
+          sum += await ctx.step(`step-${i}`, async () => {
+            ran.push(`step-${i}`);
+            return i;
+          });
           await ctx.progress(`Finished step ${i} of 3`);
         }
         return { content: [{ type: 'text', text: String(sum) }], structuredContent: { sum } };

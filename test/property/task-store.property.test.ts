@@ -188,7 +188,7 @@ class Concurrent extends Step {
     const results = await this.scheduler.waitFor(Promise.all(ops.map((op) => op.run(gated, false))));
     world.trace.push(`${at} [${task.name}] ${ops.map((op, i) => `${op.label} → ${results[i]!.note}`).join('  ‖  ')}`);
     count(world, `concurrent step (${ops.length} ops)`);
-    ops.forEach((op, i) => count(world, `‖${statKey(op.label, results[i]!.note)}`));
+    for (const [i, op] of ops.entries()) count(world, `‖${statKey(op.label, results[i]!.note)}`);
     assert.ok(results.filter((r) => r.claimed).length <= 1, 'two concurrent claims both took the lease');
     assert.ok(results.filter((r) => r.finished).length <= 1, 'two concurrent finishes were both written');
   }

@@ -17,7 +17,9 @@ export function throughHandler(
   return async (request) => {
     const url = new URL(request.url);
     const headers: Record<string, string> = { host: url.host };
-    request.headers.forEach((value, name) => (headers[name] = value));
+    request.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
     const body = await request.text();
     const result = await handler(httpApiEvent({ method: request.method, path: url.pathname, headers, ...(body ? { body } : {}) }));
     // A bare value (string or object) is the body of a 200 JSON answer (payload 2.0 rules).

@@ -135,7 +135,10 @@ describe('setting store adapters', () => {
   it('read an SSM parameter, decrypting when asked', async () => {
     const sent: unknown[] = [];
     const client = {
-      send: async (command: GetParameterCommand) => (sent.push(command.input), { Parameter: { Value: 'v' } }),
+      send: async (command: GetParameterCommand) => {
+        sent.push(command.input);
+        return { Parameter: { Value: 'v' } };
+      },
     } as unknown as SSMClient;
     assert.equal(await ssmParameterFetcher(client)('/p', true), 'v');
     assert.deepEqual(sent, [{ Name: '/p', WithDecryption: true }]);
@@ -146,7 +149,10 @@ describe('setting store adapters', () => {
   it('read a Secrets Manager secret string', async () => {
     const sent: unknown[] = [];
     const client = {
-      send: async (command: GetSecretValueCommand) => (sent.push(command.input), { SecretString: 's' }),
+      send: async (command: GetSecretValueCommand) => {
+        sent.push(command.input);
+        return { SecretString: 's' };
+      },
     } as unknown as SecretsManagerClient;
     assert.equal(await secretsManagerFetcher(client)('app/token'), 's');
     assert.deepEqual(sent, [{ SecretId: 'app/token' }]);
