@@ -1,8 +1,9 @@
 /**
  * The stack's parameters, in one table: {@link CONTEXT} gives each CDK context
  * key its default and meaning, {@link tasksStackPropsFromContext} reads them
- * (a malformed value fails synthesis with the key's name), and the README's
- * deploy table is rendered from it (`bin/scripts/readme-tables.ts`).
+ * (a malformed value fails synthesis with the key's name), and the deploy
+ * parameters table of `docs/configuration.md` is rendered from it
+ * (`bin/scripts/config-tables.ts`).
  * Override a key with `cdk deploy -c key=value` or in `cdk.json`.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
@@ -17,7 +18,7 @@ import { DEFAULT_SWEEP_INTERVAL, durableTimings } from './timings.ts';
 /** A year: questions are not meant to wait longer (the advertised `ttlMs` covers the wait). */
 const MAX_INPUT_WAIT_DAYS = 365;
 
-/** One context key: its default (when it has a plain one) and what the README says of it. */
+/** One context key: its default (when it has a plain one) and what the docs say of it. */
 export interface ContextKey {
   readonly default?: string | number | boolean;
   /** The default as documented, when not {@link ContextKey.default} itself. */
@@ -29,11 +30,11 @@ export interface ContextKey {
 /** Loopback callbacks of the project's CLI and of the MCP Inspector, for the user pool's client. */
 export const DEFAULT_CALLBACK_URLS = ['http://127.0.0.1:33418/callback', 'http://localhost:6274/oauth/callback'] as const;
 
-/** The context keys the stack reads. Keep the order: it is the README's. */
+/** The context keys the stack reads. Keep the order: `docs/configuration.md` shows it. */
 export const CONTEXT = {
   authIssuer: {
     meaning:
-      "issuers (comma-separated `https` URLs, exactly as in the tokens' `iss`) whose access tokens the endpoint accepts: the MCP function becomes an OAuth resource server (see [Authorization](#authorization)). **Without it (or `cognito`, or `jwtIssuer`) the endpoint is open**: synthesis warns and the `Authentication` output says `OPEN`",
+      "issuers (comma-separated `https` URLs, exactly as in the tokens' `iss`) whose access tokens the endpoint accepts: the MCP function becomes an OAuth resource server (see [Authorization](authorization.md)). **Without it (or `cognito`, or `jwtIssuer`) the endpoint is open**: synthesis warns and the `Authentication` output says `OPEN`",
   },
   authResource: {
     shown: "the API's `…/mcp` URL",

@@ -20,7 +20,7 @@ export const HANDOVER_RESERVE = Duration.millis(HANDOVER_RESERVE_MS);
  * How long one worker invocation may run: the ceiling on a tool that does not
  * use steps, and on a single step (see {@link LONGEST_STEP}). It bounds the
  * time between checkpoints, not a job; the visibility timeout, DLQ delay and
- * backlog alarm grow with it. Why 5 minutes: `shared/runtime/DURABILITY.md`.
+ * backlog alarm grow with it. Why 5 minutes: `docs/durability.md`.
  */
 export const WORKER_TIMEOUT = Duration.minutes(5);
 
@@ -36,7 +36,7 @@ export const LONGEST_STEP = Duration.minutes(1);
  * The lease a worker holds on a running task, renewed every third of its
  * length: how long a crashed or timed-out worker keeps others off the task.
  * Why 3 minutes (a renewal a minute, recovery within 6 minutes):
- * `shared/runtime/DURABILITY.md`.
+ * `docs/durability.md`.
  */
 export const LEASE = Duration.minutes(3);
 
@@ -44,7 +44,7 @@ export const LEASE = Duration.minutes(3);
  * How long past its next expected event (delivery of its start, continuation
  * or wake-up message; its lease ending) a task may go unnoticed before the
  * sweeper re-enqueues it: SQS → Lambda delivery with room. How it moves with
- * claims and renewals: the timeline in `shared/runtime/DURABILITY.md`.
+ * claims and renewals: the timeline in `docs/durability.md`.
  */
 export const SWEEP_GRACE = Duration.minutes(2);
 
@@ -70,7 +70,7 @@ export interface DurableTimings {
 /**
  * The stack's timings for a sweep interval, after checking the relations
  * that keep durable execution prompt and safe ({@link timingProblems}; each
- * is explained in `shared/runtime/DURABILITY.md`); a violation fails synthesis.
+ * is explained in `docs/durability.md`); a violation fails synthesis.
  */
 export function durableTimings(sweepInterval: Duration = DEFAULT_SWEEP_INTERVAL): DurableTimings {
   const timings: DurableTimings = {

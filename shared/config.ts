@@ -4,15 +4,16 @@
  * {@link SETTINGS} is the one table of the functions' settings: each entry
  * names its variable, default, meaning and how it is read. `ENV`, `Config`,
  * `DEFAULT_SETTINGS` and `loadConfig` are derived from it, the stack sets the
- * variables by their `ENV` names, and the README's Configuration table is
- * rendered from it (`bin/scripts/readme-tables.ts`; a test keeps it current).
+ * variables by their `ENV` names, and the settings table of
+ * `docs/configuration.md` is rendered from it (`bin/scripts/config-tables.ts`;
+ * a test keeps it current).
  */
 import { type AuthSettings, checkAuthSettings, list } from './auth/settings.ts';
 
 /** `test` adds the durability fixtures to `all`; tests only. */
 export type Toolset = 'product' | 'conformance' | 'all' | 'test';
 
-/** One setting: its variable, how it reads, and what the README says of it. */
+/** One setting: its variable, how it reads, and what the docs say of it. */
 export interface Setting<E extends string = string, T = unknown> {
   readonly env: E;
   /** What it does, one line (Markdown). */
@@ -40,7 +41,7 @@ export const MAX_RETENTION_MS = 30 * DAY;
 
 const STACK_SETS = 'set by the stack';
 
-/** The functions' settings. Keep the order: it is the README's. */
+/** The functions' settings. Keep the order: `docs/configuration.md` shows it. */
 export const SETTINGS = {
   tableName: required('TASKS_TABLE_NAME', 'the task table', STACK_SETS),
   queueUrl: required('TASKS_QUEUE_URL', 'the task queue', STACK_SETS),

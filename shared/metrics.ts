@@ -11,7 +11,7 @@
  * Every metric is in {@link METRICS_NAMESPACE} without dimensions, except
  * `TasksEnded`, which is split by `status`. Custom metrics are billed per
  * metric for each hour in which they receive data, so a stack at rest pays
- * nothing for them (see the README's cost section).
+ * nothing for them (see the cost section of docs/deploying.md).
  */
 import type { Log, LogEvent } from './log.ts';
 import type { TaskStatus } from './tasks/model.ts';

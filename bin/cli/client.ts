@@ -13,7 +13,7 @@
 
 export const PROTOCOL_VERSION = '2026-07-28';
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-/** The `_meta` key for idempotent task creation (see the README). */
+/** The `_meta` key for idempotent task creation (see docs/durability.md). */
 export const IDEMPOTENCY_KEY = 'dev.mcp-tasks-serverless/idempotencyKey';
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';

@@ -1,8 +1,8 @@
 /**
  * `npm start`'s own variables, in one table ({@link LOCAL_ENV}): each with its
- * default and meaning, read by {@link localStackEnvironment}. The README's
- * local table is rendered from it; the functions' `TASKS_*` settings are in
- * `shared/config.ts`.
+ * default and meaning, read by {@link localStackEnvironment}. The local table
+ * of `docs/configuration.md` is rendered from it; the functions' `TASKS_*`
+ * settings are in `shared/config.ts`.
  */
 import { DEFAULT_LOCAL_SETTINGS_FILE } from './settings.ts';
 import type { LocalStackOptions } from './stack.ts';
@@ -16,7 +16,7 @@ export const LOCAL_DEFAULTS = {
   maxReceiveCount: 3,
 } as const;
 
-/** The variables, in the README's order. */
+/** The variables, in the order `docs/configuration.md` shows them. */
 export const LOCAL_ENV = {
   port: { env: 'PORT', shown: `\`${LOCAL_DEFAULTS.port}\``, meaning: 'HTTP port on 127.0.0.1 (`0` picks a free one)' },
   dataDir: {
@@ -27,7 +27,7 @@ export const LOCAL_ENV = {
   settingsFile: {
     env: 'LOCAL_SETTINGS_FILE',
     shown: `\`${DEFAULT_LOCAL_SETTINGS_FILE}\``,
-    meaning: "the tools' settings and secrets (`<TOOL>_<KEY>` variables take precedence; see [Writing a tool](#writing-a-tool))",
+    meaning: "the tools' settings and secrets (`<TOOL>_<KEY>` variables take precedence; see [Writing a tool](tools.md))",
   },
   sweepIntervalMs: {
     env: 'LOCAL_SWEEP_INTERVAL_MS',

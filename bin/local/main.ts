@@ -4,7 +4,7 @@
  * Its variables (`PORT`, `LOCAL_*`: port, data directory, queue and sweep
  * settings, `LOCAL_AUTH=1` for tokens) are in `environment.ts`, the
  * functions' own (`TASKS_*`; `TASKS_TOOLSET` defaults to `all` here) in
- * `shared/config.ts`; the README lists both.
+ * `shared/config.ts`; docs/configuration.md lists both.
  *
  * Prints one line `MCP endpoint ready at <url>` once requests are served,
  * after the start-up recovery has re-enqueued what a previous run left

@@ -117,7 +117,7 @@ import { defineTool } from '#tool';
  *
  * Replay rules: the handler runs from the start on every resume, so anything
  * non-deterministic (time, ids, I/O) goes in a \`ctx.step\`, which runs once
- * and is replayed from its checkpoint. See "Writing a tool" in README.md.
+ * and is replayed from its checkpoint. See docs/tools.md.
  */
 export const ${exportName} = defineTool({
   name: '${name}',
@@ -162,4 +162,4 @@ console.log(`Created ${relative(ROOT, toolFile)} and ${relative(ROOT, testFile)}
 Next:
   node --import tsx --test ${relative(ROOT, testFile)}   # its test
   npm run dev                                            # the local stack, restarting on edits
-Then call it: see "Writing a tool" in README.md.`);
+Then call it: see docs/tools.md.`);

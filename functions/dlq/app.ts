@@ -30,7 +30,7 @@ const MAX_DRAINED_PER_RUN = 100;
  * Deployed, it has no event source mapping: the sweep schedule invokes it and
  * it receives from the queue itself (one request a minute when the queue is
  * empty), instead of a mapping's pollers long-polling an almost always empty
- * queue around the clock (see the README's cost section).
+ * queue around the clock (see the cost section of docs/deploying.md).
  */
 export function createDeadLetterHandler(
   deps: Pick<FunctionDeps, 'store' | 'log' | 'now'> & { deadLetters?: MessageSource },

@@ -5,7 +5,7 @@ import { REQUEST_STATE_KEY_BYTES } from '../../shared/protocol/request-state.ts'
  * The `requestState` sealing key from an SSM SecureString (standard tier,
  * encrypted with the AWS-managed `aws/ssm` key), base64-encoded. Read once
  * per execution environment, on first use: a rotated key reaches each
- * environment when it next starts (see the README on rotation).
+ * environment when it next starts (see docs/security.md on rotation).
  */
 export function ssmStateKey(parameterName: string, client: SSMClient = new SSMClient({})): () => Promise<Uint8Array> {
   let key: Promise<Uint8Array> | undefined;

@@ -25,7 +25,7 @@ export async function handler(event: CloudFormationCustomResourceEvent): Promise
         if (!(error instanceof ParameterNotFound)) throw error;
       });
     } else {
-      // An existing key is kept: updates of the stack do not rotate it (see the README).
+      // An existing key is kept: updates of the stack do not rotate it (see docs/security.md).
       await ssm
         .send(
           new PutParameterCommand({

@@ -106,7 +106,7 @@ export interface TaskFunctionProps {
   readonly retryAttempts?: number;
   /** Asynchronous invocations only: how long an event may wait to be processed (Lambda's default is 6 hours). */
   readonly maxEventAge?: Duration;
-  /** Active X-Ray tracing (the stack's `tracing` setting, off by default: see the README's cost section). */
+  /** Active X-Ray tracing (the stack's `tracing` setting, off by default: see the cost section of docs/deploying.md). */
   readonly tracing?: boolean;
 }
 

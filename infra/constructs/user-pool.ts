@@ -21,7 +21,7 @@ export const USER_POOL_SCOPE = `${USER_POOL_RESOURCE_SERVER}/tasks`;
  * people (authorization code with PKCE, no secret) and one for scripts
  * (client credentials, with a secret kept by Cognito). Cognito offers no
  * dynamic client registration: MCP clients are configured with the client
- * id (see README). Its access tokens carry `client_id` but no `aud`, so the
+ * id (see docs/authorization.md). Its access tokens carry `client_id` but no `aud`, so the
  * endpoint accepts them only from these two clients.
  */
 export class McpUserPool extends Construct {

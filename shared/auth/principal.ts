@@ -8,7 +8,7 @@
  * The same subject at two issuers is two principals.
  *
  * Rows written before this encoding carry the bare `sub` as their owner; they
- * are not readable under the new principal (see README, "Authorization").
+ * are not readable under the new principal (see docs/authorization.md).
  */
 
 /** Prefix of every principal built from a token (a bare `sub` or `local` never starts like this). */

@@ -88,7 +88,7 @@ export function createJwtVerifier(settings: AuthSettings, options: VerifierOptio
 /**
  * RFC 8707: the token must name this resource (or a configured alias) in
  * `aud`. A token without `aud` is accepted only from a configured client id
- * (IdPs that cannot bind access tokens to a resource; see README).
+ * (IdPs that cannot bind access tokens to a resource; see docs/authorization.md).
  */
 function checkAudience(payload: JWTPayload, audiences: Set<string>, clientIds: string[]): void {
   const aud = payload.aud === undefined ? [] : Array.isArray(payload.aud) ? payload.aud : [payload.aud];

@@ -165,7 +165,7 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * removed, renamed or reordered). It is recorded on every task the tool
    * starts; a task whose recorded version differs from the code's when it
    * replays recorded work ends `failed` with a version error instead of
-   * replaying the old journal with new code (see README, "Replay rules").
+   * replaying the old journal with new code (see docs/tools.md, "Replay rules").
    * Leave it unset until a change needs it: unversioned tasks are replayed
    * with the divergence checks only.
    */

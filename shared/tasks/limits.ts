@@ -8,7 +8,7 @@
  * owner, tool name, timestamps, counters, lease, `statusMessage`, the
  * tool's `inputRequests`, an `error`, and a result small enough to stay
  * inline: larger results go to chunk items). The measured sizes are in
- * `test/e2e/hostile-input.test.ts` and the README.
+ * `test/e2e/hostile-input.test.ts` and `docs/configuration.md`.
  *
  * No AWS SDK in here: this module is part of every bundle.
  */

@@ -152,7 +152,7 @@ export interface StepRecord {
  *
  * A task claimed late can be swept once, harmlessly, before its first
  * renewal: the trade-off, and the timeline of lease, `sweepAt` and the queue's
- * visibility timeout, are in `shared/runtime/DURABILITY.md`.
+ * visibility timeout, are in `docs/durability.md`.
  */
 export interface TaskStore {
   /**

@@ -4,7 +4,7 @@ import { ROW_RCU } from './minima.ts';
 
 /**
  * List prices (us-east-1, no free tier): DynamoDB on-demand, SQS standard, Lambda on ARM, HTTP API,
- * CloudWatch Logs (standard ingestion), X-Ray. Custom metrics are not per task (see the README).
+ * CloudWatch Logs (standard ingestion), X-Ray. Custom metrics are not per task (see docs/deploying.md).
  */
 const PRICE = {
   wru: 0.625 / 1e6,

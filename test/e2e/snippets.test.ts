@@ -1,8 +1,8 @@
 /**
- * The README's "Calling it" snippets: each one is a file under `examples/`
- * that the README includes verbatim (after a `<!-- snippet: path -->` line),
- * and each runs to a completed task against the local stack (`npm start`
- * defaults). The TypeScript ones are also type-checked by `npm run typecheck`
+ * The "Calling it" snippets: each one is a file under `examples/` that
+ * `docs/clients.md` includes verbatim (after a `<!-- snippet: path -->` line),
+ * as does the README for the ones it shows, and each runs to a completed
+ * task against the local stack (`npm start` defaults). The TypeScript ones are also type-checked by `npm run typecheck`
  * (tsconfig includes `examples/`).
  */
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import { type LocalStackProcess, startLocalStackProcess } from '../support/local
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Every snippet the README must include, how to run it, and what its output must show. */
+/** Every snippet docs/clients.md must include, how to run it, and what its output must show. */
 const SNIPPETS: Array<{ path: string; command: (path: string) => [string, string[]]; expect: RegExp }> = [
   { path: 'examples/cli.sh', command: (path) => ['bash', [path]], expect: /^Approved and done: deploy web@1\.4\.2$/m },
   {
@@ -49,16 +49,33 @@ after(async () => {
   await stack?.stop();
 });
 
-describe('README "Calling it" snippets', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+/** The snippets a page includes: each marker's path and the code block after it. */
+function snippetsOf(page: string): Array<readonly [string, string]> {
+  const text = readFileSync(new URL(`../../${page}`, import.meta.url), 'utf8');
+  const markers = text.match(/<!-- snippet: /g)?.length ?? 0;
+  const included = [...text.matchAll(/<!-- snippet: (\S+) -->\n```\w*\n([\s\S]*?)```\n/g)].map((match) => [match[1]!, match[2]!] as const);
+  assert.equal(included.length, markers, `${page}: every snippet marker is followed by a code block`);
+  return included;
+}
 
-  it('the README includes every examples/ snippet verbatim, and nothing else under a snippet marker', () => {
-    const included = [...readme.matchAll(/<!-- snippet: (\S+) -->\n```\w*\n([\s\S]*?)```\n/g)].map(
-      (match) => [match[1]!, match[2]!] as const,
-    );
+function assertVerbatim(page: string, included: ReadonlyArray<readonly [string, string]>): void {
+  for (const [path, text] of included)
+    assert.equal(text, readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'), `${page} copy of ${path} differs from the file`);
+}
+
+describe('"Calling it" snippets', () => {
+  it('docs/clients.md includes every examples/ snippet verbatim, and nothing else under a snippet marker', () => {
+    const included = snippetsOf('docs/clients.md');
     assert.deepEqual(included.map(([path]) => path).sort(), SNIPPETS.map((snippet) => snippet.path).sort());
-    for (const [path, text] of included)
-      assert.equal(text, readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'), `README copy of ${path} differs from the file`);
+    assertVerbatim('docs/clients.md', included);
+  });
+
+  it('the README shows examples/ snippets only, verbatim', () => {
+    const included = snippetsOf('README.md');
+    assert.ok(included.length > 0, 'the README shows at least one snippet');
+    const known = new Set(SNIPPETS.map((snippet) => snippet.path));
+    for (const [path] of included) assert.ok(known.has(path), `README snippet ${path} is one of the examples/ snippets`);
+    assertVerbatim('README.md', included);
   });
 
   for (const snippet of SNIPPETS) {

@@ -337,7 +337,7 @@ describe('functions', () => {
     const fns = resourcesOf(stacks.base.json, 'AWS::Lambda::Function');
     // The four task functions and the requestState key's custom resource.
     assert.equal(fns.length, 5);
-    // Tracing is a setting, off by default (cost: see the README); on when asked for.
+    // Tracing is a setting, off by default (cost: see docs/deploying.md); on when asked for.
     for (const [id, fn] of resourcesOf(stacks.jwt.json, 'AWS::Lambda::Function'))
       assert.deepEqual(fn['Properties']['TracingConfig'], { Mode: 'Active' }, id);
     for (const [id, fn] of fns) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { localStackEnvironment } from '../../bin/local/environment.ts';
-import { README, withTables } from '../../bin/scripts/readme-tables.ts';
+import { CONFIGURATION_PAGE, withTables } from '../../bin/scripts/config-tables.ts';
 import { DEFAULT_SETTINGS, ENV, loadConfig, SETTINGS } from '../../shared/config.ts';
 
 const base = { [ENV.tableName]: 'tasks', [ENV.queueUrl]: 'https://sqs.example/q' };
@@ -80,12 +80,12 @@ describe('loadConfig', () => {
 });
 
 describe('settings table', () => {
-  it('is what the README shows (npx tsx bin/scripts/readme-tables.ts renders it)', () => {
-    const readme = readFileSync(README, 'utf8');
-    assert.match(readme, /<!-- table: settings -->/);
-    assert.match(readme, /<!-- table: context -->/);
-    assert.match(readme, /<!-- table: local -->/);
-    assert.equal(readme, withTables(readme), 'README tables are stale: run npx tsx bin/scripts/readme-tables.ts');
+  it('is what docs/configuration.md shows (npx tsx bin/scripts/config-tables.ts renders it)', () => {
+    const page = readFileSync(CONFIGURATION_PAGE, 'utf8');
+    assert.match(page, /<!-- table: settings -->/);
+    assert.match(page, /<!-- table: context -->/);
+    assert.match(page, /<!-- table: local -->/);
+    assert.equal(page, withTables(page), 'docs/configuration.md tables are stale: run npx tsx bin/scripts/config-tables.ts');
   });
 });
 

@@ -1,10 +1,10 @@
 /**
- * The README's settings tables, rendered from the tables in the code: the
+ * The settings tables of `docs/configuration.md`, rendered from the tables in the code: the
  * functions' settings (`SETTINGS`, `shared/config.ts`) with the values the
  * stack sets (`infra/timings.ts`), the stack's context keys (`CONTEXT`,
  * `infra/context.ts`) and `npm start`'s variables (`LOCAL_ENV`,
- * `bin/local/environment.ts`). `npx tsx bin/scripts/readme-tables.ts`
- * rewrites them in README.md; `test/unit/config.test.ts` fails when they are stale.
+ * `bin/local/environment.ts`). `npx tsx bin/scripts/config-tables.ts`
+ * rewrites them in that page; `test/unit/config.test.ts` fails when they are stale.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -13,7 +13,7 @@ import { durableTimings, timingsEnvironment } from '../../infra/timings.ts';
 import { humanMs, SETTINGS } from '../../shared/config.ts';
 import { LOCAL_ENV } from '../local/environment.ts';
 
-export const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+export const CONFIGURATION_PAGE = fileURLToPath(new URL('../../docs/configuration.md', import.meta.url));
 
 /** The Configuration table: every `TASKS_*` variable, its `npm start` default and what the stack sets. */
 export function settingsTable(): string {
@@ -44,18 +44,18 @@ export function localTable(): string {
 
 const TABLES: Record<string, () => string> = { settings: settingsTable, context: contextTable, local: localTable };
 
-/** `readme` with each `<!-- table: name -->` … `<!-- /table -->` section rendered afresh. */
-export function withTables(readme: string): string {
-  return readme.replace(/(<!-- table: (\w+) -->\n)[\s\S]*?(<!-- \/table -->)/g, (_whole, open: string, name: string, close: string) => {
+/** `page` with each `<!-- table: name -->` … `<!-- /table -->` section rendered afresh. */
+export function withTables(page: string): string {
+  return page.replace(/(<!-- table: (\w+) -->\n)[\s\S]*?(<!-- \/table -->)/g, (_whole, open: string, name: string, close: string) => {
     const render = TABLES[name];
-    if (!render) throw new Error(`README names an unknown table "${name}"`);
+    if (!render) throw new Error(`The page names an unknown table "${name}"`);
     return `${open}${render()}\n${close}`;
   });
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const before = readFileSync(README, 'utf8');
+  const before = readFileSync(CONFIGURATION_PAGE, 'utf8');
   const after = withTables(before);
-  if (after !== before) writeFileSync(README, after);
-  console.log(after === before ? 'README tables are current' : 'README tables rewritten');
+  if (after !== before) writeFileSync(CONFIGURATION_PAGE, after);
+  console.log(after === before ? 'docs/configuration.md tables are current' : 'docs/configuration.md tables rewritten');
 }
