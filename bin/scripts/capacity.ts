@@ -6,7 +6,8 @@
  * monthly cost at list prices. `--docs-table` prints the table of
  * `docs/capacity.md` (10, 100 and 1,000 tasks a second).
  */
-import { pathToFileURL } from 'node:url';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
 import {
   type CapacityReport,
@@ -100,6 +101,16 @@ export function docsTable(loads: readonly number[] = [10, 100, 1000]): string {
   ].join('\n');
 }
 
+/** Where the capacity table lives, between `<!-- capacity-table -->` and `<!-- /capacity-table -->`. */
+export const CAPACITY_DOC = fileURLToPath(new URL('../../docs/capacity.md', import.meta.url));
+
+/** `doc` with its capacity table rendered afresh from the model. */
+export function withDocsTable(doc: string): string {
+  const marked = /(<!-- capacity-table -->\n)[\s\S]*?(<!-- \/capacity-table -->)/;
+  if (!marked.test(doc)) throw new Error('docs/capacity.md has no <!-- capacity-table --> section');
+  return doc.replace(marked, (_whole, open: string, close: string) => `${open}${docsTable()}\n${close}`);
+}
+
 export function main(argv: string[] = process.argv): void {
   const defaults = defaultDeployment();
   const program = new Command('capacity')
@@ -116,7 +127,15 @@ export function main(argv: string[] = process.argv): void {
     .option('--account-concurrency <n>', "the account's Lambda concurrency quota", number(1), defaults.accountConcurrency)
     .option('--json', 'print the report as JSON')
     .option('--docs-table', 'print the capacity table of docs/capacity.md and exit')
+    .option('--write-docs', 'render the capacity table into docs/capacity.md and exit')
     .action((options) => {
+      if (options.writeDocs) {
+        const before = readFileSync(CAPACITY_DOC, 'utf8');
+        const after = withDocsTable(before);
+        if (after !== before) writeFileSync(CAPACITY_DOC, after);
+        console.log(after === before ? 'docs/capacity.md is current' : 'docs/capacity.md rewritten');
+        return;
+      }
       if (options.docsTable) {
         console.log(docsTable());
         return;

@@ -1,6 +1,8 @@
 /** The capacity model's arithmetic: which limit a workload meets first, and that the settings it suggests serve it. */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { CAPACITY_DOC, docsTable, withDocsTable } from '../../../bin/scripts/capacity.ts';
 import {
   capacity,
   contextFlags,
@@ -72,5 +74,14 @@ describe('capacity model', () => {
       capacity(referenceWorkload(1)).limits.find((l) => l.name === 'worker concurrency')!.capacity,
       DEFAULT_WORKER_MAX_CONCURRENCY * WORKER_BATCH_SIZE,
     );
+  });
+});
+
+describe('docs/capacity.md', () => {
+  it('holds the capacity table the model renders now, and the load the defaults serve', () => {
+    const doc = readFileSync(CAPACITY_DOC, 'utf8');
+    assert.equal(withDocsTable(doc), doc, 'stale: run npm run capacity -- --write-docs');
+    assert.ok(doc.includes(docsTable()));
+    assert.ok(doc.includes(`**About ${defaultServedLoad()} tasks a second**`), 'the stated default load is the model’s');
   });
 });
