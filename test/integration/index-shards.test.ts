@@ -11,7 +11,9 @@ import { after, before, describe, it } from 'node:test';
 import { type AttributeValue, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/local/dynamodb.ts';
+import { recoverAtStart } from '../../bin/local/recovery.ts';
 import { LOCAL_CREDENTIALS, type LocalSqs, localSqsClient, startLocalSqs } from '../../bin/local/sqs.ts';
+import { Ops } from '../../bin/ops/ops.ts';
 import { DEFAULT_SWEEP_INTERVAL } from '../../infra/timings.ts';
 import { DEFAULT_SETTINGS, loadConfig } from '../../shared/config.ts';
 import { SqsTaskQueue } from '../../shared/queue/sqs-queue.ts';
@@ -149,6 +151,43 @@ describe('index shard count', () => {
       new GetQueueAttributesCommand({ QueueUrl: sqs.queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }),
     );
     assert.equal(Number(Attributes?.['ApproximateNumberOfMessages']), count);
+  });
+
+  it('the operator commands and the local recovery read every shard of the grown count', async () => {
+    const tableName = await freshTable();
+    const before4 = await createMany(storeWith(tableName, 4), 'old', 20, T0);
+    const after8 = await createMany(storeWith(tableName, 8), 'new', 20, T0);
+    const all = [...before4, ...after8].sort();
+    const policy = { ...POLICY, maxInputWaitMs: 86_400_000, activeIndexShards: 8 };
+    const ops = new Ops({ dynamodb: client, sqs: sqsClient, tableName, queueUrl: sqs.queueUrl, deadLetterQueueUrl: sqs.dlqUrl, policy });
+    assert.deepEqual((await ops.working(100)).map((task) => task.taskId).sort(), all);
+    const underFour = new Ops({
+      dynamodb: client,
+      sqs: sqsClient,
+      tableName,
+      queueUrl: sqs.queueUrl,
+      deadLetterQueueUrl: sqs.dlqUrl,
+      policy: { ...policy, activeIndexShards: 4 },
+    });
+    assert.ok((await underFour.working(100)).length < all.length, 'a reader of the old count alone misses the new shards');
+
+    const sent: string[] = [];
+    const report = await recoverAtStart({
+      client,
+      tableName,
+      queue: { send: async (message) => void sent.push(message.taskId) },
+      sweepWindowMs: W,
+      activeIndexShards: 8,
+      now: T0,
+      log: silent,
+    });
+    assert.equal(report.orphansRemoved, 0, 'every index entry of every shard matched its row');
+    assert.deepEqual(sent.sort(), all);
+    const shards = await Promise.all(all.map((id) => shardOfRow(tableName, id)));
+    assert.ok(
+      all.every((id, index) => shards[index] === activeShardOf(id, 8)),
+      'recovery re-homes rows to the shards of the current count',
+    );
   });
 
   it('a task that stays due (neither reschedulable nor expirable) does not keep a run going', async () => {
