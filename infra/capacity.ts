@@ -46,6 +46,12 @@ export interface Workload {
    * MCP invocation for the task's time, at most `TASKS_SYNC_BUDGET_MS`.
    */
   waitingShare: number;
+  /**
+   * Principals creating the tasks, evenly (default 1: an open endpoint has
+   * one). Matters only with a cap on unfinished tasks, whose set is one item
+   * per principal.
+   */
+  owners?: number;
 }
 
 /** The settings a deployment moves its limits with (context keys, and the account quotas a request raises). */
@@ -59,6 +65,8 @@ export interface Deployment {
   accountConcurrency: number;
   /** The account's HTTP API requests a second in the region (a Service Quotas request raises it). */
   apiQuota: number;
+  /** `-c maxUnfinishedTasks=N`: each task then takes and frees a slot in its owner's set (one item per owner). */
+  maxUnfinishedTasks?: number;
 }
 
 /**
@@ -144,8 +152,17 @@ export interface PerTask {
   mcpSeconds: number;
 }
 
-/** The per-task counts of {@link PerTask} for a workload. */
-export function perTask(workload: Workload): PerTask {
+/** Bytes of an owner's slot set: its key and attributes, and a task id (a UUID) per unfinished task. */
+function slotItemBytes(unfinished: number): number {
+  return 100 + 37 * unfinished;
+}
+
+/**
+ * The per-task counts of {@link PerTask} for a workload; with a cap on
+ * unfinished tasks (`maxUnfinishedTasks`), each task also writes its owner's
+ * slot set twice (take, free), in units of the set's size.
+ */
+export function perTask(workload: Workload, maxUnfinishedTasks?: number): PerTask {
   const timings = durableTimings();
   const runMs = workload.taskSeconds * 1000;
   const budgetMs = timings.invocationBudget.toMilliseconds();
@@ -155,7 +172,9 @@ export function perTask(workload: Workload): PerTask {
   const renewals = Math.floor(runMs / (leaseMs / 3));
   const cancelReads = Math.max(0, Math.floor(runMs / DEFAULT_SETTINGS.cancelCheckMs) - renewals);
   const progressWrites = workload.steps > 0 ? Math.min(workload.steps, 1 + Math.floor(runMs / DEFAULT_SETTINGS.progressIntervalMs)) : 0;
-  const ddbWrites = 1 + 2 * runs + workload.inputRounds + workload.steps + progressWrites + renewals;
+  const slotWrites = maxUnfinishedTasks === undefined ? 0 : 2;
+  const slotWcu = slotWrites * Math.ceil(slotItemBytes(unfinishedPerOwner(workload, maxUnfinishedTasks)) / 1024);
+  const ddbWrites = 1 + 2 * runs + workload.inputRounds + workload.steps + progressWrites + renewals + slotWrites;
   const checkpointQueries = workload.steps > 0 ? runs : 0;
   const ddbReads = workload.pollsPerTask + workload.inputRounds + checkpointQueries + cancelReads;
   const apiRequests = 1 + workload.pollsPerTask + workload.inputRounds;
@@ -164,7 +183,7 @@ export function perTask(workload: Workload): PerTask {
     apiRequests,
     ddbWrites,
     ddbReads,
-    tableWcu: ddbWrites,
+    tableWcu: ddbWrites - slotWrites + slotWcu,
     indexWcu: 1 + 1 + 4 * workload.inputRounds + 2 * renewals + 2 * handOvers,
     rcu: ddbReads,
     sqsRequests: 3 * runs,
@@ -172,6 +191,12 @@ export function perTask(workload: Workload): PerTask {
     workerSeconds: workload.taskSeconds + runs * WORKER_OVERHEAD_SECONDS,
     mcpSeconds: apiRequests * MCP_SECONDS + workload.waitingShare * waitSeconds,
   };
+}
+
+/** Unfinished tasks per owner at a time (Little's law over the task's run and a second of queueing), at most the cap. */
+function unfinishedPerOwner(workload: Workload, cap = Number.POSITIVE_INFINITY): number {
+  const unfinished = (workload.tasksPerSecond * (workload.taskSeconds + 1)) / (workload.owners ?? 1);
+  return Math.min(cap, Math.ceil(unfinished));
 }
 
 /** One limit: what the workload asks of it, what it allows, and what moves it. */
@@ -229,7 +254,7 @@ export interface CapacityReport {
 
 /** The model: a workload on a deployment (default: {@link defaultDeployment}). */
 export function capacity(workload: Workload, deployment: Deployment = defaultDeployment()): CapacityReport {
-  const task = perTask(workload);
+  const task = perTask(workload, deployment.maxUnfinishedTasks);
   const r = workload.tasksPerSecond;
   const rates = {
     apiRequests: r * task.apiRequests,
@@ -306,6 +331,24 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
       'RCU/s',
       'a Service Quotas increase; fewer polls (`TASKS_POLL_INTERVAL_MS`)',
     ),
+    limit(
+      'task row (per task)',
+      1000 / DEFAULT_SETTINGS.pollIntervalMs,
+      AWS_LIMITS.partitionRcu,
+      'RCU/s',
+      'none: one client polls its task at most once a second (`TASKS_POLL_INTERVAL_MS`)',
+    ),
+    ...(deployment.maxUnfinishedTasks === undefined
+      ? []
+      : [
+          limit(
+            'slot set (per principal, with maxUnfinishedTasks)',
+            (r / (workload.owners ?? 1)) * 2 * Math.ceil(slotItemBytes(unfinishedPerOwner(workload, deployment.maxUnfinishedTasks)) / 1024),
+            AWS_LIMITS.partitionWcu,
+            'WCU/s',
+            'more principals (authentication), a smaller cap, or no `maxUnfinishedTasks`',
+          ),
+        ]),
     limit('SQS messages in flight', workerRecords, AWS_LIMITS.sqsInFlight, 'messages', 'none needed before the worker limits'),
   ].sort((a, b) => b.utilisation - a.utilisation);
   const busiest = limits[0]!;
@@ -362,8 +405,8 @@ export function defaultServedLoad(): number {
  * deploy with, and the account quotas (Lambda concurrency, HTTP API
  * requests) to ask for where the defaults do not do. Settings never go below the defaults.
  */
-export function settingsFor(workload: Workload, headroom = 1.25): Deployment {
-  const defaults = defaultDeployment();
+export function settingsFor(workload: Workload, maxUnfinishedTasks?: number, headroom = 1.25): Deployment {
+  const defaults = { ...defaultDeployment(), ...(maxUnfinishedTasks === undefined ? {} : { maxUnfinishedTasks }) };
   const probe = capacity(workload, defaults);
   const workerMaxConcurrency = Math.min(
     1000,

@@ -121,10 +121,12 @@ export function main(argv: string[] = process.argv): void {
     .option('--input-rounds <n>', 'questions answered per task', number(0), 0)
     .option('--steps <n>', 'step checkpoints per task', number(0), 0)
     .option('--waiting-share <share>', 'share of calls (0–1) that wait inside the request for the result', number(0, 1), 0)
+    .option('--owners <n>', 'principals creating the tasks, evenly (matters with --max-unfinished)', number(1), 1)
     .option('--worker-max-concurrency <n>', 'the deployment’s workerMaxConcurrency', number(2, 1000), defaults.workerMaxConcurrency)
     .option('--throttle-rate <n>', 'the deployment’s throttleRateLimit (default: sized from the worker concurrency)', number(1))
     .option('--active-index-shards <n>', 'the deployment’s activeIndexShards', number(1, 64), defaults.activeIndexShards)
     .option('--account-concurrency <n>', "the account's Lambda concurrency quota", number(1), defaults.accountConcurrency)
+    .option('--max-unfinished <n>', 'the deployment’s maxUnfinishedTasks (default: no cap)', number(1))
     .option('--json', 'print the report as JSON')
     .option('--docs-table', 'print the capacity table of docs/capacity.md and exit')
     .option('--write-docs', 'render the capacity table into docs/capacity.md and exit')
@@ -148,16 +150,18 @@ export function main(argv: string[] = process.argv): void {
         inputRounds: options.inputRounds,
         steps: options.steps,
         waitingShare: options.waitingShare,
+        owners: options.owners,
       };
       const deployment: Deployment = {
         ...defaults,
         workerMaxConcurrency: options.workerMaxConcurrency,
         activeIndexShards: options.activeIndexShards,
         accountConcurrency: options.accountConcurrency,
+        ...(options.maxUnfinished === undefined ? {} : { maxUnfinishedTasks: options.maxUnfinished }),
         ...sizedThrottle(options.workerMaxConcurrency, options.throttleRate),
       };
       const report = capacity(workload, deployment);
-      const suggested = settingsFor(workload);
+      const suggested = settingsFor(workload, deployment.maxUnfinishedTasks);
       if (options.json) console.log(JSON.stringify({ ...report, suggested, contextFlags: contextFlags(suggested) }, null, 2));
       else console.log(formatReport(report, suggested));
     });

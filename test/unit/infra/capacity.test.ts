@@ -50,6 +50,18 @@ describe('capacity model', () => {
     assert.equal(report.firstReached?.name, 'account Lambda concurrency');
   });
 
+  it('a cap on unfinished tasks writes one item per principal, growing with its unfinished tasks: one principal makes it hot', () => {
+    const workload = referenceWorkload(600);
+    const capped = { ...defaultDeployment(), workerMaxConcurrency: 1000, throttleRateLimit: 10_000, maxUnfinishedTasks: 1000 };
+    const slot = (report: ReturnType<typeof capacity>) => report.limits.find((limit) => limit.name.startsWith('slot set'));
+    const one = capacity(workload, capped);
+    assert.equal(one.firstReached?.name, slot(one)?.name);
+    const many = capacity({ ...workload, owners: 100 }, capped);
+    assert.ok(slot(many)!.utilisation < 0.1, `100 principals: ${slot(many)!.utilisation}`);
+    assert.equal(slot(capacity(workload)), undefined, 'no cap, no slot set');
+    assert.equal(perTask(workload, 1000).ddbWrites, perTask(workload).ddbWrites + 2, 'take and free');
+  });
+
   it('the settings it suggests serve 10, 100 and 1,000 tasks a second with no limit reached', () => {
     for (const load of [10, 100, 1000]) {
       const workload = referenceWorkload(load);
