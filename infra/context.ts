@@ -10,8 +10,10 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { DEFAULT_SETTINGS, humanMs, isOrigin } from '../shared/config.ts';
+import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb-schema.ts';
 import type { JwtSettings } from './constructs/api.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
+import { throttleFor } from './sizing.ts';
 import type { TasksStackProps } from './stack.ts';
 import { DEFAULT_SWEEP_INTERVAL, durableTimings } from './timings.ts';
 
@@ -71,11 +73,22 @@ export const CONTEXT = {
     meaning:
       '`retain` keeps the table (with deletion protection) and the log groups when the stack is deleted; `destroy` is for throw-away stacks',
   },
-  throttleRateLimit: { default: 100, meaning: 'requests per second for the whole API stage' },
-  throttleBurstLimit: { default: 200, meaning: 'request burst for the whole API stage' },
+  throttleRateLimit: {
+    shown: `sized from \`workerMaxConcurrency\` (${throttleFor(DEFAULT_WORKER_MAX_CONCURRENCY).rateLimit} with its default)`,
+    meaning:
+      'requests per second for the whole API stage; by default what the workers can carry, polling included (see [Capacity](docs/capacity.md))',
+  },
+  throttleBurstLimit: {
+    shown: `twice the rate (${throttleFor(DEFAULT_WORKER_MAX_CONCURRENCY).burstLimit})`,
+    meaning: 'request burst for the whole API stage',
+  },
   workerMaxConcurrency: {
     default: DEFAULT_WORKER_MAX_CONCURRENCY,
     meaning: 'most concurrent worker invocations the queue drives (2–1000)',
+  },
+  activeIndexShards: {
+    default: DEFAULT_ACTIVE_INDEX_SHARDS,
+    meaning: `partitions of the index of unfinished tasks (1–${MAX_ACTIVE_INDEX_SHARDS}), each good for ~500 task creations a second; it may grow between deployments (every reader follows it, rows written before stay found), never shrink`,
   },
   sweepIntervalMinutes: {
     default: DEFAULT_SWEEP_INTERVAL.toMinutes(),
@@ -124,6 +137,13 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
   if (workerMaxConcurrency < 2 || workerMaxConcurrency > 1000) {
     throw new Error('Context "workerMaxConcurrency" must be between 2 and 1000 (the SQS event source limits)');
   }
+  const activeIndexShards = read.integer('activeIndexShards');
+  if (activeIndexShards > MAX_ACTIVE_INDEX_SHARDS) {
+    throw new Error(`Context "activeIndexShards" must be between 1 and ${MAX_ACTIVE_INDEX_SHARDS}, got ${activeIndexShards}`);
+  }
+  const sized = throttleFor(workerMaxConcurrency);
+  const rateLimit = read.has('throttleRateLimit') ? read.integer('throttleRateLimit') : sized.rateLimit;
+  const burstLimit = read.has('throttleBurstLimit') ? read.integer('throttleBurstLimit') : 2 * rateLimit;
   const sweepInterval = Duration.minutes(read.integer('sweepIntervalMinutes'));
   try {
     durableTimings(sweepInterval);
@@ -145,7 +165,8 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     dashboard: read.flag('dashboard'),
     toolset,
     removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    throttle: { rateLimit: read.integer('throttleRateLimit'), burstLimit: read.integer('throttleBurstLimit') },
+    throttle: { rateLimit, burstLimit },
+    activeIndexShards,
     logRetention,
     workerMaxConcurrency,
     sweepInterval,

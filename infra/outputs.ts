@@ -1,5 +1,10 @@
 /** The stack outputs the operator commands need (defined in `infra/stack.ts`, written by the local stack too). */
-export const OPS_OUTPUTS = { tableName: 'OpsTableName', queueUrl: 'OpsTaskQueueUrl', deadLetterQueueUrl: 'OpsDeadLetterQueueUrl' } as const;
+export const OPS_OUTPUTS = {
+  tableName: 'OpsTableName',
+  queueUrl: 'OpsTaskQueueUrl',
+  deadLetterQueueUrl: 'OpsDeadLetterQueueUrl',
+  activeIndexShards: 'OpsActiveIndexShards',
+} as const;
 
 /** The local stack's extra keys in its `outputs.json`: the emulators' endpoints. */
 export const LOCAL_OUTPUTS = { dynamodbEndpoint: 'LocalDynamoDbEndpoint', sqsEndpoint: 'LocalSqsEndpoint', region: 'LocalRegion' } as const;

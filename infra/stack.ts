@@ -35,6 +35,8 @@ export interface TasksStackProps extends StackProps {
   readonly throttle: ApiThrottle;
   readonly logRetention: RetentionDays;
   readonly workerMaxConcurrency: number;
+  /** Partitions of the index of unfinished tasks (`TASKS_ACTIVE_INDEX_SHARDS` on every function); default 4. It may grow, never shrink. */
+  readonly activeIndexShards?: number;
   readonly alarmTopicArn?: string;
   /** How often the sweeper looks for stuck tasks (whole minutes; checked against the other timings in `infra/timings.ts`). */
   readonly sweepInterval: Duration;
@@ -85,6 +87,7 @@ export class TasksStack extends Stack {
     super(scope, id, props);
     const common = { logRetention: props.logRetention, removalPolicy: props.removalPolicy, tracing: props.tracing };
     const timings = durableTimings(props.sweepInterval);
+    const activeIndexShards = props.activeIndexShards ?? DEFAULT_SETTINGS.activeIndexShards;
     const tools = props.tools ?? toolsOf(props.toolset);
     const taskTools = tools.filter(runsAsTask);
     const inlineTools = tools.filter(runsInline);
@@ -97,6 +100,8 @@ export class TasksStack extends Stack {
         [ENV.tableName]: this.table.table.tableName,
         [ENV.toolset]: props.toolset,
         ...timingsEnvironment(timings),
+        // Every writer spreads rows over, and every reader reads, the same index partitions.
+        [ENV.activeIndexShards]: String(activeIndexShards),
         // Every function that writes a waiting task (or ends it) applies the same deadline.
         ...(props.maxInputWait ? { [ENV.maxInputWaitMs]: String(props.maxInputWait.toMilliseconds()) } : {}),
       },
@@ -167,6 +172,10 @@ export class TasksStack extends Stack {
     new CfnOutput(this, OPS_OUTPUTS.deadLetterQueueUrl, {
       value: this.tasks.deadLetterQueue.queueUrl,
       description: 'Dead-letter queue (operator commands)',
+    });
+    new CfnOutput(this, OPS_OUTPUTS.activeIndexShards, {
+      value: String(activeIndexShards),
+      description: 'Partitions of the index of unfinished tasks (operator commands)',
     });
   }
 

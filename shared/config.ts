@@ -41,6 +41,9 @@ export const MAX_RETENTION_MS = 30 * DAY;
 
 const STACK_SETS = 'set by the stack';
 
+/** The most index shards (`MAX_ACTIVE_INDEX_SHARDS` of the DynamoDB layout, which a test keeps equal). */
+const MAX_INDEX_SHARDS = 64;
+
 /** The functions' settings. Keep the order: `docs/configuration.md` shows it. */
 export const SETTINGS = {
   tableName: required('TASKS_TABLE_NAME', 'the task table', STACK_SETS),
@@ -110,6 +113,19 @@ export const SETTINGS = {
       deployed: '`-c maxInputWaitDays=N`, else the default',
     },
   ),
+  activeIndexShards: {
+    ...count(
+      'TASKS_ACTIVE_INDEX_SHARDS',
+      4,
+      `partitions of the index of unfinished tasks (1–${MAX_INDEX_SHARDS}; each takes ~1,000 writes a second, ~500 task creations): may grow between deployments, never shrink`,
+    ),
+    deployed: '`-c activeIndexShards=N`',
+    read: (raw: string | undefined): number => {
+      const value = positiveInt('TASKS_ACTIVE_INDEX_SHARDS', raw, 4);
+      if (value > MAX_INDEX_SHARDS) throw new Error(`TASKS_ACTIVE_INDEX_SHARDS may be at most ${MAX_INDEX_SHARDS}, got ${value}`);
+      return value;
+    },
+  },
   toolset: {
     env: 'TASKS_TOOLSET',
     meaning: 'the tool catalogue served: `product`, `conformance`, `all`, or `test` (`all` plus the durability fixtures; local only)',

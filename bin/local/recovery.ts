@@ -11,7 +11,7 @@ import {
 import type { Log } from '../../shared/log.ts';
 import { MAX_DELAY_SECONDS, type TaskQueue } from '../../shared/queue/queue.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
-import { ACTIVE_SHARD_COUNT, activeShardOf } from '../../shared/tasks/dynamodb-store.ts';
+import { activeShardOf, activeShards } from '../../shared/tasks/dynamodb-store.ts';
 
 type Item = Record<string, AttributeValue>;
 
@@ -21,6 +21,8 @@ export interface RecoveryOptions {
   queue: TaskQueue;
   /** W = `leaseMs + sweepGraceMs`, the store's sweep window (`release` puts `sweepAt` at `resumeAt + W`). */
   sweepWindowMs: number;
+  /** The functions' `TASKS_ACTIVE_INDEX_SHARDS`: the index partitions to read, and the ones rows are put in. */
+  activeIndexShards: number;
   now: number;
   log: Log;
 }
@@ -67,7 +69,7 @@ export async function recoverAtStart(options: RecoveryOptions): Promise<Recovery
   const report: RecoveryReport = { requeued: 0, delayed: 0, voidedLeases: 0, staleIndexAttributes: 0, orphansRemoved: 0 };
 
   const rows = await scanTaskRows(client, tableName);
-  for (const entry of await indexEntries(client, tableName)) {
+  for (const entry of await indexEntries(client, tableName, options.activeIndexShards)) {
     const row = rows.get(entry.pk);
     if (
       row &&
@@ -115,7 +117,7 @@ export async function recoverAtStart(options: RecoveryOptions): Promise<Recovery
       taskId,
       row,
       `SET #activeShard = :shard, #sweepAt = :sweepAt${leased ? ' REMOVE #leaseOwner, #leaseUntil' : ''}`,
-      { ':shard': { S: activeShardOf(taskId) }, ':sweepAt': { N: String(resumeAt + options.sweepWindowMs) } },
+      { ':shard': { S: activeShardOf(taskId, options.activeIndexShards) }, ':sweepAt': { N: String(resumeAt + options.sweepWindowMs) } },
     );
     if (!written) continue; // changed since the scan: whoever changed it owns it
     if (leased) report.voidedLeases += 1;
@@ -157,10 +159,9 @@ interface IndexEntry {
 }
 
 /** Every entry of the active-task index, as the index itself holds them. */
-async function indexEntries(client: DynamoDBClient, tableName: string): Promise<IndexEntry[]> {
+async function indexEntries(client: DynamoDBClient, tableName: string, shards: number): Promise<IndexEntry[]> {
   const entries: IndexEntry[] = [];
-  for (let index = 0; index < ACTIVE_SHARD_COUNT; index++) {
-    const shard = `s${index}`;
+  for (const shard of activeShards(shards)) {
     let startKey: Item | undefined;
     do {
       const page = await client.send(

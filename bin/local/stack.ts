@@ -206,6 +206,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       tableName,
       queue: deps.queue,
       sweepWindowMs: sweepWindow(config),
+      activeIndexShards: config.activeIndexShards,
       now: deps.now?.() ?? Date.now(),
       log,
     });
@@ -304,6 +305,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
             [OPS_OUTPUTS.tableName]: tableName,
             [OPS_OUTPUTS.queueUrl]: sqs.queueUrl,
             [OPS_OUTPUTS.deadLetterQueueUrl]: sqs.dlqUrl,
+            [OPS_OUTPUTS.activeIndexShards]: String(config.activeIndexShards),
             [LOCAL_OUTPUTS.dynamodbEndpoint]: dynamo.endpoint,
             [LOCAL_OUTPUTS.sqsEndpoint]: sqs.endpoint,
             [LOCAL_OUTPUTS.region]: REGION,

@@ -57,6 +57,8 @@ export async function execute(
     ...process.env,
     TASKS_TABLE_NAME: required(OPS_OUTPUTS.tableName),
     TASKS_QUEUE_URL: required(OPS_OUTPUTS.queueUrl),
+    // Stacks deployed before the setting have no such output: they wrote the default count.
+    ...(outputs[OPS_OUTPUTS.activeIndexShards] ? { TASKS_ACTIVE_INDEX_SHARDS: outputs[OPS_OUTPUTS.activeIndexShards] } : {}),
   });
   const ops = new Ops({
     dynamodb,

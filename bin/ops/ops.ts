@@ -11,7 +11,7 @@
 import { type AttributeValue, type DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
-import { ACTIVE_SHARD_COUNT, DynamoDbTaskStore, taskFromItem } from '../../shared/tasks/dynamodb-store.ts';
+import { activeShards, DynamoDbTaskStore, shardsOf, taskFromItem } from '../../shared/tasks/dynamodb-store.ts';
 import { isRunning, type TaskRecord } from '../../shared/tasks/model.ts';
 import type { StorePolicy } from '../../shared/tasks/store.ts';
 
@@ -219,7 +219,8 @@ export class Ops {
   /** Rows of every index entry with `sweepAt <= upTo`, from every shard (index query, then one read per row). */
   async #indexed(upTo: number): Promise<TaskRecord[]> {
     const ids: string[] = [];
-    for (let shard = 0; shard < ACTIVE_SHARD_COUNT; shard += 1) {
+    // The deployment's count (its `OpsActiveIndexShards` output): every shard a smaller earlier count wrote is among them.
+    for (const shard of activeShards(shardsOf(this.#deps.policy))) {
       let startKey: Record<string, AttributeValue> | undefined;
       do {
         const page = await this.#deps.dynamodb.send(
@@ -228,7 +229,7 @@ export class Ops {
             IndexName: ACTIVE_INDEX.name,
             KeyConditionExpression: '#shard = :shard AND #sweepAt <= :upTo',
             ExpressionAttributeNames: { '#shard': ACTIVE_INDEX.partition, '#sweepAt': ACTIVE_INDEX.sort },
-            ExpressionAttributeValues: { ':shard': { S: `s${shard}` }, ':upTo': { N: String(upTo) } },
+            ExpressionAttributeValues: { ':shard': { S: shard }, ':upTo': { N: String(upTo) } },
             ExclusiveStartKey: startKey,
           }),
         );

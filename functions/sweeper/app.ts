@@ -1,9 +1,12 @@
 import type { Context } from 'aws-lambda';
 import { errorName, withLogContext } from '../../shared/log.ts';
-import { sweep } from '../../shared/runtime/sweeper.ts';
+import { SWEEP_DEADLINE_MARGIN_MS, sweep } from '../../shared/runtime/sweeper.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 
-export type SweeperHandler = (event?: unknown, context?: Pick<Context, 'awsRequestId'>) => Promise<{ requeued: number; expired: number }>;
+export type SweeperHandler = (
+  event?: unknown,
+  context?: Pick<Context, 'awsRequestId'> & Partial<Pick<Context, 'getRemainingTimeInMillis'>>,
+) => Promise<{ requeued: number; expired: number }>;
 
 /**
  * Scheduled: re-enqueues tasks that no worker has touched past their grace
@@ -13,7 +16,11 @@ export function createSweeperHandler(deps: Pick<FunctionDeps, 'config' | 'store'
   return (_event, context) =>
     withLogContext({ requestId: context?.awsRequestId }, async () => {
       try {
-        const { requeued, expired } = await sweep({ ...deps, settings: deps.config });
+        // Deployed, the run reads pages of due tasks while the invocation has time for them.
+        const remaining = context?.getRemainingTimeInMillis?.();
+        const now = (deps.now ?? Date.now)();
+        const options = remaining === undefined ? {} : { deadline: now + remaining - SWEEP_DEADLINE_MARGIN_MS };
+        const { requeued, expired } = await sweep({ ...deps, settings: deps.config }, options);
         return { requeued: requeued.length, expired: expired.length };
       } catch (error) {
         // Logged here, as a structured line; the invocation still fails (and alarms).

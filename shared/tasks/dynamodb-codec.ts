@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
   ACTIVE_INDEX,
-  ACTIVE_SHARD_COUNT,
+  DEFAULT_ACTIVE_INDEX_SHARDS,
   EXPIRES_AT_MS,
   RESULT_SK_PREFIX,
   SLOTS_PK_PREFIX,
@@ -48,9 +48,9 @@ export function stepValue(item: Item): unknown {
   return text === undefined ? undefined : JSON.parse(text);
 }
 
-/** The active-index partition of a task: spread by a hash of its id. */
-export function activeShardOf(taskId: string): string {
-  return `s${createHash('sha256').update(taskId).digest()[0]! % ACTIVE_SHARD_COUNT}`;
+/** The active-index partition of a task among `shards` (see {@link DEFAULT_ACTIVE_INDEX_SHARDS}): spread by a hash of its id. */
+export function activeShardOf(taskId: string, shards: number = DEFAULT_ACTIVE_INDEX_SHARDS): string {
+  return `s${createHash('sha256').update(taskId).digest()[0]! % shards}`;
 }
 
 export function sha256(text: string): string {
@@ -104,7 +104,7 @@ export function json(value: unknown): AttributeValue {
  * Only terminal rows carry the TTL attribute; only rows with a `sweepAt`
  * (working ones) carry the active-index attributes.
  */
-export function toItem(task: TaskRecord): Item {
+export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_SHARDS): Item {
   const item: Item = {
     ...rowKey(task.taskId),
     status: { S: task.status },
@@ -127,7 +127,7 @@ export function toItem(task: TaskRecord): Item {
     item[EXPIRES_AT_MS] = number(task.createdAt + task.ttlMs);
   }
   if (task.sweepAt !== undefined) {
-    item[ACTIVE_INDEX.partition] = { S: activeShardOf(task.taskId) };
+    item[ACTIVE_INDEX.partition] = { S: activeShardOf(task.taskId, shards) };
     item[ACTIVE_INDEX.sort] = number(task.sweepAt);
   }
   if (task.statusMessage !== undefined) item['statusMessage'] = { S: task.statusMessage };

@@ -6,7 +6,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { fingerprintOf, fromItem, type Item, number, readNumber, readString, sha256, toItem } from './dynamodb-codec.ts';
 import { readRow, withResult } from './dynamodb-results.ts';
 import { IDEMPOTENCY_GRACE_MS, IDEMPOTENCY_PK_PREFIX, IDEMPOTENCY_SK, TABLE_KEYS, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
-import { MAX_ATTEMPTS, putItem, putRow, type StoreTable } from './dynamodb-update.ts';
+import { MAX_ATTEMPTS, putItem, putRow, type StoreTable, shardsOf } from './dynamodb-update.ts';
 import type { TaskRecord, WorkingTask } from './model.ts';
 import { IdempotencyConflictError } from './store.ts';
 import { visible } from './transitions.ts';
@@ -84,7 +84,7 @@ export async function putRowOrFind(
   record: WorkingTask,
   fingerprint: string,
 ): Promise<{ task: TaskRecord; created: boolean }> {
-  if (await putRow(table, record)) return { task: fromItem(toItem(record)), created: true };
+  if (await putRow(table, record)) return { task: fromItem(toItem(record, shardsOf(table.policy))), created: true };
   const item = await readRow(table, record.taskId);
   const existing = item && fromItem(item);
   if (!item || !existing || existing.owner !== record.owner || fingerprintOf(existing) !== fingerprint) {

@@ -22,11 +22,28 @@ export const ACTIVE_INDEX = { name: 'active-tasks', partition: 'activeShard', so
 
 /**
  * How many partitions of the active-task index the rows are spread over
- * (`activeShard` = `s0` … `s<n-1>`, derived from the task id). `findDue`
- * queries each of them. Changing it strands the rows already written under
- * the old count until their next write, so it is fixed.
+ * unless the deployment says otherwise (`-c activeIndexShards=N`, the
+ * functions' `TASKS_ACTIVE_INDEX_SHARDS`): `activeShard` = `s0` … `s<n-1>`,
+ * from a hash of the task id, and `findDue` queries each of them. Each index
+ * partition takes about 1,000 writes a second, and a task makes two (enter,
+ * leave): four shards serve about 2,000 task creations a second.
+ *
+ * The names are prefix-stable: the shards of a count are the first shards of
+ * every larger count. So the count may grow at any time: the readers, which
+ * follow the new count, also read every shard the old count wrote (a row
+ * keeps its shard until it leaves the index; its next full write may move
+ * it). Lowering the count would hide the rows in the dropped shards from
+ * the sweeper: don't.
  */
-export const ACTIVE_SHARD_COUNT = 4;
+export const DEFAULT_ACTIVE_INDEX_SHARDS = 4;
+
+/** The most index shards a deployment may ask for: 64,000 index writes a second, ~32,000 task creations. */
+export const MAX_ACTIVE_INDEX_SHARDS = 64;
+
+/** The index partitions a store with `count` shards writes and its readers query: `s0` … `s<count-1>`. */
+export function activeShards(count: number): string[] {
+  return Array.from({ length: count }, (_, index) => `s${index}`);
+}
 
 /** Sort-key prefixes of the items a task keeps besides its row (`sk = 'task'`). */
 export const STEP_SK_PREFIX = 'step#';

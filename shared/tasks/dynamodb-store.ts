@@ -5,7 +5,7 @@ import { createOnce } from './dynamodb-idempotent.ts';
 import { putChunks, readRow, withResult } from './dynamodb-results.ts';
 import {
   ACTIVE_INDEX,
-  ACTIVE_SHARD_COUNT,
+  activeShards,
   EXPIRES_AT_MS,
   INLINE_ROW_LIMIT_BYTES,
   RESULT_REF,
@@ -25,6 +25,7 @@ import {
   type RowWrite,
   rejectedMessage,
   type StoreTable,
+  shardsOf,
   updateRow,
   versionOf,
 } from './dynamodb-update.ts';
@@ -61,17 +62,20 @@ import { expiresAtSeconds } from './ttl.ts';
 export { activeShardOf, taskFromItem, taskRowBytes } from './dynamodb-codec.ts';
 // The layout and codec are read by the operator tools, the local stack and tests through this module too.
 export {
-  ACTIVE_SHARD_COUNT,
+  activeShards,
+  DEFAULT_ACTIVE_INDEX_SHARDS,
   IDEMPOTENCY_GRACE_MS,
   IDEMPOTENCY_PK_PREFIX,
   IDEMPOTENCY_SK,
   INLINE_ROW_LIMIT_BYTES,
+  MAX_ACTIVE_INDEX_SHARDS,
   RESULT_CHUNK_BYTES,
   RESULT_SK_PREFIX,
   SLOTS_PK_PREFIX,
   SLOTS_SK,
   STEP_SK_PREFIX,
 } from './dynamodb-schema.ts';
+export { shardsOf } from './dynamodb-update.ts';
 
 /**
  * {@link TaskStore} on one DynamoDB table (layout in `dynamodb-schema.ts`).
@@ -130,7 +134,7 @@ export class DynamoDbTaskStore implements TaskStore {
       let created: { task: TaskRecord; created: boolean };
       if (options.idempotencyKey === undefined) {
         if (!(await putRow(this.#table, record))) throw new Error('Task id collision');
-        created = { task: fromItem(toItem(record)), created: true };
+        created = { task: fromItem(toItem(record, shardsOf(this.#policy))), created: true };
       } else {
         created = await createOnce(this.#table, record, options.idempotencyKey, task.now);
       }
@@ -206,11 +210,11 @@ export class DynamoDbTaskStore implements TaskStore {
       'lastUpdatedAt',
       ...('statusMessage' in outcome && outcome.statusMessage !== undefined ? ['statusMessage'] : []),
     ];
-    const write = changes(task, next, forced);
+    const write = changes(task, next, shardsOf(this.#policy), forced);
 
     let chunkedResult: Record<string, unknown> | undefined;
     const text = write.set['result']?.S;
-    if (next.status === 'completed' && text !== undefined && itemBytes(toItem(next)) > INLINE_ROW_LIMIT_BYTES) {
+    if (next.status === 'completed' && text !== undefined && itemBytes(toItem(next, shardsOf(this.#policy))) > INLINE_ROW_LIMIT_BYTES) {
       // The chunks go first, under an id of this call's own: a row only ever
       // names chunks that were complete before it was written, and chunks of
       // an attempt whose write below fails are never named (their TTL removes them).
@@ -337,7 +341,8 @@ export class DynamoDbTaskStore implements TaskStore {
 
   async findDue(now: number, limit: number): Promise<string[]> {
     if (limit <= 0) return [];
-    const shards = Array.from({ length: ACTIVE_SHARD_COUNT }, (_, index) => `s${index}`);
+    // Every shard of the current count: by the names' prefix stability, also every shard a smaller earlier count wrote.
+    const shards = activeShards(shardsOf(this.#policy));
     const due = (await Promise.all(shards.map((shard) => this.#dueIn(shard, now, limit)))).flat();
     return due
       .sort((a, b) => a.sweepAt - b.sweepAt)
@@ -405,7 +410,7 @@ export class DynamoDbTaskStore implements TaskStore {
       if (!current || !next) return result;
       const own = unordered?.(current, decision);
       if (own === 'skip') return result;
-      const write: RowWrite = own ?? { ...changes(current, next), ...versionOf(current) };
+      const write: RowWrite = own ?? { ...changes(current, next, shardsOf(this.#policy)), ...versionOf(current) };
       let written: Item | undefined;
       try {
         written = await updateRow(this.#table, taskId, write);
@@ -443,7 +448,7 @@ export class DynamoDbTaskStore implements TaskStore {
   ): Promise<TaskRecord | undefined> {
     const slim = { ...task, arguments: {}, inputResponses: {}, clientCapabilities: {} } as TaskRecord;
     const next = applyOutcome(slim, { ...outcome, statusMessage }, now, this.#policy.retentionMs);
-    const item = toItem(next);
+    const item = toItem(next, shardsOf(this.#policy));
     const set: Item = {};
     for (const name of [
       'status',

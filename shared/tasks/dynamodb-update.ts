@@ -13,7 +13,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { type Item, number, rowKey, toItem } from './dynamodb-codec.ts';
-import { CLEARABLE, TABLE_KEYS } from './dynamodb-schema.ts';
+import { CLEARABLE, DEFAULT_ACTIVE_INDEX_SHARDS, TABLE_KEYS } from './dynamodb-schema.ts';
 import type { TaskRecord } from './model.ts';
 import { type StorePolicy, TaskRowRejectedError } from './store.ts';
 
@@ -24,12 +24,17 @@ export interface StoreTable {
   readonly policy: StorePolicy;
 }
 
+/** The index shards a store's rows go to: the policy's, else the default. */
+export function shardsOf(policy: Pick<StorePolicy, 'activeIndexShards'>): number {
+  return policy.activeIndexShards ?? DEFAULT_ACTIVE_INDEX_SHARDS;
+}
+
 /** How often `answer`, `cancel`, `fail` and idempotent `create` re-read and retry after losing a race. */
 export const MAX_ATTEMPTS = 5;
 
 /** The row, if absent: false when a row with this task id exists. */
 export function putRow(table: StoreTable, record: TaskRecord): Promise<boolean> {
-  return putItem(table, toItem(record), 'attribute_not_exists(#pk)', { '#pk': TABLE_KEYS.partition });
+  return putItem(table, toItem(record, shardsOf(table.policy)), 'attribute_not_exists(#pk)', { '#pk': TABLE_KEYS.partition });
 }
 
 /** One conditional `PutItem`; false when the condition failed. */
@@ -143,9 +148,14 @@ export function leaseHeldBy(leaseOwner: string, extraValues: Item = {}): Pick<Ro
  * that differ (or are `forced`) are set, optional ones `after` lacks are
  * removed. `version` is left to the write, which increments it.
  */
-export function changes(before: TaskRecord, after: TaskRecord, forced: readonly string[] = []): { set: Item; remove: string[] } {
-  const old = toItem(before);
-  const next = toItem(after);
+export function changes(
+  before: TaskRecord,
+  after: TaskRecord,
+  shards: number,
+  forced: readonly string[] = [],
+): { set: Item; remove: string[] } {
+  const old = toItem(before, shards);
+  const next = toItem(after, shards);
   const set: Item = {};
   for (const [name, value] of Object.entries(next)) {
     if (name === 'version' || name === TABLE_KEYS.partition || name === TABLE_KEYS.sort) continue;

@@ -89,6 +89,12 @@ export interface StorePolicy {
    */
   maxInputWaitMs?: number;
   /**
+   * How many partitions of the sparse index of unfinished tasks the rows
+   * are spread over and the sweeper reads (the DynamoDB store's; default 4,
+   * see `DEFAULT_ACTIVE_INDEX_SHARDS`). It may grow between deployments, never shrink.
+   */
+  activeIndexShards?: number;
+  /**
    * Most unfinished tasks one owner may have at once: `create` throws
    * {@link TooManyTasksError} beyond it. Absent: no cap, and no cost.
    */

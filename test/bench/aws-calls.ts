@@ -17,176 +17,23 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { LOCAL_CREDENTIALS } from '../../bin/local/sqs.ts';
-import { REGION, startLocalStack } from '../../bin/local/stack.ts';
-import { readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import { ENV } from '../../shared/config.ts';
-import { jsonLog } from '../../shared/log.ts';
-import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
-import type { TaskRecord, TaskStatus } from '../../shared/tasks/model.ts';
 import { startLocalStackProcess } from '../support/local-stack.ts';
 import { rpc } from '../support/mcp-http.ts';
-import {
-  detail,
-  type Figures,
-  figuresOf,
-  flow,
-  meter,
-  meterDynamoDb,
-  meterSqs,
-  type PollCost,
-  type Row,
-  resetMeter,
-} from './aws-counting.ts';
-import { INPUT_ROUND_MIN, SIMPLE_MIN, STEPS, TEN_STEP_MIN } from './minima.ts';
+import { countScenarios, openCountingStack } from './aws-scenarios.ts';
 import { report } from './report.ts';
 
-// --- the stack ------------------------------------------------------------------------
-
-const dataDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-bench-'));
-const effectsDir = join(dataDir, 'effects');
-let taskQueueUrl = '';
-// A client of the bench's own, never metered: watching tasks and reading items around writes.
-let quiet!: DynamoDBClient;
-// The step_sequence fixture lives in the test toolset and records its side effects here.
-process.env['TASKS_TEST_EFFECTS_DIR'] = effectsDir;
-const stack = await startLocalStack({
-  port: 0,
-  dataDir,
-  env: {
-    ...process.env,
-    [ENV.toolset]: 'test',
-    // No cancellation reads while a handler runs: the jobs take milliseconds, heartbeats would be noise.
-    [ENV.cancelCheckMs]: process.env[ENV.cancelCheckMs] ?? '60000',
-  },
-  log: jsonLog((line) => void (meter.logBytes += Buffer.byteLength(line))),
-  // The sweeper runs once at start-up (uncounted) and not again during the bench.
-  sweepIntervalMs: 3_600_000,
-  instrument: ({ dynamodb, sqs, poller, endpoints }) => {
-    quiet = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: REGION, credentials: LOCAL_CREDENTIALS });
-    meterDynamoDb(dynamodb, quiet);
-    meterSqs(sqs, 'functions', () => taskQueueUrl);
-    meterSqs(poller, 'mapping', () => taskQueueUrl);
-  },
-});
-taskQueueUrl = stack.config.queueUrl;
-const watcher = new DynamoDbTaskStore({ client: quiet, tableName: stack.config.tableName, policy: stack.config });
-const principal = stack.config.localPrincipal;
-
-const TIMEOUT_MS = 20_000;
-
-async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + TIMEOUT_MS;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline)
-      throw new Error(`bench: timed out after ${TIMEOUT_MS} ms waiting for ${what} (${JSON.stringify(flow)}; ${detail(meter)})`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-/** The task once it has one of `statuses`, read through the unmetered client (polling is not the task's cost). */
-function statusOf(taskId: string, statuses: TaskStatus[]): Promise<TaskRecord> {
-  return until(`task ${taskId} to be ${statuses.join(' or ')}`, async () => {
-    const task = await watcher.get(taskId, principal, Date.now());
-    return task && statuses.includes(task.status) ? task : undefined;
-  });
-}
-
-/** Every message sent has been delivered and deleted, and no call is in flight. */
-function quiescent(): Promise<true> {
-  return until('the queue to drain', () =>
-    flow.inFlight === 0 && flow.delivered >= flow.sent && flow.deleted === flow.delivered ? true : undefined,
-  );
-}
-
-async function createTask(name: string, args: Record<string, unknown>): Promise<string> {
-  meter.apiRequests += 1;
-  const created = await rpc(stack.url, 'tools/call', { name, arguments: args });
-  const taskId = created.body?.result?.['taskId'];
-  if (typeof taskId !== 'string') throw new Error(`bench: ${name} did not create a task: ${created.text}`);
-  return taskId;
-}
-
-// --- the scenarios ---------------------------------------------------------------------
-
-const rows: Row[] = [];
-
-async function scenario(name: string, minimum: Figures, run: () => Promise<string>): Promise<void> {
-  await quiescent();
-  resetMeter();
-  const taskId = await run();
-  await quiescent();
-  rows.push({ scenario: name, measured: figuresOf(meter), minimum, meter, taskId });
-}
-
+const bench = await openCountingStack();
+const { stack, until, statusOf, quiescent, createTask } = bench;
 try {
-  await scenario('simple task', SIMPLE_MIN, async () => {
-    const taskId = await createTask('slow_compute', { seconds: 0.01 });
-    await statusOf(taskId, ['completed']);
-    return taskId;
-  });
-
-  await scenario('one input round', INPUT_ROUND_MIN, async () => {
-    const taskId = await createTask('confirm_delete', { filename: 'bench.txt' });
-    const waiting = await statusOf(taskId, ['input_required']);
-    if (waiting.status !== 'input_required') throw new Error('unreachable');
-    const [key] = Object.keys(waiting.inputRequests);
-    meter.apiRequests += 1;
-    const answered = await rpc(stack.url, 'tasks/update', {
-      taskId,
-      inputResponses: { [String(key)]: { action: 'accept', content: { confirm: true } } },
-    });
-    if (answered.body?.error) throw new Error(`bench: tasks/update failed: ${answered.text}`);
-    await statusOf(taskId, ['completed']);
-    return taskId;
-  });
-
-  const label = `bench-${Date.now()}`;
-  await scenario(`${STEPS}-step job`, TEN_STEP_MIN, async () => {
-    const taskId = await createTask('step_sequence', { label, steps: STEPS, stepMs: 0 });
-    const done = await statusOf(taskId, ['completed', 'failed']);
-    const sum = done.status === 'completed' ? (done.result['structuredContent'] as { sum?: number } | undefined)?.sum : undefined;
-    if (sum !== (STEPS * (STEPS + 1)) / 2) throw new Error(`bench: step_sequence ended wrong: ${JSON.stringify(done)}`);
-    const effects = readEffects(label, effectsDir);
-    if (effects.length !== STEPS) throw new Error(`bench: expected each step to run once, got ${effects.join(', ')}`);
-    return taskId;
-  });
-
-  // One tasks/get of each finished task: the price of a poll.
-  const gets: PollCost[] = [];
-  for (const row of rows) {
-    await quiescent();
-    resetMeter();
-    const polls = 5;
-    for (let i = 0; i < polls; i++) {
-      const got = await rpc(stack.url, 'tasks/get', { taskId: row.taskId });
-      if (got.body?.result?.['status'] !== 'completed') throw new Error(`bench: tasks/get returned ${got.text}`);
-    }
-    const f = figuresOf(meter);
-    gets.push({
-      scenario: row.scenario,
-      ddbRequests: f.ddbRequests / polls,
-      rcu: f.rcu / polls,
-      commands: detail(meter, polls),
-      logBytes: meter.logBytes / polls,
-    });
-  }
-
+  const { rows, gets } = await countScenarios(bench);
   report(rows, gets);
   await localConcurrency();
 } finally {
-  quiet.destroy();
-  await stack.close();
+  await bench.close();
 }
-try {
-  await restartRecovery();
-} finally {
-  await rm(dataDir, { recursive: true, force: true });
-}
+await restartRecovery();
 
 // --- the local stack's concurrency and restart recovery -----------------------------------
 
@@ -219,7 +66,7 @@ async function localConcurrency(): Promise<void> {
  * interrupted task is finished (its run starts over: a 2 s task without steps).
  */
 async function restartRecovery(): Promise<void> {
-  const restartDir = join(dataDir, 'restart');
+  const restartDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-restart-'));
   const env = { [ENV.toolset]: 'all' };
   const first = await startLocalStackProcess({ dataDir: restartDir, env });
   let second: Awaited<ReturnType<typeof startLocalStackProcess>> | undefined;
@@ -250,5 +97,6 @@ async function restartRecovery(): Promise<void> {
   } finally {
     await second?.stop();
     await first.stop();
+    await rm(restartDir, { recursive: true, force: true });
   }
 }

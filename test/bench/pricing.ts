@@ -1,31 +1,11 @@
 /** Cost per 1,000 tasks at list prices, from the measured figures and what the bench cannot measure. */
+
+import { ASSUMED, PRICE } from '../../infra/prices.ts';
 import type { PollCost, Row } from './aws-counting.ts';
 import { ROW_RCU } from './minima.ts';
 
-/**
- * List prices (us-east-1, no free tier): DynamoDB on-demand, SQS standard, Lambda on ARM, HTTP API,
- * CloudWatch Logs (standard ingestion), X-Ray. Custom metrics are not per task (see docs/deploying.md).
- */
-const PRICE = {
-  wru: 0.625 / 1e6,
-  rru: 0.125 / 1e6,
-  sqsRequest: 0.4 / 1e6,
-  lambdaRequest: 0.2 / 1e6,
-  lambdaGbSecond: 0.0000133334,
-  httpApiRequest: 1.0 / 1e6,
-  logsGb: 0.5,
-  xrayTrace: 5.0 / 1e6,
-} as const;
-
 /** Polls per task assumed for the client (`BENCH_POLLS_PER_TASK`): one a second for a task of ~10 s. */
 const POLLS_PER_TASK = Number(process.env['BENCH_POLLS_PER_TASK'] ?? 10);
-/**
- * What the bench cannot measure on this machine, assumed per invocation (warm, 512 MB, ARM): billed
- * duration of an MCP request and of a worker run besides the tool's own time; the platform's
- * START/END/REPORT lines and the API access log line.
- */
-const ASSUMED = { mcpMs: 50, workerMs: 100, memoryGb: 0.5, platformLogBytes: 350, accessLogBytes: 300 } as const;
-
 /** The cost table of the measured scenarios, as lines. */
 export function costReport(rows: Row[], gets: PollCost[]): string[] {
   const usd = (value: number) => `$${value.toFixed(4)}`;

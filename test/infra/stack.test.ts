@@ -479,8 +479,9 @@ describe('api', () => {
     const [, stage] = only(stacks.base.json, 'AWS::ApiGatewayV2::Stage');
     assert.equal(stage['Properties']['StageName'], '$default');
     assert.deepEqual(stage['Properties']['DefaultRouteSettings'], {
-      ThrottlingRateLimit: CONTEXT.throttleRateLimit.default,
-      ThrottlingBurstLimit: CONTEXT.throttleBurstLimit.default,
+      // Sized from the worker concurrency: 10 batches of 5 one-second tasks, 11 requests each.
+      ThrottlingRateLimit: 550,
+      ThrottlingBurstLimit: 1100,
     });
     const destination = stage['Properties']['AccessLogSettings']['DestinationArn'];
     const logGroup = stacks.base.json['Resources'][destination['Fn::GetAtt'][0]];

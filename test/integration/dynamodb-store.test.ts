@@ -12,8 +12,8 @@ import {
 import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/local/dynamodb.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
 import {
-  ACTIVE_SHARD_COUNT,
   activeShardOf,
+  DEFAULT_ACTIVE_INDEX_SHARDS,
   DynamoDbTaskStore,
   IDEMPOTENCY_GRACE_MS,
   IDEMPOTENCY_PK_PREFIX,
@@ -302,8 +302,8 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   });
 
   it('sweeper requests: findDue queries each shard of the index, reschedule is one UpdateItem', async () => {
-    assert.equal(ACTIVE_SHARD_COUNT, 4);
-    assert.deepEqual(await commandsOf(() => store.findDue(T0, 10)), Array(ACTIVE_SHARD_COUNT).fill('Query'));
+    assert.equal(DEFAULT_ACTIVE_INDEX_SHARDS, 4);
+    assert.deepEqual(await commandsOf(() => store.findDue(T0, 10)), Array(DEFAULT_ACTIVE_INDEX_SHARDS).fill('Query'));
     for (const entry of sent) assert.equal(entry.command, 'QueryCommand');
     const { task } = await store.create(newTask());
     assert.deepEqual(await commandsOf(() => store.reschedule(task.taskId, T0 + GRACE, T0 + 2 * GRACE)), ['UpdateItem']);

@@ -29,7 +29,7 @@ import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durabilit
 import { WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { ACTIVE_INDEX, TABLE_KEYS } from '../../shared/tasks/dynamodb-schema.ts';
-import { ACTIVE_SHARD_COUNT } from '../../shared/tasks/dynamodb-store.ts';
+import { DEFAULT_ACTIVE_INDEX_SHARDS } from '../../shared/tasks/dynamodb-store.ts';
 import { createTask, uniqueLabel, waitFor } from '../support/durable.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
@@ -99,7 +99,7 @@ describe('local stack start-up recovery (in-process)', () => {
     const client = new DynamoDBClient({ endpoint, region: REGION, credentials: LOCAL_CREDENTIALS });
     try {
       const entries: Array<{ pk: string; sweepAt: number }> = [];
-      for (let shard = 0; shard < ACTIVE_SHARD_COUNT; shard++) {
+      for (let shard = 0; shard < DEFAULT_ACTIVE_INDEX_SHARDS; shard++) {
         const { Items } = await client.send(
           new QueryCommand({
             TableName: 'tasks',
@@ -372,6 +372,7 @@ describe('local stack start-up recovery (in-process)', () => {
         tableName: 'tasks',
         queue: { send: async (message) => void sent.push(message.taskId) },
         sweepWindowMs: 360_000,
+        activeIndexShards: DEFAULT_ACTIVE_INDEX_SHARDS,
         now,
         log,
       });

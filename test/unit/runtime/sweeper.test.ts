@@ -99,4 +99,40 @@ describe('sweep', () => {
     );
     assert.doesNotMatch(JSON.stringify(lines), /secret/);
   });
+
+  it('drains a backlog larger than a page in one run, page after page, several tasks at once', async () => {
+    const { store, queue, create } = await setup();
+    for (let i = 0; i < 250; i++) await create(`t${i}`, 0);
+    let reads = 0;
+    let inFlight = 0;
+    let most = 0;
+    const counting = Object.assign(Object.create(store) as InMemoryTaskStore, {
+      findDue: (now: number, limit: number) => {
+        reads += 1;
+        return store.findDue(now, limit);
+      },
+      reschedule: async (taskId: string, now: number, nextAt: number) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        inFlight -= 1;
+        return store.reschedule(taskId, now, nextAt);
+      },
+    });
+    const { requeued } = await sweep({ store: counting, queue, settings, log, now: () => W }, { page: 100, maxParallelism: 8 });
+    assert.equal(requeued.length, 250);
+    assert.equal(new Set(queue.sent.map((message) => message.taskId)).size, 250);
+    assert.equal(reads, 3, 'three pages: 100, 100, 50');
+    assert.equal(most, 8, 'eight at once, no more');
+  });
+
+  it('starts no page after its deadline; the next run takes the rest', async () => {
+    const { store, queue, create } = await setup();
+    for (let i = 0; i < 5; i++) await create(`t${i}`, 0);
+    let clock = W;
+    const first = await sweep({ store, queue, settings, log, now: () => clock++ }, { page: 2, deadline: W });
+    assert.equal(first.requeued.length, 2, 'one page, then the deadline');
+    const rest = await sweep({ store, queue, settings, log, now: () => W + 10 }, { page: 2 });
+    assert.equal(rest.requeued.length, 3);
+  });
 });

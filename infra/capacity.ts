@@ -1,0 +1,458 @@
+/**
+ * The capacity model of the deployed stack: for a workload (tasks a second,
+ * how long each runs, how often its client polls, its input rounds and
+ * steps, the share of calls that wait inside the request), what each
+ * component receives a second, the concurrency each function needs, which
+ * limit is reached first and which setting moves it, and what a month costs
+ * at list prices.
+ *
+ * Every figure comes from the constants the stack and the functions use:
+ * the context defaults (`context.ts`), the timings (`timings.ts`), the event
+ * source settings (`event-sources.ts`), the functions' settings
+ * (`shared/config.ts`), the index layout (`dynamodb-schema.ts`) and the
+ * sweeper's paging (`shared/runtime/sweeper.ts`). What a task costs in AWS
+ * calls is counted per write and read the store makes (the table below);
+ * `test/integration/capacity-model.test.ts` compares those counts with the
+ * ones the AWS-calls bench measures on the local stack. What cannot be
+ * measured here (Lambda billed time per request) comes from `prices.ts`;
+ * `npm run bench:load` prints the CPU time the handlers take locally.
+ *
+ * Read by a terminal command (`npm run capacity`), never bundled into a
+ * function.
+ */
+import { DEFAULT_SETTINGS } from '../shared/config.ts';
+import { SWEEP_DEADLINE_MARGIN_MS, SWEEP_MAX_PARALLELISM, SWEEP_PAGE } from '../shared/runtime/sweeper.ts';
+import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb-schema.ts';
+import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from './event-sources.ts';
+import { ASSUMED, PRICE } from './prices.ts';
+import { REFERENCE_WORKLOAD, throttleFor } from './sizing.ts';
+import { DEFAULT_SWEEP_INTERVAL, durableTimings, SWEEPER_TIMEOUT } from './timings.ts';
+
+/** What the clients do. */
+export interface Workload {
+  /** Tasks created a second. */
+  tasksPerSecond: number;
+  /** The tool's own running time per task, in seconds (all runs together). */
+  taskSeconds: number;
+  /** `tasks/get` calls per task. */
+  pollsPerTask: number;
+  /** Questions answered per task (`tasks/update`), each a suspension and a second run. */
+  inputRounds: number;
+  /** Step checkpoints per task (0: a tool without steps). */
+  steps: number;
+  /**
+   * Share (0–1) of `tools/call` requests that wait inside the request for the
+   * result (the synchronous budget, or a client without tasks), holding an
+   * MCP invocation for the task's time, at most `TASKS_SYNC_BUDGET_MS`.
+   */
+  waitingShare: number;
+  /**
+   * Principals creating the tasks, evenly (default 1: an open endpoint has
+   * one). Matters only with a cap on unfinished tasks, whose set is one item
+   * per principal.
+   */
+  owners?: number;
+}
+
+/** The settings a deployment moves its limits with (context keys, and the account quotas a request raises). */
+export interface Deployment {
+  throttleRateLimit: number;
+  throttleBurstLimit: number;
+  workerMaxConcurrency: number;
+  activeIndexShards: number;
+  sweepIntervalMinutes: number;
+  /** The account's concurrent Lambda executions in the region (a Service Quotas request raises it). */
+  accountConcurrency: number;
+  /** The account's HTTP API requests a second in the region (a Service Quotas request raises it). */
+  apiQuota: number;
+  /** `-c maxUnfinishedTasks=N`: each task then takes and frees a slot in its owner's set (one item per owner). */
+  maxUnfinishedTasks?: number;
+}
+
+/**
+ * AWS's own limits that the model checks (defaults of a new account, us-east-1).
+ * Partition limits are DynamoDB's per partition key value, also for a
+ * global secondary index's key.
+ */
+export const AWS_LIMITS = {
+  /** Concurrent Lambda executions per account and region (default quota). */
+  accountConcurrency: 1000,
+  /** HTTP API requests a second per account and region (default quota). */
+  httpApiRequestsPerSecond: 10_000,
+  /** Write units a second one partition key value takes. */
+  partitionWcu: 1000,
+  /** Read units a second one partition key value takes. */
+  partitionRcu: 3000,
+  /** On-demand table throughput per table (default quota, reads and writes each). */
+  tableUnitsPerSecond: 40_000,
+  /** Messages in flight (received, not deleted) in a standard queue. */
+  sqsInFlight: 120_000,
+} as const;
+
+/** Billed time per request not measured here (`prices.ts`), and the sweeper's cost per due task. */
+const MCP_SECONDS = ASSUMED.mcpMs / 1000;
+const WORKER_OVERHEAD_SECONDS = ASSUMED.workerMs / 1000;
+/** One due task: a conditional write and an SQS send, assumed 25 ms together on AWS. */
+const SWEEP_TASK_MS = 25;
+const SECONDS_A_MONTH = 30 * 24 * 3600;
+
+/** The defaults of a deployment: `cdk deploy` without context. */
+export function defaultDeployment(): Deployment {
+  const throttle = throttleFor(DEFAULT_WORKER_MAX_CONCURRENCY);
+  return {
+    throttleRateLimit: throttle.rateLimit,
+    throttleBurstLimit: throttle.burstLimit,
+    workerMaxConcurrency: DEFAULT_WORKER_MAX_CONCURRENCY,
+    activeIndexShards: DEFAULT_ACTIVE_INDEX_SHARDS,
+    sweepIntervalMinutes: DEFAULT_SWEEP_INTERVAL.toMinutes(),
+    accountConcurrency: AWS_LIMITS.accountConcurrency,
+    apiQuota: AWS_LIMITS.httpApiRequestsPerSecond,
+  };
+}
+
+/** The workload the defaults are sized for ({@link REFERENCE_WORKLOAD}) at `tasksPerSecond`. */
+export function referenceWorkload(tasksPerSecond: number): Workload {
+  return { tasksPerSecond, ...REFERENCE_WORKLOAD, inputRounds: 0, steps: 0, waitingShare: 0 };
+}
+
+/**
+ * One task's AWS calls, create → result, as the store and the worker make
+ * them (the AWS-calls bench measures the same on the local stack):
+ *
+ * - DynamoDB writes: create 1; each run claims and ends (finishes, suspends
+ *   or hands over) = 2; each answer 1 (after 1 read); each step checkpoint 1;
+ *   progress writes (steps report progress, throttled to one per
+ *   `TASKS_PROGRESS_INTERVAL_MS`); a lease renewal every third of the lease.
+ * - DynamoDB reads: each `tasks/get` 1 (strongly consistent, rows under
+ *   4 KB); each answer 1; a step-structured run queries its checkpoints
+ *   once; a cancellation check every `TASKS_CANCEL_CHECK_MS` of running
+ *   time (except the ticks that renew the lease instead).
+ * - Index writes (the sparse index, keys only): entering 1, leaving 1,
+ *   moving `sweepAt` 2: twice per input round (the wait's deadline, the
+ *   answer), once per renewal and per hand-over.
+ * - SQS: send, receive and delete per run (a batch shares a receive and a
+ *   delete; the model counts batches of one, as a quiet queue delivers).
+ * - A run hands over to a continuation every invocation budget
+ *   (`TASKS_INVOCATION_BUDGET_MS`).
+ */
+export interface PerTask {
+  apiRequests: number;
+  ddbWrites: number;
+  ddbReads: number;
+  /** Table write units (rows under 1 KB: one per write). */
+  tableWcu: number;
+  indexWcu: number;
+  /** Read units (one per strongly consistent read under 4 KB; a checkpoint query is counted as one). */
+  rcu: number;
+  sqsRequests: number;
+  workerRuns: number;
+  /** Worker seconds per task: the tool's time plus the per-run overhead. */
+  workerSeconds: number;
+  /** MCP seconds per task: every request's billed time, and the waiting calls' wait. */
+  mcpSeconds: number;
+}
+
+/** Bytes of an owner's slot set: its key and attributes, and a task id (a UUID) per unfinished task. */
+function slotItemBytes(unfinished: number): number {
+  return 100 + 37 * unfinished;
+}
+
+/**
+ * The per-task counts of {@link PerTask} for a workload; with a cap on
+ * unfinished tasks (`maxUnfinishedTasks`), each task also writes its owner's
+ * slot set twice (take, free), in units of the set's size.
+ */
+export function perTask(workload: Workload, maxUnfinishedTasks?: number): PerTask {
+  const timings = durableTimings();
+  const runMs = workload.taskSeconds * 1000;
+  const budgetMs = timings.invocationBudget.toMilliseconds();
+  const handOvers = Math.max(0, Math.ceil(runMs / budgetMs) - 1);
+  const runs = 1 + workload.inputRounds + handOvers;
+  const leaseMs = timings.lease.toMilliseconds();
+  const renewals = Math.floor(runMs / (leaseMs / 3));
+  const cancelReads = Math.max(0, Math.floor(runMs / DEFAULT_SETTINGS.cancelCheckMs) - renewals);
+  const progressWrites = workload.steps > 0 ? Math.min(workload.steps, 1 + Math.floor(runMs / DEFAULT_SETTINGS.progressIntervalMs)) : 0;
+  const slotWrites = maxUnfinishedTasks === undefined ? 0 : 2;
+  const slotWcu = slotWrites * Math.ceil(slotItemBytes(unfinishedPerOwner(workload, maxUnfinishedTasks)) / 1024);
+  const ddbWrites = 1 + 2 * runs + workload.inputRounds + workload.steps + progressWrites + renewals + slotWrites;
+  const checkpointQueries = workload.steps > 0 ? runs : 0;
+  const ddbReads = workload.pollsPerTask + workload.inputRounds + checkpointQueries + cancelReads;
+  const apiRequests = 1 + workload.pollsPerTask + workload.inputRounds;
+  const waitSeconds = Math.min(workload.taskSeconds + WORKER_OVERHEAD_SECONDS, DEFAULT_SETTINGS.syncBudgetMs / 1000);
+  return {
+    apiRequests,
+    ddbWrites,
+    ddbReads,
+    tableWcu: ddbWrites - slotWrites + slotWcu,
+    indexWcu: 1 + 1 + 4 * workload.inputRounds + 2 * renewals + 2 * handOvers,
+    rcu: ddbReads,
+    sqsRequests: 3 * runs,
+    workerRuns: runs,
+    workerSeconds: workload.taskSeconds + runs * WORKER_OVERHEAD_SECONDS,
+    mcpSeconds: apiRequests * MCP_SECONDS + workload.waitingShare * waitSeconds,
+  };
+}
+
+/** Unfinished tasks per owner at a time (Little's law over the task's run and a second of queueing), at most the cap. */
+function unfinishedPerOwner(workload: Workload, cap = Number.POSITIVE_INFINITY): number {
+  const unfinished = (workload.tasksPerSecond * (workload.taskSeconds + 1)) / (workload.owners ?? 1);
+  return Math.min(cap, Math.ceil(unfinished));
+}
+
+/** One limit: what the workload asks of it, what it allows, and what moves it. */
+export interface Limit {
+  name: string;
+  demand: number;
+  capacity: number;
+  unit: string;
+  /** demand / capacity: 1 is the limit reached. */
+  utilisation: number;
+  /** The settings (or quota requests) that move it. */
+  moveWith: string;
+}
+
+/** What the model says of a workload on a deployment. */
+export interface CapacityReport {
+  workload: Workload;
+  deployment: Deployment;
+  perTask: PerTask;
+  /** Requests (or units) a second per component. */
+  rates: {
+    apiRequests: number;
+    mcpInvocations: number;
+    workerRuns: number;
+    ddbWrites: number;
+    ddbReads: number;
+    /** Write units of the table (the index's are its own, {@link CapacityReport.rates.indexWcuPerShard}). */
+    tableWcu: number;
+    rcu: number;
+    /** Index write units a second on each index partition (the rows spread evenly over the shards). */
+    indexWcuPerShard: number;
+    sqsRequests: number;
+  };
+  concurrency: {
+    /** MCP function executions in flight. */
+    mcp: number;
+    /** Tasks running in workers at once (Little's law: rate × worker seconds). */
+    workerRecords: number;
+    /** Worker invocations in flight, with full batches (fewer records per batch need more, up to one per record). */
+    workerInvocations: number;
+    /** Every function together, against the account's concurrency. */
+    total: number;
+  };
+  /** Every limit checked, the most used first. */
+  limits: Limit[];
+  /** The first limit reached, if the workload reaches any (utilisation ≥ 1). */
+  firstReached?: Limit;
+  /** The most tasks a second of this shape the deployment serves (the busiest limit at 100%). */
+  maxTasksPerSecond: number;
+  /** How many stuck tasks one sweeper run re-enqueues at most (a backlog after an incident). */
+  sweepPerRun: number;
+  /** Monthly cost at list prices (30 days), by service, and its total. */
+  monthlyUsd: { dynamodb: number; sqs: number; lambda: number; api: number; logs: number; sweeper: number; total: number };
+}
+
+/** The model: a workload on a deployment (default: {@link defaultDeployment}). */
+export function capacity(workload: Workload, deployment: Deployment = defaultDeployment()): CapacityReport {
+  const task = perTask(workload, deployment.maxUnfinishedTasks);
+  const r = workload.tasksPerSecond;
+  const rates = {
+    apiRequests: r * task.apiRequests,
+    mcpInvocations: r * task.apiRequests,
+    workerRuns: r * task.workerRuns,
+    ddbWrites: r * task.ddbWrites,
+    ddbReads: r * task.ddbReads,
+    tableWcu: r * task.tableWcu,
+    rcu: r * task.rcu,
+    indexWcuPerShard: (r * task.indexWcu) / deployment.activeIndexShards,
+    sqsRequests: r * task.sqsRequests,
+  };
+  const mcp = r * task.mcpSeconds;
+  const workerRecords = r * task.workerSeconds;
+  const workerInvocations = workerRecords / WORKER_BATCH_SIZE;
+  const sweeper = 1;
+  const concurrency = { mcp, workerRecords, workerInvocations, total: mcp + workerInvocations + sweeper };
+
+  const limit = (name: string, demand: number, capacity: number, unit: string, moveWith: string): Limit => ({
+    name,
+    demand,
+    capacity,
+    unit,
+    utilisation: demand / capacity,
+    moveWith,
+  });
+  const limits = [
+    limit(
+      'API stage throttle',
+      rates.apiRequests,
+      deployment.throttleRateLimit,
+      'requests/s',
+      '`-c throttleRateLimit=…` (default: sized from `workerMaxConcurrency`)',
+    ),
+    limit(
+      'HTTP API account quota',
+      rates.apiRequests,
+      deployment.apiQuota,
+      'requests/s',
+      'a Service Quotas increase (API Gateway: throttle rate)',
+    ),
+    limit(
+      'worker concurrency',
+      workerRecords,
+      deployment.workerMaxConcurrency * WORKER_BATCH_SIZE,
+      'tasks running at once',
+      `\`-c workerMaxConcurrency=…\` (batches of ${WORKER_BATCH_SIZE}; at most 1000)`,
+    ),
+    limit(
+      'account Lambda concurrency',
+      concurrency.total,
+      deployment.accountConcurrency,
+      'executions',
+      'a Service Quotas increase (Lambda: concurrent executions); fewer waiting calls',
+    ),
+    limit(
+      'index partition (per shard)',
+      rates.indexWcuPerShard,
+      AWS_LIMITS.partitionWcu,
+      'WCU/s',
+      `\`-c activeIndexShards=…\` (at most ${MAX_ACTIVE_INDEX_SHARDS}; grow only)`,
+    ),
+    limit(
+      'table write throughput',
+      rates.tableWcu,
+      AWS_LIMITS.tableUnitsPerSecond,
+      'WCU/s',
+      'a Service Quotas increase (DynamoDB: table-level on-demand throughput)',
+    ),
+    limit(
+      'table read throughput',
+      rates.rcu,
+      AWS_LIMITS.tableUnitsPerSecond,
+      'RCU/s',
+      'a Service Quotas increase; fewer polls (`TASKS_POLL_INTERVAL_MS`)',
+    ),
+    limit(
+      'task row (per task)',
+      1000 / DEFAULT_SETTINGS.pollIntervalMs,
+      AWS_LIMITS.partitionRcu,
+      'RCU/s',
+      'none: one client polls its task at most once a second (`TASKS_POLL_INTERVAL_MS`)',
+    ),
+    ...(deployment.maxUnfinishedTasks === undefined
+      ? []
+      : [
+          limit(
+            'slot set (per principal, with maxUnfinishedTasks)',
+            (r / (workload.owners ?? 1)) * 2 * Math.ceil(slotItemBytes(unfinishedPerOwner(workload, deployment.maxUnfinishedTasks)) / 1024),
+            AWS_LIMITS.partitionWcu,
+            'WCU/s',
+            'more principals (authentication), a smaller cap, or no `maxUnfinishedTasks`',
+          ),
+        ]),
+    limit('SQS messages in flight', workerRecords, AWS_LIMITS.sqsInFlight, 'messages', 'none needed before the worker limits'),
+  ].sort((a, b) => b.utilisation - a.utilisation);
+  const busiest = limits[0]!;
+
+  const runBudgetMs = SWEEPER_TIMEOUT.toMilliseconds() - SWEEP_DEADLINE_MARGIN_MS;
+  const sweepPerRun = Math.max(SWEEP_PAGE, Math.floor((runBudgetMs / SWEEP_TASK_MS) * SWEEP_MAX_PARALLELISM));
+
+  const month = r * SECONDS_A_MONTH;
+  const gbSeconds = ASSUMED.memoryGb * (task.mcpSeconds + task.workerSeconds);
+  const invocations = task.apiRequests + task.workerRuns;
+  const logBytes = invocations * ASSUMED.platformLogBytes + task.apiRequests * ASSUMED.accessLogBytes;
+  const runsAMonth = SECONDS_A_MONTH / (deployment.sweepIntervalMinutes * 60);
+  const sweeperUsd =
+    runsAMonth *
+    (PRICE.lambdaRequest +
+      2 * PRICE.lambdaRequest + // the dead-letter handler runs on the same schedule
+      deployment.activeIndexShards * 0.5 * PRICE.rru +
+      ASSUMED.memoryGb * (ASSUMED.workerMs / 1000) * PRICE.lambdaGbSecond);
+  const monthly = {
+    dynamodb: month * ((task.tableWcu + task.indexWcu) * PRICE.wru + task.rcu * PRICE.rru),
+    sqs: month * task.sqsRequests * PRICE.sqsRequest,
+    lambda: month * (invocations * PRICE.lambdaRequest + gbSeconds * PRICE.lambdaGbSecond),
+    api: month * task.apiRequests * PRICE.httpApiRequest,
+    logs: (month * logBytes * PRICE.logsGb) / 1024 ** 3,
+    sweeper: sweeperUsd,
+  };
+  const total = Object.values(monthly).reduce((a, b) => a + b, 0);
+  return {
+    workload,
+    deployment,
+    perTask: task,
+    rates,
+    concurrency,
+    limits,
+    ...(busiest.utilisation >= 1 ? { firstReached: busiest } : {}),
+    maxTasksPerSecond: r / busiest.utilisation,
+    sweepPerRun,
+    monthlyUsd: { ...monthly, total },
+  };
+}
+
+/**
+ * The tasks a second of {@link REFERENCE_WORKLOAD} a default deployment
+ * serves with no limit reached (rounded down): what `docs/capacity.md` states.
+ */
+export function defaultServedLoad(): number {
+  return Math.floor(capacity(referenceWorkload(1)).maxTasksPerSecond);
+}
+
+/**
+ * The smallest settings that serve a workload with headroom (`headroom`,
+ * default 1.25: a quarter above the steady rate, for bursts and uneven
+ * batches and shards): the throttle, worker concurrency and shard count to
+ * deploy with, and the account quotas (Lambda concurrency, HTTP API
+ * requests) to ask for where the defaults do not do. Settings never go below the defaults.
+ */
+export function settingsFor(workload: Workload, maxUnfinishedTasks?: number, headroom = 1.25): Deployment {
+  const defaults = { ...defaultDeployment(), ...(maxUnfinishedTasks === undefined ? {} : { maxUnfinishedTasks }) };
+  const probe = capacity(workload, defaults);
+  const workerMaxConcurrency = Math.min(
+    1000,
+    Math.max(defaults.workerMaxConcurrency, Math.ceil((probe.concurrency.workerRecords * headroom) / WORKER_BATCH_SIZE)),
+  );
+  const sized = throttleFor(workerMaxConcurrency);
+  const needed = Math.ceil((probe.rates.apiRequests * headroom) / 50) * 50;
+  const throttleRateLimit = Math.max(sized.rateLimit, needed);
+  const shardsNeeded = Math.ceil((probe.rates.indexWcuPerShard * defaults.activeIndexShards * headroom) / AWS_LIMITS.partitionWcu);
+  const activeIndexShards = Math.min(MAX_ACTIVE_INDEX_SHARDS, Math.max(defaults.activeIndexShards, powerOfTwoAtLeast(shardsNeeded)));
+  const deployment = { ...defaults, throttleRateLimit, throttleBurstLimit: 2 * throttleRateLimit, workerMaxConcurrency, activeIndexShards };
+  const total = capacity(workload, deployment).concurrency.total;
+  const accountConcurrency = Math.max(defaults.accountConcurrency, Math.ceil((total * headroom) / 100) * 100);
+  // Above the account's quota the stage throttle would be moot: ask for at least the throttle.
+  const apiQuota = Math.max(defaults.apiQuota, Math.ceil(Math.max(probe.rates.apiRequests * headroom, throttleRateLimit) / 1000) * 1000);
+  return { ...deployment, accountConcurrency, apiQuota };
+}
+
+function powerOfTwoAtLeast(n: number): number {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+/** The Service Quotas increases a deployment needs beyond a new account's, in words (none: empty). */
+export function quotaRequests(deployment: Deployment): string[] {
+  const defaults = defaultDeployment();
+  const requests: string[] = [];
+  if (deployment.accountConcurrency > defaults.accountConcurrency)
+    requests.push(`Lambda concurrent executions ${deployment.accountConcurrency.toLocaleString('en-US')}`);
+  if (deployment.apiQuota > defaults.apiQuota) requests.push(`HTTP API throttle ${deployment.apiQuota.toLocaleString('en-US')}/s`);
+  return requests;
+}
+
+/** The context flags that deploy `deployment` (only those that differ from the defaults). */
+export function contextFlags(deployment: Deployment): string[] {
+  const defaults = defaultDeployment();
+  const flags: string[] = [];
+  if (deployment.workerMaxConcurrency !== defaults.workerMaxConcurrency)
+    flags.push(`-c workerMaxConcurrency=${deployment.workerMaxConcurrency}`);
+  const sized = throttleFor(deployment.workerMaxConcurrency);
+  if (deployment.throttleRateLimit !== sized.rateLimit) flags.push(`-c throttleRateLimit=${deployment.throttleRateLimit}`);
+  if (deployment.throttleBurstLimit !== 2 * deployment.throttleRateLimit)
+    flags.push(`-c throttleBurstLimit=${deployment.throttleBurstLimit}`);
+  if (deployment.activeIndexShards !== defaults.activeIndexShards) flags.push(`-c activeIndexShards=${deployment.activeIndexShards}`);
+  if (deployment.sweepIntervalMinutes !== defaults.sweepIntervalMinutes)
+    flags.push(`-c sweepIntervalMinutes=${deployment.sweepIntervalMinutes}`);
+  return flags;
+}

@@ -1,0 +1,188 @@
+/**
+ * The AWS-calls bench's counting run, reusable: a local stack whose
+ * functions' SDK clients are metered (aws-counting.ts), and the three
+ * scenarios (simple task, one input round, a 10-step job) measured one at a
+ * time, each from a quiet queue to a quiet queue, plus one `tasks/get` of each
+ * finished task. `aws-calls.ts` prints them; the capacity model's test
+ * compares its per-task counts with them.
+ *
+ * Every wait is for a condition (task status, every sent message delivered
+ * and deleted, no call in flight), never for a fixed time.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LOCAL_CREDENTIALS } from '../../bin/local/sqs.ts';
+import { type LocalStack, REGION, startLocalStack } from '../../bin/local/stack.ts';
+import { readEffects } from '../../functions/fixtures/durability/effects.ts';
+import { ENV } from '../../shared/config.ts';
+import { jsonLog } from '../../shared/log.ts';
+import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
+import type { TaskRecord, TaskStatus } from '../../shared/tasks/model.ts';
+import { rpc } from '../support/mcp-http.ts';
+import {
+  detail,
+  type Figures,
+  figuresOf,
+  flow,
+  meter,
+  meterDynamoDb,
+  meterSqs,
+  type PollCost,
+  type Row,
+  resetMeter,
+} from './aws-counting.ts';
+import { INPUT_ROUND_MIN, SIMPLE_MIN, STEPS, TEN_STEP_MIN } from './minima.ts';
+
+const TIMEOUT_MS = 20_000;
+
+/** A metered local stack and the helpers the scenarios use. */
+export interface CountingStack {
+  stack: LocalStack;
+  dataDir: string;
+  /** Waits for a condition (polled every 5 ms), failing after 20 s with the flow and the meter. */
+  until<T>(what: string, check: () => Promise<T | undefined> | T | undefined): Promise<T>;
+  /** The task once it has one of `statuses`, read through an unmetered client (polling is not the task's cost). */
+  statusOf(taskId: string, statuses: TaskStatus[]): Promise<TaskRecord>;
+  /** Every message sent has been delivered and deleted, and no call is in flight. */
+  quiescent(): Promise<true>;
+  /** `tools/call` of a task tool, counted as one API request. */
+  createTask(name: string, args: Record<string, unknown>): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Starts the local stack with `npm start`'s settings (the test toolset, for `step_sequence`), its functions' clients metered. */
+export async function openCountingStack(): Promise<CountingStack> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-bench-'));
+  const effectsDir = join(dataDir, 'effects');
+  let taskQueueUrl = '';
+  // A client of the bench's own, never metered: watching tasks and reading items around writes.
+  let quiet!: DynamoDBClient;
+  // The step_sequence fixture lives in the test toolset and records its side effects here.
+  process.env['TASKS_TEST_EFFECTS_DIR'] = effectsDir;
+  const stack = await startLocalStack({
+    port: 0,
+    dataDir,
+    env: {
+      ...process.env,
+      [ENV.toolset]: 'test',
+      // No cancellation reads while a handler runs: the jobs take milliseconds, heartbeats would be noise.
+      [ENV.cancelCheckMs]: process.env[ENV.cancelCheckMs] ?? '60000',
+    },
+    log: jsonLog((line) => void (meter.logBytes += Buffer.byteLength(line))),
+    // The sweeper runs once at start-up (uncounted) and not again during the bench.
+    sweepIntervalMs: 3_600_000,
+    instrument: ({ dynamodb, sqs, poller, endpoints }) => {
+      quiet = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: REGION, credentials: LOCAL_CREDENTIALS });
+      meterDynamoDb(dynamodb, quiet);
+      meterSqs(sqs, 'functions', () => taskQueueUrl);
+      meterSqs(poller, 'mapping', () => taskQueueUrl);
+    },
+  });
+  taskQueueUrl = stack.config.queueUrl;
+  const watcher = new DynamoDbTaskStore({ client: quiet, tableName: stack.config.tableName, policy: stack.config });
+  const principal = stack.config.localPrincipal;
+
+  async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
+    const deadline = Date.now() + TIMEOUT_MS;
+    for (;;) {
+      const value = await check();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline)
+        throw new Error(`bench: timed out after ${TIMEOUT_MS} ms waiting for ${what} (${JSON.stringify(flow)}; ${detail(meter)})`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+  return {
+    stack,
+    dataDir,
+    until,
+    statusOf: (taskId, statuses) =>
+      until(`task ${taskId} to be ${statuses.join(' or ')}`, async () => {
+        const task = await watcher.get(taskId, principal, Date.now());
+        return task && statuses.includes(task.status) ? task : undefined;
+      }),
+    quiescent: () =>
+      until('the queue to drain', () =>
+        flow.inFlight === 0 && flow.delivered >= flow.sent && flow.deleted === flow.delivered ? true : undefined,
+      ),
+    async createTask(name, args) {
+      meter.apiRequests += 1;
+      const created = await rpc(stack.url, 'tools/call', { name, arguments: args });
+      const taskId = created.body?.result?.['taskId'];
+      if (typeof taskId !== 'string') throw new Error(`bench: ${name} did not create a task: ${created.text}`);
+      return taskId;
+    },
+    async close() {
+      quiet.destroy();
+      await stack.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The scenarios measured, and one `tasks/get` of each one's finished task (per call). */
+export async function countScenarios(bench: CountingStack): Promise<{ rows: Row[]; gets: PollCost[] }> {
+  const { stack, statusOf, quiescent, createTask } = bench;
+  const rows: Row[] = [];
+  const scenario = async (name: string, minimum: Figures, run: () => Promise<string>): Promise<void> => {
+    await quiescent();
+    resetMeter();
+    const taskId = await run();
+    await quiescent();
+    rows.push({ scenario: name, measured: figuresOf(meter), minimum, meter, taskId });
+  };
+
+  await scenario('simple task', SIMPLE_MIN, async () => {
+    const taskId = await createTask('slow_compute', { seconds: 0.01 });
+    await statusOf(taskId, ['completed']);
+    return taskId;
+  });
+
+  await scenario('one input round', INPUT_ROUND_MIN, async () => {
+    const taskId = await createTask('confirm_delete', { filename: 'bench.txt' });
+    const waiting = await statusOf(taskId, ['input_required']);
+    if (waiting.status !== 'input_required') throw new Error('unreachable');
+    const [key] = Object.keys(waiting.inputRequests);
+    meter.apiRequests += 1;
+    const answered = await rpc(stack.url, 'tasks/update', {
+      taskId,
+      inputResponses: { [String(key)]: { action: 'accept', content: { confirm: true } } },
+    });
+    if (answered.body?.error) throw new Error(`bench: tasks/update failed: ${answered.text}`);
+    await statusOf(taskId, ['completed']);
+    return taskId;
+  });
+
+  const label = `bench-${Date.now()}`;
+  await scenario(`${STEPS}-step job`, TEN_STEP_MIN, async () => {
+    const taskId = await createTask('step_sequence', { label, steps: STEPS, stepMs: 0 });
+    const done = await statusOf(taskId, ['completed', 'failed']);
+    const sum = done.status === 'completed' ? (done.result['structuredContent'] as { sum?: number } | undefined)?.sum : undefined;
+    if (sum !== (STEPS * (STEPS + 1)) / 2) throw new Error(`bench: step_sequence ended wrong: ${JSON.stringify(done)}`);
+    const effects = readEffects(label, join(bench.dataDir, 'effects'));
+    if (effects.length !== STEPS) throw new Error(`bench: expected each step to run once, got ${effects.join(', ')}`);
+    return taskId;
+  });
+
+  const gets: PollCost[] = [];
+  for (const row of rows) {
+    await quiescent();
+    resetMeter();
+    const polls = 5;
+    for (let i = 0; i < polls; i++) {
+      const got = await rpc(stack.url, 'tasks/get', { taskId: row.taskId });
+      if (got.body?.result?.['status'] !== 'completed') throw new Error(`bench: tasks/get returned ${got.text}`);
+    }
+    const f = figuresOf(meter);
+    gets.push({
+      scenario: row.scenario,
+      ddbRequests: f.ddbRequests / polls,
+      rcu: f.rcu / polls,
+      commands: detail(meter, polls),
+      logBytes: meter.logBytes / polls,
+    });
+  }
+  return { rows, gets };
+}

@@ -1,0 +1,62 @@
+/**
+ * The capacity model's per-task AWS calls against the AWS-calls bench's
+ * counting run on the local stack (the unchanged handlers on dynalite and
+ * fauxqs, every SDK call of the functions counted): for each scenario the
+ * model's DynamoDB requests, units, SQS requests and worker invocations are
+ * the ones measured, and a `tasks/get` is the one read the model prices.
+ * CPU and latency are compared in the load bench's report, not here.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { perTask, type Workload } from '../../infra/capacity.ts';
+import type { PollCost, Row } from '../bench/aws-counting.ts';
+import { type CountingStack, countScenarios, openCountingStack } from '../bench/aws-scenarios.ts';
+import { STEPS } from '../bench/minima.ts';
+
+let bench: CountingStack;
+let measured: { rows: Row[]; gets: PollCost[] };
+
+before(async () => {
+  bench = await openCountingStack();
+  measured = await countScenarios(bench);
+});
+after(() => bench?.close());
+
+/** The bench's scenarios as workloads: no polls (the bench watches tasks uncounted), the tools' running time as they run there. */
+const SCENARIOS: Record<string, Partial<Workload>> = {
+  'simple task': { taskSeconds: 0.01 },
+  'one input round': { inputRounds: 1 },
+  [`${STEPS}-step job`]: { steps: STEPS },
+};
+
+describe('capacity model against the counting bench', () => {
+  for (const [scenario, shape] of Object.entries(SCENARIOS)) {
+    it(`${scenario}: the model's per-task counts are the measured ones`, () => {
+      const row = measured.rows.find((candidate) => candidate.scenario === scenario);
+      assert.ok(row, `the bench measured ${scenario}`);
+      const model = perTask({ tasksPerSecond: 1, taskSeconds: 0, pollsPerTask: 0, inputRounds: 0, steps: 0, waitingShare: 0, ...shape });
+      assert.deepEqual(
+        {
+          ddbRequests: model.ddbWrites + model.ddbReads,
+          wcu: model.tableWcu + model.indexWcu,
+          rcu: model.rcu,
+          sqsRequests: model.sqsRequests,
+          invocations: model.workerRuns,
+          apiRequests: model.apiRequests,
+        },
+        { ...row.measured, apiRequests: row.meter.apiRequests },
+      );
+      assert.equal(model.indexWcu, row.meter.indexWcu, 'index units');
+    });
+  }
+
+  it('a poll is one read of one unit, as the model prices it', () => {
+    const withPolls = perTask({ tasksPerSecond: 1, taskSeconds: 0.01, pollsPerTask: 10, inputRounds: 0, steps: 0, waitingShare: 0 });
+    const without = perTask({ tasksPerSecond: 1, taskSeconds: 0.01, pollsPerTask: 0, inputRounds: 0, steps: 0, waitingShare: 0 });
+    for (const get of measured.gets) {
+      assert.equal(get.ddbRequests, (withPolls.ddbReads - without.ddbReads) / 10, get.scenario);
+      assert.equal(get.rcu, (withPolls.rcu - without.rcu) / 10, get.scenario);
+    }
+    assert.equal(withPolls.apiRequests - without.apiRequests, 10);
+  });
+});
