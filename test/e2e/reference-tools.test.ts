@@ -2,11 +2,12 @@
  * The conformance suite's reference fixture tools through this server's own
  * paths, over HTTP against the local stack and through the MCP Lambda
  * handler in-process: every content type inline and from a task (the same
- * content either way), progress notifications on a `tools/call` that carries
+ * content either way, also from a result kept in chunks), progress notifications on a `tools/call` that carries
  * a `progressToken` (an SSE answer, buffered whole, notifications before the
  * result), and MRTR rounds that ask for `roots/list`.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { parseMessages, TASKS_CAPABILITIES } from '../support/mcp-http.ts';
 import { resultOf, wires } from '../support/two-wires.ts';
@@ -49,6 +50,38 @@ describe('reference fixture tools', () => {
           assert.deepEqual(result['content'], inline['content'], name);
           assert.equal(result['isError'], inline['isError'], name);
         }
+      });
+
+      it('a result of every content type too large for its row (kept in chunks) reads back whole on tasks/get', async () => {
+        const { stack } = local;
+        const taskId = crypto.randomUUID();
+        await stack.store.create({
+          taskId,
+          owner: PRINCIPAL,
+          tool: 'test_multiple_content_types',
+          arguments: {},
+          clientCapabilities: TASKS_CAPABILITIES,
+          inputResponses: {},
+          now: Date.now(),
+          ttlMs: 3_600_000,
+          pollIntervalMs: 1000,
+        });
+        local.accepted.push({ taskId, owner: PRINCIPAL });
+        const claimed = await stack.store.claim(taskId, 'reference-test', Date.now(), 60_000);
+        assert.ok(claimed);
+        const image = randomBytes(600 * 1024).toString('base64'); // ~800 KB: three chunks
+        const result = {
+          content: [
+            { type: 'text', text: 'Multiple content types test:' },
+            { type: 'image', data: image, mimeType: 'image/png' },
+            { type: 'audio', data: randomBytes(1024).toString('base64'), mimeType: 'audio/wav' },
+            { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: '{"value":123}' } },
+          ],
+        };
+        await stack.store.finish(claimed, 'reference-test', { status: 'completed', result }, Date.now());
+        const task = resultOf(await wire.call('tasks/get', { taskId }));
+        assert.equal(task['status'], 'completed');
+        assert.deepEqual((task['result'] as Record<string, unknown>)['content'], result.content);
       });
 
       it('a tools/call with a progressToken is answered as SSE: increasing progress notifications, then the result', async () => {
