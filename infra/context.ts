@@ -76,7 +76,7 @@ export const CONTEXT = {
   throttleRateLimit: {
     shown: `sized from \`workerMaxConcurrency\` (${throttleFor(DEFAULT_WORKER_MAX_CONCURRENCY).rateLimit} with its default)`,
     meaning:
-      'requests per second for the whole API stage; by default what the workers can carry, polling included (see [Capacity](docs/capacity.md))',
+      'requests per second for the whole API stage; by default what the workers can carry, polling included (see [Capacity](capacity.md))',
   },
   throttleBurstLimit: {
     shown: `twice the rate (${throttleFor(DEFAULT_WORKER_MAX_CONCURRENCY).burstLimit})`,

@@ -21,7 +21,6 @@ import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import { sweepWindow } from '../../shared/tasks/transitions.ts';
-import { startLocalAuthServer } from './auth-server.ts';
 import { ensureTaskTable, startDynalite } from './dynamodb.ts';
 import { LOCAL_DEFAULTS } from './environment.ts';
 import { startHttpAdapter } from './http.ts';
@@ -257,8 +256,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     let resource = env[ENV.authResource] ?? '';
     const scopes = options.auth?.scopes ?? (env[ENV.authScopes] ? list(env[ENV.authScopes]) : [LOCAL_AUTH_SCOPE]);
     const toolScopes = [...deps.tools.values()].flatMap((tool) => tool.scopes ?? []);
+    // Loaded only when asked for: oidc-provider warns about the Node version on import, which
+    // `npm start` without LOCAL_AUTH would print for nothing.
     const authServer = options.auth
-      ? await startLocalAuthServer({
+      ? await (await import('./auth-server.ts')).startLocalAuthServer({
           port: options.auth.port ?? 0,
           resource: () => resource,
           ...(options.auth.otherResources ? { otherResources: options.auth.otherResources } : {}),

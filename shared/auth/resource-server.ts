@@ -19,6 +19,7 @@ import {
   verifyBearerToken,
 } from '@modelcontextprotocol/server';
 import { errorName, type Log } from '../log.ts';
+import { nestsDeeperThan } from '../protocol/preflight.ts';
 import type { ToolDefinition } from '../runtime/tool.ts';
 import type { AuthSettings } from './settings.ts';
 import type { TokenVerifier, VerifiedToken } from './verifier.ts';
@@ -129,14 +130,17 @@ function challenge(status: 401, options: { scopes: string[]; metadataUrl: string
 
 /**
  * The scopes of the tools a `tools/call` (or a 2025-era batch) names. The body
- * is parsed only when some tool has scopes of its own; an unparsable body
- * names no tool (the endpoint answers it `-32700`).
+ * is parsed only when some tool has scopes of its own; an unparsable body,
+ * or one nested too deep, names no tool (the endpoint refuses it).
  */
 async function calledToolScopes(request: Request, toolScopes: ReadonlyMap<string, string[]>): Promise<string[]> {
   if (toolScopes.size === 0 || request.method !== 'POST') return [];
+  const text = await request.clone().text();
+  // Too deep to serve: the endpoint refuses it (-32600) without parsing; so does this.
+  if (nestsDeeperThan(text)) return [];
   let body: unknown;
   try {
-    body = JSON.parse(await request.clone().text());
+    body = JSON.parse(text);
   } catch {
     return []; // not JSON: no tool is called
   }

@@ -20,6 +20,7 @@ import {
   wantsLegacyTask,
 } from './legacy-tasks.ts';
 import type { OriginPolicy } from './origin.ts';
+import { inlineProgress } from './progress.ts';
 import { createTaskResult, type RenderContext } from './render.ts';
 import { requestStateSealer, type SealedState } from './request-state.ts';
 import { clientCapabilities, declaresTasks, describeTool, TaskAwareServer } from './server.ts';
@@ -56,7 +57,8 @@ export interface Endpoint {
  */
 export function createEndpoint(deps: EndpointDeps): Endpoint {
   const now = deps.now ?? Date.now;
-  const handler = createMcpHandler((ctx) => buildServer(ctx), { responseMode: 'json' });
+  // `auto`: a JSON body, unless a tool reports progress to a client that asked for it (see progress.ts).
+  const handler = createMcpHandler((ctx) => buildServer(ctx), { responseMode: 'auto' });
   const sealer = requestStateSealer(deps.requestStateKey);
   // The catalogue is fixed for the life of the endpoint: describe it once.
   let toolList: ReturnType<typeof describeTool>[] | undefined;
@@ -212,7 +214,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
       clientCapabilities: capabilities,
       answers,
       cancel: signal,
-      progress: async () => {},
+      progress: inlineProgress(ctx),
     });
     switch (outcome.kind) {
       case 'result':

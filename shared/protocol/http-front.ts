@@ -1,7 +1,8 @@
 import { type createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/server';
 import type { ClientCapabilities } from '../tasks/model.ts';
-import { missingTasksCapability, PROTOCOL_VERSION } from './errors.ts';
+import { INVALID_PARAMS, missingTasksCapability, PROTOCOL_VERSION } from './errors.ts';
 import { type OriginPolicy, originRefusal } from './origin.ts';
+import { inputResponsesProblem, nestsDeeperThan, TOO_DEEP_MESSAGE } from './preflight.ts';
 import { declaresTasks } from './server.ts';
 
 type McpHandler = ReturnType<typeof createMcpHandler>;
@@ -21,6 +22,8 @@ export function httpFront(handler: McpHandler, originPolicy: OriginPolicy): (req
     // the checks below cost no second parse.
     const text = await request.text();
     if (Buffer.byteLength(text) > MAX_BODY_BYTES) return jsonRpcError(413, null, -32600, 'Request body too large');
+    // Before the parse: nothing downstream (size measures, schema checks, sealing) may meet a value deep enough to overflow the stack.
+    if (nestsDeeperThan(text)) return jsonRpcError(400, null, -32600, TOO_DEEP_MESSAGE);
     const bare = new Request(request.url, { method: 'POST', headers: request.headers });
     let body: unknown;
     try {
@@ -43,7 +46,10 @@ const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
  * - `subscriptions/listen` asking for `taskIds` without declaring the
  *   extension gets `-32021` (spec items 37, 44). The SDK owns listen streams;
  *   on this buffered front they are acknowledged and end at once, and no task
- *   notifications are offered (they are optional: clients poll `tasks/get`).
+ *   notifications are offered (they are optional: clients poll `tasks/get`);
+ * - `inputResponses` that are not an object of objects are refused `-32602`
+ *   (on `tasks/update` and on `tools/call` retries alike) before the SDK
+ *   would reshape them into an empty answer ({@link inputResponsesProblem}).
  */
 function preflight(headers: Headers, body: unknown): Response | undefined {
   if (Array.isArray(body)) {
@@ -57,11 +63,19 @@ function preflight(headers: Headers, body: unknown): Response | undefined {
     method?: unknown;
     params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> };
   } | null;
+  const malformed = typeof message?.method === 'string' ? inputResponsesProblem(message.method, message.params) : undefined;
+  // In-band like the handlers' own -32602 (HTTP 200), with the request's id.
+  if (malformed) return jsonRpcError(200, echoableId(message?.id), INVALID_PARAMS, malformed);
   if (message?.method !== 'subscriptions/listen' || message.params?.notifications?.taskIds === undefined) return undefined;
   const capabilities = (message.params._meta?.['io.modelcontextprotocol/clientCapabilities'] ?? {}) as ClientCapabilities;
   if (declaresTasks(capabilities)) return undefined;
   const error = missingTasksCapability();
   return jsonRpcError(400, message.id ?? null, error.code, error.message, error.data);
+}
+
+/** A request id as JSON-RPC allows it (string or number), else `null`. */
+function echoableId(id: unknown): string | number | null {
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 function jsonRpcError(status: number, id: unknown, code: number, message: string, data?: unknown): Response {

@@ -1,6 +1,14 @@
 import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
 import { sleep as abortableSleep } from './sleep.ts';
-import { RetryableError, type TaskContext, type ToolDefinition, ToolError, ToolProtocolError, type ToolResult } from './tool.ts';
+import {
+  type ProgressAmount,
+  RetryableError,
+  type TaskContext,
+  type ToolDefinition,
+  ToolError,
+  ToolProtocolError,
+  type ToolResult,
+} from './tool.ts';
 
 /** How one run of a handler ended. Unexpected exceptions are rethrown, not mapped. */
 export type RunOutcome =
@@ -45,7 +53,7 @@ export interface RunOptions {
   questions?: Record<string, QuestionRecord>;
   /** Aborted when the task is cancelled. */
   cancel: AbortSignal;
-  progress: (message: string) => Promise<void>;
+  progress: (message: string, amount?: ProgressAmount) => Promise<void>;
   /** Steps and sleeps; without one (inline calls) steps simply run and sleeps wait in-process. */
   journal?: Journal;
   /**
@@ -68,7 +76,7 @@ const INTERNAL_ERROR = -32603;
  *
  * Replay rules. The handler runs from the start on every run (a resume after
  * input, a wake-up after a sleep, a continuation, a retry), so:
- * - `elicit`/`sample` return the answer recorded for their key; a key with no
+ * - `elicit`/`sample`/`listRoots` return the answer recorded for their key; a key with no
  *   answer registers an input request and never settles;
  * - `step(name, fn)` returns the value recorded for `name`; otherwise it runs
  *   `fn` and records its result before returning it;
@@ -229,13 +237,13 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
   };
 
   /** Progress from a replay of recorded calls repeats the past: only new work reports. */
-  const progress = async (message: string): Promise<void> => {
+  const progress = async (message: string, amount?: ProgressAmount): Promise<void> => {
     if (options.journal && !options.fresh) {
       const { lastPosition, unpositioned } = await recordedCalls(false);
       const replaying = calls < lastPosition || [...unpositioned].some((name) => !seen.has(`step:${name}`) && !seen.has(`sleep:${name}`));
       if (replaying) return;
     }
-    await options.progress(message);
+    await options.progress(message, amount);
   };
 
   const ctx: TaskContext = {
@@ -245,6 +253,7 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
     progress,
     elicit: (key, params) => ask(key, { method: 'elicitation/create', params: { mode: 'form', ...params } }, 'elicitation'),
     sample: (key, params) => ask(key, { method: 'sampling/createMessage', params }, 'sampling'),
+    listRoots: (key) => ask(key, { method: 'roots/list', params: {} }, 'roots'),
     step,
     sleep,
     // The composition root binds settings to the catalogue (`bindSettings` in `settings.ts`).

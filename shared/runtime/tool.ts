@@ -1,6 +1,7 @@
 import type * as z from 'zod';
 import type { ClientCapabilities, JsonRpcErrorObject } from '../tasks/model.ts';
 
+export { jsonSchemaInput } from './json-schema.ts';
 export { sleep } from './sleep.ts';
 
 /** A `CallToolResult` as a tool returns it. */
@@ -53,8 +54,13 @@ export interface TaskContext {
   readonly signal: AbortSignal;
   /** Capabilities the client declared on the originating `tools/call`. */
   readonly clientCapabilities: ClientCapabilities;
-  /** Reports progress as the task's `statusMessage` (throttled; writes cost money). */
-  progress(message: string): Promise<void>;
+  /**
+   * Reports progress as the task's `statusMessage` (throttled; writes cost
+   * money). Answered inside the request, to a client that sent a
+   * `progressToken`, it is a `notifications/progress` instead, carrying
+   * `amount` when given.
+   */
+  progress(message: string, amount?: ProgressAmount): Promise<void>;
   /**
    * Asks the client for input with `elicitation/create`. Returns the answer
    * recorded under `key`; otherwise the run is suspended: the task goes
@@ -65,6 +71,12 @@ export interface TaskContext {
   elicit(key: string, params: ElicitParams): Promise<ElicitAnswer>;
   /** Like {@link TaskContext.elicit}, with `sampling/createMessage`. */
   sample(key: string, params: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /**
+   * Like {@link TaskContext.elicit}, with `roots/list`: the client's roots
+   * (a `ListRootsResult`, `{ roots: [{ uri, name? }] }`). Needs the client's
+   * `roots` capability.
+   */
+  listRoots(key: string): Promise<RootsAnswer>;
   /**
    * Runs `fn` once for the task's whole life and checkpoints its (JSON) result;
    * on every later replay returns the checkpoint without running `fn`. Names
@@ -98,6 +110,18 @@ export interface ElicitParams {
 export interface ElicitAnswer {
   action: 'accept' | 'decline' | 'cancel';
   content?: Record<string, unknown>;
+}
+
+/** How far a tool is, as `notifications/progress` carries it (`progress` increases; `total` if known). */
+export interface ProgressAmount {
+  progress: number;
+  total?: number;
+}
+
+/** A client's answer to `roots/list`. */
+export interface RootsAnswer {
+  roots: Array<{ uri: string; name?: string; [key: string]: unknown }>;
+  [key: string]: unknown;
 }
 
 /**

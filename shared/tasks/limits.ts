@@ -40,12 +40,31 @@ export const MAX_TASK_ID_LENGTH = 256;
 /** A progress message is cut to this many bytes before it is written as `statusMessage`. */
 export const MAX_STATUS_MESSAGE_BYTES = 4 * 1024;
 
+/**
+ * The deepest nesting of arrays and objects a request body may have (the
+ * JSON-RPC envelope counts: a `tools/call`'s `arguments` object is at depth 3,
+ * the client capabilities at depth 4). Checked on the raw body before it is
+ * parsed, so no recursive walk (size measuring, schema checks, sealing,
+ * serialising a row) ever meets a value deep enough to overflow the stack.
+ */
+export const MAX_JSON_DEPTH = 64;
+
 /** Room the budgets leave for the row's own fields. */
 export const ROW_OWN_FIELDS_BYTES = DYNAMODB_ITEM_LIMIT_BYTES - MAX_ARGUMENTS_BYTES - MAX_CAPABILITIES_BYTES - MAX_ANSWERS_BYTES;
 
-/** The UTF-8 size of `value` serialised as JSON (0 for `undefined`). */
+/**
+ * The UTF-8 size of `value` serialised as JSON (0 for `undefined`). It never
+ * throws: a value that cannot be serialised (nested too deep for the stack,
+ * cyclic, a BigInt) measures `Infinity`, over every budget. Request bodies
+ * are bounded by {@link MAX_JSON_DEPTH} before anything is measured.
+ */
 export function jsonBytes(value: unknown): number {
-  const text = JSON.stringify(value);
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch {
+    return Number.POSITIVE_INFINITY; // unmeasurable is over budget: the caller refuses it
+  }
   return text === undefined ? 0 : Buffer.byteLength(text, 'utf8');
 }
 
@@ -66,7 +85,11 @@ export class LimitExceededError extends Error {
     readonly bytes: number,
     readonly limitBytes: number,
   ) {
-    super(`${subject} is ${bytes} bytes; the limit is ${limitBytes} bytes`);
+    super(
+      Number.isFinite(bytes)
+        ? `${subject} is ${bytes} bytes; the limit is ${limitBytes} bytes`
+        : `${subject} cannot be measured (nested too deep or not serialisable); the limit is ${limitBytes} bytes`,
+    );
     this.name = 'LimitExceededError';
   }
 }

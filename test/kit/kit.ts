@@ -59,7 +59,7 @@ export interface TestToolOptions {
   answers?: Record<string, unknown>;
   /** Values for `ctx.setting(key)`, by key (a key the tool declares but this omits fails the read). */
   settings?: Record<string, string>;
-  /** The client's capabilities (default: elicitation and sampling). */
+  /** The client's capabilities (default: elicitation, sampling and roots). */
   clientCapabilities?: ClientCapabilities;
   /** Where the clock starts (epoch ms; default {@link DEFAULT_START}). */
   startAt?: number;
@@ -187,7 +187,7 @@ export function testTool(tool: ToolDefinition, args: Record<string, unknown>, op
         ? ({ kind: 'cancelled' } as const)
         : await runTool(bound, parsed, {
             taskId: options.taskId ?? 'test-task',
-            clientCapabilities: options.clientCapabilities ?? { elicitation: {}, sampling: {} },
+            clientCapabilities: options.clientCapabilities ?? { elicitation: {}, sampling: {}, roots: {} },
             answers: { ...answers },
             questions: { ...questions },
             fresh: outcomes.length === 0,

@@ -198,6 +198,19 @@ describe('resource server', () => {
     assert.ok(!(granted instanceof Response));
   });
 
+  it('names no tool scope for a body nested past the limit (the endpoint refuses it unparsed)', async () => {
+    const token = await sign({ sub: 'alice', aud: RESOURCE });
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const request = new Request(RESOURCE, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"admin","arguments":{"x":${deep}}}}`,
+    });
+    assert.ok(!((await resourceServer().authorize(request)) instanceof Response), 'passed on to the endpoint');
+    // The same call, shallow, still needs the tool's scope.
+    assert.equal((await refusal(resourceServer(), call(token, 'admin'))).status, 403);
+  });
+
   it('fetches discovery and keys once per verifier (cached for the execution environment)', async () => {
     const rs = resourceServer();
     requests = [];
