@@ -28,7 +28,7 @@ export function toRequest(event: APIGatewayProxyEventV2): Request | Response {
       { status: 400 },
     );
   }
-  return new Request(url, { method, headers, body });
+  return new Request(url, { method, headers, ...(body === undefined ? {} : { body }) });
 }
 
 /** A web `Response` as an HTTP API result (buffered: the front does not stream). */

@@ -84,7 +84,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
   }
 
   async function callTool(
-    params: { name: string; arguments?: Record<string, unknown>; task?: unknown },
+    params: { name: string; arguments?: Record<string, unknown> | undefined; task?: unknown },
     ctx: ServerContext,
     principal: string,
     modern: boolean,

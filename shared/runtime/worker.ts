@@ -141,7 +141,7 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
       cancel: cancel.signal,
       progress: heartbeat.progress,
       journal: steps,
-      questions: task.questions,
+      ...(task.questions === undefined ? {} : { questions: task.questions }),
       // The task's first run: nothing can have been recorded before it.
       fresh: message.reason === 'start' && task.attempts === 1,
       ...(task.toolVersion === undefined ? {} : { recordedVersion: task.toolVersion }),

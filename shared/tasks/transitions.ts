@@ -308,9 +308,9 @@ export function applyOutcome(
     case 'completed':
       return { ...common, status: 'completed', result: outcome.result };
     case 'failed':
-      return { ...common, status: 'failed', error: outcome.error, statusMessage: outcome.statusMessage ?? common.statusMessage };
+      return { ...common, status: 'failed', error: outcome.error, ...withStatusMessage(outcome.statusMessage ?? common.statusMessage) };
     case 'cancelled':
-      return { ...common, status: 'cancelled', statusMessage: outcome.statusMessage ?? common.statusMessage };
+      return { ...common, status: 'cancelled', ...withStatusMessage(outcome.statusMessage ?? common.statusMessage) };
     case 'input_required':
       return {
         ...common,
@@ -324,6 +324,11 @@ export function applyOutcome(
         ...(outcome.questions ? { questions: { ...common.questions, ...outcome.questions } } : {}),
       };
   }
+}
+
+/** `statusMessage` as a field to spread: absent rather than `undefined`. */
+function withStatusMessage(statusMessage: string | undefined): { statusMessage?: string } {
+  return statusMessage === undefined ? {} : { statusMessage };
 }
 
 /** The record without `status` and the fields only some statuses have. */

@@ -3,7 +3,7 @@
  * that the README includes verbatim (after a `<!-- snippet: path -->` line),
  * and each runs to a completed task against the local stack (`npm start`
  * defaults). The TypeScript ones are also type-checked by `npm run typecheck`
- * (tsconfig includes `examples/`).
+ * (`examples/tsconfig.json`: a reader's project, with the DOM's `fetch` types).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

@@ -165,6 +165,7 @@ describe('SQS event source emulation (fauxqs + poller)', () => {
         handler: async (event) => {
           dead.push(...event.Records);
           deadLettered();
+          return undefined;
         },
       }),
     );

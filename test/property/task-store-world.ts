@@ -140,7 +140,7 @@ export function statKey(label: string, note: string): string {
 /** An operation on one task. `solo` is false inside a concurrent step (results are then not predicted). */
 export interface Op {
   label: string;
-  run(world: World, solo: boolean): Promise<{ note: string; after?: AfterCheck; claimed?: boolean; finished?: boolean }>;
+  run(world: World, solo: boolean): Promise<{ note: string; after?: AfterCheck | undefined; claimed?: boolean; finished?: boolean }>;
 }
 
 const ELICIT: InputRequest = {
