@@ -1,4 +1,5 @@
 import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
+import { INTERNAL_ERROR, MISSING_CAPABILITY } from '../wire.ts';
 import { sleep as abortableSleep } from './sleep.ts';
 import { RetryableError, type TaskContext, type ToolDefinition, ToolError, ToolProtocolError, type ToolResult } from './tool.ts';
 
@@ -59,9 +60,6 @@ export interface RunOptions {
   shouldYield?: () => boolean;
   now?: () => number;
 }
-
-const MISSING_CAPABILITY = -32021;
-const INTERNAL_ERROR = -32603;
 
 /**
  * Runs a tool handler once, replaying what was recorded before.

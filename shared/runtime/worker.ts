@@ -7,6 +7,7 @@ import { MAX_STATUS_MESSAGE_BYTES, truncateUtf8 } from '../tasks/limits.ts';
 import { type JsonRpcErrorObject, MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { LeaseLostError, type ReleaseOptions, type StepRecord, TaskRowRejectedError, type TaskStore } from '../tasks/store.ts';
 import { isFirstRun, pastAttemptCap, progressedPastMark, retriesExhausted } from '../tasks/transitions.ts';
+import { BARE_INTERNAL_ERROR, INTERNAL_ERROR, INVALID_PARAMS } from '../wire.ts';
 import { type Journal, type RunOutcome, runTool } from './run.ts';
 import type { ToolDefinition } from './tool.ts';
 
@@ -31,7 +32,7 @@ export interface WorkerDeps {
 export type Disposition = 'done' | 'retry';
 
 /** The error a task ends with once every delivery attempt failed unexpectedly. */
-export const EXHAUSTED_ERROR = { code: -32603, message: 'Internal error' } as const;
+export const EXHAUSTED_ERROR = BARE_INTERNAL_ERROR;
 
 /**
  * Time kept back from a Lambda invocation's limit to write a checkpoint and
@@ -127,7 +128,7 @@ class TaskRun {
       if (capped) return capped;
     }
     const tool = this.deps.tools.get(this.task.tool);
-    if (!tool) return this.finish({ status: 'failed', error: { code: -32602, message: `Unknown tool: ${this.task.tool}` } });
+    if (!tool) return this.finish({ status: 'failed', error: { code: INVALID_PARAMS, message: `Unknown tool: ${this.task.tool}` } });
 
     const cancel = new AbortController();
     const heartbeat = startHeartbeat(this.deps, this.task, this.leaseOwner, cancel, this.now);
@@ -284,7 +285,7 @@ class TaskRun {
    */
   private async handOver(reason: TaskMessage['reason'], resumeAt: number, release: ReleaseOptions): Promise<'done'> {
     const { taskId } = this.task;
-    await this.deps.store.release(taskId, this.leaseOwner, this.now(), resumeAt, release);
+    await this.deps.store.release(taskId, this.leaseOwner, resumeAt, release);
     const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((resumeAt - this.now()) / 1000)));
     await this.deps.queue.send({ taskId, reason }, delaySeconds > 0 ? { delaySeconds } : undefined);
     return 'done';
@@ -297,12 +298,10 @@ class TaskRun {
    */
   private async giveBack(): Promise<'retry'> {
     const { taskId } = this.task;
-    await this.deps.store
-      .release(taskId, this.leaseOwner, this.now(), this.now() + this.deps.settings.redeliveryMs)
-      .catch((releaseError: unknown) => {
-        // The lease then runs out by itself; the redelivery finds the task free.
-        this.log({ event: 'release-failed', taskId, error: errorName(releaseError) });
-      });
+    await this.deps.store.release(taskId, this.leaseOwner, this.now() + this.deps.settings.redeliveryMs).catch((releaseError: unknown) => {
+      // The lease then runs out by itself; the redelivery finds the task free.
+      this.log({ event: 'release-failed', taskId, error: errorName(releaseError) });
+    });
     return 'retry';
   }
 }
@@ -315,7 +314,7 @@ export function toTaskOutcome(outcome: Extract<RunOutcome, { kind: 'result' | 'p
       const bytes = Buffer.byteLength(JSON.stringify(result));
       if (bytes > MAX_RESULT_BYTES) {
         const message = `The tool's result is too large: ${bytes} bytes, the limit is ${MAX_RESULT_BYTES}`;
-        return { status: 'failed', error: { code: -32603, message }, statusMessage: message };
+        return { status: 'failed', error: { code: INTERNAL_ERROR, message }, statusMessage: message };
       }
       return { status: 'completed', result };
     }

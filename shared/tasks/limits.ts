@@ -12,6 +12,7 @@
  *
  * No AWS SDK in here: this module is part of every bundle.
  */
+import { TasksError } from '../errors.ts';
 
 /** DynamoDB's largest item, in bytes. */
 export const DYNAMODB_ITEM_LIMIT_BYTES = 400 * 1024;
@@ -40,9 +41,6 @@ export const MAX_TASK_ID_LENGTH = 256;
 /** A progress message is cut to this many bytes before it is written as `statusMessage`. */
 export const MAX_STATUS_MESSAGE_BYTES = 4 * 1024;
 
-/** Room the budgets leave for the row's own fields. */
-export const ROW_OWN_FIELDS_BYTES = DYNAMODB_ITEM_LIMIT_BYTES - MAX_ARGUMENTS_BYTES - MAX_CAPABILITIES_BYTES - MAX_ANSWERS_BYTES;
-
 /** The UTF-8 size of `value` serialised as JSON (0 for `undefined`). */
 export function jsonBytes(value: unknown): number {
   const text = JSON.stringify(value);
@@ -59,7 +57,7 @@ export function truncateUtf8(text: string, maxBytes: number): string {
 }
 
 /** Something a client sent is over one of the budgets above (a client mistake: `-32602`). */
-export class LimitExceededError extends Error {
+export class LimitExceededError extends TasksError {
   constructor(
     /** What was too large, as the client named it (e.g. `arguments`, `inputResponses.confirm`). */
     readonly subject: string,

@@ -24,6 +24,7 @@
  * No AWS SDK in here: this module is part of every bundle.
  */
 
+import { TasksError } from '../errors.ts';
 import { checkBudget, type LimitExceededError, MAX_ANSWERS_BYTES } from './limits.ts';
 import {
   canTransition,
@@ -71,7 +72,7 @@ export function sweepWindow(timing: SweepTiming): number {
 }
 
 /** A decision tried to move a task along a transition `TRANSITIONS` does not allow (a bug, never a client's mistake). */
-export class IllegalTransitionError extends Error {
+export class IllegalTransitionError extends TasksError {
   constructor(
     readonly from: TaskStatus,
     readonly to: TaskStatus,

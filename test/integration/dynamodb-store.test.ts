@@ -207,7 +207,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     ]);
     assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { leaseMs: LEASE })), ['UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { statusMessage: 'busy' })), ['UpdateItem']);
-    assert.deepEqual(await commandsOf(() => store.release(taskId, 'w1', T0 + 4, T0 + 4)), ['UpdateItem']);
+    assert.deepEqual(await commandsOf(() => store.release(taskId, 'w1', T0 + 4)), ['UpdateItem']);
     claimed = await store.claim(taskId, 'w2', T0 + 5, LEASE);
     assert.ok(claimed);
     assert.deepEqual(await commandsOf(() => store.finish(claimed!, 'w2', { status: 'completed', result: { content: [] } }, T0 + 6)), [
@@ -273,7 +273,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
     assert.match(await expressionOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { leaseMs: LEASE })), /sweepAt/);
     assert.deepEqual(sweepKey(await rawRow(taskId)), [activeShardOf(taskId), String(T0 + 3 + W)]);
-    await store.release(taskId, 'w1', T0 + 4, T0 + 100);
+    await store.release(taskId, 'w1', T0 + 100);
     assert.deepEqual(sweepKey(await rawRow(taskId)), [activeShardOf(taskId), String(T0 + 100 + W)]);
     assert.equal(await store.reschedule(taskId, T0 + 100 + W, T0 + 100 + 2 * W), true);
     assert.deepEqual(sweepKey(await rawRow(taskId)), [activeShardOf(taskId), String(T0 + 100 + 2 * W)]);

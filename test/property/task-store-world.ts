@@ -357,7 +357,7 @@ function releaseOp(world: World, task: Tracked): Op | undefined {
       const before = task.last;
       const now = w.now;
       const resumeAt = now + delay;
-      await w.store.release(task.taskId, claim.leaseOwner, now, resumeAt, { handedOver });
+      await w.store.release(task.taskId, claim.leaseOwner, resumeAt, { handedOver });
       if (!solo) return { note: 'done' };
       const ours = before !== undefined && !isTerminal(before.status) && before.lease?.owner === claim.leaseOwner;
       return {

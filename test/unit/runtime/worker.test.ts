@@ -526,7 +526,7 @@ describe('crash loops', () => {
     let now = Date.now();
     for (let run = 1; run <= DEFAULT_SETTINGS.maxAttempts + 2; run++) {
       assert.ok(await store.claim(taskId, `w-${run}`, now, 1000));
-      await store.release(taskId, `w-${run}`, now, now, { handedOver: true });
+      await store.release(taskId, `w-${run}`, now, { handedOver: true });
       now += 1;
     }
     await processTaskMessage({ taskId, reason: 'continue' }, { ...deps(), now: () => now });
@@ -637,7 +637,7 @@ describe('attempts and progress', () => {
     // An earlier run recorded s1 and handed over cleanly: the mark is 1.
     assert.ok(await store.claim(taskId, 'earlier', now, LEASE_MS));
     await store.saveStep(taskId, 's1', 1, now, 1);
-    await store.release(taskId, 'earlier', now, now, { handedOver: true, progressMark: 1 });
+    await store.release(taskId, 'earlier', now, { handedOver: true, progressMark: 1 });
     const workerDeps = { ...deps(), tools: new Map([[replaysThenFails.name, replaysThenFails]]) };
     assert.equal(await processTaskMessage({ taskId, reason: 'continue' }, workerDeps), 'retry');
     const task = await store.get(taskId, OWNER, Date.now());
