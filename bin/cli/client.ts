@@ -8,13 +8,15 @@
  * gets, answers and cancels tasks by id.
  *
  * No MCP SDK is needed: this module depends on nothing but `fetch`, so the CLI,
- * the tests and any script can use it. It is never imported by the functions.
+ * the tests and any script can use it (its wire constants come from
+ * `shared/wire.ts`, which imports nothing). It is never imported by the functions.
  */
 
-export const PROTOCOL_VERSION = '2026-07-28';
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-/** The `_meta` key for idempotent task creation (see docs/durability.md). */
-export const IDEMPOTENCY_KEY = 'dev.mcp-tasks-serverless/idempotencyKey';
+import { TasksError } from '../../shared/errors.ts';
+import { IDEMPOTENCY_KEY, INTERNAL_ERROR, META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
+
+/** The code this client gives an HTTP 401 or 403 without a JSON-RPC answer (client-side: the server never sends it). */
+const UNAUTHORIZED = -32001;
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
@@ -40,7 +42,7 @@ export interface Task {
 }
 
 /** A JSON-RPC error answered by the server. */
-export class McpError extends Error {
+export class McpError extends TasksError {
   constructor(
     readonly code: number,
     message: string,
@@ -114,9 +116,9 @@ export class TasksClient {
     if (typeof name === 'string') headers['Mcp-Name'] = name;
     if (this.#options.token) headers['Authorization'] = `Bearer ${this.#options.token}`;
     const meta = {
-      'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
-      'io.modelcontextprotocol/clientInfo': this.#options.clientInfo ?? { name: 'mcp-tasks-client', version: '0.1.0' },
-      'io.modelcontextprotocol/clientCapabilities': {
+      [META_KEYS.protocolVersion]: PROTOCOL_VERSION,
+      [META_KEYS.clientInfo]: this.#options.clientInfo ?? { name: 'mcp-tasks-client', version: '0.1.0' },
+      [META_KEYS.clientCapabilities]: {
         ...(this.#options.capabilities ?? { elicitation: { form: {} } }),
         extensions: { [TASKS_EXTENSION]: {} },
       },
@@ -136,15 +138,15 @@ export class TasksClient {
     const result = reply?.['result'];
     if (!isRecord(result)) {
       if (response.status === 401)
-        throw new McpError(-32001, 'HTTP 401: not authorized (sign in with `mcp-tasks login`, or check the token)');
+        throw new McpError(UNAUTHORIZED, 'HTTP 401: not authorized (sign in with `mcp-tasks login`, or check the token)');
       if (response.status === 403) {
         const scope = /scope="([^"]*)"/.exec(response.headers.get('www-authenticate') ?? '')?.[1];
         throw new McpError(
-          -32001,
+          UNAUTHORIZED,
           `HTTP 403: the token lacks a scope${scope ? ` (needs: ${scope}; sign in again with \`mcp-tasks login --scope '${scope}'\`)` : ''}`,
         );
       }
-      throw new McpError(-32603, `HTTP ${response.status} without a JSON-RPC answer to ${method}`);
+      throw new McpError(INTERNAL_ERROR, `HTTP ${response.status} without a JSON-RPC answer to ${method}`);
     }
     return result;
   }
@@ -178,7 +180,7 @@ export class TasksClient {
       if (result['resultType'] !== 'input_required') return { kind: 'result', result };
       const requests = result['inputRequests'] as Record<string, InputRequest>;
       const answers = await options.onInput?.(requests, {});
-      if (!answers) throw new McpError(-32603, `${name} needs input before it can start, and none was given`);
+      if (!answers) throw new McpError(INTERNAL_ERROR, `${name} needs input before it can start, and none was given`);
       extra = { inputResponses: answers, ...(result['requestState'] === undefined ? {} : { requestState: result['requestState'] }) };
     }
   }

@@ -22,6 +22,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { TasksError } from '../../shared/errors.ts';
 
 /** The loopback port of the browser login when none is given (the one the stack's Cognito client lists). */
 export const DEFAULT_CALLBACK_PORT = 33418;
@@ -53,7 +54,7 @@ export interface StoredLogin {
   expiresAt?: number;
 }
 
-export class LoginError extends Error {
+export class LoginError extends TasksError {
   override name = 'LoginError';
 }
 

@@ -12,6 +12,7 @@
  * short drain are handed back) and exit 0.
  */
 import { jsonLog } from '../../shared/log.ts';
+import { META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
 import { localStackEnvironment } from './environment.ts';
 import { startLocalStack } from './stack.ts';
 
@@ -55,8 +56,8 @@ const discover = JSON.stringify({
   method: 'server/discover',
   params: {
     _meta: {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+      [META_KEYS.protocolVersion]: PROTOCOL_VERSION,
+      [META_KEYS.clientCapabilities]: { extensions: { [TASKS_EXTENSION]: {} } },
     },
   },
 });

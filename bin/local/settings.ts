@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { SettingReader } from '../../shared/runtime/settings.ts';
 import { ToolProtocolError } from '../../shared/runtime/tool.ts';
+import { INTERNAL_ERROR } from '../../shared/wire.ts';
 
 /** The settings file `npm start` reads when `LOCAL_SETTINGS_FILE` does not name another. */
 export const DEFAULT_LOCAL_SETTINGS_FILE = 'settings.local.json';
@@ -52,7 +53,7 @@ export function localSettingReader(options: { file: string; env: Record<string, 
     const fromFile = (await file)[tool]?.[key];
     if (typeof fromFile === 'string') return fromFile;
     throw new ToolProtocolError(
-      -32603,
+      INTERNAL_ERROR,
       `Setting "${key}" of tool "${tool}" is not set locally: set ${variable} or add it to ${options.file}`,
     );
   };

@@ -349,8 +349,8 @@ function trackLeases(store: TaskStore): { store: TaskStore; handBack(now: number
       return task;
     },
     finish: (task, leaseOwner, outcome, now) => store.finish(task, leaseOwner, outcome, now).finally(() => held.delete(task.taskId)),
-    release: (taskId, leaseOwner, now, resumeAt, options) =>
-      store.release(taskId, leaseOwner, now, resumeAt, options).finally(() => held.delete(taskId)),
+    release: (taskId, leaseOwner, resumeAt, options) =>
+      store.release(taskId, leaseOwner, resumeAt, options).finally(() => held.delete(taskId)),
   };
   const proxy = new Proxy(store, {
     get(target, property, receiver) {
@@ -365,7 +365,7 @@ function trackLeases(store: TaskStore): { store: TaskStore; handBack(now: number
       for (const [taskId, leaseOwner] of [...held]) {
         held.delete(taskId);
         // Stopping is a clean hand-over: it does not count as a failed attempt.
-        await store.release(taskId, leaseOwner, now, now, { handedOver: true }).then(
+        await store.release(taskId, leaseOwner, now, { handedOver: true }).then(
           () => log({ event: 'handed-back', taskId }),
           (error: unknown) => log({ event: 'hand-back-failed', taskId, error: errorName(error) }),
         );

@@ -42,16 +42,17 @@ export async function execute(
     return value;
   };
   const region = outputs[LOCAL_OUTPUTS.region];
-  const local = outputs[LOCAL_OUTPUTS.dynamodbEndpoint] !== undefined;
-  const credentials = local ? { accessKeyId: 'local', secretAccessKey: 'local' } : undefined;
+  const dynamodbEndpoint = outputs[LOCAL_OUTPUTS.dynamodbEndpoint];
+  const sqsEndpoint = outputs[LOCAL_OUTPUTS.sqsEndpoint];
+  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
   const dynamodb = new DynamoDBClient({
     ...(region ? { region } : {}),
-    ...(local ? { endpoint: outputs[LOCAL_OUTPUTS.dynamodbEndpoint], credentials } : {}),
+    ...(dynamodbEndpoint === undefined ? {} : { endpoint: dynamodbEndpoint, credentials }),
   });
   const sqs = new SQSClient({
     useQueueUrlAsEndpoint: false,
     ...(region ? { region } : {}),
-    ...(local ? { endpoint: outputs[LOCAL_OUTPUTS.sqsEndpoint], credentials } : {}),
+    ...(dynamodbEndpoint === undefined ? {} : { ...(sqsEndpoint === undefined ? {} : { endpoint: sqsEndpoint }), credentials }),
   });
   const config = loadConfig({
     ...process.env,

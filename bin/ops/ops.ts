@@ -14,6 +14,7 @@ import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamo
 import { activeShards, DynamoDbTaskStore, shardsOf, taskFromItem } from '../../shared/tasks/dynamodb-store.ts';
 import { isRunning, type TaskRecord } from '../../shared/tasks/model.ts';
 import type { StorePolicy } from '../../shared/tasks/store.ts';
+import { INTERNAL_ERROR } from '../../shared/wire.ts';
 
 export interface OpsDeps {
   dynamodb: DynamoDBClient;
@@ -156,7 +157,7 @@ export class Ops {
     const message = operatorMessage(reason);
     const task = await this.#row(taskId);
     if (!task) return { taskId, outcome: 'unchanged', reason: 'no such task' };
-    if (await this.#store.fail(taskId, { code: -32603, message }, message, this.#now())) return { taskId, outcome: 'failed' };
+    if (await this.#store.fail(taskId, { code: INTERNAL_ERROR, message }, message, this.#now())) return { taskId, outcome: 'failed' };
     const now = await this.#row(taskId);
     return {
       taskId,

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { principalFor } from '../../shared/auth/principal.ts';
+import { INVALID_REQUEST } from '../../shared/wire.ts';
 
 /**
  * An HTTP API (payload 2.0) event as a web `Request`, or a 400 answer when
@@ -24,11 +25,11 @@ export function toRequest(event: APIGatewayProxyEventV2): Request | Response {
     url = new URL(`https://${host}${event.rawPath}${query}`);
   } catch {
     return Response.json(
-      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Bad Request: malformed Host header or path' } },
+      { jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'Bad Request: malformed Host header or path' } },
       { status: 400 },
     );
   }
-  return new Request(url, { method, headers, body });
+  return new Request(url, { method, headers, ...(body === undefined ? {} : { body }) });
 }
 
 /** A web `Response` as an HTTP API result (buffered: the front does not stream). */

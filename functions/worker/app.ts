@@ -28,10 +28,12 @@ export function createWorkerHandler(deps: FunctionDeps): WorkerHandler {
             return 'done';
           }
           return withLogContext({ taskId: message.taskId }, () =>
-            processTaskMessage(message, { ...deps, settings: deps.config, remainingMs }).catch((error: unknown) => {
-              log({ event: 'worker-error', error: errorName(error) });
-              return 'retry' as const;
-            }),
+            processTaskMessage(message, { ...deps, settings: deps.config, ...(remainingMs ? { remainingMs } : {}) }).catch(
+              (error: unknown) => {
+                log({ event: 'worker-error', error: errorName(error) });
+                return 'retry' as const;
+              },
+            ),
           );
         }),
       ),

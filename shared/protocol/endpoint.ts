@@ -10,7 +10,8 @@ import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
 import { checkAnswers, checkBudget, MAX_ARGUMENTS_BYTES, MAX_CAPABILITIES_BYTES } from '../tasks/limits.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
-import { IDEMPOTENCY_KEY, INTERNAL_ERROR, invalidParams, missingTasksCapability, TASKS_EXTENSION } from './errors.ts';
+import { IDEMPOTENCY_KEY, INTERNAL_ERROR, TASKS_EXTENSION } from '../wire.ts';
+import { invalidParams, missingTasksCapability } from './errors.ts';
 import { httpFront } from './http-front.ts';
 import {
   LEGACY_TASKS_CAPABILITY,
@@ -86,7 +87,7 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
   }
 
   async function callTool(
-    params: { name: string; arguments?: Record<string, unknown>; task?: unknown },
+    params: { name: string; arguments?: Record<string, unknown> | undefined; task?: unknown },
     ctx: ServerContext,
     principal: string,
     modern: boolean,

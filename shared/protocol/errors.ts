@@ -2,15 +2,7 @@ import { MissingRequiredClientCapabilityError, ProtocolError } from '@modelconte
 import { errorName, type Log } from '../log.ts';
 import { LimitExceededError } from '../tasks/limits.ts';
 import { IdempotencyConflictError, TaskNotFoundError, TooManyTasksError } from '../tasks/store.ts';
-
-/** The extension's identifier (spec §1.10, item 53). */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-
-/** The protocol revision that carries the extension. */
-export const PROTOCOL_VERSION = '2026-07-28';
-
-export const INVALID_PARAMS = -32602;
-export const INTERNAL_ERROR = -32603;
+import { BARE_INTERNAL_ERROR, IDEMPOTENCY_KEY, INVALID_PARAMS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../wire.ts';
 
 /** `-32021` naming the tasks extension (spec items 3 and 45). */
 export function missingTasksCapability(era: 'modern' | 'legacy' = 'modern'): ProtocolError {
@@ -26,12 +18,6 @@ export function missingTasksCapability(era: 'modern' | 'legacy' = 'modern'): Pro
 export function invalidParams(message: string, data?: unknown): ProtocolError {
   return new ProtocolError(INVALID_PARAMS, message, data);
 }
-
-/**
- * The `_meta` key under which a client may pass an idempotency key on
- * `tools/call` (see the endpoint).
- */
-export const IDEMPOTENCY_KEY = 'dev.mcp-tasks-serverless/idempotencyKey';
 
 /**
  * The one place where anything thrown inside a protocol handler becomes a
@@ -66,5 +52,5 @@ export function toProtocolError(error: unknown, log?: Log, fields: Record<string
 }
 
 function bareInternalError(): ProtocolError {
-  return new ProtocolError(INTERNAL_ERROR, 'Internal error');
+  return new ProtocolError(BARE_INTERNAL_ERROR.code, BARE_INTERNAL_ERROR.message);
 }

@@ -1,6 +1,7 @@
 import { type createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/server';
 import type { ClientCapabilities } from '../tasks/model.ts';
-import { INVALID_PARAMS, missingTasksCapability, PROTOCOL_VERSION } from './errors.ts';
+import { INVALID_PARAMS, INVALID_REQUEST, META_KEYS, PROTOCOL_VERSION } from '../wire.ts';
+import { missingTasksCapability } from './errors.ts';
 import { type OriginPolicy, originRefusal } from './origin.ts';
 import { inputResponsesProblem, nestsDeeperThan, TOO_DEEP_MESSAGE } from './preflight.ts';
 import { declaresTasks } from './server.ts';
@@ -21,9 +22,9 @@ export function httpFront(handler: McpHandler, originPolicy: OriginPolicy): (req
     // The body is read and parsed once here and handed to the SDK parsed, so
     // the checks below cost no second parse.
     const text = await request.text();
-    if (Buffer.byteLength(text) > MAX_BODY_BYTES) return jsonRpcError(413, null, -32600, 'Request body too large');
+    if (Buffer.byteLength(text) > MAX_BODY_BYTES) return jsonRpcError(413, null, INVALID_REQUEST, 'Request body too large');
     // Before the parse: nothing downstream (size measures, schema checks, sealing) may meet a value deep enough to overflow the stack.
-    if (nestsDeeperThan(text)) return jsonRpcError(400, null, -32600, TOO_DEEP_MESSAGE);
+    if (nestsDeeperThan(text)) return jsonRpcError(400, null, INVALID_REQUEST, TOO_DEEP_MESSAGE);
     const bare = new Request(request.url, { method: 'POST', headers: request.headers });
     let body: unknown;
     try {
@@ -54,7 +55,7 @@ const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
 function preflight(headers: Headers, body: unknown): Response | undefined {
   if (Array.isArray(body)) {
     if (headers.get('mcp-protocol-version') === PROTOCOL_VERSION) {
-      return jsonRpcError(400, null, -32600, `JSON-RPC batches are not part of protocol revision ${PROTOCOL_VERSION}`);
+      return jsonRpcError(400, null, INVALID_REQUEST, `JSON-RPC batches are not part of protocol revision ${PROTOCOL_VERSION}`);
     }
     return undefined;
   }
@@ -67,7 +68,7 @@ function preflight(headers: Headers, body: unknown): Response | undefined {
   // In-band like the handlers' own -32602 (HTTP 200), with the request's id.
   if (malformed) return jsonRpcError(200, echoableId(message?.id), INVALID_PARAMS, malformed);
   if (message?.method !== 'subscriptions/listen' || message.params?.notifications?.taskIds === undefined) return undefined;
-  const capabilities = (message.params._meta?.['io.modelcontextprotocol/clientCapabilities'] ?? {}) as ClientCapabilities;
+  const capabilities = (message.params._meta?.[META_KEYS.clientCapabilities] ?? {}) as ClientCapabilities;
   if (declaresTasks(capabilities)) return undefined;
   const error = missingTasksCapability();
   return jsonRpcError(400, message.id ?? null, error.code, error.message, error.data);

@@ -39,13 +39,11 @@ import { logTaskEnded } from '../metrics.ts';
 import type { ToolDefinition } from '../runtime/tool.ts';
 import { isTerminal, type TaskRecord } from '../tasks/model.ts';
 import { TaskNotFoundError, type TaskStore } from '../tasks/store.ts';
-import { INTERNAL_ERROR, INVALID_PARAMS, PROTOCOL_VERSION, toProtocolError } from './errors.ts';
+import { INTERNAL_ERROR, INVALID_PARAMS, META_KEYS, PROTOCOL_VERSION } from '../wire.ts';
 import { type RenderContext, taskFields } from './render.ts';
 
 /** The server's `tasks` capability on a 2025-11-25 `initialize`. */
 export const LEGACY_TASKS_CAPABILITY = { cancel: {}, requests: { tools: { call: {} } } } as const;
-
-const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 /** How often a waiting `tasks/result` reads the task (one strongly consistent read each). */
 const RESULT_POLL_MS = 1_000;
@@ -98,15 +96,11 @@ const TaskIdParams = z.object({ taskId: z.string().min(1) }).passthrough();
 
 /** Registers `tasks/get`, `tasks/result` and `tasks/cancel` for a 2025-11-25 client acting as `principal`. */
 export function registerLegacyTaskMethods(server: Server, principal: string, deps: LegacyTaskDeps): void {
+  // Errors are mapped (and unexpected ones logged) by TaskAwareServer, like every method's.
   const handle =
     <R>(fn: (taskId: string) => Promise<R>) =>
-    async ({ taskId }: { taskId: string }) => {
-      try {
-        return await fn(taskId);
-      } catch (error) {
-        throw toProtocolError(error);
-      }
-    };
+    ({ taskId }: { taskId: string }) =>
+      fn(taskId);
   const read = async (taskId: string) => {
     const task = await deps.store.get(taskId, principal, deps.now());
     if (!task) throw new TaskNotFoundError(taskId);
@@ -151,7 +145,7 @@ export function registerLegacyTaskMethods(server: Server, principal: string, dep
         await new Promise((resolve) => setTimeout(resolve, Math.min(RESULT_POLL_MS, left)));
         task = await read(taskId);
       }
-      const related = { [RELATED_TASK]: { taskId } };
+      const related = { [META_KEYS.relatedTask]: { taskId } };
       if (task.status === 'completed') {
         // `resultType` is 2026-07-28 vocabulary: not on a 2025-11-25 wire.
         const { resultType: _resultType, ...result } = task.result;

@@ -5,7 +5,8 @@ import { rawJsonSchemaOf } from '../runtime/json-schema.ts';
 import type { ToolDefinition } from '../runtime/tool.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
-import { invalidParams, TASKS_EXTENSION, toProtocolError } from './errors.ts';
+import { META_KEYS, TASKS_EXTENSION } from '../wire.ts';
+import { invalidParams, toProtocolError } from './errors.ts';
 import { isLegacyCreateTaskResult } from './legacy-tasks.ts';
 
 /**
@@ -88,7 +89,7 @@ export function describeTool(tool: ToolDefinition) {
 /** The client capabilities of this request's envelope (2026-07-28 `_meta`). */
 export function clientCapabilities(ctx: ServerContext): ClientCapabilities {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  return (envelope?.['io.modelcontextprotocol/clientCapabilities'] ?? {}) as ClientCapabilities;
+  return (envelope?.[META_KEYS.clientCapabilities] ?? {}) as ClientCapabilities;
 }
 
 /** Whether the client declared the extension on this very request (spec items 2, 57, 58). */

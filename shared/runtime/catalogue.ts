@@ -1,10 +1,11 @@
+import { TasksError } from '../errors.ts';
 import { EXECUTIONS, type ToolDefinition } from './tool.ts';
 
 /** Tool names as MCP clients accept them (SEP-986: 1–128 characters of this set). */
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** A tool catalogue that cannot be served; the message names the tool and what is wrong. */
-export class CatalogueError extends Error {
+export class CatalogueError extends TasksError {
   constructor(message: string) {
     super(message);
     this.name = 'CatalogueError';

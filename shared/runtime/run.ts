@@ -1,4 +1,5 @@
 import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
+import { INTERNAL_ERROR, MISSING_CAPABILITY } from '../wire.ts';
 import { sleep as abortableSleep } from './sleep.ts';
 import {
   type ProgressAmount,
@@ -68,9 +69,6 @@ export interface RunOptions {
   now?: () => number;
 }
 
-const MISSING_CAPABILITY = -32021;
-const INTERNAL_ERROR = -32603;
-
 /**
  * Runs a tool handler once, replaying what was recorded before.
  *
@@ -108,59 +106,145 @@ const INTERNAL_ERROR = -32603;
  * context's signal is aborted) and replayed next time.
  */
 export async function runTool(tool: ToolDefinition, args: Record<string, unknown>, options: RunOptions): Promise<RunOutcome> {
-  const now = options.now ?? Date.now;
-  const pending: Record<string, InputRequest> = {};
-  const newQuestions: Record<string, QuestionRecord> = {};
-  let wakeAt: number | undefined;
-  let yielded = false;
-  let failure: JsonRpcErrorObject | undefined;
-  let stuck!: () => void;
-  const suspension = new Promise<void>((resolve) => (stuck = resolve));
-  let suspending = false;
-  const suspend = <T>(): Promise<T> => {
-    if (!suspending) {
-      suspending = true;
-      setImmediate(stuck);
-    }
-    return new Promise<T>(() => {});
-  };
-  /** Ends the run with `error` (the first one wins); the call that found it never settles. */
-  const fail = <T>(error: JsonRpcErrorObject): Promise<T> => {
-    failure ??= error;
-    return suspend<T>();
-  };
+  const replay = new Replay(tool, options);
+  try {
+    const ran = tool.handler(args, replay.context()).then(
+      (value) => ({ done: true as const, value }),
+      (error: unknown) => ({ done: true as const, error }),
+    );
+    const settled = await Promise.race([ran, replay.suspension.then(() => ({ done: false as const }))]);
+    if (!settled.done) return replay.suspended();
+    if (replay.failure) return replay.failed(replay.failure);
+    if ('error' in settled) return mapThrown(settled.error, options.cancel);
+    return { kind: 'result', result: toResult(settled.value) };
+  } finally {
+    replay.detach();
+  }
+}
 
-  const controller = new AbortController();
-  const onCancel = () => controller.abort(options.cancel.reason);
-  if (options.cancel.aborted) onCancel();
-  else options.cancel.addEventListener('abort', onCancel, { once: true });
-
-  // --- the order of durable calls ---------------------------------------------
-  let calls = 0;
-  const seen = new Set<string>(); // `kind:name` reached in this run
-  const questions = options.questions ?? {};
+/**
+ * One run's replay state: the position of each durable call, what the run is
+ * waiting for (answers, a wake-up, a continuation) and the first replay
+ * failure. A call that cannot go on suspends: it never settles, and the run
+ * ends at the end of that event-loop turn.
+ */
+class Replay {
+  /** Resolves once a call suspended (at the end of that event-loop turn). */
+  readonly suspension: Promise<void>;
+  /** The first replay check that failed, if any: the run ends with it. */
+  failure: JsonRpcErrorObject | undefined;
+  private readonly now: () => number;
+  private readonly controller = new AbortController();
+  private readonly onCancel = () => this.controller.abort(this.options.cancel.reason);
+  private readonly pending: Record<string, InputRequest> = {};
+  private readonly newQuestions: Record<string, QuestionRecord> = {};
+  private readonly questions: Record<string, QuestionRecord>;
+  private wakeAt: number | undefined;
+  private yielded = false;
+  private stuck!: () => void;
+  private suspending = false;
+  /** Durable calls so far (the last one's position). */
+  private calls = 0;
+  private sleeps = 0;
+  /** `kind:name` reached in this run. */
+  private readonly seen = new Set<string>();
   // The journal's steps are indexed once a step or sleep has loaded them (the
   // load is the query replay needs anyway); before that, questions and
   // progress are judged against the recorded questions alone, so a run that
   // uses no steps never pays for a journal query.
-  let recorded: Promise<RecordedCalls> | undefined;
-  const questionsOnly = indexRecorded(undefined, questions);
-  const recordedCalls = (load: boolean) => (load ? (recorded ??= indexRecorded(options.journal, questions)) : (recorded ?? questionsOnly));
-  const versionChanged = () =>
-    options.recordedVersion !== undefined && options.recordedVersion !== tool.version
-      ? versionError(tool.name, options.recordedVersion, tool.version)
+  private recorded: Promise<RecordedCalls> | undefined;
+  private readonly questionsOnly: Promise<RecordedCalls>;
+
+  constructor(
+    private readonly tool: ToolDefinition,
+    private readonly options: RunOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.suspension = new Promise<void>((resolve) => (this.stuck = resolve));
+    this.questions = options.questions ?? {};
+    this.questionsOnly = indexRecorded(undefined, this.questions);
+    if (options.cancel.aborted) this.onCancel();
+    else options.cancel.addEventListener('abort', this.onCancel, { once: true });
+  }
+
+  /** The handler's context over this replay. */
+  context(): TaskContext {
+    const { tool, options } = this;
+    return {
+      taskId: options.taskId,
+      signal: this.controller.signal,
+      clientCapabilities: options.clientCapabilities,
+      progress: (message, amount) => this.progress(message, amount),
+      elicit: (key, params) => this.ask(key, { method: 'elicitation/create', params: { mode: 'form', ...params } }, 'elicitation'),
+      sample: (key, params) => this.ask(key, { method: 'sampling/createMessage', params }, 'sampling'),
+      listRoots: (key) => this.ask(key, { method: 'roots/list', params: {} }, 'roots'),
+      step: (name, fn) => this.durableStep('step', name, fn),
+      sleep: (ms) => this.sleep(ms),
+      // The composition root binds settings to the catalogue (`bindSettings` in `settings.ts`).
+      setting: (key) => Promise.reject(new Error(`Tool "${tool.name}" reads setting "${key}", but no settings are bound to the catalogue`)),
+    };
+  }
+
+  /** The outcome of a run whose handler did not settle: a replay failure, or what it waits for. */
+  suspended(): RunOutcome {
+    if (this.failure) return this.failed(this.failure);
+    this.controller.abort(new Error('suspended'));
+    // Questions first: a sleep or continuation replays them unanswered anyway.
+    if (Object.keys(this.pending).length > 0) {
+      return Object.keys(this.newQuestions).length > 0
+        ? { kind: 'input', inputRequests: this.pending, questions: this.newQuestions }
+        : { kind: 'input', inputRequests: this.pending };
+    }
+    if (this.wakeAt !== undefined) return { kind: 'sleep', wakeAt: this.wakeAt };
+    if (this.yielded) return { kind: 'continue' };
+    throw new Error('Run suspended without a reason');
+  }
+
+  /** The outcome of a run a replay check failed. */
+  failed(error: JsonRpcErrorObject): RunOutcome {
+    this.controller.abort(new Error('replay failed'));
+    return { kind: 'protocol-error', error };
+  }
+
+  detach(): void {
+    this.options.cancel.removeEventListener('abort', this.onCancel);
+  }
+
+  private suspend<T>(): Promise<T> {
+    if (!this.suspending) {
+      this.suspending = true;
+      setImmediate(this.stuck);
+    }
+    return new Promise<T>(() => {});
+  }
+
+  /** Ends the run with `error` (the first one wins); the call that found it never settles. */
+  private fail<T>(error: JsonRpcErrorObject): Promise<T> {
+    this.failure ??= error;
+    return this.suspend<T>();
+  }
+
+  private recordedCalls(load: boolean): Promise<RecordedCalls> {
+    return load ? (this.recorded ??= indexRecorded(this.options.journal, this.questions)) : (this.recorded ?? this.questionsOnly);
+  }
+
+  private versionChanged(): JsonRpcErrorObject | undefined {
+    const { recordedVersion } = this.options;
+    return recordedVersion !== undefined && recordedVersion !== this.tool.version
+      ? versionError(this.tool.name, recordedVersion, this.tool.version)
       : undefined;
+  }
 
   /** The divergence, if any, of reaching `name` (a `kind`) at `position`, which was recorded at `recordedAt`. */
-  const diverges = async (
+  private async diverges(
     kind: CallKind,
     name: string,
     position: number,
     recordedAt: number | undefined,
-  ): Promise<JsonRpcErrorObject | undefined> => {
-    const index = recordedCalls(kind !== 'question');
-    const first = !seen.has(`${kind}:${name}`);
-    seen.add(`${kind}:${name}`);
+  ): Promise<JsonRpcErrorObject | undefined> {
+    const index = this.recordedCalls(kind !== 'question');
+    const first = !this.seen.has(`${kind}:${name}`);
+    this.seen.add(`${kind}:${name}`);
     if (!first) return undefined; // a name used again in one run: same value, no new position to check
     const { byPosition } = await index;
     const there = byPosition.get(position);
@@ -169,21 +253,22 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
     if (recordedAt !== undefined && recordedAt !== position)
       return divergence(kind, name, position, `it was recorded as call #${recordedAt}`);
     return undefined;
-  };
+  }
 
-  const ask = async <T>(key: string, request: InputRequest, capability: string): Promise<T> => {
-    const position = ++calls;
+  private async ask<T>(key: string, request: InputRequest, capability: string): Promise<T> {
+    const { options, questions } = this;
+    const position = ++this.calls;
     const fingerprint = fingerprintOf(request);
-    const asked = newQuestions[key] ?? questions[key];
-    if (asked && asked.fingerprint !== fingerprint) return fail<T>(keyReused(key));
+    const asked = this.newQuestions[key] ?? questions[key];
+    if (asked && asked.fingerprint !== fingerprint) return this.fail<T>(keyReused(key));
     if (options.journal) {
-      const diverged = await diverges('question', key, position, questions[key]?.position);
-      if (diverged) return fail<T>(diverged);
+      const diverged = await this.diverges('question', key, position, questions[key]?.position);
+      if (diverged) return this.fail<T>(diverged);
     }
     if (Object.hasOwn(options.answers, key)) {
       if (questions[key]) {
-        const changed = versionChanged();
-        if (changed) return fail<T>(changed);
+        const changed = this.versionChanged();
+        if (changed) return this.fail<T>(changed);
       }
       return options.answers[key] as T;
     }
@@ -192,100 +277,56 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
         requiredCapabilities: { [capability]: {} },
       });
     }
-    pending[key] = request;
-    if (options.journal) newQuestions[key] ??= { position, fingerprint };
-    return suspend<T>();
-  };
+    this.pending[key] = request;
+    if (options.journal) this.newQuestions[key] ??= { position, fingerprint };
+    return this.suspend<T>();
+  }
 
   /**
    * Failure window: `fn` may have run (and had its side effects) when the
    * invocation dies before the value is recorded; it then runs again on the
    * next replay. Steps are at-least-once; make their effects idempotent.
    */
-  const durableStep = async <T>(kind: 'step' | 'sleep', name: string, fn: () => Promise<T>): Promise<T> => {
-    options.cancel.throwIfAborted(); // a cancelled task starts no new step
-    const position = ++calls;
-    const journal = options.journal;
+  private async durableStep<T>(kind: 'step' | 'sleep', name: string, fn: () => Promise<T>): Promise<T> {
+    this.options.cancel.throwIfAborted(); // a cancelled task starts no new step
+    const position = ++this.calls;
+    const journal = this.options.journal;
     if (!journal) return fn();
     const entry = await journal.lookup(name);
-    const diverged = await diverges(kind, name, position, entry?.position);
-    if (diverged) return fail<T>(diverged);
+    const diverged = await this.diverges(kind, name, position, entry?.position);
+    if (diverged) return this.fail<T>(diverged);
     if (entry) {
-      const changed = versionChanged();
-      return changed ? fail<T>(changed) : (entry.value as T);
+      const changed = this.versionChanged();
+      return changed ? this.fail<T>(changed) : (entry.value as T);
     }
-    if (options.shouldYield?.()) {
-      yielded = true;
-      return suspend<T>();
+    if (this.options.shouldYield?.()) {
+      this.yielded = true;
+      return this.suspend<T>();
     }
     const value = await fn();
     return (await journal.record(name, value === undefined ? null : value, position)) as T;
-  };
-  const step = <T>(name: string, fn: () => Promise<T>): Promise<T> => durableStep('step', name, fn);
+  }
 
-  let sleeps = 0;
-  const sleep = async (ms: number): Promise<void> => {
-    options.cancel.throwIfAborted(); // nor goes to sleep
-    const name = `sleep#${++sleeps}`;
-    // Inline (no task): wait here, but never past cancellation or the request's budget (the same signal).
-    // Inline (no journal): wait in-process, stopping as soon as the run is cancelled or out of budget.
-    if (!options.journal) return abortableSleep(ms, controller.signal);
-    const due = await durableStep('sleep', name, async () => now() + ms);
-    if (due <= now()) return;
-    wakeAt = Math.min(wakeAt ?? due, due);
-    return suspend<void>();
-  };
+  private async sleep(ms: number): Promise<void> {
+    this.options.cancel.throwIfAborted(); // nor goes to sleep
+    const name = `sleep#${++this.sleeps}`;
+    // Inline (no journal): wait in-process, stopping as soon as the run is cancelled or out of budget (the same signal).
+    if (!this.options.journal) return abortableSleep(ms, this.controller.signal);
+    const due = await this.durableStep('sleep', name, async () => this.now() + ms);
+    if (due <= this.now()) return;
+    this.wakeAt = Math.min(this.wakeAt ?? due, due);
+    return this.suspend<void>();
+  }
 
   /** Progress from a replay of recorded calls repeats the past: only new work reports. */
-  const progress = async (message: string, amount?: ProgressAmount): Promise<void> => {
-    if (options.journal && !options.fresh) {
-      const { lastPosition, unpositioned } = await recordedCalls(false);
-      const replaying = calls < lastPosition || [...unpositioned].some((name) => !seen.has(`step:${name}`) && !seen.has(`sleep:${name}`));
+  private async progress(message: string, amount?: ProgressAmount): Promise<void> {
+    if (this.options.journal && !this.options.fresh) {
+      const { lastPosition, unpositioned } = await this.recordedCalls(false);
+      const replaying =
+        this.calls < lastPosition || [...unpositioned].some((name) => !this.seen.has(`step:${name}`) && !this.seen.has(`sleep:${name}`));
       if (replaying) return;
     }
-    await options.progress(message, amount);
-  };
-
-  const ctx: TaskContext = {
-    taskId: options.taskId,
-    signal: controller.signal,
-    clientCapabilities: options.clientCapabilities,
-    progress,
-    elicit: (key, params) => ask(key, { method: 'elicitation/create', params: { mode: 'form', ...params } }, 'elicitation'),
-    sample: (key, params) => ask(key, { method: 'sampling/createMessage', params }, 'sampling'),
-    listRoots: (key) => ask(key, { method: 'roots/list', params: {} }, 'roots'),
-    step,
-    sleep,
-    // The composition root binds settings to the catalogue (`bindSettings` in `settings.ts`).
-    setting: (key) => Promise.reject(new Error(`Tool "${tool.name}" reads setting "${key}", but no settings are bound to the catalogue`)),
-  };
-
-  try {
-    const ran = tool.handler(args, ctx).then(
-      (value) => ({ done: true as const, value }),
-      (error: unknown) => ({ done: true as const, error }),
-    );
-    const settled = await Promise.race([ran, suspension.then(() => ({ done: false as const }))]);
-    if (failure) {
-      controller.abort(new Error('replay failed'));
-      return { kind: 'protocol-error', error: failure };
-    }
-    if (!settled.done) {
-      controller.abort(new Error('suspended'));
-      // Questions first: a sleep or continuation replays them unanswered anyway.
-      if (Object.keys(pending).length > 0) {
-        return Object.keys(newQuestions).length > 0
-          ? { kind: 'input', inputRequests: pending, questions: newQuestions }
-          : { kind: 'input', inputRequests: pending };
-      }
-      if (wakeAt !== undefined) return { kind: 'sleep', wakeAt };
-      if (yielded) return { kind: 'continue' };
-      throw new Error('Run suspended without a reason');
-    }
-    if ('error' in settled) return mapThrown(settled.error, options.cancel);
-    return { kind: 'result', result: toResult(settled.value) };
-  } finally {
-    options.cancel.removeEventListener('abort', onCancel);
+    await this.options.progress(message, amount);
   }
 }
 

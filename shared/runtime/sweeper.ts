@@ -5,6 +5,7 @@ import type { TaskQueue } from '../queue/queue.ts';
 import type { JsonRpcErrorObject } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { sweepWindow } from '../tasks/transitions.ts';
+import { INTERNAL_ERROR } from '../wire.ts';
 
 export interface SweeperDeps {
   store: TaskStore;
@@ -121,7 +122,7 @@ async function inParallel<T>(items: readonly T[], parallelism: number, work: (it
 export function inputWaitExpired(maxInputWaitMs?: number): { error: JsonRpcErrorObject; statusMessage: string } {
   const limit = maxInputWaitMs === undefined ? '' : ` (${formatDuration(maxInputWaitMs)})`;
   const message = `The task waited for input longer than the server allows${limit} and was abandoned`;
-  return { error: { code: -32603, message }, statusMessage: message };
+  return { error: { code: INTERNAL_ERROR, message }, statusMessage: message };
 }
 
 function formatDuration(ms: number): string {

@@ -1,4 +1,5 @@
 import type * as z from 'zod';
+import { TasksError } from '../errors.ts';
 import type { ClientCapabilities, JsonRpcErrorObject } from '../tasks/model.ts';
 
 export { jsonSchemaInput } from './json-schema.ts';
@@ -225,9 +226,9 @@ export function defineTool<S extends z.ZodType<Record<string, unknown>>>(
 }
 
 /** A tool error: the call ran and failed at the tool level (`isError: true`, task `completed`). */
-export class ToolError extends Error {
-  constructor(message: string) {
-    super(message);
+export class ToolError extends TasksError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'ToolError';
   }
 }
@@ -236,12 +237,12 @@ export class ToolError extends Error {
  * A transient failure: the run is retried later with exponential backoff,
  * up to the worker's attempt limit, after which the task ends `failed`.
  */
-export class RetryableError extends Error {
+export class RetryableError extends TasksError {
   constructor(
     message: string,
-    readonly options: { delayMs?: number } = {},
+    readonly options: { delayMs?: number; cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'RetryableError';
   }
 }
@@ -250,7 +251,7 @@ export class RetryableError extends Error {
  * A JSON-RPC error from the underlying request: the task ends `failed` with
  * this error (spec item 51). Not retried.
  */
-export class ToolProtocolError extends Error {
+export class ToolProtocolError extends TasksError {
   constructor(
     readonly code: number,
     message: string,

@@ -6,6 +6,8 @@ import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/qu
 import { MAX_STATUS_MESSAGE_BYTES, truncateUtf8 } from '../tasks/limits.ts';
 import { type JsonRpcErrorObject, MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { LeaseLostError, type ReleaseOptions, type StepRecord, TaskRowRejectedError, type TaskStore } from '../tasks/store.ts';
+import { isFirstRun, pastAttemptCap, progressedPastMark, retriesExhausted } from '../tasks/transitions.ts';
+import { BARE_INTERNAL_ERROR, INTERNAL_ERROR, INVALID_PARAMS } from '../wire.ts';
 import { type Journal, type RunOutcome, runTool } from './run.ts';
 import type { ToolDefinition } from './tool.ts';
 
@@ -30,7 +32,7 @@ export interface WorkerDeps {
 export type Disposition = 'done' | 'retry';
 
 /** The error a task ends with once every delivery attempt failed unexpectedly. */
-export const EXHAUSTED_ERROR = { code: -32603, message: 'Internal error' } as const;
+export const EXHAUSTED_ERROR = BARE_INTERNAL_ERROR;
 
 /**
  * Time kept back from a Lambda invocation's limit to write a checkpoint and
@@ -49,13 +51,21 @@ export const HANDOVER_RESERVE_MS = 30_000;
  *    the lease a third of the way into it (which also moves the task's
  *    `sweepAt` past the renewed lease), writes progress messages and carries
  *    cancellation to `ctx.signal`.
- * 3. Write the outcome under the lease (one conditional write), or hand over:
- *    release the lease, then enqueue the continuation, wake-up or retry. If
- *    that enqueue fails the message itself is retried, so nothing is lost.
+ * 3. Then exactly one of: finish (write the outcome under the lease, one
+ *    conditional write); hand over (release the lease, then enqueue the
+ *    continuation, wake-up or retry; if that enqueue fails the message itself
+ *    is retried, so nothing is lost); give back (release the lease for SQS to
+ *    redeliver the message).
  *
  * Every write is fenced by the lease: a worker that lost it changes nothing.
  */
 export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps): Promise<Disposition> {
+  const claimed = await claim(message, deps);
+  return claimed instanceof TaskRun ? claimed.run() : claimed;
+}
+
+/** Step 1: the claimed task as a {@link TaskRun}, or what to do with a message that claims nothing. */
+async function claim(message: TaskMessage, deps: WorkerDeps): Promise<TaskRun | Disposition> {
   const now = deps.now ?? Date.now;
   const { log } = deps;
   const leaseOwner = randomUUID();
@@ -69,12 +79,8 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     // The row can never be claimed (it is at DynamoDB's item size limit):
     // end the task rather than let the queue and the sweeper retry it forever.
     const at = now();
-    const ended = await deps.store.fail(
-      message.taskId,
-      EXHAUSTED_ERROR,
-      'The task could not be started: its row is at the storage size limit',
-      at,
-    );
+    const statusMessage = 'The task could not be started: its row is at the storage size limit';
+    const ended = await deps.store.fail(message.taskId, EXHAUSTED_ERROR, statusMessage, at);
     if (ended) logTaskEnded(log, { taskId: message.taskId }, 'failed', at, { reason: 'row-rejected' });
     return 'done';
   }
@@ -82,190 +88,221 @@ export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps)
     log({ event: 'skip', taskId: message.taskId, reason: message.reason });
     return 'done';
   }
-  // The first run of a task: its start message, claimed for the first time
-  // (a redelivery after a crash has a higher count; a task whose start message
-  // was lost and that the sweeper re-enqueued is not measured).
-  if (message.reason === 'start' && task.attempts === 1) {
+  const firstRun = isFirstRun(task, message.reason);
+  if (firstRun) {
     log(withMetrics({ event: 'task-started', taskId: task.taskId, tool: task.tool }, { TimeQueued: Math.max(0, now() - task.createdAt) }));
   }
-  const claimed = task;
-  const finish = async (outcome: TaskOutcome) => {
-    const at = now();
-    // One line per task that reaches an end here, with its metrics (not when
-    // the task had ended or moved on meanwhile: whoever ended it logged it).
-    if ((await finishUnderLease(deps.store, claimed, leaseOwner, outcome, at, log)) && outcome.status !== 'input_required') {
-      logTaskEnded(log, claimed, outcome.status, at);
-    }
-    return 'done' as const;
-  };
-  if (task.cancelRequested) return finish({ status: 'cancelled' });
+  return new TaskRun(deps, task, leaseOwner, firstRun);
+}
 
-  const steps = journal(deps.store, task.taskId, now);
-  // A run that crashes or times out leaves no outcome, and the sweeper (or SQS)
-  // starts it again with a fresh message: cap such loops by the runs started
-  // without progress. Past the cap (and only then: it costs a query and a
-  // write) the checkpoints are counted: a task that recorded steps since the
-  // count last started again made progress, and its count starts again at
-  // this run, so a long job whose invocations keep dying still finishes.
-  if (task.attempts > deps.settings.maxAttempts) {
-    const recorded = await steps.count();
-    if (recorded <= (task.progressMark ?? 0)) {
-      return finish({
+/**
+ * One claimed task, from the run of its handler to exactly one of
+ * {@link TaskRun.finish}, {@link TaskRun.handOver} or {@link TaskRun.giveBack}.
+ * It holds the lease, the dependencies and the journal for the whole run.
+ */
+class TaskRun {
+  private readonly now: () => number;
+  private readonly log: Log;
+  private readonly steps: ReturnType<typeof journal>;
+  /** The record the run works from: as claimed, its attempt count started again when the cap finds progress. */
+  private task: TaskRecord;
+
+  constructor(
+    private readonly deps: WorkerDeps,
+    /** The record as claimed: outcomes are written against it. */
+    private readonly claimed: TaskRecord,
+    private readonly leaseOwner: string,
+    private readonly firstRun: boolean,
+  ) {
+    this.task = claimed;
+    this.now = deps.now ?? Date.now;
+    this.log = deps.log;
+    this.steps = journal(deps.store, claimed.taskId, this.now);
+  }
+
+  /** Step 2 and 3: run the handler, then settle. */
+  async run(): Promise<Disposition> {
+    if (this.task.cancelRequested) return this.finish({ status: 'cancelled' });
+    if (pastAttemptCap(this.task, this.deps.settings.maxAttempts)) {
+      const capped = await this.checkProgress();
+      if (capped) return capped;
+    }
+    const tool = this.deps.tools.get(this.task.tool);
+    if (!tool) return this.finish({ status: 'failed', error: { code: INVALID_PARAMS, message: `Unknown tool: ${this.task.tool}` } });
+
+    const cancel = new AbortController();
+    const heartbeat = startHeartbeat(this.deps, this.task, this.leaseOwner, cancel, this.now);
+    try {
+      const outcome = await this.runHandler(tool, cancel.signal, heartbeat.progress);
+      heartbeat.stop();
+      return await this.settle(outcome, cancel.signal.aborted);
+    } catch (error) {
+      return await this.recover(error);
+    } finally {
+      heartbeat.stop();
+    }
+  }
+
+  /**
+   * A run that crashes or times out leaves no outcome, and the sweeper (or SQS)
+   * starts it again with a fresh message: such loops are capped by the runs
+   * started without progress. Past the cap (and only then: it costs a query and
+   * a write) the checkpoints are counted: a task that made progress has its
+   * count start again at this run, so a long job whose invocations keep dying
+   * still finishes; one that did not fails. Undefined: run the handler.
+   */
+  private async checkProgress(): Promise<Disposition | undefined> {
+    const { task } = this;
+    const recorded = await this.steps.count();
+    if (!progressedPastMark(task, recorded)) {
+      return this.finish({
         status: 'failed',
         error: EXHAUSTED_ERROR,
         statusMessage: `The task was started ${task.attempts - 1} times without finishing, handing over or recording a new step; its worker kept crashing or timing out`,
       });
     }
     try {
-      await deps.store.heartbeat(task.taskId, leaseOwner, now(), { progressMark: recorded });
+      await this.deps.store.heartbeat(task.taskId, this.leaseOwner, this.now(), { progressMark: recorded });
     } catch (error) {
       if (error instanceof LeaseLostError) return 'done';
       throw error;
     }
-    log({ event: 'attempts-restarted', taskId: task.taskId, attempts: task.attempts, steps: recorded });
+    this.log({ event: 'attempts-restarted', taskId: task.taskId, attempts: task.attempts, steps: recorded });
     // This run is attempt 1 of the new count (a RetryableError's backoff and cap count from it).
-    task = { ...task, attempts: 1, progressMark: recorded };
+    this.task = { ...task, attempts: 1, progressMark: recorded };
+    return undefined;
   }
 
-  const tool = deps.tools.get(task.tool);
-  if (!tool) return finish({ status: 'failed', error: { code: -32602, message: `Unknown tool: ${task.tool}` } });
-
-  const deadline = now() + Math.min(deps.settings.invocationBudgetMs, (deps.remainingMs?.() ?? Infinity) - HANDOVER_RESERVE_MS);
-  const cancel = new AbortController();
-  const heartbeat = startHeartbeat(deps, task, leaseOwner, cancel, now);
-  try {
+  /** Runs the handler once, replaying the journal, until it ends or suspends. */
+  private async runHandler(tool: ToolDefinition, signal: AbortSignal, progress: (message: string) => Promise<void>): Promise<RunOutcome> {
+    const { task, now } = this;
+    const { invocationBudgetMs } = this.deps.settings;
+    const deadline = now() + Math.min(invocationBudgetMs, (this.deps.remainingMs?.() ?? Infinity) - HANDOVER_RESERVE_MS);
     const outcome = await runTool(tool, task.arguments, {
       taskId: task.taskId,
       clientCapabilities: task.clientCapabilities,
       answers: task.inputResponses,
-      cancel: cancel.signal,
-      progress: heartbeat.progress,
-      journal: steps,
-      questions: task.questions,
-      // The task's first run: nothing can have been recorded before it.
-      fresh: message.reason === 'start' && task.attempts === 1,
+      cancel: signal,
+      progress,
+      journal: this.steps,
+      ...(task.questions === undefined ? {} : { questions: task.questions }),
+      fresh: this.firstRun,
       ...(task.toolVersion === undefined ? {} : { recordedVersion: task.toolVersion }),
       shouldYield: () => now() >= deadline,
       now,
     });
-    heartbeat.stop();
-    log({ event: 'ran', taskId: task.taskId, tool: task.tool, outcome: outcome.kind, attempt: task.attempts });
-    // A cancel seen while the run was handing over wins over the hand-over.
-    if (cancel.signal.aborted && ['sleep', 'continue', 'retry'].includes(outcome.kind))
-      return await finish(toTaskOutcome({ kind: 'cancelled' }));
+    this.log({ event: 'ran', taskId: task.taskId, tool: task.tool, outcome: outcome.kind, attempt: task.attempts });
     if (outcome.kind === 'protocol-error' && isReplayError(outcome.error)) {
-      log({ event: 'replay-failed', taskId: task.taskId, tool: task.tool, reason: (outcome.error.data as { reason: string }).reason });
+      this.log({ event: 'replay-failed', taskId: task.taskId, tool: task.tool, reason: (outcome.error.data as { reason: string }).reason });
     }
-    return await settle(outcome, task, leaseOwner, deps, now, finish, steps.loadedCount());
-  } catch (error) {
+    return outcome;
+  }
+
+  /** Step 3 for a run that ended: finish, or hand over to a later invocation. */
+  private settle(outcome: RunOutcome, cancelled: boolean): Promise<Disposition> {
+    const { task, now } = this;
+    const { maxAttempts, retryBaseDelayMs } = this.deps.settings;
+    // A cancel seen while the run was handing over wins over the hand-over.
+    if (cancelled && (outcome.kind === 'sleep' || outcome.kind === 'continue' || outcome.kind === 'retry')) {
+      return this.finish(toTaskOutcome({ kind: 'cancelled' }));
+    }
+    // A clean hand-over records how many steps the task has: the mark later progress is measured from.
+    const recordedSteps = this.steps.loadedCount();
+    const clean: ReleaseOptions = { handedOver: true, ...(recordedSteps !== undefined ? { progressMark: recordedSteps } : {}) };
+    switch (outcome.kind) {
+      case 'sleep':
+        // Waits past SQS's 15-minute limit are chained: the wake-up finds the sleep not yet due and sleeps again.
+        return this.handOver('wake', outcome.wakeAt, clean);
+      case 'continue':
+        return this.handOver('continue', now(), clean);
+      case 'retry': {
+        if (retriesExhausted(task, maxAttempts)) {
+          const statusMessage = `Gave up after ${task.attempts} attempts: ${outcome.error.message}`;
+          return this.finish({ status: 'failed', error: EXHAUSTED_ERROR, statusMessage });
+        }
+        const backoff = outcome.error.options.delayMs ?? retryBaseDelayMs * 2 ** (task.attempts - 1);
+        this.log(withMetrics({ event: 'retry', taskId: task.taskId, tool: task.tool, attempt: task.attempts }, { TaskRetries: 1 }));
+        // A retry the handler asked for is not a clean hand-over: its attempts keep counting.
+        return this.handOver('retry', now() + Math.min(backoff, MAX_DELAY_SECONDS * 1000), { handedOver: false });
+      }
+      default:
+        return this.finish(toTaskOutcome(outcome));
+    }
+  }
+
+  /**
+   * Step 3 for a run that threw. A lost lease means the task is someone
+   * else's: nothing to do. A run that made progress hands the task over with a
+   * fresh message, as a clean hand-over does, so the attempts (and SQS's
+   * receive count, which dead-letters the message after its last delivery)
+   * start again and a long job whose runs keep failing after useful work still
+   * finishes. Without progress the message is given back to SQS: a retry the
+   * handler did not ask for.
+   */
+  private async recover(error: unknown): Promise<Disposition> {
+    const { task, now } = this;
     if (error instanceof LeaseLostError) {
-      log({ event: 'lease-lost', taskId: task.taskId, tool: task.tool });
+      this.log({ event: 'lease-lost', taskId: task.taskId, tool: task.tool });
       return 'done';
     }
-    // A run that recorded steps since the attempt count last started again made
-    // progress: it hands the task over with a fresh message, as a clean hand-over
-    // does, so the attempts (and SQS's receive count, which dead-letters the
-    // message after its last delivery) start again and a long job whose runs
-    // keep failing after useful work still finishes. Without progress the
-    // message is left to SQS redelivery: a retry the handler did not ask for.
-    const recorded = steps.loadedCount();
-    const progressed = recorded !== undefined && recorded > (task.progressMark ?? 0);
-    log(
+    const recorded = this.steps.loadedCount();
+    const progressed = progressedPastMark(task, recorded);
+    this.log(
       withMetrics(
         { event: 'error', taskId: task.taskId, tool: task.tool, error: errorName(error), ...(progressed ? { steps: recorded } : {}) },
         { TaskRetries: 1 },
       ),
     );
     if (progressed)
-      return await handOver(deps, task, leaseOwner, now, 'retry', now() + deps.settings.retryBaseDelayMs, {
-        handedOver: true,
-        progressMark: recorded,
-      });
-    // SQS redelivers the message after its visibility timeout (and dead-letters
-    // it after the last attempt); the sweeper must not step in before that.
-    await deps.store.release(task.taskId, leaseOwner, now(), now() + deps.settings.redeliveryMs).catch((releaseError: unknown) => {
+      return this.handOver('retry', now() + this.deps.settings.retryBaseDelayMs, { handedOver: true, progressMark: recorded });
+    return this.giveBack();
+  }
+
+  /**
+   * Finish: writes the outcome under the lease, and logs one line per task that
+   * reaches an end here, with its metrics (not when the lease was lost: the
+   * task had ended or moved on meanwhile, and whoever ended it logged it).
+   */
+  private async finish(outcome: TaskOutcome): Promise<'done'> {
+    const task = this.claimed;
+    const at = this.now();
+    try {
+      await this.deps.store.finish(task, this.leaseOwner, outcome, at);
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) throw error;
+      // Another worker took the task over (or it ended meanwhile): its outcome stands.
+      this.log({ event: 'lease-lost', taskId: task.taskId, tool: task.tool });
+      return 'done';
+    }
+    if (outcome.status !== 'input_required') logTaskEnded(this.log, task, outcome.status, at);
+    return 'done';
+  }
+
+  /**
+   * Hand over: releases the task to run again at `resumeAt` (`release` says
+   * whether the hand-over is clean: the attempt count starts again from a new
+   * progress mark), with a message delayed until then.
+   */
+  private async handOver(reason: TaskMessage['reason'], resumeAt: number, release: ReleaseOptions): Promise<'done'> {
+    const { taskId } = this.task;
+    await this.deps.store.release(taskId, this.leaseOwner, resumeAt, release);
+    const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((resumeAt - this.now()) / 1000)));
+    await this.deps.queue.send({ taskId, reason }, delaySeconds > 0 ? { delaySeconds } : undefined);
+    return 'done';
+  }
+
+  /**
+   * Give back: SQS redelivers the message after its visibility timeout (and
+   * dead-letters it after the last attempt); the sweeper must not step in
+   * before that.
+   */
+  private async giveBack(): Promise<'retry'> {
+    const { taskId } = this.task;
+    await this.deps.store.release(taskId, this.leaseOwner, this.now() + this.deps.settings.redeliveryMs).catch((releaseError: unknown) => {
       // The lease then runs out by itself; the redelivery finds the task free.
-      log({ event: 'release-failed', taskId: task.taskId, error: errorName(releaseError) });
+      this.log({ event: 'release-failed', taskId, error: errorName(releaseError) });
     });
     return 'retry';
-  } finally {
-    heartbeat.stop();
-  }
-}
-
-/** Writes a finished run's outcome, or hands the task over to a later invocation. */
-async function settle(
-  outcome: RunOutcome,
-  task: TaskRecord,
-  leaseOwner: string,
-  deps: WorkerDeps,
-  now: () => number,
-  finish: (outcome: TaskOutcome) => Promise<Disposition>,
-  recordedSteps: number | undefined,
-): Promise<Disposition> {
-  // A clean hand-over records how many steps the task has: the mark later progress is measured from.
-  const clean: ReleaseOptions = { handedOver: true, ...(recordedSteps !== undefined ? { progressMark: recordedSteps } : {}) };
-  switch (outcome.kind) {
-    case 'sleep':
-      // Waits past SQS's 15-minute limit are chained: the wake-up finds the sleep not yet due and sleeps again.
-      return handOver(deps, task, leaseOwner, now, 'wake', outcome.wakeAt, clean);
-    case 'continue':
-      return handOver(deps, task, leaseOwner, now, 'continue', now(), clean);
-    case 'retry': {
-      if (task.attempts >= deps.settings.maxAttempts) {
-        return finish({
-          status: 'failed',
-          error: EXHAUSTED_ERROR,
-          statusMessage: `Gave up after ${task.attempts} attempts: ${outcome.error.message}`,
-        });
-      }
-      const backoff = outcome.error.options.delayMs ?? deps.settings.retryBaseDelayMs * 2 ** (task.attempts - 1);
-      deps.log(withMetrics({ event: 'retry', taskId: task.taskId, tool: task.tool, attempt: task.attempts }, { TaskRetries: 1 }));
-      // A retry the handler asked for is not a clean hand-over: its attempts keep counting.
-      return handOver(deps, task, leaseOwner, now, 'retry', now() + Math.min(backoff, MAX_DELAY_SECONDS * 1000), { handedOver: false });
-    }
-    default:
-      return finish(toTaskOutcome(outcome));
-  }
-}
-
-/**
- * Releases the task to run again at `resumeAt` (`release` says whether the
- * hand-over is clean: the attempt count starts again from a new progress
- * mark), with a message delayed until then.
- */
-async function handOver(
-  deps: WorkerDeps,
-  task: TaskRecord,
-  leaseOwner: string,
-  now: () => number,
-  reason: TaskMessage['reason'],
-  resumeAt: number,
-  release: ReleaseOptions,
-): Promise<'done'> {
-  await deps.store.release(task.taskId, leaseOwner, now(), resumeAt, release);
-  const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((resumeAt - now()) / 1000)));
-  await deps.queue.send({ taskId: task.taskId, reason }, delaySeconds > 0 ? { delaySeconds } : undefined);
-  return 'done';
-}
-
-/** Writes the outcome under the lease; false when the lease was lost (the task is someone else's, or ended meanwhile). */
-async function finishUnderLease(
-  store: TaskStore,
-  task: TaskRecord,
-  leaseOwner: string,
-  outcome: TaskOutcome,
-  now: number,
-  log: Log,
-): Promise<boolean> {
-  try {
-    await store.finish(task, leaseOwner, outcome, now);
-    return true;
-  } catch (error) {
-    if (!(error instanceof LeaseLostError)) throw error;
-    // Another worker took the task over (or it ended meanwhile): its outcome stands.
-    log({ event: 'lease-lost', taskId: task.taskId, tool: task.tool });
-    return false;
   }
 }
 
@@ -277,7 +314,7 @@ export function toTaskOutcome(outcome: Extract<RunOutcome, { kind: 'result' | 'p
       const bytes = Buffer.byteLength(JSON.stringify(result));
       if (bytes > MAX_RESULT_BYTES) {
         const message = `The tool's result is too large: ${bytes} bytes, the limit is ${MAX_RESULT_BYTES}`;
-        return { status: 'failed', error: { code: -32603, message }, statusMessage: message };
+        return { status: 'failed', error: { code: INTERNAL_ERROR, message }, statusMessage: message };
       }
       return { status: 'completed', result };
     }

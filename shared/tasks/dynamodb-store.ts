@@ -243,7 +243,7 @@ export class DynamoDbTaskStore implements TaskStore {
     return chunkedResult && finished.status === 'completed' ? { ...finished, result: chunkedResult } : finished;
   }
 
-  async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number, options: ReleaseOptions = {}): Promise<void> {
+  async release(taskId: string, leaseOwner: string, resumeAt: number, options: ReleaseOptions = {}): Promise<void> {
     // A blind write of what `decideRelease` decides, under the `leaseHeld`
     // rule. A failed condition means the lease is not ours (any more):
     // nothing to release.

@@ -12,6 +12,7 @@ import {
   type ReturnValue,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { BARE_INTERNAL_ERROR } from '../wire.ts';
 import { type Item, number, rowKey, toItem } from './dynamodb-codec.ts';
 import { CLEARABLE, DEFAULT_ACTIVE_INDEX_SHARDS, TABLE_KEYS } from './dynamodb-schema.ts';
 import type { TaskRecord } from './model.ts';
@@ -178,7 +179,7 @@ export function backoff(round: number, jitter = false): Promise<void> {
 }
 
 /** The error a task ends with when DynamoDB refuses its row. */
-export const ROW_REJECTED_ERROR = { code: -32603, message: 'Internal error' } as const;
+export const ROW_REJECTED_ERROR = BARE_INTERNAL_ERROR;
 
 /**
  * DynamoDB's refusal of a write as a domain error: `ValidationException`
@@ -186,7 +187,7 @@ export const ROW_REJECTED_ERROR = { code: -32603, message: 'Internal error' } as
  */
 export function rejection(error: unknown, taskId: string): unknown {
   if (!(error instanceof Error) || error.name !== 'ValidationException') return error;
-  return new TaskRowRejectedError(taskId, /item size/i.test(error.message) ? 'size' : 'validation');
+  return new TaskRowRejectedError(taskId, /item size/i.test(error.message) ? 'size' : 'validation', { cause: error });
 }
 
 /** The `statusMessage` of a task ended through the minimal write. */

@@ -12,6 +12,7 @@
  *
  * No AWS SDK in here: this module is part of every bundle.
  */
+import { TasksError } from '../errors.ts';
 
 /** DynamoDB's largest item, in bytes. */
 export const DYNAMODB_ITEM_LIMIT_BYTES = 400 * 1024;
@@ -49,9 +50,6 @@ export const MAX_STATUS_MESSAGE_BYTES = 4 * 1024;
  */
 export const MAX_JSON_DEPTH = 64;
 
-/** Room the budgets leave for the row's own fields. */
-export const ROW_OWN_FIELDS_BYTES = DYNAMODB_ITEM_LIMIT_BYTES - MAX_ARGUMENTS_BYTES - MAX_CAPABILITIES_BYTES - MAX_ANSWERS_BYTES;
-
 /**
  * The UTF-8 size of `value` serialised as JSON (0 for `undefined`). It never
  * throws: a value that cannot be serialised (nested too deep for the stack,
@@ -78,7 +76,7 @@ export function truncateUtf8(text: string, maxBytes: number): string {
 }
 
 /** Something a client sent is over one of the budgets above (a client mistake: `-32602`). */
-export class LimitExceededError extends Error {
+export class LimitExceededError extends TasksError {
   constructor(
     /** What was too large, as the client named it (e.g. `arguments`, `inputResponses.confirm`). */
     readonly subject: string,

@@ -91,7 +91,7 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(task.taskId, decideFinish(task.taskId, this.#tasks.get(task.taskId), leaseOwner, outcome, now, this.#policy));
   }
 
-  async release(taskId: string, leaseOwner: string, _now: number, resumeAt: number, options: ReleaseOptions = {}): Promise<void> {
+  async release(taskId: string, leaseOwner: string, resumeAt: number, options: ReleaseOptions = {}): Promise<void> {
     return this.#apply(taskId, decideRelease(this.#tasks.get(taskId), leaseOwner, resumeAt, options, this.#policy));
   }
 

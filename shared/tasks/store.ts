@@ -1,3 +1,4 @@
+import { TasksError } from '../errors.ts';
 import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, TaskOutcome, TaskRecord } from './model.ts';
 
 /** What `create` needs; the store fills in the bookkeeping fields. */
@@ -210,7 +211,7 @@ export interface TaskStore {
    * queued) and `attempts` starts again from 0. A lease that is no longer
    * ours is left alone.
    */
-  release(taskId: string, leaseOwner: string, now: number, resumeAt: number, options?: ReleaseOptions): Promise<void>;
+  release(taskId: string, leaseOwner: string, resumeAt: number, options?: ReleaseOptions): Promise<void>;
 
   /**
    * Marks a task `failed` that is not terminal and that no live lease holds
@@ -233,7 +234,10 @@ export interface TaskStore {
   /** Requests cancellation (see {@link CancelResult} and {@link CancelOptions}). */
   cancel(taskId: string, owner: string, now: number, options?: CancelOptions): Promise<CancelResult>;
 
-  /** The step checkpoints recorded for a task, by name (one query). */
+  /**
+   * The step checkpoints recorded for a task, by name (one query). Only the
+   * operator's `ops inspect` reads them this way; workers read `loadJournal`.
+   */
   loadSteps(taskId: string): Promise<Map<string, unknown>>;
 
   /** The step checkpoints with their positions, by name (one query, the same as `loadSteps`). */
@@ -280,7 +284,7 @@ export interface ReleaseOptions {
 }
 
 /** The task does not exist for this caller (missing, expired or foreign). */
-export class TaskNotFoundError extends Error {
+export class TaskNotFoundError extends TasksError {
   constructor(readonly taskId: string) {
     super('Task not found');
     this.name = 'TaskNotFoundError';
@@ -288,7 +292,7 @@ export class TaskNotFoundError extends Error {
 }
 
 /** A worker tried to write under a lease it no longer holds. */
-export class LeaseLostError extends Error {
+export class LeaseLostError extends TasksError {
   constructor(readonly taskId: string) {
     super('Lease lost');
     this.name = 'LeaseLostError';
@@ -298,7 +302,7 @@ export class LeaseLostError extends Error {
 export type { InputRequest };
 
 /** An idempotency key reused by the same owner for a call with other arguments. */
-export class IdempotencyConflictError extends Error {
+export class IdempotencyConflictError extends TasksError {
   constructor() {
     super('Idempotency key already used for a different call');
     this.name = 'IdempotencyConflictError';
@@ -310,18 +314,19 @@ export class IdempotencyConflictError extends Error {
  * The stores end such a task `failed` through a minimal write rather than
  * retry a write that can never succeed.
  */
-export class TaskRowRejectedError extends Error {
+export class TaskRowRejectedError extends TasksError {
   constructor(
     readonly taskId: string,
     readonly reason: 'size' | 'validation',
+    options?: ErrorOptions,
   ) {
-    super(reason === 'size' ? 'Task row over the item size limit' : 'Task row rejected');
+    super(reason === 'size' ? 'Task row over the item size limit' : 'Task row rejected', options);
     this.name = 'TaskRowRejectedError';
   }
 }
 
 /** The owner already has as many unfinished tasks as the configured cap allows. */
-export class TooManyTasksError extends Error {
+export class TooManyTasksError extends TasksError {
   constructor(readonly limit: number) {
     super(`Too many unfinished tasks: the limit is ${limit} per principal`);
     this.name = 'TooManyTasksError';

@@ -24,6 +24,7 @@
  * No AWS SDK in here: this module is part of every bundle.
  */
 
+import { TasksError } from '../errors.ts';
 import { checkBudget, type LimitExceededError, MAX_ANSWERS_BYTES } from './limits.ts';
 import {
   canTransition,
@@ -71,7 +72,7 @@ export function sweepWindow(timing: SweepTiming): number {
 }
 
 /** A decision tried to move a task along a transition `TRANSITIONS` does not allow (a bug, never a client's mistake). */
-export class IllegalTransitionError extends Error {
+export class IllegalTransitionError extends TasksError {
   constructor(
     readonly from: TaskStatus,
     readonly to: TaskStatus,
@@ -142,6 +143,40 @@ export function isDueToRun(task: TaskRecord, now: number): boolean {
 /** Whether a wait for input has passed its deadline at `now` (its `sweepAt`). */
 export function isWaitExpired(task: TaskRecord, now: number): boolean {
   return task.status === 'input_required' && isDue(task, now);
+}
+
+/**
+ * Whether a task whose journal holds `steps` checkpoints made progress: it
+ * recorded steps since its attempt count last started again (past its
+ * `progressMark`). Progress resets the count, so a long job whose runs keep
+ * dying after useful work still finishes. (`undefined`: not counted.)
+ */
+export function progressedPastMark(task: Pick<TaskBase, 'progressMark'>, steps: number | undefined): steps is number {
+  return steps !== undefined && steps > (task.progressMark ?? 0);
+}
+
+/**
+ * Whether a claim is the task's first run: its start message, claimed for the
+ * first time. A redelivery after a crash has a higher count, and a task whose
+ * start message was lost and that the sweeper re-enqueued is not a first run.
+ * Nothing can have been recorded before a first run.
+ */
+export function isFirstRun(task: Pick<TaskBase, 'attempts'>, reason: string): boolean {
+  return reason === 'start' && task.attempts === 1;
+}
+
+/**
+ * Whether a claimed task has been started more times than `maxAttempts`
+ * allows without progress: past it the worker counts the checkpoints
+ * ({@link progressedPastMark}) before running again.
+ */
+export function pastAttemptCap(task: Pick<TaskBase, 'attempts'>, maxAttempts: number): boolean {
+  return task.attempts > maxAttempts;
+}
+
+/** Whether a run that asked to be retried used the last of `maxAttempts`: the task then fails instead. */
+export function retriesExhausted(task: Pick<TaskBase, 'attempts'>, maxAttempts: number): boolean {
+  return task.attempts >= maxAttempts;
 }
 
 // --- the fields blind writes set ----------------------------------------------
@@ -308,9 +343,9 @@ export function applyOutcome(
     case 'completed':
       return { ...common, status: 'completed', result: outcome.result };
     case 'failed':
-      return { ...common, status: 'failed', error: outcome.error, statusMessage: outcome.statusMessage ?? common.statusMessage };
+      return { ...common, status: 'failed', error: outcome.error, ...withStatusMessage(outcome.statusMessage ?? common.statusMessage) };
     case 'cancelled':
-      return { ...common, status: 'cancelled', statusMessage: outcome.statusMessage ?? common.statusMessage };
+      return { ...common, status: 'cancelled', ...withStatusMessage(outcome.statusMessage ?? common.statusMessage) };
     case 'input_required':
       return {
         ...common,
@@ -324,6 +359,11 @@ export function applyOutcome(
         ...(outcome.questions ? { questions: { ...common.questions, ...outcome.questions } } : {}),
       };
   }
+}
+
+/** `statusMessage` as a field to spread: absent rather than `undefined`. */
+function withStatusMessage(statusMessage: string | undefined): { statusMessage?: string } {
+  return statusMessage === undefined ? {} : { statusMessage };
 }
 
 /** The record without `status` and the fields only some statuses have. */
@@ -369,7 +409,7 @@ export function decideFail(
   options: FailOptions = {},
 ): Decision<boolean> {
   if (!task || isTerminal(task.status) || isRunning(task, now)) return { result: false };
-  if (options.steps !== undefined && options.steps > (task.progressMark ?? 0)) {
+  if (progressedPastMark(task, options.steps)) {
     return { result: false, next: { ...task, attempts: 0, progressMark: options.steps, version: task.version + 1 } };
   }
   return { result: true, next: applyOutcome(task, { status: 'failed', error, statusMessage }, now, policy.retentionMs) };

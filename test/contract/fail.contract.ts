@@ -17,7 +17,7 @@ export function describeFail(kit: ContractKit): void {
         name: 'a released task',
         make: async () => {
           const { task, leaseOwner } = await claimed();
-          await store().release(task.taskId, leaseOwner, at(2), at(2));
+          await store().release(task.taskId, leaseOwner, at(2));
           return read(task.taskId);
         },
       },
@@ -77,7 +77,7 @@ export function describeFail(kit: ContractKit): void {
       // A clean hand-over moves the mark to the step count: no progress since.
       const again = await store().claim(task.taskId, 'w2', at(2 + LEASE), LEASE);
       assert.ok(again);
-      await store().release(task.taskId, 'w2', at(3 + LEASE), at(3 + LEASE), { handedOver: true, progressMark: 1 });
+      await store().release(task.taskId, 'w2', at(3 + LEASE), { handedOver: true, progressMark: 1 });
       assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(4 + LEASE), { steps: 1 }), true);
       assert.equal((await read(task.taskId)).status, 'failed');
       await assert.rejects(store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(5 + LEASE)), LeaseLostError);

@@ -99,7 +99,7 @@ export function describeFinish(kit: ContractKit): void {
     it("writes the outcome's statusMessage even when it equals the one in the claimed record", async () => {
       const { task, leaseOwner } = await claimed();
       await store().heartbeat(task.taskId, leaseOwner, at(2), { statusMessage: 'A' });
-      await store().release(task.taskId, leaseOwner, at(2), at(2));
+      await store().release(task.taskId, leaseOwner, at(2));
       const second = await store().claim(task.taskId, 'w2', at(3), LEASE);
       assert.ok(second);
       assert.equal(second.statusMessage, 'A');

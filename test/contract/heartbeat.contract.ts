@@ -114,7 +114,7 @@ export function describeHeartbeat(kit: ContractKit): void {
 
       it(`(${name}) throws LeaseLostError after the lease was released`, async () => {
         const { task, leaseOwner } = await claimed();
-        await store().release(task.taskId, leaseOwner, at(2), at(2));
+        await store().release(task.taskId, leaseOwner, at(2));
         const released = await read(task.taskId);
         await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(5), options), LeaseLostError);
         assert.deepEqual(await read(task.taskId), released);

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { InputRequest, JsonRpcErrorObject, TaskRecord } from '../../shared/tasks/model.ts';
 import type { NewTask, StorePolicy, TaskStore } from '../../shared/tasks/store.ts';
+import { newTask as newTaskFrom } from '../support/factories.ts';
 
 /** The policy every store under test must be built with (its `leaseMs` is the lease the cases take). */
 export const CONTRACT_POLICY: StorePolicy = {
@@ -59,19 +60,18 @@ export function isolatedWindow(): number {
   return T0 - windows * 10_000_000_000;
 }
 
+/** A new task as the contract cases create it (the shared factory with this suite's owner, tool and clock). */
 export function newTask(overrides: Partial<NewTask> = {}): NewTask {
-  return {
-    taskId: randomUUID(),
+  return newTaskFrom({
     owner: OWNER,
     tool: 'confirm_delete',
     arguments: { filename: 'a.txt', options: { force: false, tags: ['x', 1, null] } },
     clientCapabilities: { elicitation: { form: {} }, sampling: {} },
-    inputResponses: {},
     now: T0,
     ttlMs: TTL,
     pollIntervalMs: 1500,
     ...overrides,
-  };
+  });
 }
 
 /** What every case gets: the store under test and the scenario builders over it. */

@@ -37,7 +37,7 @@ export function describeTerminalTasks(kit: ContractKit): void {
         await unchanged('heartbeat');
         await assert.rejects(store().heartbeat(task.taskId, leaseOwner, now, { statusMessage: 'late' }), LeaseLostError);
         await unchanged('progress-only heartbeat');
-        await store().release(task.taskId, leaseOwner, now, now);
+        await store().release(task.taskId, leaseOwner, now);
         await unchanged('release');
         assert.equal(await store().fail(task.taskId, ERROR, 'late', now), false);
         await unchanged('fail');

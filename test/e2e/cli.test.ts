@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { type IPty, spawn as spawnPty } from '@lydell/node-pty';
 import { isTerminal, pollUntil, type Task, TasksClient } from '../../bin/cli/client.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
+import { waitFor } from '../support/wait.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = fileURLToPath(new URL('../../bin/mcp-tasks.js', import.meta.url));
@@ -165,13 +166,16 @@ class Terminal {
 
   /** Waits until `pattern` shows up after the text seen so far (from `since`). */
   async waitFor(pattern: RegExp, since = 0, timeoutMs = 20_000): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const at = this.text.slice(since).search(pattern);
-      if (at >= 0) return since + at + 1;
-      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${pattern}; terminal so far:\n${this.text}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const at = await waitFor(
+      () => `${pattern}; terminal so far:\n${this.text}`,
+      () => {
+        const found = this.text.slice(since).search(pattern);
+        return found >= 0 ? found : undefined;
+      },
+      timeoutMs,
+      100,
+    );
+    return since + at + 1;
   }
 
   type(keys: string): void {

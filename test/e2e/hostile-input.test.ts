@@ -19,8 +19,10 @@ import {
   MAX_REQUEST_STATE_BYTES,
 } from '../../shared/tasks/limits.ts';
 import { isTerminal } from '../../shared/tasks/model.ts';
+import { newTask } from '../support/factories.ts';
 import { TASKS_CAPABILITIES } from '../support/mcp-http.ts';
 import { errorOf, type Reply, resultOf, wires } from '../support/two-wires.ts';
+import { waitFor } from '../support/wait.ts';
 import { hostileStack, PRINCIPAL, pad } from './hostile-stack.ts';
 
 /** A `-32602` whose message names `limit` (the budget's byte count). */
@@ -96,11 +98,10 @@ describe('hostile and unlucky input (issue 9)', () => {
           const empty = JSON.stringify({ action: 'accept', content: { [field]: '' } }).length;
           return { action: 'accept', content: { [field]: pad(MAX_ANSWER_BYTES - empty) } };
         };
-        const deadline = Date.now() + 10_000;
-        while ((await local.stack.store.get(taskId, PRINCIPAL, Date.now()))?.status !== 'input_required') {
-          assert.ok(Date.now() < deadline, 'the task never asked');
-          await new Promise((resolve) => setTimeout(resolve, 25));
-        }
+        await waitFor(
+          'the task to ask',
+          async () => (await local.stack.store.get(taskId, PRINCIPAL, Date.now()))?.status === 'input_required',
+        );
         assert.equal(
           resultOf(await wire.call('tasks/update', { taskId, inputResponses: { name: full('name') } }))['resultType'],
           'complete',
@@ -132,17 +133,16 @@ describe('hostile and unlucky input (issue 9)', () => {
     for (let size = 409_500; size > 400_000; size -= 16) {
       const taskId = crypto.randomUUID();
       try {
-        await local.stack.store.create({
-          taskId,
-          owner: PRINCIPAL,
-          tool: 'slow_compute',
-          arguments: { seconds: 1, label: pad(size) },
-          clientCapabilities: TASKS_CAPABILITIES,
-          inputResponses: {},
-          now: Date.now(),
-          ttlMs: 3_600_000,
-          pollIntervalMs: 1000,
-        });
+        await local.stack.store.create(
+          newTask({
+            taskId,
+            owner: PRINCIPAL,
+            tool: 'slow_compute',
+            arguments: { seconds: 1, label: pad(size) },
+            clientCapabilities: TASKS_CAPABILITIES,
+            now: Date.now(),
+          }),
+        );
       } catch {
         continue;
       }
@@ -155,19 +155,21 @@ describe('hostile and unlucky input (issue 9)', () => {
   it('item 1: a task whose row is at the size limit ends failed with a diagnostic instead of looping', async () => {
     const taskId = await taskAtTheLimit();
     await local.stack.queue.send({ taskId, reason: 'start' });
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const task = await local.stack.store.get(taskId, PRINCIPAL, Date.now());
-      if (task && isTerminal(task.status)) {
-        assert.equal(task.status, 'failed');
-        assert.match(task.statusMessage ?? '', /size limit/);
-        assert.match(task.statusMessage ?? '', /arguments and answers were removed/);
-        assert.deepEqual(task.arguments, {});
-        break;
-      }
-      assert.ok(Date.now() < deadline, `still ${task?.status}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    let status: string | undefined;
+    const task = await waitFor(
+      () => `the task to end, still ${status}`,
+      async () => {
+        const row = await local.stack.store.get(taskId, PRINCIPAL, Date.now());
+        status = row?.status;
+        return row && isTerminal(row.status) ? row : undefined;
+      },
+      15_000,
+      50,
+    );
+    assert.equal(task.status, 'failed');
+    assert.match(task.statusMessage ?? '', /size limit/);
+    assert.match(task.statusMessage ?? '', /arguments and answers were removed/);
+    assert.deepEqual(task.arguments, {});
     assert.ok(logs.some((l) => l.event === 'claim-failed' && l['taskId'] === taskId && l['error'] === 'TaskRowRejectedError'));
     // Counted like any other end: the failed-task alarm sees it.
     const ended = logs.filter((l) => l.event === 'task-ended' && l['taskId'] === taskId);
@@ -234,17 +236,17 @@ describe('size budgets against the row they protect (issue 9, item 1)', () => {
       assert.ok(jsonBytes(answers) <= MAX_ANSWERS_BYTES);
       const taskId = crypto.randomUUID();
       const owner = `https://issuer.example.com/#${pad(200)}`;
-      const { task } = await store.create({
-        taskId,
-        owner,
-        tool: 'approval_gate',
-        arguments: filled(MAX_ARGUMENTS_BYTES),
-        clientCapabilities: filled(MAX_CAPABILITIES_BYTES),
-        inputResponses: answers,
-        now: Date.now(),
-        ttlMs: 3_600_000,
-        pollIntervalMs: 1000,
-      });
+      const { task } = await store.create(
+        newTask({
+          taskId,
+          owner,
+          tool: 'approval_gate',
+          arguments: filled(MAX_ARGUMENTS_BYTES),
+          clientCapabilities: filled(MAX_CAPABILITIES_BYTES),
+          inputResponses: answers,
+          now: Date.now(),
+        }),
+      );
       const created = taskRowBytes(task);
       const claimed = await store.claim(taskId, crypto.randomUUID(), Date.now(), 300_000);
       assert.ok(claimed);

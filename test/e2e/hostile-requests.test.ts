@@ -23,6 +23,7 @@ import type { LogEvent } from '../../shared/log.ts';
 import { MAX_TASK_ID_LENGTH } from '../../shared/tasks/limits.ts';
 import { isTerminal } from '../../shared/tasks/model.ts';
 import { errorOf, lambdaEvent, type Reply, rawPost, resultOf, wires } from '../support/two-wires.ts';
+import { waitFor } from '../support/wait.ts';
 import { hostileStack, PRINCIPAL, pad } from './hostile-stack.ts';
 
 describe('hostile and unlucky input (issue 9)', () => {
@@ -133,19 +134,19 @@ describe('hostile and unlucky input (issue 9)', () => {
       // Spec 32 and 35: every tasks/cancel is acknowledged with an empty `complete` result; spec 19: it then reads `cancelled`.
       it('item 6: 20 parallel tasks/cancel on one running task are all acknowledged, and the task ends cancelled', async () => {
         const taskId = await callTask(wire, { seconds: 30 });
-        const deadline = Date.now() + 10_000;
-        while ((await local.stack.store.get(taskId, PRINCIPAL, Date.now()))?.lease === undefined) {
-          assert.ok(Date.now() < deadline, 'the task was never claimed');
-          await new Promise((resolve) => setTimeout(resolve, 25));
-        }
+        await waitFor(
+          'the task to be claimed',
+          async () => (await local.stack.store.get(taskId, PRINCIPAL, Date.now()))?.lease !== undefined,
+        );
         const replies = await Promise.all(Array.from({ length: 20 }, () => wire.call('tasks/cancel', { taskId })));
         for (const reply of replies) assert.deepEqual(resultOf(reply), resultOf(replies[0]!), reply.text);
-        for (;;) {
-          const task = await local.stack.store.get(taskId, PRINCIPAL, Date.now());
-          if (task?.status === 'cancelled') break;
-          assert.ok(Date.now() < deadline + 10_000, `still ${task?.status}`);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
+        let status: string | undefined;
+        await waitFor(
+          () => `cancelled, still ${status}`,
+          async () => (status = (await local.stack.store.get(taskId, PRINCIPAL, Date.now()))?.status) === 'cancelled',
+          10_000,
+          50,
+        );
       });
     });
   }
@@ -205,12 +206,9 @@ describe('hostile and unlucky input (issue 9)', () => {
     deniedClaims.add(taskId);
     // The start message may already be on its way: send one more, which must be refused and logged.
     await local.stack.queue.send({ taskId, reason: 'start' });
-    const deadline = Date.now() + 10_000;
-    let line: LogEvent | undefined;
-    while (!(line = logs.find((l) => l.event === 'claim-failed' && l['taskId'] === taskId))) {
-      assert.ok(Date.now() < deadline, 'no claim-failed line');
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    const line: LogEvent = await waitFor('a claim-failed line', () =>
+      logs.find((l) => l.event === 'claim-failed' && l['taskId'] === taskId),
+    );
     assert.equal(line['error'], 'AccessDeniedException');
     deniedClaims.delete(taskId);
   });
@@ -247,22 +245,28 @@ describe('optional cap on unfinished tasks per principal (issue 9, item 6)', () 
       );
       assert.match(JSON.stringify(other), /resultType\\":\\"task/);
       assert.equal(resultOf(await wire.call('tasks/cancel', { taskId: ids[0] }))['resultType'], 'complete');
-      const deadline = Date.now() + 10_000;
-      let third: Reply;
-      while ((third = await start()).body?.error) {
-        assert.ok(Date.now() < deadline, 'the slot was never freed');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      const third: Reply = await waitFor(
+        'the slot to be freed',
+        async () => {
+          const reply = await start();
+          return reply.body?.error ? undefined : reply;
+        },
+        10_000,
+        100,
+      );
       ids.push(String(resultOf(third)['taskId']));
       // Every task started here ends.
       for (const taskId of ids) await wire.call('tasks/cancel', { taskId });
       for (const taskId of ids) {
-        for (;;) {
-          const task = await stack.store.get(taskId, PRINCIPAL, Date.now());
-          if (task && isTerminal(task.status)) break;
-          assert.ok(Date.now() < deadline + 10_000);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
+        await waitFor(
+          `task ${taskId} to end`,
+          async () => {
+            const task = await stack.store.get(taskId, PRINCIPAL, Date.now());
+            return task !== undefined && isTerminal(task.status);
+          },
+          10_000,
+          50,
+        );
       }
     });
   }

@@ -15,6 +15,7 @@ import { isTerminal } from '../../shared/tasks/model.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import type { RpcOptions } from '../support/mcp-http.ts';
 import { resultOf, type Wire } from '../support/two-wires.ts';
+import { waitFor } from '../support/wait.ts';
 
 /** The principal the local stack gives every request without an authorizer. */
 export const PRINCIPAL = 'local';
@@ -101,15 +102,19 @@ export function hostileStack(): HostileStack {
         const task = await stack.store.get(taskId, owner, Date.now());
         if (task && !isTerminal(task.status)) await stack.store.cancel(taskId, owner, Date.now());
       }
-      const deadline = Date.now() + 15_000;
       for (const { taskId, owner } of accepted) {
-        for (;;) {
-          const task = await stack.store.get(taskId, owner, Date.now());
-          assert.ok(task, `task ${taskId} vanished`);
-          if (isTerminal(task.status)) break;
-          assert.ok(Date.now() < deadline, `task ${taskId} is still ${task.status}`);
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
+        let status: string | undefined;
+        await waitFor(
+          () => `task ${taskId} to end, still ${status}`,
+          async () => {
+            const task = await stack.store.get(taskId, owner, Date.now());
+            assert.ok(task, `task ${taskId} vanished`);
+            status = task.status;
+            return isTerminal(task.status);
+          },
+          15_000,
+          100,
+        );
       }
       // Nothing sensitive in any log line: no arguments, answers or padding.
       const text = logs.map((line) => JSON.stringify(line)).join('\n');

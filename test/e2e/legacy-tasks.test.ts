@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, GetTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
+import { sleep } from '../support/wait.ts';
 
 let stack: LocalStackProcess;
 let client: Client;
@@ -114,14 +115,14 @@ describe('MCP TypeScript SDK v1 client, 2025-11-25 tasks', () => {
     );
     const { taskId } = created.task;
     assert.equal(created.task.status, 'working');
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await sleep(1_500);
     const answered = await client.experimental.tasks.cancelTask(taskId);
     assert.equal(answered.taskId, taskId);
     // That revision: the task is cancelled before the answer, not when its handler next checks.
     assert.equal(answered.status, 'cancelled');
     assert.equal((await client.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema)).status, 'cancelled');
     // The worker stops at its next check and its late writes are refused: the task stays cancelled.
-    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    await sleep(6_000);
     assert.equal((await client.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema)).status, 'cancelled');
   });
 

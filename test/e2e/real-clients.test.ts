@@ -27,13 +27,13 @@ import {
   rawResult,
   type SdkConnection,
   SdkTasks,
-  sleep,
   TASKS_EXTENSION,
   type WireRecorder,
 } from '../support/clients.ts';
 import { CANCEL_SETTLES_MS, type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { parseMessages } from '../support/mcp-http.ts';
 import { assertValid } from '../support/schemas.ts';
+import { sleep } from '../support/wait.ts';
 
 /** How long an ext-tasks execution may take to settle before the test explains why not. */
 const SETTLE_TIMEOUT_MS = 15_000;

@@ -2,8 +2,9 @@
  * The "Calling it" snippets: each one is a file under `examples/` that
  * `docs/clients.md` includes verbatim (after a `<!-- snippet: path -->` line),
  * as does the README for the ones it shows, and each runs to a completed
- * task against the local stack (`npm start` defaults). The TypeScript ones are also type-checked by `npm run typecheck`
- * (tsconfig includes `examples/`).
+ * task against the local stack (`npm start` defaults). The TypeScript ones are
+ * also type-checked by `npm run typecheck` (`examples/tsconfig.json`: a
+ * reader's project, with the DOM's `fetch` types).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

@@ -19,9 +19,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
-import { countEntries, createTask, sleepMs, uniqueLabel, waitFor, waitForEffects } from '../support/durable.ts';
+import { countEntries, createTask, uniqueLabel, waitForEffects } from '../support/durable.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { pollUntil } from '../support/mcp-http.ts';
+import { sleep, waitFor } from '../support/wait.ts';
 
 describe('crash recovery (SIGKILL of the local stack, restart on the same data)', () => {
   let root: string;
@@ -103,7 +104,7 @@ describe('crash recovery (SIGKILL of the local stack, restart on the same data)'
     await waitForEffects(label, effectsDir, (effects) => effects.includes('before'), 15_000);
     // Let the worker checkpoint the sleep and enqueue the (delayed) wake-up; then lose it.
     await waitFor('the run to suspend on the sleep', () => logged(first, 'ran', taskId, 'sleep'), 10_000);
-    await sleepMs(200);
+    await sleep(200);
     await crash(first);
     assert.deepEqual(readEffects(label, effectsDir), ['before']);
 

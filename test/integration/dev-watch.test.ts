@@ -9,9 +9,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createTask, waitFor } from '../support/durable.ts';
+import { createTask } from '../support/durable.ts';
 import { pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
 import { makeSandbox, type Sandbox } from '../support/sandbox.ts';
+import { waitFor } from '../support/wait.ts';
 
 const READY = /MCP endpoint ready at (http:\/\/\S+)/g;
 

@@ -23,8 +23,10 @@ import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durabilit
 import { jsonLog } from '../../shared/log.ts';
 import type { TaskMessage, TaskQueue } from '../../shared/queue/queue.ts';
 import { processTaskMessage } from '../../shared/runtime/worker.ts';
-import { createTask, durableEnv, sleepMs, uniqueLabel, waitFor, waitForEffects } from '../support/durable.ts';
+import { createTask, durableEnv, uniqueLabel, waitForEffects } from '../support/durable.ts';
+import { newTask } from '../support/factories.ts';
 import { errorOf, getTask, pollUntil, requestMeta, resultOf, rpc } from '../support/mcp-http.ts';
+import { sleep, waitFor } from '../support/wait.ts';
 
 const VISIBILITY_TIMEOUT_SECONDS = 1;
 const MAX_RECEIVE_COUNT = 3;
@@ -108,17 +110,18 @@ describe('durable execution on the local stack', () => {
     const label = uniqueLabel('race');
     const taskId = randomUUID();
     const now = Date.now();
-    await deps.store.create({
-      taskId,
-      owner: deps.config.localPrincipal,
-      tool: 'counter',
-      arguments: { label, ms: 300 },
-      clientCapabilities: requestMeta()['io.modelcontextprotocol/clientCapabilities'] as Record<string, unknown>,
-      inputResponses: {},
-      now,
-      ttlMs: deps.config.taskTtlMs,
-      pollIntervalMs: deps.config.pollIntervalMs,
-    });
+    await deps.store.create(
+      newTask({
+        taskId,
+        owner: deps.config.localPrincipal,
+        tool: 'counter',
+        arguments: { label, ms: 300 },
+        clientCapabilities: requestMeta()['io.modelcontextprotocol/clientCapabilities'] as Record<string, unknown>,
+        now,
+        ttlMs: deps.config.taskTtlMs,
+        pollIntervalMs: deps.config.pollIntervalMs,
+      }),
+    );
     const worker = {
       store: deps.store,
       queue: deps.queue,
@@ -231,7 +234,7 @@ describe('durable execution on the local stack', () => {
       assert.equal((await getTask(stack.url, taskId)).status, 'working');
       const row = await deps.store.get(taskId, deps.config.localPrincipal, Date.now());
       assert.equal(row?.lease, undefined, 'no lease while asleep');
-      await sleepMs(100);
+      await sleep(100);
     }
     assert.deepEqual(readEffects(label, effectsDir), ['before']);
 

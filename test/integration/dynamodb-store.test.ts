@@ -26,6 +26,7 @@ import { MAX_RESULT_BYTES, type TaskRecord } from '../../shared/tasks/model.ts';
 import { type HeartbeatOptions, LeaseLostError } from '../../shared/tasks/store.ts';
 import { expiresAtSeconds } from '../../shared/tasks/ttl.ts';
 import { CONTRACT_POLICY, describeTaskStore } from '../contract/task-store.contract.ts';
+import { newTask } from '../support/factories.ts';
 
 type Item = Record<string, AttributeValue>;
 
@@ -145,17 +146,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     return (Items ?? []).some((item) => item[TABLE_KEYS.partition]?.S === taskId);
   }
 
-  const newTask = (taskId = randomUUID(), now = T0) => ({
-    taskId,
-    owner: 'alice',
-    tool: 'echo',
-    arguments: { text: 'hi' },
-    clientCapabilities: {},
-    inputResponses: {},
-    now,
-    ttlMs: 60_000,
-    pollIntervalMs: 1000,
-  });
+  const echoTask = (taskId = randomUUID(), now = T0) => newTask({ taskId, arguments: { text: 'hi' }, now, ttlMs: 60_000 });
 
   const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
   const keyPk = (owner: string, key: string) => IDEMPOTENCY_PK_PREFIX + sha256(`${owner}\u0000${key}`);
@@ -176,7 +167,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     );
 
   async function claimedTask(now = T0 + 1): Promise<TaskRecord> {
-    const { task } = await store.create(newTask(randomUUID(), now - 1));
+    const { task } = await store.create(echoTask(randomUUID(), now - 1));
     const claimed = await store.claim(task.taskId, 'w1', now, LEASE);
     assert.ok(claimed);
     return claimed;
@@ -207,7 +198,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
   it('request counts: create 1 PutItem, claim, heartbeat, release and finish 1 UpdateItem each, get 1 GetItem', async () => {
     const taskId = randomUUID();
-    assert.deepEqual(await commandsOf(() => store.create(newTask(taskId))), ['PutItem']);
+    assert.deepEqual(await commandsOf(() => store.create(echoTask(taskId))), ['PutItem']);
     let claimed: TaskRecord | undefined;
     assert.deepEqual(await commandsOf(async () => (claimed = await store.claim(taskId, 'w1', T0 + 1, LEASE))), ['UpdateItem']);
     assert.ok(claimed);
@@ -216,7 +207,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     ]);
     assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { leaseMs: LEASE })), ['UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { statusMessage: 'busy' })), ['UpdateItem']);
-    assert.deepEqual(await commandsOf(() => store.release(taskId, 'w1', T0 + 4, T0 + 4)), ['UpdateItem']);
+    assert.deepEqual(await commandsOf(() => store.release(taskId, 'w1', T0 + 4)), ['UpdateItem']);
     claimed = await store.claim(taskId, 'w2', T0 + 5, LEASE);
     assert.ok(claimed);
     assert.deepEqual(await commandsOf(() => store.finish(claimed!, 'w2', { status: 'completed', result: { content: [] } }, T0 + 6)), [
@@ -268,7 +259,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     };
     const sweepKey = (row: Item) => [row[ACTIVE_INDEX.partition]?.S, row[ACTIVE_INDEX.sort]?.N];
 
-    await store.create(newTask(taskId));
+    await store.create(echoTask(taskId));
     const created = sweepKey(await rawRow(taskId));
     assert.deepEqual(created, [activeShardOf(taskId), String(T0 + W)]);
 
@@ -282,7 +273,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
     assert.match(await expressionOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { leaseMs: LEASE })), /sweepAt/);
     assert.deepEqual(sweepKey(await rawRow(taskId)), [activeShardOf(taskId), String(T0 + 3 + W)]);
-    await store.release(taskId, 'w1', T0 + 4, T0 + 100);
+    await store.release(taskId, 'w1', T0 + 100);
     assert.deepEqual(sweepKey(await rawRow(taskId)), [activeShardOf(taskId), String(T0 + 100 + W)]);
     assert.equal(await store.reschedule(taskId, T0 + 100 + W, T0 + 100 + 2 * W), true);
     assert.deepEqual(sweepKey(await rawRow(taskId)), [activeShardOf(taskId), String(T0 + 100 + 2 * W)]);
@@ -294,7 +285,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     assert.deepEqual(await commandsOf(() => store.answer(task.taskId, 'alice', { a: [] }, T0 + 3)), ['GetItem', 'UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.cancel(task.taskId, 'alice', T0 + 4)), ['GetItem', 'UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.cancel(task.taskId, 'alice', T0 + 5)), ['GetItem']);
-    const other = await store.create(newTask());
+    const other = await store.create(echoTask());
     assert.deepEqual(await commandsOf(() => store.fail(other.task.taskId, { code: -32603, message: 'x' }, 'gave up', T0 + 1)), [
       'GetItem',
       'UpdateItem',
@@ -305,7 +296,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     assert.equal(DEFAULT_ACTIVE_INDEX_SHARDS, 4);
     assert.deepEqual(await commandsOf(() => store.findDue(T0, 10)), Array(DEFAULT_ACTIVE_INDEX_SHARDS).fill('Query'));
     for (const entry of sent) assert.equal(entry.command, 'QueryCommand');
-    const { task } = await store.create(newTask());
+    const { task } = await store.create(echoTask());
     assert.deepEqual(await commandsOf(() => store.reschedule(task.taskId, T0 + GRACE, T0 + 2 * GRACE)), ['UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.reschedule(task.taskId, T0 + GRACE, T0 + 2 * GRACE)), ['UpdateItem']);
   });
@@ -345,7 +336,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     const inIndex = (row: Item) => [ACTIVE_INDEX.partition, ACTIVE_INDEX.sort].filter((name) => name in row);
     const expiry = (row: Item) => [TTL_ATTRIBUTE, 'expiresAtMs'].filter((name) => name in row);
 
-    await store.create(newTask(taskId));
+    await store.create(echoTask(taskId));
     let row = await rawRow(taskId);
     assert.equal(row[ACTIVE_INDEX.partition]?.S, shard);
     assert.equal(row[ACTIVE_INDEX.sort]?.N, String(T0 + W));
@@ -402,7 +393,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
   it('removes the attributes that do not belong to the new status from the row', async () => {
     const taskId = randomUUID();
-    await store.create(newTask(taskId));
+    await store.create(echoTask(taskId));
     const first = await store.claim(taskId, 'w1', T0 + 1, LEASE);
     assert.ok(first);
     await store.finish(first, 'w1', { status: 'input_required', inputRequests: { a: { method: 'roots/list' } } }, T0 + 2);
@@ -512,14 +503,14 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   it('create with a key costs two PutItems; a repeat reads the key and finds the row', async () => {
     const key = randomUUID();
     const taskId = randomUUID();
-    assert.deepEqual(await commandsOf(() => store.create(newTask(taskId), { idempotencyKey: key })), ['PutItem', 'PutItem']);
+    assert.deepEqual(await commandsOf(() => store.create(echoTask(taskId), { idempotencyKey: key })), ['PutItem', 'PutItem']);
     const keyItem = await rawItem(keyPk('alice', key), IDEMPOTENCY_SK);
     assert.ok(keyItem);
     assert.equal(keyItem['taskId']?.S, taskId);
     assert.equal(keyItem['fingerprint']?.S, sha256(JSON.stringify(['echo', { text: 'hi' }])));
     assert.equal(keyItem[TTL_ATTRIBUTE]?.N, String(Math.ceil((T0 + RETENTION + IDEMPOTENCY_GRACE_MS) / 1000)));
 
-    assert.deepEqual(await commandsOf(() => store.create(newTask(), { idempotencyKey: key })), [
+    assert.deepEqual(await commandsOf(() => store.create(echoTask(), { idempotencyKey: key })), [
       'PutItem',
       'GetItem',
       'PutItem',
@@ -531,11 +522,11 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     const key = randomUUID();
     const recordedId = randomUUID();
     await putKeyItem(key, recordedId, T0);
-    const recovered = await store.create(newTask(randomUUID(), T0 + 5_000), { idempotencyKey: key });
+    const recovered = await store.create(echoTask(randomUUID(), T0 + 5_000), { idempotencyKey: key });
     assert.equal(recovered.created, true);
     assert.equal(recovered.task.taskId, recordedId);
     assert.equal((await store.get(recordedId, 'alice', T0 + 5_001))?.status, 'working');
-    assert.deepEqual(await store.create(newTask(randomUUID(), T0 + 6_000), { idempotencyKey: key }), {
+    assert.deepEqual(await store.create(echoTask(randomUUID(), T0 + 6_000), { idempotencyKey: key }), {
       task: recovered.task,
       created: false,
     });
@@ -546,7 +537,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     const goneId = randomUUID();
     await putKeyItem(key, goneId, T0);
     const later = T0 + RETENTION + 1;
-    const fresh = await store.create(newTask(randomUUID(), later), { idempotencyKey: key });
+    const fresh = await store.create(echoTask(randomUUID(), later), { idempotencyKey: key });
     assert.equal(fresh.created, true);
     assert.notEqual(fresh.task.taskId, goneId);
     assert.equal(await rawItem(goneId, TASK_ROW_SK), undefined, 'the gone task is not brought back');
@@ -560,7 +551,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
       expiresAtSeconds: Math.floor(T0 / 1000) - 1,
     });
     const taskId = randomUUID();
-    assert.deepEqual(await commandsOf(() => store.create(newTask(taskId), { idempotencyKey: key })), ['PutItem', 'PutItem']);
+    assert.deepEqual(await commandsOf(() => store.create(echoTask(taskId), { idempotencyKey: key })), ['PutItem', 'PutItem']);
     assert.equal((await rawItem(keyPk('alice', key), IDEMPOTENCY_SK))?.['taskId']?.S, taskId);
   });
 

@@ -30,9 +30,11 @@ import { WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { ACTIVE_INDEX, TABLE_KEYS } from '../../shared/tasks/dynamodb-schema.ts';
 import { DEFAULT_ACTIVE_INDEX_SHARDS } from '../../shared/tasks/dynamodb-store.ts';
-import { createTask, uniqueLabel, waitFor } from '../support/durable.ts';
+import { createTask, uniqueLabel } from '../support/durable.ts';
+import { newTask } from '../support/factories.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
+import { waitFor } from '../support/wait.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -224,17 +226,7 @@ describe('local stack start-up recovery (in-process)', () => {
       const ids: string[] = [];
       for (let i = 0; i < parties; i++) {
         const taskId = randomUUID();
-        await stack.store.create({
-          taskId,
-          owner: 'local',
-          tool: 'rendezvous',
-          arguments: { label, parties },
-          clientCapabilities: {},
-          inputResponses: {},
-          now: Date.now(),
-          ttlMs: 3_600_000,
-          pollIntervalMs: 1000,
-        });
+        await stack.store.create(newTask({ taskId, owner: 'local', tool: 'rendezvous', arguments: { label, parties }, now: Date.now() }));
         ids.push(taskId);
       }
       // All 20 start messages on the queue in two sends, as a burst of clients would put them there.
@@ -281,17 +273,7 @@ describe('local stack start-up recovery (in-process)', () => {
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) {
       const taskId = randomUUID();
-      await stack.store.create({
-        taskId,
-        owner: 'local',
-        tool: 'counter',
-        arguments: { label, ms: 0 },
-        clientCapabilities: {},
-        inputResponses: {},
-        now: Date.now(),
-        ttlMs: 3_600_000,
-        pollIntervalMs: 1000,
-      });
+      await stack.store.create(newTask({ taskId, owner: 'local', tool: 'counter', arguments: { label, ms: 0 }, now: Date.now() }));
       ids.push(taskId);
     }
     await stack.close();
@@ -344,17 +326,9 @@ describe('local stack start-up recovery (in-process)', () => {
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) {
       const taskId = randomUUID();
-      await stack.store.create({
-        taskId,
-        owner: 'local',
-        tool: 'counter',
-        arguments: { label: uniqueLabel('swept'), ms: 0 },
-        clientCapabilities: {},
-        inputResponses: {},
-        now: Date.now(),
-        ttlMs: 3_600_000,
-        pollIntervalMs: 1000,
-      });
+      await stack.store.create(
+        newTask({ taskId, owner: 'local', tool: 'counter', arguments: { label: uniqueLabel('swept'), ms: 0 }, now: Date.now() }),
+      );
       ids.push(taskId);
     }
     await stack.close();

@@ -16,6 +16,7 @@ import { type Poller, startPoller } from '../../bin/local/poller.ts';
 import { type LocalSqs, localSqsClient, startLocalSqs } from '../../bin/local/sqs.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { pollUntil, resultOf, rpc, TASKS_EXTENSION } from '../support/mcp-http.ts';
+import { sleep } from '../support/wait.ts';
 
 /** Starts a one-second task and returns its id. */
 async function startSlowTask(url: string): Promise<string> {
@@ -165,6 +166,7 @@ describe('SQS event source emulation (fauxqs + poller)', () => {
         handler: async (event) => {
           dead.push(...event.Records);
           deadLettered();
+          return undefined;
         },
       }),
     );
@@ -174,7 +176,7 @@ describe('SQS event source emulation (fauxqs + poller)', () => {
     await client.send(new SendMessageCommand({ QueueUrl: sqs.queueUrl, MessageBody: 'fail' }));
     await Promise.race([reachedDlq, new Promise((_, reject) => setTimeout(() => reject(new Error('nothing reached the DLQ')), 15_000))]);
     // One more visibility period: a deleted record must not come back.
-    await new Promise((resolve) => setTimeout(resolve, (VISIBILITY_S + 1) * 1000));
+    await sleep((VISIBILITY_S + 1) * 1000);
 
     assert.deepEqual(
       seen.filter((s) => s.body === 'ok').map((s) => s.receiveCount),

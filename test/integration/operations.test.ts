@@ -17,8 +17,10 @@ import { runOps } from '../../bin/ops/cli.ts';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { METRICS_NAMESPACE, TASK_METRICS } from '../../shared/metrics.ts';
-import { createTask, waitFor } from '../support/durable.ts';
+import { createTask } from '../support/durable.ts';
+import { newTask } from '../support/factories.ts';
 import { getTask, pollUntil } from '../support/mcp-http.ts';
+import { sleep, waitFor } from '../support/wait.ts';
 
 type Line = Record<string, any>;
 
@@ -57,17 +59,7 @@ async function opsJson<T>(outputsFile: string, ...args: string[]): Promise<T> {
 /** A `working` task nobody runs: created in the store without a message (as after a lost enqueue). */
 async function idleTask(stack: LocalStack, tool = 'slow_compute'): Promise<string> {
   const taskId = randomUUID();
-  await stack.store.create({
-    taskId,
-    owner: stack.config.localPrincipal,
-    tool,
-    arguments: {},
-    clientCapabilities: {},
-    inputResponses: {},
-    now: Date.now(),
-    ttlMs: 60_000,
-    pollIntervalMs: 1000,
-  });
+  await stack.store.create(newTask({ taskId, owner: stack.config.localPrincipal, tool, now: Date.now(), ttlMs: 60_000 }));
   return taskId;
 }
 
@@ -187,7 +179,7 @@ describe('operations on the local stack', () => {
 
     it('working: working tasks by age, oldest first, from the index', async () => {
       const older = await idleTask(main.stack);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
       const newer = await idleTask(main.stack);
       const listed = await opsJson<Line[]>(main.outputsFile, 'working');
       const ids = listed.map((t) => t['taskId']);
@@ -204,7 +196,7 @@ describe('operations on the local stack', () => {
     it('waiting: tasks waiting for input longer than N, and none that waited less', async () => {
       const taskId = await createTask(main.stack.url, 'confirm_delete', { filename: 'a.txt' });
       await pollUntil(main.stack.url, taskId, (task) => task.status === 'input_required');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       const waited = await opsJson<Line[]>(main.outputsFile, 'waiting', '--older-than', '200ms');
       const entry = waited.find((t) => t['taskId'] === taskId);
       assert.ok(entry, JSON.stringify(waited));

@@ -117,8 +117,8 @@ export async function callTool(
       return {
         taskId,
         status,
-        ...(task['result'] ? { result: task['result'] as CalledTask['result'] } : {}),
-        ...(task['error'] ? { error: task['error'] as CalledTask['error'] } : {}),
+        ...(task['result'] ? { result: task['result'] as NonNullable<CalledTask['result']> } : {}),
+        ...(task['error'] ? { error: task['error'] as NonNullable<CalledTask['error']> } : {}),
         statusMessages,
       };
     }

@@ -20,6 +20,7 @@ import {
 } from '../../shared/tasks/model.ts';
 import { LeaseLostError, type StorePolicy, TaskNotFoundError, type TaskStore } from '../../shared/tasks/store.ts';
 import { CONTRACT_POLICY } from '../contract/task-store.contract.ts';
+import { newTask } from '../support/factories.ts';
 
 export const POLICY: StorePolicy = CONTRACT_POLICY;
 /** W: a task is due for the sweeper one lease plus the grace after it is due to run. */
@@ -140,7 +141,7 @@ export function statKey(label: string, note: string): string {
 /** An operation on one task. `solo` is false inside a concurrent step (results are then not predicted). */
 export interface Op {
   label: string;
-  run(world: World, solo: boolean): Promise<{ note: string; after?: AfterCheck; claimed?: boolean; finished?: boolean }>;
+  run(world: World, solo: boolean): Promise<{ note: string; after?: AfterCheck | undefined; claimed?: boolean; finished?: boolean }>;
 }
 
 const ELICIT: InputRequest = {
@@ -356,7 +357,7 @@ function releaseOp(world: World, task: Tracked): Op | undefined {
       const before = task.last;
       const now = w.now;
       const resumeAt = now + delay;
-      await w.store.release(task.taskId, claim.leaseOwner, now, resumeAt, { handedOver });
+      await w.store.release(task.taskId, claim.leaseOwner, resumeAt, { handedOver });
       if (!solo) return { note: 'done' };
       const ours = before !== undefined && !isTerminal(before.status) && before.lease?.owner === claim.leaseOwner;
       return {
@@ -514,17 +515,7 @@ export async function createTask(world: World): Promise<void> {
   const index = world.tasks.length;
   const ttlMs = world.rng.pick(TTLS);
   const taskId = `${world.prefix}-t${index}`;
-  const { task, created } = await world.store.create({
-    taskId,
-    owner: OWNER,
-    tool: 'echo',
-    arguments: { n: index },
-    clientCapabilities: {},
-    inputResponses: {},
-    now: world.now,
-    ttlMs,
-    pollIntervalMs: 1000,
-  });
+  const { task, created } = await world.store.create(newTask({ taskId, owner: OWNER, arguments: { n: index }, now: world.now, ttlMs }));
   assert.equal(created, true);
   assert.equal(task.status, 'working', 'tasks begin in working (spec §2)');
   assert.equal(task.lease, undefined);

@@ -46,6 +46,7 @@ import * as z from 'zod';
 import { pollUntil as pollTask } from '../../bin/cli/client.ts';
 import { type JsonRpcMessage, parseMessages } from './mcp-http.ts';
 import { assertValid } from './schemas.ts';
+import { sleep } from './wait.ts';
 
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
@@ -426,8 +427,4 @@ export async function connectExtTasksSession(
       await sdk.client.close();
     },
   };
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { IDEMPOTENCY_KEY } from '../../shared/protocol/endpoint.ts';
 import { type RpcOptions, requestMeta, resultOf, rpc } from './mcp-http.ts';
+import { waitFor } from './wait.ts';
 
 /**
  * Timings small enough for a test to see leases expire, sweeps happen and
@@ -59,22 +60,6 @@ export async function createTask(
   return created['taskId'] as string;
 }
 
-/** Polls `check` until it returns something other than `undefined`/`false`; fails after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-  intervalMs = 25,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() >= deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
 /** Waits until the effects recorded for `label` satisfy `predicate`; returns them. */
 export function waitForEffects(
   label: string,
@@ -98,5 +83,3 @@ export function countEntries(entries: readonly string[]): Map<string, number> {
   for (const entry of entries) counts.set(entry, (counts.get(entry) ?? 0) + 1);
   return counts;
 }
-
-export const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

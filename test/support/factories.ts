@@ -5,6 +5,7 @@
  * worker. Each takes overrides for the fields a test cares about. (MCP
  * requests as events: `mcpRequestEvent` in `in-process.ts`.)
  */
+import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, SQSEvent } from 'aws-lambda';
 import type { NewTask, StorePolicy } from '../../shared/tasks/store.ts';
 
@@ -13,9 +14,14 @@ export function storePolicy(overrides: Partial<StorePolicy> = {}): StorePolicy {
   return { retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: 10_000, stepRetentionMs: 86_400_000, ...overrides };
 }
 
-/** What `TaskStore.create` takes: tool `echo`, no arguments, no capabilities, an hour's TTL, created at 0. */
-export function newTask(overrides: Partial<NewTask> & Pick<NewTask, 'taskId'>): NewTask {
+/**
+ * What `TaskStore.create` takes: a fresh task id, owner `alice`, tool `echo`,
+ * no arguments, no capabilities, an hour's TTL, created at 0. The tests' one
+ * way to describe a new task.
+ */
+export function newTask(overrides: Partial<NewTask> = {}): NewTask {
   return {
+    taskId: randomUUID(),
     owner: 'alice',
     tool: 'echo',
     arguments: {},

@@ -8,6 +8,7 @@ import { processTaskMessage, type WorkerDeps } from '../../../shared/runtime/wor
 import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
 import type { HeartbeatOptions } from '../../../shared/tasks/store.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
+import { sleep } from '../../support/wait.ts';
 
 const OWNER = 'alice';
 const LEASE_MS = 60_000;
@@ -50,7 +51,7 @@ const reportsProgress = defineTool({
   handler: async (_a, ctx) => {
     for (let i = 0; i < 50 && !ctx.signal.aborted; i++) {
       await ctx.progress(`step ${i}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5);
     }
     ctx.signal.throwIfAborted();
     return 'finished';
@@ -151,7 +152,7 @@ describe('processTaskMessage', () => {
   it('stops a quiet running handler at its next cancellation check', async () => {
     const taskId = await create('waits');
     const run = processTaskMessage({ taskId, reason: 'start' }, deps());
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     assert.equal(await store.cancel(taskId, OWNER, Date.now()), 'requested');
     assert.equal(await run, 'done');
     assert.equal(await status(taskId), 'cancelled');
@@ -161,7 +162,7 @@ describe('processTaskMessage', () => {
     const taskId = await create('waits');
     const events: Array<Record<string, unknown>> = [];
     const run = processTaskMessage({ taskId, reason: 'start' }, { ...deps(), log: (event) => events.push(event) });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     assert.equal(await store.cancel(taskId, OWNER, Date.now(), { atOnce: true }), 'cancelled');
     const cancelled = await store.get(taskId, OWNER, Date.now());
     assert.equal(await run, 'done');
@@ -173,7 +174,7 @@ describe('processTaskMessage', () => {
   it('carries cancellation through progress writes', async () => {
     const taskId = await create('progress');
     const run = processTaskMessage({ taskId, reason: 'start' }, deps({ cancelCheckMs: 60_000 }));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     assert.equal((await store.get(taskId, OWNER, Date.now()))?.statusMessage?.startsWith('step '), true);
     await store.cancel(taskId, OWNER, Date.now());
     await run;
@@ -206,7 +207,7 @@ describe('durable execution', () => {
       for (let i = 1; i <= (args as { steps: number }).steps; i++) {
         sum += await ctx.step(`s${i}`, async () => {
           ran.push(`s${i}`);
-          await new Promise((resolve) => setTimeout(resolve, 5));
+          await sleep(5);
           return i;
         });
       }
@@ -314,7 +315,7 @@ describe('cancellation and hand-over', () => {
       inputSchema: z.object({}),
       execution: 'task',
       handler: async (_a, ctx) => {
-        await new Promise((resolve) => setTimeout(resolve, 150)); // the heartbeat sees the cancel meanwhile
+        await sleep(150); // the heartbeat sees the cancel meanwhile
         await ctx.sleep(60 * 60 * 1000);
         return 'woke';
       },
@@ -324,7 +325,7 @@ describe('cancellation and hand-over', () => {
       { taskId, reason: 'start' },
       { ...deps({ cancelCheckMs: 20 }), tools: new Map([[sleepsAfterCancel.name, sleepsAfterCancel]]) },
     );
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await sleep(30);
     assert.equal(await store.cancel(taskId, OWNER, Date.now()), 'requested');
     assert.equal(await run, 'done');
     assert.equal(await status(taskId), 'cancelled');
@@ -525,7 +526,7 @@ describe('crash loops', () => {
     let now = Date.now();
     for (let run = 1; run <= DEFAULT_SETTINGS.maxAttempts + 2; run++) {
       assert.ok(await store.claim(taskId, `w-${run}`, now, 1000));
-      await store.release(taskId, `w-${run}`, now, now, { handedOver: true });
+      await store.release(taskId, `w-${run}`, now, { handedOver: true });
       now += 1;
     }
     await processTaskMessage({ taskId, reason: 'continue' }, { ...deps(), now: () => now });
@@ -613,7 +614,7 @@ describe('attempts and progress', () => {
     for (let run = 1; run <= total; run++) {
       assert.equal(await processTaskMessage(message, workerDeps), 'done', `run ${run}`);
       message = { taskId, reason: 'retry' };
-      await new Promise((resolve) => setTimeout(resolve, 2));
+      await sleep(2);
     }
     const task = await store.get(taskId, OWNER, Date.now());
     assert.equal(task?.status, 'completed', task?.statusMessage);
@@ -636,7 +637,7 @@ describe('attempts and progress', () => {
     // An earlier run recorded s1 and handed over cleanly: the mark is 1.
     assert.ok(await store.claim(taskId, 'earlier', now, LEASE_MS));
     await store.saveStep(taskId, 's1', 1, now, 1);
-    await store.release(taskId, 'earlier', now, now, { handedOver: true, progressMark: 1 });
+    await store.release(taskId, 'earlier', now, { handedOver: true, progressMark: 1 });
     const workerDeps = { ...deps(), tools: new Map([[replaysThenFails.name, replaysThenFails]]) };
     assert.equal(await processTaskMessage({ taskId, reason: 'continue' }, workerDeps), 'retry');
     const task = await store.get(taskId, OWNER, Date.now());

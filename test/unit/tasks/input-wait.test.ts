@@ -12,25 +12,13 @@ import {
   newTaskRecord,
 } from '../../../shared/tasks/transitions.ts';
 import { renderedTtlMs } from '../../../shared/tasks/ttl.ts';
+import { newTask } from '../../support/factories.ts';
 
 const POLICY = { leaseMs: 10, sweepGraceMs: 5, retentionMs: 1000 };
 const ERROR = { code: -32603, message: 'waited too long' };
 
 function waiting(maxInputWaitMs?: number): TaskRecord {
-  const task = newTaskRecord(
-    {
-      taskId: 't',
-      owner: 'o',
-      tool: 'x',
-      arguments: {},
-      clientCapabilities: {},
-      inputResponses: {},
-      now: 0,
-      ttlMs: 100,
-      pollIntervalMs: 1,
-    },
-    POLICY,
-  );
+  const task = newTaskRecord(newTask({ taskId: 't', owner: 'o', tool: 'x', ttlMs: 100, pollIntervalMs: 1 }), POLICY);
   return applyOutcome(
     { ...task, lease: { owner: 'w', until: 20 } },
     { status: 'input_required', inputRequests: { k: { method: 'elicitation/create' } } },

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
 import type { InputRequest } from '../../../shared/tasks/model.ts';
 import type { NewTask } from '../../../shared/tasks/store.ts';
-import { storePolicy } from '../../support/factories.ts';
+import { newTask, storePolicy } from '../../support/factories.ts';
 
 /**
  * The in-memory store copies records in and out: whatever the caller does
@@ -15,8 +15,8 @@ const POLICY = storePolicy();
 const T0 = 1_700_000_000_000;
 const OWNER = 'alice';
 
-function newTask(overrides: Partial<NewTask> = {}): NewTask {
-  return {
+const task1 = (overrides: Partial<NewTask> = {}): NewTask =>
+  newTask({
     taskId: 'task-1',
     owner: OWNER,
     tool: 'greet',
@@ -25,10 +25,8 @@ function newTask(overrides: Partial<NewTask> = {}): NewTask {
     inputResponses: { earlier: { picked: 'yes' } },
     now: T0,
     ttlMs: 60_000,
-    pollIntervalMs: 1_000,
     ...overrides,
-  };
-}
+  });
 
 async function stored(store: InMemoryTaskStore) {
   const task = await store.get('task-1', OWNER, T0 + 10);
@@ -39,7 +37,7 @@ async function stored(store: InMemoryTaskStore) {
 describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
   it('create: changing the arguments, capabilities or answers passed in afterwards changes nothing stored', async () => {
     const store = new InMemoryTaskStore(POLICY);
-    const input = newTask();
+    const input = task1();
     await store.create(input);
     (input.arguments['who'] as { name: string }).name = 'Grace';
     input.arguments['extra'] = true;
@@ -53,7 +51,7 @@ describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
 
   it('create: changing the record it returns changes nothing stored', async () => {
     const store = new InMemoryTaskStore(POLICY);
-    const { task } = await store.create(newTask());
+    const { task } = await store.create(task1());
     (task.arguments['who'] as { name: string }).name = 'Grace';
     task.issuedKeys.push('x');
     assert.deepEqual((await stored(store)).arguments, { who: { name: 'Ada' } });
@@ -62,7 +60,7 @@ describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
 
   it('finish: changing the outcome’s input requests or result afterwards changes nothing stored', async () => {
     const store = new InMemoryTaskStore(POLICY);
-    await store.create(newTask());
+    await store.create(task1());
     const claimed = await store.claim('task-1', 'w1', T0 + 1, POLICY.leaseMs);
     assert.ok(claimed);
     const request: InputRequest = { method: 'elicitation/create', params: { message: 'Which file?' } };
@@ -85,7 +83,7 @@ describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
 
   it('answer: changing an answer passed in afterwards changes nothing stored', async () => {
     const store = new InMemoryTaskStore(POLICY);
-    await store.create(newTask());
+    await store.create(task1());
     const claimed = await store.claim('task-1', 'w1', T0 + 1, POLICY.leaseMs);
     assert.ok(claimed);
     await store.finish(claimed, 'w1', { status: 'input_required', inputRequests: { a: { method: 'elicitation/create' } } }, T0 + 2);
@@ -97,7 +95,7 @@ describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
 
   it('fail: changing the error passed in afterwards changes nothing stored', async () => {
     const store = new InMemoryTaskStore(POLICY);
-    await store.create(newTask());
+    await store.create(task1());
     const error = { code: -32603, message: 'Gave up', data: { attempts: 3 } };
     assert.equal(await store.fail('task-1', error, 'abandoned', T0 + 1), true);
     error.data.attempts = 4;

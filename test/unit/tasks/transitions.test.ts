@@ -15,11 +15,15 @@ import {
   decideReschedule,
   heartbeatFields,
   IllegalTransitionError,
+  isFirstRun,
   newTaskRecord,
+  pastAttemptCap,
+  progressedPastMark,
   releaseFields,
+  retriesExhausted,
   sweepWindow,
 } from '../../../shared/tasks/transitions.ts';
-import { storePolicy } from '../../support/factories.ts';
+import { newTask, storePolicy } from '../../support/factories.ts';
 
 const POLICY = storePolicy();
 const W = 70_000;
@@ -437,4 +441,44 @@ describe('transitions: the table is load-bearing', () => {
       });
     }
   }
+});
+
+describe('run rules: progress past the mark, first run, attempt caps', () => {
+  const cases: Array<[string, { progressMark?: number }, number | undefined, boolean]> = [
+    ['no mark, no steps counted', {}, undefined, false],
+    ['no mark, none recorded', {}, 0, false],
+    ['no mark, one recorded', {}, 1, true],
+    ['mark 3, three recorded', { progressMark: 3 }, 3, false],
+    ['mark 3, four recorded', { progressMark: 3 }, 4, true],
+    ['mark 3, steps not counted', { progressMark: 3 }, undefined, false],
+  ];
+  for (const [name, task, steps, expected] of cases) {
+    it(`progressedPastMark: ${name} → ${expected}`, () => assert.equal(progressedPastMark(task, steps), expected));
+  }
+
+  it('isFirstRun: only a start message claimed for the first time', () => {
+    assert.equal(isFirstRun({ attempts: 1 }, 'start'), true);
+    assert.equal(isFirstRun({ attempts: 2 }, 'start'), false);
+    assert.equal(isFirstRun({ attempts: 1 }, 'sweep'), false);
+    assert.equal(isFirstRun({ attempts: 1 }, 'wake'), false);
+  });
+
+  it('pastAttemptCap counts runs past the cap; retriesExhausted stops at it', () => {
+    assert.deepEqual(
+      [2, 3, 4].map((attempts) => [pastAttemptCap({ attempts }, 3), retriesExhausted({ attempts }, 3)]),
+      [
+        [false, false],
+        [false, true],
+        [true, true],
+      ],
+    );
+  });
+
+  it('decideFail credits progress past the mark by the same rule', () => {
+    const task = { ...newTaskRecord(newTask({ now: T0 }), POLICY), progressMark: 2 };
+    assert.equal(decideFail(task, ERROR, 'x', NOW, POLICY, { steps: 2 }).result, true);
+    const credited = decideFail(task, ERROR, 'x', NOW, POLICY, { steps: 3 });
+    assert.equal(credited.result, false);
+    assert.equal(credited.next?.progressMark, 3);
+  });
 });
