@@ -47,6 +47,9 @@ import { type AwsCall, CallLog, ParameterStore, startProxy, type Upstreams } fro
 import { ACCOUNT, defaultPhysical, type Physical, REGION, resolver, STACK_NAME } from './resolve.ts';
 import { type FunctionSpec, type RunningFunction, startFunction } from './runtime.ts';
 
+/** The event source mapping's long-poll wait (short, so that pausing it is quick). */
+const POLL_WAIT_SECONDS = 1;
+
 export interface DeploymentOptions {
   /** Deviation: the issuer the MCP function trusts, when the template makes it a resource server. */
   authIssuer?: string;
@@ -69,6 +72,8 @@ export interface Deployment {
   readonly parameters: ParameterStore;
   /** The custom resources' responses to their Create events, by logical id. */
   readonly customResources: Map<string, CustomResourceResponse>;
+  /** CloudFormation deleting the stack: each custom resource's Delete event; the responses by logical id. */
+  deleteCustomResources(): Promise<Map<string, CustomResourceResponse>>;
   /** The resolved template value (e.g. a policy document) as deployed here. */
   resolve(value: unknown): unknown;
   /** One run of the schedule rule: each target invoked with its scheduled event; the results by function. */
@@ -172,14 +177,13 @@ async function deploy(
 
   // CloudFormation creates the custom resources (the MCP function depends on the state key).
   const customResources = new Map<string, CustomResourceResponse>();
-  for (const [id, resource] of Object.entries(template['Resources'] as Record<string, Json>)) {
-    if (!String(resource['Type']).startsWith('Custom::')) continue;
-    const properties = resolve(resource['Properties']) as Record<string, unknown>;
-    customResources.set(
-      id,
-      await createCustomResource(id, String(resource['Type']), properties, functions[roleOfArn(properties['ServiceToken'])]),
-    );
-  }
+  const custom = Object.entries(template['Resources'] as Record<string, Json>)
+    .filter(([, resource]) => String(resource['Type']).startsWith('Custom::'))
+    .map(([id, resource]) => {
+      const properties = resolve(resource['Properties']) as Record<string, unknown>;
+      return { id, type: String(resource['Type']), properties, fn: functions[roleOfArn(properties['ServiceToken'])] };
+    });
+  for (const resource of custom) customResources.set(resource.id, await sendCustomResourceEvent('Create', resource));
 
   // The HTTP API's routes.
   const routes = new Map<string, FunctionRole>();
@@ -223,7 +227,7 @@ async function deploy(
           region: REGION,
           batchSize: Number(props['BatchSize'] ?? 10),
           maxConcurrency: Number(props['ScalingConfig']?.['MaximumConcurrency'] ?? 2),
-          waitTimeSeconds: 1,
+          waitTimeSeconds: POLL_WAIT_SECONDS,
           handler: (event: SQSEvent) => functions[role].invoke(event),
           log: () => {},
         });
@@ -257,6 +261,14 @@ async function deploy(
     calls,
     parameters,
     customResources,
+    async deleteCustomResources() {
+      const responses = new Map<string, CustomResourceResponse>();
+      for (const resource of custom) {
+        const physicalId = customResources.get(resource.id)?.PhysicalResourceId;
+        responses.set(resource.id, await sendCustomResourceEvent('Delete', resource, physicalId));
+      }
+      return responses;
+    },
     resolve,
     async tick() {
       const results = new Map<FunctionRole, unknown>();
@@ -280,6 +292,8 @@ async function deploy(
     },
     async pauseEventSource() {
       for (const poller of pollers) await poller.stop();
+      // A long poll the client gave up on may still be open at the emulator and take the next message: let it end.
+      await new Promise((resolve) => setTimeout(resolve, (POLL_WAIT_SECONDS + 0.5) * 1000));
     },
     resumeEventSource() {
       for (const poller of pollers) poller.start();
@@ -390,13 +404,13 @@ function queueOf(template: Json, upstreams: Upstreams, physical: Map<string, Phy
   return url;
 }
 
-/** Sends CloudFormation's Create event to the custom resource's function and waits for its response at the pre-signed URL. */
-async function createCustomResource(
-  logicalId: string,
-  type: string,
-  properties: Record<string, unknown>,
-  fn: RunningFunction,
+/** Sends a CloudFormation event to the custom resource's function and waits for its response at the pre-signed URL. */
+async function sendCustomResourceEvent(
+  requestType: 'Create' | 'Delete',
+  resource: { id: string; type: string; properties: Record<string, unknown>; fn: RunningFunction },
+  physicalResourceId?: string,
 ): Promise<CustomResourceResponse> {
+  const { id: logicalId, type, properties, fn } = resource;
   let received: (response: CustomResourceResponse) => void = () => {};
   const response = new Promise<CustomResourceResponse>((resolve) => (received = resolve));
   const sink = await listen((request, reply) => {
@@ -408,7 +422,8 @@ async function createCustomResource(
   try {
     const requestId = randomUUID();
     await fn.invoke({
-      RequestType: 'Create',
+      RequestType: requestType,
+      ...(physicalResourceId ? { PhysicalResourceId: physicalResourceId } : {}),
       ServiceToken: properties['ServiceToken'],
       ResponseURL: `${sink.url}/cloudformation-response/${requestId}?X-Amz-Signature=lane`,
       StackId: `arn:aws:cloudformation:${REGION}:${ACCOUNT}:stack/${STACK_NAME}/00000000-0000-0000-0000-000000000000`,
