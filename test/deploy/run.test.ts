@@ -8,11 +8,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type LocalAuthServer, startLocalAuthServer } from '../../bin/local/auth-server.ts';
-import { toolsOf } from '../../infra/constructs/tool-needs.ts';
-import { SETTINGS } from '../../shared/config.ts';
 import { getTask, type RpcOptions, resultOf, rpc, type TaskView } from '../support/mcp-http.ts';
 import { clientCredentialsToken, discover, registerServiceClient } from '../support/oauth.ts';
-import { functionsOf, variantAssembly } from './assembly.ts';
+import { variantAssembly } from './assembly.ts';
+import { environmentProblems, servedToolProblems } from './checks.ts';
 import { type Deployment, startDeployment } from './deployment.ts';
 import { checkIam, type Grant, grantReasons, grantsOf } from './iam.ts';
 import type { AwsCall } from './proxy.ts';
@@ -126,19 +125,8 @@ function endToEnd(target: () => Deployment, options: () => RpcOptions) {
 }
 
 describe('the default stack (endpoint open), run from its bundles', () => {
-  it('starts every function from its bundle with the environment the template gives it', () => {
-    for (const [role, fn] of Object.entries(open.functions)) {
-      assert.equal(fn.initError, undefined, `${role} failed to start: ${fn.initError?.errorType}: ${fn.initError?.errorMessage}`);
-    }
-  });
-
-  it('gives each function only variables the functions read', () => {
-    const known = new Set([...Object.values(SETTINGS).map((setting) => setting.env), 'NODE_OPTIONS']);
-    for (const fn of Object.values(functionsOf(open.assembly))) {
-      const names = Object.keys(fn.properties['Environment']?.['Variables'] ?? {});
-      const unknown = names.filter((name) => !known.has(name));
-      assert.deepEqual(unknown, [], `${fn.role} (${fn.logicalId}) is given variables no setting reads: ${unknown.join(', ')}`);
-    }
+  it('starts every function from its bundle with the environment the template gives it, and gives none a variable no setting reads', () => {
+    assert.deepEqual(environmentProblems(open.assembly, open), []);
   });
 
   it('creates the requestState key through the custom resource, answering CloudFormation SUCCESS', () => {
@@ -150,14 +138,7 @@ describe('the default stack (endpoint open), run from its bundles', () => {
   });
 
   it('serves exactly the tools its toolset declares (nothing dropped from or added to the bundle)', async () => {
-    const toolset = String(open.resolve(functionsOf(open.assembly).mcp.properties['Environment']['Variables']['TASKS_TOOLSET']));
-    const served = (resultOf(await rpc(open.url, 'tools/list', {}))['tools'] as Array<{ name: string }>).map((tool) => tool.name).sort();
-    const declared = toolsOf(toolset as 'product')
-      .map((tool) => tool.name)
-      .sort();
-    const missing = declared.filter((name) => !served.includes(name));
-    assert.deepEqual(missing, [], `The bundled MCP function does not serve ${missing.join(', ')}, which the ${toolset} toolset declares`);
-    assert.deepEqual(served, declared);
+    assert.deepEqual(await servedToolProblems(open), []);
   });
 
   it('runs an optional tool inline for a client without the tasks extension', async () => {
