@@ -2,8 +2,9 @@
  * The deployment lane's end-to-end set, run through the cloud assembly's
  * artifacts (see `deployment.ts` for how, and for the stated deviations):
  * the default stack with the endpoint open, and the `authIssuer` +
- * `authResource` stack against a real local authorization server. Then IAM
- * both ways over every call both runs made.
+ * `authResource` stack against a real local authorization server, and the
+ * `toolset=all` stack for what only its fixtures reach. Then IAM
+ * both ways over every call the runs made.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -21,12 +22,14 @@ const SCOPE = 'mcp-tasks';
 
 let open: Deployment;
 let secured: Deployment;
+let everything: Deployment;
 let authServer: LocalAuthServer;
 let token = '';
 const runs: Array<{ calls: AwsCall[]; grants: Grant[] }> = [];
 
 before(async () => {
   open = await startDeployment(variantAssembly('default'));
+  everything = await startDeployment(variantAssembly('toolsetAll'));
   let resource = '';
   authServer = await startLocalAuthServer({ port: 0, resource: () => resource, scopes: () => [SCOPE], log: () => {} });
   secured = await startDeployment(variantAssembly('auth'), { authIssuer: authServer.issuer });
@@ -35,6 +38,7 @@ before(async () => {
 
 after(async () => {
   await open?.stop();
+  await everything?.stop();
   await secured?.stop();
   await authServer?.close();
 });
@@ -203,9 +207,36 @@ describe('the authIssuer + authResource stack, run from its bundles', () => {
   );
 });
 
+describe('the toolset=all stack, run from its bundles', () => {
+  it('serves exactly the product tools and the conformance fixtures', async () => {
+    assert.deepEqual(await servedToolProblems(everything), []);
+  });
+
+  it('answers an inline input round with a requestState sealed by the key the custom resource created', async () => {
+    const inline = { capabilities: { elicitation: {} } };
+    const first = resultOf(await rpc(everything.url, 'tools/call', { name: 'test_streaming_elicitation', arguments: {} }, inline));
+    assert.equal(first['resultType'], 'input_required', JSON.stringify(first));
+    assert.equal(typeof first['requestState'], 'string');
+    const second = resultOf(
+      await rpc(
+        everything.url,
+        'tools/call',
+        {
+          name: 'test_streaming_elicitation',
+          arguments: {},
+          requestState: first['requestState'],
+          inputResponses: { value: { action: 'accept', content: { value: 'forty-two' } } },
+        },
+        inline,
+      ),
+    );
+    assert.deepEqual(second['content'], [{ type: 'text', text: 'Received forty-two' }]);
+  });
+});
+
 describe('CloudFormation deleting the stacks', () => {
   it('deletes the requestState key through the custom resource', async () => {
-    for (const d of [open, secured]) {
+    for (const d of [open, secured, everything]) {
       const responses = await d.deleteCustomResources();
       for (const [id, response] of responses) assert.equal(response.Status, 'SUCCESS', `${id}: ${JSON.stringify(response)}`);
       assert.equal(d.parameters.parameters.size, 0);
@@ -215,7 +246,7 @@ describe('CloudFormation deleting the stacks', () => {
 
 describe('IAM, both ways', () => {
   before(() => {
-    for (const d of [open, secured]) runs.push({ calls: d.calls.distinct(), grants: grantsOf(d.assembly, d.resolve) });
+    for (const d of [open, secured, everything]) runs.push({ calls: d.calls.distinct(), grants: grantsOf(d.assembly, d.resolve) });
   });
   let report: Awaited<ReturnType<typeof checkIam>>;
   before(async () => {
