@@ -40,6 +40,9 @@ try {
   send({ type: 'init-error', error: initError });
 }
 
+// The parent is gone (it ended or crashed): an execution environment never outlives its lane.
+process.on('disconnect', () => process.exit(0));
+
 let queue = Promise.resolve();
 process.on('message', (message) => {
   if (message?.type !== 'invoke') return;
