@@ -10,7 +10,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,7 +58,9 @@ export interface RunningFunction {
   stop(): Promise<void>;
 }
 
+/** An empty `HOME`: nothing of this machine's AWS configuration (`~/.aws`) reaches the functions. */
 const home = mkdtempSync(join(tmpdir(), 'mcp-tasks-lambda-home-'));
+process.on('exit', () => rmSync(home, { recursive: true, force: true }));
 
 /** The environment Lambda gives the function: its reserved variables, then the template's. */
 export function lambdaEnvironment(spec: FunctionSpec): Record<string, string> {
