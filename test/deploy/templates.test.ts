@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { STACK_ID } from '../../infra/app.ts';
 import { assemblyRoot, VARIANTS, type VariantName } from './assembly.ts';
 import { type CfnLintMatch, cfnLint } from './checks.ts';
@@ -38,7 +38,10 @@ const matches = (known: KnownWarning, match: CfnLintMatch) =>
   new RegExp(known.message).test(match.Message);
 
 describe('cfn-lint', () => {
-  const found = lint();
+  let found: CfnLintMatch[] = [];
+  before(() => {
+    found = lint();
+  });
 
   it(`reports no error on any template (${variants.join(', ')})`, () => {
     const errors = found.filter((match) => match.Level === 'Error').map((match) => `${match.Rule.Id} ${where(match)}: ${match.Message}`);
