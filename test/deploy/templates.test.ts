@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { STACK_ID } from '../../infra/app.ts';
 import { assemblyRoot, VARIANTS, type VariantName } from './assembly.ts';
 import { type CfnLintMatch, cfnLint } from './checks.ts';
@@ -38,13 +38,14 @@ const matches = (known: KnownWarning, match: CfnLintMatch) =>
   new RegExp(known.message).test(match.Message);
 
 describe('cfn-lint', () => {
-  let found: CfnLintMatch[] = [];
-  before(() => {
-    found = lint();
-  });
+  // Run once, on first use: each test fails on its own when cfn-lint is missing.
+  let cached: CfnLintMatch[] | undefined;
+  const linted = () => (cached ??= lint());
 
   it(`reports no error on any template (${variants.join(', ')})`, () => {
-    const errors = found.filter((match) => match.Level === 'Error').map((match) => `${match.Rule.Id} ${where(match)}: ${match.Message}`);
+    const errors = linted()
+      .filter((match) => match.Level === 'Error')
+      .map((match) => `${match.Rule.Id} ${where(match)}: ${match.Message}`);
     assert.deepEqual(errors, []);
   });
 
@@ -57,7 +58,7 @@ describe('cfn-lint', () => {
   });
 
   it('keeps no stale entry in cfn-lint-warnings.json', () => {
-    const stale = KNOWN.filter((known) => !found.some((match) => matches(known, match))).map((known) => known.rule);
+    const stale = KNOWN.filter((known) => !linted().some((match) => matches(known, match))).map((known) => known.rule);
     assert.deepEqual(stale, []);
   });
 });
