@@ -50,7 +50,7 @@ describe('cfn-lint', () => {
   });
 
   it('reports only warnings cfn-lint-warnings.json explains, each with a reason', () => {
-    const unexplained = found
+    const unexplained = linted()
       .filter((match) => match.Level === 'Warning' && !KNOWN.some((known) => matches(known, match)))
       .map((match) => `${match.Rule.Id} ${where(match)}: ${match.Message}`);
     assert.deepEqual(unexplained, []);
