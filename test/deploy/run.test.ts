@@ -1,0 +1,265 @@
+/**
+ * The deployment lane's end-to-end set, run through the cloud assembly's
+ * artifacts (see `deployment.ts` for how, and for the stated deviations):
+ * the default stack with the endpoint open, and the `authIssuer` +
+ * `authResource` stack against a real local authorization server, and the
+ * `toolset=all` stack for what only its fixtures reach. Then IAM
+ * both ways over every call the runs made.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type LocalAuthServer, startLocalAuthServer } from '../../bin/local/auth-server.ts';
+import { getTask, type RpcOptions, resultOf, rpc, type TaskView } from '../support/mcp-http.ts';
+import { clientCredentialsToken, discover, registerServiceClient } from '../support/oauth.ts';
+import { variantAssembly } from './assembly.ts';
+import { environmentProblems, servedToolProblems } from './checks.ts';
+import { type Deployment, startDeployment } from './deployment.ts';
+import { checkIam, type Grant, grantReasons, grantsOf } from './iam.ts';
+import type { AwsCall } from './proxy.ts';
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+const SCOPE = 'mcp-tasks';
+
+let open: Deployment;
+let secured: Deployment;
+let everything: Deployment;
+let authServer: LocalAuthServer;
+let token = '';
+const runs: Array<{ calls: AwsCall[]; grants: Grant[] }> = [];
+
+before(async () => {
+  open = await startDeployment(variantAssembly('default'));
+  everything = await startDeployment(variantAssembly('toolsetAll'));
+  let resource = '';
+  authServer = await startLocalAuthServer({ port: 0, resource: () => resource, scopes: () => [SCOPE], log: () => {} });
+  secured = await startDeployment(variantAssembly('auth'), { authIssuer: authServer.issuer });
+  resource = secured.url;
+});
+
+after(async () => {
+  await open?.stop();
+  await everything?.stop();
+  await secured?.stop();
+  await authServer?.close();
+});
+
+/** Polls `tasks/get` (with the run's token, if any) until `predicate` holds; fails with the last status seen. */
+async function pollUntil(
+  d: Deployment,
+  taskId: string,
+  predicate: (task: TaskView) => boolean,
+  options: RpcOptions = {},
+  timeoutMs = 20_000,
+): Promise<TaskView> {
+  const deadline = Date.now() + timeoutMs;
+  let task = await getTask(d.url, taskId, options);
+  while (!predicate(task)) {
+    if (Date.now() > deadline) throw new Error(`Task ${taskId} did not reach the expected state; last: ${outcome(task)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    task = await getTask(d.url, taskId, options);
+  }
+  return task;
+}
+
+/** Runs a task tool through the open endpoint and waits for a terminal status. */
+async function runTask(d: Deployment, name: string, args: Record<string, unknown>, options: RpcOptions = {}): Promise<TaskView> {
+  const created = resultOf(await rpc(d.url, 'tools/call', { name, arguments: args }, options));
+  assert.equal(created['resultType'], 'task', `${name} should have created a task: ${JSON.stringify(created)}`);
+  return pollUntil(d, String(created['taskId']), (task) => TERMINAL.has(task.status), options);
+}
+
+function outcome(task: TaskView): string {
+  return `${task.status}: ${task.statusMessage ?? ''} ${JSON.stringify(task.error ?? task.result ?? {})}`;
+}
+
+/** The end-to-end set, against either run (`options` carries the token when auth is on). */
+function endToEnd(target: () => Deployment, options: () => RpcOptions) {
+  it('runs a task to completion in the worker bundle (batch_process)', async () => {
+    const task = await runTask(target(), 'batch_process', { items: ['a', 'b'], delayMs: 10 }, options());
+    assert.equal(task.status, 'completed', outcome(task));
+    assert.equal((task.result?.['structuredContent'] as { count?: number } | undefined)?.count, 2);
+  });
+
+  it('takes an input round: approval_gate asks, tasks/update answers, the task completes', async () => {
+    const d = target();
+    const created = resultOf(await rpc(d.url, 'tools/call', { name: 'approval_gate', arguments: { action: 'ship' } }, options()));
+    const taskId = String(created['taskId']);
+    const waiting = await pollUntil(d, taskId, (task) => task.status === 'input_required' || TERMINAL.has(task.status), options());
+    assert.equal(waiting.status, 'input_required', outcome(waiting));
+    assert.deepEqual(Object.keys(waiting.inputRequests ?? {}), ['approval']);
+    const update = await rpc(
+      d.url,
+      'tasks/update',
+      { taskId, inputResponses: { approval: { action: 'accept', content: { approve: true, comment: 'go' } } } },
+      options(),
+    );
+    assert.equal(update.status, 200, update.text);
+    const done = await pollUntil(d, taskId, (task) => TERMINAL.has(task.status), options());
+    assert.equal(done.status, 'completed', outcome(done));
+    assert.deepEqual(done.result?.['structuredContent'], { approved: true, comment: 'go' });
+  });
+
+  it('cancels a working task', async () => {
+    const d = target();
+    const items = Array.from({ length: 200 }, (_, i) => `item ${i}`);
+    const created = resultOf(await rpc(d.url, 'tools/call', { name: 'batch_process', arguments: { items, delayMs: 100 } }, options()));
+    const taskId = String(created['taskId']);
+    await pollUntil(d, taskId, (task) => /Processed/.test(task.statusMessage ?? '') || TERMINAL.has(task.status), options());
+    const cancel = await rpc(d.url, 'tasks/cancel', { taskId }, options());
+    assert.equal(cancel.status, 200, cancel.text);
+    const done = await pollUntil(d, taskId, (task) => TERMINAL.has(task.status), options());
+    assert.equal(done.status, 'cancelled', outcome(done));
+  });
+
+  it('sleeps durably: external_job wakes through a delayed message and completes', async () => {
+    const d = target();
+    const calls = d.calls.calls.length;
+    const task = await runTask(d, 'external_job', { input: 'payload', durationSeconds: 1, pollEverySeconds: 1 }, options());
+    assert.equal(task.status, 'completed', outcome(task));
+    assert.ok(
+      ((task.result?.['structuredContent'] as { checks?: number } | undefined)?.checks ?? 0) >= 2,
+      'the job was checked again after a sleep',
+    );
+    // The wake-up is a message the worker sent to its own queue, with a delay.
+    assert.ok(
+      d.calls.calls.slice(calls).some((call) => call.fn === 'worker' && call.action === 'sqs:SendMessage'),
+      'the worker handed the task over through the queue',
+    );
+  });
+}
+
+describe('the default stack (endpoint open), run from its bundles', () => {
+  it('starts every function from its bundle with the environment the template gives it, and gives none a variable no setting reads', () => {
+    assert.deepEqual(environmentProblems(open.assembly, open), []);
+  });
+
+  it('creates the requestState key through the custom resource, answering CloudFormation SUCCESS', () => {
+    const responses = [...open.customResources.values()];
+    assert.equal(responses.length, 1);
+    assert.equal(responses[0]!.Status, 'SUCCESS', JSON.stringify(responses[0]));
+    const name = responses[0]!.PhysicalResourceId!;
+    assert.ok(Buffer.from(open.parameters.parameters.get(name)?.value ?? '', 'base64').length >= 32, `no key in ${name}`);
+  });
+
+  it('serves exactly the tools its toolset declares (nothing dropped from or added to the bundle)', async () => {
+    assert.deepEqual(await servedToolProblems(open), []);
+  });
+
+  it('runs an optional tool inline for a client without the tasks extension', async () => {
+    const result = resultOf(
+      await rpc(open.url, 'tools/call', { name: 'batch_process', arguments: { items: ['x'], delayMs: 0 } }, { capabilities: {} }),
+    );
+    assert.deepEqual((result['structuredContent'] as { count: number }).count, 1);
+  });
+
+  endToEnd(
+    () => open,
+    () => ({}),
+  );
+
+  it('answers a route the HTTP API does not have with 404, as API Gateway does', async () => {
+    const response = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', open.url));
+    assert.equal(response.status, 404);
+  });
+
+  it('ends a dead-lettered task failed when the schedule drains the dead-letter queue', async () => {
+    await open.pauseEventSource();
+    let taskId: string;
+    try {
+      const created = resultOf(
+        await rpc(open.url, 'tools/call', { name: 'external_job', arguments: { input: 'doomed', durationSeconds: 0 } }),
+      );
+      taskId = String(created['taskId']);
+      const body = await open.deadLetterNext();
+      assert.match(body, new RegExp(taskId));
+    } finally {
+      open.resumeEventSource();
+    }
+    const results = await open.tick();
+    assert.deepEqual(results.get('deadLetter'), { drained: 1 });
+    const task = await getTask(open.url, taskId);
+    assert.equal(task.status, 'failed', outcome(task));
+  });
+
+  it('runs the sweeper on the schedule', async () => {
+    const results = await open.tick();
+    assert.deepEqual(Object.keys(results.get('sweeper') as object).sort(), ['expired', 'requeued']);
+  });
+});
+
+describe('the authIssuer + authResource stack, run from its bundles', () => {
+  before(async () => {
+    const found = await discover(secured.url);
+    assert.equal(found.metadata.resource, secured.url);
+    const client = await registerServiceClient(found.server.registration_endpoint, SCOPE);
+    token = await clientCredentialsToken(found.server.token_endpoint, client, secured.url, SCOPE);
+  });
+
+  it('refuses a request without a token with 401 and the resource metadata', async () => {
+    const response = await rpc(secured.url, 'tools/list', {});
+    assert.equal(response.status, 401);
+    assert.match(response.headers.get('www-authenticate') ?? '', /resource_metadata=/);
+  });
+
+  endToEnd(
+    () => secured,
+    () => ({ headers: { Authorization: `Bearer ${token}` } }),
+  );
+});
+
+describe('the toolset=all stack, run from its bundles', () => {
+  it('serves exactly the product tools and the conformance fixtures', async () => {
+    assert.deepEqual(await servedToolProblems(everything), []);
+  });
+
+  it('answers an inline input round with a requestState sealed by the key the custom resource created', async () => {
+    const inline = { capabilities: { elicitation: {} } };
+    const first = resultOf(await rpc(everything.url, 'tools/call', { name: 'test_streaming_elicitation', arguments: {} }, inline));
+    assert.equal(first['resultType'], 'input_required', JSON.stringify(first));
+    assert.equal(typeof first['requestState'], 'string');
+    const second = resultOf(
+      await rpc(
+        everything.url,
+        'tools/call',
+        {
+          name: 'test_streaming_elicitation',
+          arguments: {},
+          requestState: first['requestState'],
+          inputResponses: { value: { action: 'accept', content: { value: 'forty-two' } } },
+        },
+        inline,
+      ),
+    );
+    assert.deepEqual(second['content'], [{ type: 'text', text: 'Received forty-two' }]);
+  });
+});
+
+describe('CloudFormation deleting the stacks', () => {
+  it('deletes the requestState key through the custom resource', async () => {
+    for (const d of [open, secured, everything]) {
+      const responses = await d.deleteCustomResources();
+      for (const [id, response] of responses) assert.equal(response.Status, 'SUCCESS', `${id}: ${JSON.stringify(response)}`);
+      assert.equal(d.parameters.parameters.size, 0);
+    }
+  });
+});
+
+describe('IAM, both ways', () => {
+  before(() => {
+    for (const d of [open, secured, everything]) runs.push({ calls: d.calls.distinct(), grants: grantsOf(d.assembly, d.resolve) });
+  });
+  let report: Awaited<ReturnType<typeof checkIam>>;
+  before(async () => {
+    report = await checkIam(runs, grantReasons());
+    console.log(report.summary);
+  });
+
+  it('allows every AWS call by the role of the function that made it', () => {
+    assert.deepEqual(report.denied, []);
+  });
+
+  it('exercises every statement granted, or gives a reason in unexercised-grants.json', () => {
+    assert.deepEqual(report.unexercised, []);
+    assert.deepEqual(report.stale, []);
+  });
+});
