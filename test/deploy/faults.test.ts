@@ -110,7 +110,7 @@ describe('faults planted in the assembly', () => {
           bundle: true,
           platform: 'node',
           format: 'esm',
-          target: BUNDLING.target,
+          ...(BUNDLING.target === undefined ? {} : { target: BUNDLING.target }),
           minify: true,
           mainFields: ['module', 'main'],
           banner: { js: BUNDLING.banner! },
