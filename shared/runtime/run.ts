@@ -1,6 +1,14 @@
 import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
 import { sleep as abortableSleep } from './sleep.ts';
-import { RetryableError, type TaskContext, type ToolDefinition, ToolError, ToolProtocolError, type ToolResult } from './tool.ts';
+import {
+  ANSWERED_BY_META,
+  RetryableError,
+  type TaskContext,
+  type ToolDefinition,
+  ToolError,
+  ToolProtocolError,
+  type ToolResult,
+} from './tool.ts';
 
 /** How one run of a handler ended. Unexpected exceptions are rethrown, not mapped. */
 export type RunOutcome =
@@ -243,7 +251,11 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
     signal: controller.signal,
     clientCapabilities: options.clientCapabilities,
     progress,
-    elicit: (key, params) => ask(key, { method: 'elicitation/create', params: { mode: 'form', ...params } }, 'elicitation'),
+    elicit: (key, { answeredBy, ...params }) => {
+      const personOnly = (answeredBy ?? tool.answeredBy) === 'person';
+      const meta = personOnly ? { _meta: { ...(params as { _meta?: object })._meta, [ANSWERED_BY_META]: 'person' } } : {};
+      return ask(key, { method: 'elicitation/create', params: { mode: 'form', ...params, ...meta } }, 'elicitation');
+    },
     sample: (key, params) => ask(key, { method: 'sampling/createMessage', params }, 'sampling'),
     step,
     sleep,
