@@ -146,7 +146,7 @@ export const SETTINGS = {
     meaning:
       '`on`: a long call from a client that does not declare the tasks extension runs as a durable task, answered with an ordinary result naming it, and such clients get the `task_status`, `task_answer` and `task_cancel` tools (see [Connecting clients](docs/connecting.md)); `off`: such a call runs inside the request, and a task-only tool answers `-32021`',
     shown: '`on`',
-    deployed: '`-c clientFallback=off` to turn it off',
+    deployed: '`-c clientFallback=off` (MCP function only)',
     read: (raw): boolean => {
       if (raw === undefined || raw === '' || raw === 'on') return true;
       if (raw === 'off') return false;
