@@ -429,7 +429,7 @@ function schemaProblem(value: Record<string, unknown>, schema: unknown): string 
     const actual = typeof item;
     const fits =
       type === undefined || (type === 'integer' ? Number.isInteger(item) : type === 'number' ? actual === 'number' : type === actual);
-    if (!fits) return `"${key}" must be a ${String(type)}`;
+    if (!fits) return `"${key}" must be ${/^[aeiou]/.test(String(type)) ? 'an' : 'a'} ${String(type)}`;
     const choices = property['enum'];
     if (Array.isArray(choices) && !choices.includes(item)) return `"${key}" must be one of ${JSON.stringify(choices)}`;
   }
