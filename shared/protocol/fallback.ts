@@ -102,13 +102,15 @@ export function fallbackToolList() {
         'Pass waitSeconds (up to 20) to wait for the task to end rather than checking again and again.',
       StatusArgs,
     ),
-    entry(
-      TASK_ANSWER,
-      'Answer a task',
-      "Answers the questions a background task is waiting on (task_status lists them with each answer's schema). " +
-        'Give every answer under its question key, as an object matching that question\'s schema, e.g. {"taskId": "…", "answers": {"name": {"name": "Ada"}}}. ' +
-        'Questions marked for the person only (approvals) cannot be answered here: ask the user to answer them.',
-      AnswerArgs,
+    answerEntry(
+      entry(
+        TASK_ANSWER,
+        'Answer a task',
+        "Answers the questions a background task is waiting on (task_status lists them with each answer's schema). " +
+          'Give every answer under its question key, as an object matching that question\'s schema, e.g. {"taskId": "…", "answers": {"name": {"name": "Ada"}}}. ' +
+          'Questions marked for the person only (approvals) cannot be answered here: ask the user to answer them.',
+        AnswerArgs,
+      ),
     ),
     entry(
       TASK_CANCEL,
@@ -117,6 +119,14 @@ export function fallbackToolList() {
       CancelArgs,
     ),
   ];
+}
+
+/** Each answer is an object (its own schema is the question's): said so, rather than a schema that accepts anything. */
+function answerEntry<T extends { inputSchema: { type: 'object'; [key: string]: unknown } }>(tool: T): T {
+  const properties = tool.inputSchema['properties'] as Record<string, Record<string, unknown>>;
+  const { description } = properties['answers'] ?? {};
+  properties['answers'] = { type: 'object', description, additionalProperties: { type: 'object', additionalProperties: true } };
+  return tool;
 }
 
 /** A `CallToolResult` of plain text, with `structuredContent`. */
