@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
 import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
+import { createEndpoint } from '../../../shared/protocol/endpoint.ts';
 import { callFallbackTool, describeTask, type FallbackDeps } from '../../../shared/protocol/fallback.ts';
+import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { runTool } from '../../../shared/runtime/run.ts';
 import { ANSWERED_BY_META, defineTool, type ToolResult } from '../../../shared/runtime/tool.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
@@ -202,5 +204,26 @@ describe('questions for a person', () => {
     const plain = await run(undefined, false);
     assert.equal(plain?.params?.['_meta'], undefined);
     assert.equal(plain?.params?.['answeredBy'], undefined, 'the option itself is not sent');
+  });
+});
+
+describe('the endpoint', () => {
+  const named = (name: string) =>
+    defineTool({ name, description: 'x', inputSchema: z.object({}), execution: 'sync', handler: async () => 'x' });
+  const endpoint = (clientFallback: boolean | undefined) =>
+    createEndpoint({
+      store: new InMemoryTaskStore(storePolicy()),
+      queue: new InMemoryTaskQueue(),
+      tools: new Map([['task_status', named('task_status')]]),
+      settings: DEFAULT_SETTINGS,
+      log: () => {},
+      requestStateKey: async () => new Uint8Array(32),
+      originPolicy: { kind: 'loopback' },
+      ...(clientFallback === undefined ? {} : { clientFallback }),
+    });
+
+  it('refuses to start with a tool named like a fallback tool while the fallback is on, and allows it when off', () => {
+    assert.throws(() => endpoint(undefined), /Tool names reserved by the client fallback: task_status/);
+    assert.doesNotThrow(() => endpoint(false));
   });
 });
