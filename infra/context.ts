@@ -110,6 +110,11 @@ export const CONTEXT = {
     meaning:
       "origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint: the MCP function's `Origin` check and the HTTP API's CORS",
   },
+  clientFallback: {
+    default: 'on',
+    meaning:
+      '`off` serves clients that do not declare the tasks extension strictly (a task-only tool answers `-32021`, no `task_status` tools): `TASKS_CLIENT_FALLBACK` on the MCP function (see [Connecting clients](connecting.md))',
+  },
   maxUnfinishedTasks: { shown: 'no cap', meaning: 'most unfinished tasks one principal may have at once (see [Limits](#limits))' },
   maxInputWaitDays: {
     shown: humanMs(DEFAULT_SETTINGS.maxInputWaitMs),
@@ -154,6 +159,9 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
   for (const origin of allowedOrigins) {
     if (!isOrigin(origin)) throw new Error(`Context "allowedOrigins" must list origins like https://app.example.com, got "${origin}"`);
   }
+  const clientFallback = read.text('clientFallback');
+  if (clientFallback !== 'on' && clientFallback !== 'off')
+    throw new Error(`Context "clientFallback" must be on or off, got "${clientFallback}"`);
   const alarmTopicArn = read.text('alarmTopicArn');
   const maxUnfinished = read.has('maxUnfinishedTasks') ? read.integer('maxUnfinishedTasks') : undefined;
   const maxInputWaitDays = read.has('maxInputWaitDays') ? read.integer('maxInputWaitDays') : undefined;
@@ -175,6 +183,7 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     ...(alarmTopicArn ? { alarmTopicArn } : {}),
     ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
     ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),
+    ...(clientFallback === 'off' ? { clientFallback: false } : {}),
     ...(maxInputWaitDays ? { maxInputWait: Duration.days(maxInputWaitDays) } : {}),
   };
 }

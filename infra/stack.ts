@@ -52,6 +52,8 @@ export interface TasksStackProps extends StackProps {
   readonly allowedOrigins?: string[];
   /** Most unfinished tasks per principal; default: no cap. */
   readonly maxUnfinishedTasks?: number;
+  /** `false`: serve clients without the tasks extension strictly (`TASKS_CLIENT_FALLBACK=off`); default: the fallback. */
+  readonly clientFallback?: boolean;
   /** The longest a task may wait for input; default: the functions' (`TASKS_MAX_INPUT_WAIT_MS`). */
   readonly maxInputWait?: Duration;
 }
@@ -127,6 +129,7 @@ export class TasksStack extends Stack {
         [ENV.stateKeyParameter]: this.stateKey.parameterName,
         ...(allowedOrigins.length > 0 ? { [ENV.allowedOrigins]: allowedOrigins.join(',') } : {}),
         ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
+        ...(props.clientFallback === false ? { [ENV.clientFallback]: 'off' } : {}),
       },
       settingStores: settingStoresOf(inlineTools),
     });

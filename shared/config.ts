@@ -158,6 +158,18 @@ export const SETTINGS = {
     read: (raw): number | undefined =>
       raw === undefined || raw === '' || raw === '0' ? undefined : positiveInt('TASKS_MAX_UNFINISHED_TASKS', raw, 1),
   },
+  clientFallback: {
+    env: 'TASKS_CLIENT_FALLBACK',
+    meaning:
+      '`on`: a long call from a client that does not declare the tasks extension runs as a durable task, answered with an ordinary result naming it, and such clients get the `task_status`, `task_answer` and `task_cancel` tools (see [Connecting clients](connecting.md)); `off`: such a call runs inside the request, and a task-only tool answers `-32021`',
+    shown: '`on`',
+    deployed: '`-c clientFallback=off` (MCP function only)',
+    read: (raw): boolean => {
+      if (raw === undefined || raw === '' || raw === 'on') return true;
+      if (raw === 'off') return false;
+      throw new Error(`TASKS_CLIENT_FALLBACK must be on or off, got "${raw}"`);
+    },
+  },
   authIssuers: listed(
     'TASKS_AUTH_ISSUERS',
     'issuers whose access tokens the endpoint accepts (comma-separated); set, the endpoint is an OAuth resource server and every MCP request needs a token',

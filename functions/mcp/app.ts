@@ -33,7 +33,7 @@ export interface McpDeps extends FunctionDeps {
  */
 export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): McpHandler {
   const originPolicy = deps.originPolicy ?? { kind: 'origins', origins: deps.config.allowedOrigins };
-  const endpoint = createEndpoint({ ...deps, settings: deps.config, originPolicy });
+  const endpoint = createEndpoint({ ...deps, settings: deps.config, clientFallback: deps.config.clientFallback, originPolicy });
   const auth: ResourceServer | undefined = deps.config.auth
     ? createResourceServer({
         settings: deps.config.auth,

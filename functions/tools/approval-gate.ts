@@ -5,6 +5,8 @@ import { defineTool } from '#tool';
  * An approval gate: before acting, asks a person to confirm through
  * elicitation. While it waits the task is `input_required` and nothing runs.
  * A decline (or a "no") ends the task with a tool-level refusal, not an error.
+ * The question is for a person only: a client without tasks sees it through
+ * `task_status`, but its model cannot answer it with `task_answer`.
  */
 export const approvalGate = defineTool({
   name: 'approval_gate',
@@ -14,6 +16,8 @@ export const approvalGate = defineTool({
     action: z.string().min(1).max(500).describe('What will be done once approved, e.g. "deploy web@1.4.2 to production"'),
   }),
   execution: 'task',
+  // An approval is the person's to give: a model may not answer it on their behalf.
+  answeredBy: 'person',
   handler: async ({ action }, ctx) => {
     const answer = await ctx.elicit('approval', {
       message: `Approve: ${action}?`,

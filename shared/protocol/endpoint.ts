@@ -12,6 +12,7 @@ import type { ClientCapabilities } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { IDEMPOTENCY_KEY, INTERNAL_ERROR, TASKS_EXTENSION } from '../wire.ts';
 import { invalidParams, missingTasksCapability } from './errors.ts';
+import { callFallbackTool, describeTask, FALLBACK_TOOL_NAMES, type FallbackDeps, fallbackToolList, waitOnTask } from './fallback.ts';
 import { httpFront } from './http-front.ts';
 import {
   LEGACY_TASKS_CAPABILITY,
@@ -41,6 +42,11 @@ export interface EndpointDeps {
   requestStateKey: () => Promise<Uint8Array>;
   /** Which `Origin` (and, locally, `Host`) values are served. */
   originPolicy: OriginPolicy;
+  /**
+   * Serve clients that do not declare the tasks extension through the
+   * fallback (`fallback.ts`); default on. Off: today's strict behaviour.
+   */
+  clientFallback?: boolean;
 }
 
 /** A web-standard MCP endpoint: `fetch(request, principal)`. */
@@ -52,7 +58,8 @@ export interface Endpoint {
  * Builds the MCP endpoint: the SDK serves the 2026-07-28 wire (discover,
  * envelope, headers, `resultType`) and the 2025-era stateless fallback; this
  * module adds the Tasks extension on top: the `tools/call` decision (inline,
- * task, or `-32021`) and task creation here, the task methods in
+ * task, the fallback for clients without tasks in `fallback.ts`, or `-32021`)
+ * and task creation here, the task methods in
  * `task-methods.ts`, the server's result shapes and error mapping in
  * `server.ts`, the HTTP checks in `http-front.ts`.
  */
@@ -61,9 +68,32 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
   // `auto`: a JSON body, unless a tool reports progress to a client that asked for it (see progress.ts).
   const handler = createMcpHandler((ctx) => buildServer(ctx), { responseMode: 'auto' });
   const sealer = requestStateSealer(deps.requestStateKey);
+  const fallbackOn = deps.clientFallback ?? true;
+  if (fallbackOn) {
+    const taken = FALLBACK_TOOL_NAMES.filter((name) => deps.tools.has(name));
+    if (taken.length > 0) throw new Error(`Tool names reserved by the client fallback: ${taken.join(', ')}`);
+  }
+  /** Whether the fallback serves this tool to a client that did not declare the extension. */
+  const served = (tool: ToolDefinition) => fallbackOn && tool.fallback !== false;
+  const fallbackDeps: FallbackDeps = { store: deps.store, tools: deps.tools, settings: deps.settings, now, log: deps.log, enqueue };
   // The catalogue is fixed for the life of the endpoint: describe it once.
   let toolList: ReturnType<typeof describeTool>[] | undefined;
+  let fallbackToolsList: ReturnType<typeof describeTool>[] | undefined;
   let legacyToolList: ReturnType<typeof describeTool>[] | undefined;
+  const modernTools = () => (toolList ??= [...deps.tools.values()].map(describeTool));
+  /**
+   * 2025-era: no session tells whether the caller will ask for tasks, so the
+   * fallback tools are listed to all, and a tool the fallback serves is
+   * `optional` (with `required`, the SDK v1 client refuses a plain call).
+   */
+  const legacyTools = () =>
+    (legacyToolList ??= [
+      ...[...deps.tools.values()].map((tool) => ({
+        ...describeTool(tool),
+        execution: tool.execution === 'task' && served(tool) ? { taskSupport: 'optional' as const } : legacyExecution(tool),
+      })),
+      ...(fallbackOn ? fallbackToolList().map((tool) => ({ ...tool, execution: { taskSupport: 'forbidden' as const } })) : []),
+    ]);
 
   function buildServer(ctx: McpRequestContext): Server {
     const principal = ctx.authInfo?.clientId;
@@ -74,10 +104,13 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
       { capabilities: modern ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {}, tasks: LEGACY_TASKS_CAPABILITY } },
       deps.log,
     );
-    server.setRequestHandler('tools/list', async () => ({
-      tools: modern
-        ? (toolList ??= [...deps.tools.values()].map(describeTool))
-        : (legacyToolList ??= [...deps.tools.values()].map((tool) => ({ ...describeTool(tool), execution: legacyExecution(tool) }))),
+    // 2026-07-28: the fallback tools only to a request that does not declare the extension.
+    server.setRequestHandler('tools/list', async (_request, context) => ({
+      tools: !modern
+        ? legacyTools()
+        : fallbackOn && !declaresTasks(clientCapabilities(context))
+          ? (fallbackToolsList ??= [...modernTools(), ...fallbackToolList()])
+          : modernTools(),
     }));
     // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
     server.setRequestHandler('tools/call', (request, context) => callTool(request.params, context, principal, modern) as never);
@@ -92,13 +125,23 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     principal: string,
     modern: boolean,
   ) {
-    const tool = deps.tools.get(params.name);
-    // The client's own input, echoed at most 128 characters long.
-    if (!tool) throw invalidParams(`Unknown tool: ${params.name.slice(0, 128)}`);
+    const startedAt = now();
     // Budgets first: nothing larger than a row can hold is parsed further or written.
     checkBudget('arguments', params.arguments ?? {}, MAX_ARGUMENTS_BYTES);
     const capabilities = clientCapabilities(ctx);
     checkBudget('clientCapabilities', capabilities, MAX_CAPABILITIES_BYTES);
+    if (fallbackOn && FALLBACK_TOOL_NAMES.includes(params.name)) {
+      // Not listed to a request that declares the extension: it has the task methods.
+      if (modern && declaresTasks(capabilities)) {
+        throw invalidParams(
+          `Unknown tool: ${params.name} (a request declaring ${TASKS_EXTENSION} follows tasks with tasks/get, tasks/update and tasks/cancel)`,
+        );
+      }
+      return callFallbackTool(params.name, params.arguments ?? {}, principal, fallbackDeps, ctx.mcpReq.signal);
+    }
+    const tool = deps.tools.get(params.name);
+    // The client's own input, echoed at most 128 characters long.
+    if (!tool) throw invalidParams(`Unknown tool: ${params.name.slice(0, 128)}`);
     const key = idempotencyKey(ctx);
     const parsed = tool.inputSchema.safeParse(params.arguments ?? {});
     if (!parsed.success) return invalidArguments(parsed.error);
@@ -108,9 +151,13 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     const legacyTask = !modern && tool.execution !== 'sync' && wantsLegacyTask(params);
     const declared = (modern && declaresTasks(capabilities)) || legacyTask;
 
-    const inline = tool.execution === 'sync' || (tool.execution === 'optional' && (!declared || (tool.inline?.(args) ?? false)));
+    const inline =
+      tool.execution === 'sync' || (tool.execution === 'optional' && ((tool.inline?.(args) ?? false) || (!declared && !served(tool))));
     if (inline) return (await runInline(tool, args, ctx, capabilities, principal)).result;
-    if (!declared) throw missingTasksCapability(modern ? 'modern' : 'legacy');
+    if (!declared) {
+      if (!served(tool)) throw missingTasksCapability(modern ? 'modern' : 'legacy');
+      return startFallback(tool, args, capabilities, principal, key, ctx.mcpReq.signal, startedAt + deps.settings.syncBudgetMs);
+    }
 
     // Input the tool wants before it becomes a task is gathered synchronously
     // (spec item 13); the answers are recorded on the task for its handler.
@@ -135,6 +182,34 @@ export function createEndpoint(deps: EndpointDeps): Endpoint {
     }
     const task = await createTask(tool, args, capabilities, principal, answers, key);
     return legacyTask ? legacyCreateTaskResult(task, renderContext()) : createTaskResult(task, renderContext());
+  }
+
+  /**
+   * A long call from a client that did not declare the extension: the task
+   * is created (durable) and queued first, then the row is read once a second
+   * until the budget. The request never runs the handler, so nothing runs
+   * twice and nothing is dropped at the budget. The task may ask its
+   * questions whatever the call declared: `task_answer` is their channel
+   * (input gathered before a task, `prepare`, is asked by the task instead).
+   */
+  async function startFallback(
+    tool: ToolDefinition,
+    args: Record<string, unknown>,
+    capabilities: ClientCapabilities,
+    principal: string,
+    key: string | undefined,
+    signal: AbortSignal,
+    deadline: number,
+  ) {
+    const channel = { ...capabilities, elicitation: capabilities['elicitation'] ?? { form: {} }, sampling: capabilities['sampling'] ?? {} };
+    const task = await createTask(tool, args, channel, principal, {}, key);
+    deps.log({ event: 'fallback-started', taskId: task.taskId, tool: tool.name });
+    const latest = (await waitOnTask(fallbackDeps, task, principal, deadline, signal)) ?? task;
+    if (latest.status === 'failed') {
+      // As the same failure inside the request would have answered.
+      throw ProtocolError.fromError(latest.error.code, latest.error.message, latest.error.data);
+    }
+    return describeTask(latest, deps.settings, { firstAnswer: true });
   }
 
   async function createTask(

@@ -24,7 +24,9 @@
  *   past ~30 s, and no worker can reach a client's stream. A 2025 task is
  *   created without the client's elicitation and sampling capabilities, so a
  *   tool that asks (e.g. `approval_gate`) ends `failed` with `-32021`;
- *   such tools need a 2026-07-28 client with the extension.
+ *   such tools need a 2026-07-28 client with the extension, or a plain
+ *   `tools/call` (no `params.task`), which the fallback serves and whose
+ *   questions `task_answer` answers (see `fallback.ts`).
  * - `tasks/list` (it would need an index of tasks per principal: one more
  *   write per task), `notifications/tasks/status` (nothing streams), tasks
  *   the client hosts (for its own sampling and elicitation), and a

@@ -2,6 +2,7 @@ import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, QuestionReco
 import { INTERNAL_ERROR, MISSING_CAPABILITY } from '../wire.ts';
 import { sleep as abortableSleep } from './sleep.ts';
 import {
+  ANSWERED_BY_META,
   type ProgressAmount,
   RetryableError,
   type TaskContext,
@@ -175,7 +176,11 @@ class Replay {
       signal: this.controller.signal,
       clientCapabilities: options.clientCapabilities,
       progress: (message, amount) => this.progress(message, amount),
-      elicit: (key, params) => this.ask(key, { method: 'elicitation/create', params: { mode: 'form', ...params } }, 'elicitation'),
+      elicit: (key, { answeredBy, ...params }) => {
+        const personOnly = (answeredBy ?? this.tool.answeredBy) === 'person';
+        const meta = personOnly ? { _meta: { ...(params as { _meta?: object })._meta, [ANSWERED_BY_META]: 'person' } } : {};
+        return this.ask(key, { method: 'elicitation/create', params: { mode: 'form', ...params, ...meta } }, 'elicitation');
+      },
       sample: (key, params) => this.ask(key, { method: 'sampling/createMessage', params }, 'sampling'),
       listRoots: (key) => this.ask(key, { method: 'roots/list', params: {} }, 'roots'),
       step: (name, fn) => this.durableStep('step', name, fn),

@@ -16,9 +16,14 @@ export interface ToolResult {
 /**
  * How a tool may be run:
  * - `sync`: always answered inside the `tools/call` request;
- * - `task`: only as a task (a client that did not declare the extension gets `-32021`);
- * - `optional`: as a task when the client declared the extension on the request,
- *   inside the request otherwise.
+ * - `task`: only as a task. A client that did not declare the extension is
+ *   served through the fallback (a durable task named by an ordinary result,
+ *   followed with `task_status`), or gets `-32021` when the fallback is off
+ *   or the tool opts out ({@link ToolDefinition.fallback});
+ * - `optional`: as a task when the client declared the extension on the
+ *   request; otherwise through the fallback (its result inline when it ends
+ *   within the synchronous budget), or inside the request when the fallback
+ *   is off or the tool opts out.
  */
 export type Execution = 'sync' | 'task' | 'optional';
 
@@ -106,7 +111,20 @@ export interface ElicitParams {
   mode?: 'form';
   message: string;
   requestedSchema: Record<string, unknown>;
+  /**
+   * `'person'`: only a person may answer (an approval, a consent), never a
+   * model on the person's behalf. The fallback's `task_answer` tool refuses
+   * such a question; a task-capable client or `mcp-tasks answer` answers it.
+   * Default: the tool's {@link ToolDefinition.answeredBy}.
+   */
+  answeredBy?: 'person';
 }
+
+/**
+ * The `_meta` key of an input request's params marking a question only a
+ * person may answer (`'person'`), as {@link ElicitParams.answeredBy} asked.
+ */
+export const ANSWERED_BY_META = 'dev.mcp-tasks-serverless/answeredBy';
 
 export interface ElicitAnswer {
   action: 'accept' | 'decline' | 'cancel';
@@ -197,6 +215,19 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
   version?: string;
   /** Settings, secrets and AWS permissions the tool needs; the stack grants exactly these. */
   needs?: ToolNeeds;
+  /**
+   * `'person'`: every question this tool asks is for a person only (see
+   * {@link ElicitParams.answeredBy}); a model answering through the fallback's
+   * `task_answer` is refused.
+   */
+  answeredBy?: 'person';
+  /**
+   * `false`: this tool opts out of the fallback for clients that do not
+   * declare the tasks extension, and keeps the strict behaviour (a `task`
+   * tool answers `-32021`, an `optional` one runs inside the request).
+   * Default: served by the fallback when the deployment has it on.
+   */
+  fallback?: boolean;
 }
 
 /**

@@ -21,7 +21,9 @@ import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/e
 import { ENV } from '../../shared/config.ts';
 import { startLocalStackProcess } from '../support/local-stack.ts';
 import { rpc } from '../support/mcp-http.ts';
+import { detail, type Figures, figuresOf, meter, resetMeter } from './aws-counting.ts';
 import { countScenarios, openCountingStack } from './aws-scenarios.ts';
+import { FALLBACK_CALL_MIN, TASK_STATUS_MIN } from './minima.ts';
 import { report } from './report.ts';
 
 const bench = await openCountingStack();
@@ -29,11 +31,72 @@ const { stack, until, statusOf, quiescent, createTask } = bench;
 try {
   const { rows, gets } = await countScenarios(bench);
   report(rows, gets);
+  await clientsWithoutTasks(rows[0]!.taskId);
   await localConcurrency();
 } finally {
   await bench.close();
 }
 await restartRecovery();
+
+// --- clients without tasks (the fallback) -------------------------------------------------
+
+/**
+ * What the fallback costs: a call from a client that does not declare the
+ * tasks extension and ends within the synchronous budget (a task created,
+ * run by the worker, waited on by the request), and one `task_status` call
+ * of a finished task. Measured like the scenarios above, next to the minimum.
+ */
+async function clientsWithoutTasks(finishedTaskId: string): Promise<void> {
+  const withoutTasks = { capabilities: { elicitation: {} }, timeoutMs: 30_000 };
+  await quiescent();
+  resetMeter();
+  meter.apiRequests += 1;
+  const started = Date.now();
+  const call = await rpc(stack.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0.01 } }, withoutTasks);
+  const answeredMs = Date.now() - started;
+  const text = (call.body?.result?.['content'] as Array<{ text?: string }> | undefined)?.[0]?.text;
+  if (text !== 'Computed result after 0.01s') throw new Error(`bench: the fallback call did not answer its result: ${call.text}`);
+  await quiescent();
+  const measured = figuresOf(meter);
+  const callDetail = detail(meter);
+
+  await quiescent();
+  resetMeter();
+  const calls = 5;
+  for (let i = 0; i < calls; i++) {
+    const status = await rpc(stack.url, 'tools/call', { name: 'task_status', arguments: { taskId: finishedTaskId } }, withoutTasks);
+    if (status.body?.result?.['isError'] === true || !status.body?.result) throw new Error(`bench: task_status failed: ${status.text}`);
+  }
+  const status = figuresOf(meter);
+  const per = (value: number) => value / calls;
+
+  const columns: Array<[string, keyof Figures]> = [
+    ['DynamoDB RCU', 'rcu'],
+    ['DynamoDB WCU', 'wcu'],
+    ['DynamoDB requests', 'ddbRequests'],
+    ['SQS requests', 'sqsRequests'],
+    ['worker invocations', 'invocations'],
+  ];
+  console.log('');
+  console.log('Clients without tasks (the fallback), measured the same way:');
+  console.log('');
+  console.log(`| call | ${columns.map(([title]) => `${title} | min`).join(' | ')} |`);
+  console.log(`|---|${columns.map(() => '--:|--:').join('|')}|`);
+  console.log(
+    `| fallback call ending within the budget | ${columns.map(([, key]) => `${measured[key]} | ${FALLBACK_CALL_MIN[key]}`).join(' | ')} |`,
+  );
+  console.log(
+    `| one task_status call (no waitSeconds) | ${per(status.rcu)} | ${TASK_STATUS_MIN.rcu} | ${per(status.wcu)} | 0 | ${per(status.ddbRequests)} | ${TASK_STATUS_MIN.ddbRequests} | ${per(status.sqsRequests)} | 0 | ${per(status.invocations)} | 0 |`,
+  );
+  console.log('');
+  console.log(
+    `- the fallback call answered its own result after ${answeredMs} ms (the request reads the row once a second); ${callDetail}`,
+  );
+  console.log(`- task_status: ${detail(meter, calls)}`);
+  console.log(
+    '- past the budget the call costs at most one read a second of the budget (20), the task what any task costs, and each task_status with waitSeconds at most one read a second more',
+  );
+}
 
 // --- the local stack's concurrency and restart recovery -----------------------------------
 

@@ -46,3 +46,15 @@ export const TEN_STEP_MIN: Figures = {
 };
 /** `tasks/get`: one strongly consistent read of the row. */
 export const GET_MIN = { ddbRequests: 1, rcu: ROW_RCU };
+/**
+ * A call from a client without tasks that ends within the synchronous budget (the fallback): the
+ * simple task, plus the request's wait on the row: one strongly consistent read a second, so one for
+ * a task that ends within the first second.
+ */
+export const FALLBACK_CALL_MIN: Figures = {
+  ...SIMPLE_MIN,
+  ddbRequests: SIMPLE_MIN.ddbRequests + 1,
+  rcu: SIMPLE_MIN.rcu + ROW_RCU,
+};
+/** `task_status` without `waitSeconds`: one strongly consistent read of the row, as `tasks/get`. */
+export const TASK_STATUS_MIN = GET_MIN;

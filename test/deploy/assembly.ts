@@ -39,7 +39,6 @@ export const VARIANTS = {
 
 export type VariantName = keyof typeof VARIANTS;
 
-// biome-ignore lint/suspicious/noExplicitAny: CloudFormation templates are untyped JSON.
 export type Json = Record<string, any>;
 
 /** Synthesizes one variant into `outdir` (cdk-nag runs: an unacknowledged finding throws). */

@@ -87,7 +87,6 @@ export class ParameterStore {
   }
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: request bodies are untyped JSON.
 type Json = Record<string, any>;
 
 /** `X-Amz-Target` prefixes of the JSON protocols the functions' clients speak. */

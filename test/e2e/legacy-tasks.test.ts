@@ -52,7 +52,9 @@ describe('MCP TypeScript SDK v1 client, 2025-11-25 tasks', () => {
     const support = Object.fromEntries(tools.map((tool) => [tool.name, tool.execution?.taskSupport]));
     assert.equal(support['greet'], 'forbidden');
     assert.equal(support['slow_compute'], 'optional');
-    assert.equal(support['approval_gate'], 'required');
+    // A task-only tool the fallback serves is optional (a plain call gets the fallback); one that opts out stays required.
+    assert.equal(support['approval_gate'], 'optional');
+    assert.equal(support['failing_job'], 'required');
   });
 
   it('callToolStream runs slow_compute for 25 s (past the 20 s synchronous budget) to its result; tasks/result waits a bounded time', {

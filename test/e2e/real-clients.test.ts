@@ -430,8 +430,14 @@ describe('2025-era clients (legacy stateless fallback)', () => {
       const batch = await client.callTool({ name: 'batch_process', arguments: { items: ['a', 'b'], delayMs: 10 } });
       assert.equal(textOf(batch), 'Processed 2 items');
 
-      // A task-only tool cannot run for this client: an error, never a task.
-      await assert.rejects(client.callTool({ name: 'confirm_delete', arguments: { filename: 'x' } }), (error: unknown) => {
+      // A task-only tool runs through the fallback: an ordinary result naming the task (never a task result)…
+      const fallback = await client.callTool({ name: 'confirm_delete', arguments: { filename: 'x' } });
+      const named = fallback.structuredContent as { taskId?: string; status?: string } | undefined;
+      assert.equal(named?.status, 'input_required', JSON.stringify(fallback));
+      assert.match(textOf(fallback), /task_answer/);
+      await client.callTool({ name: 'task_cancel', arguments: { taskId: named?.taskId } });
+      // …unless it opts out of the fallback: then an error, never a task.
+      await assert.rejects(client.callTool({ name: 'failing_job', arguments: {} }), (error: unknown) => {
         assert.ok(error instanceof ProtocolError, String(error));
         assert.equal(error.code, -32021);
         return true;

@@ -219,7 +219,17 @@ describe('context', () => {
     ],
     ['an input wait that is not whole days', { maxInputWaitDays: 1.5 }, /maxInputWaitDays/],
     ['an input wait over a year', { maxInputWaitDays: 400 }, /maxInputWaitDays.*at most 365/],
+    ['a client fallback that is neither on nor off', { clientFallback: 'strict' }, /clientFallback.*on or off/],
   ];
+  it('turns the client fallback off on the MCP function only with clientFallback=off, and leaves the default alone without it', () => {
+    const fallback = (json: Json) =>
+      Object.fromEntries(
+        Object.entries(functions(json)).map(([name, [, fn]]) => [name, fn['Properties']['Environment']['Variables'][ENV.clientFallback]]),
+      );
+    const none = { mcp: undefined, worker: undefined, deadLetter: undefined, sweeper: undefined };
+    assert.deepEqual(fallback(stacks.base.json), none);
+    assert.deepEqual(fallback(synth({ clientFallback: 'off', 'aws:cdk:bundling-stacks': [] }).json), { ...none, mcp: 'off' });
+  });
   it('sets the input-wait limit of every function from maxInputWaitDays, and leaves the default alone without it', () => {
     const waits = (json: Json) =>
       Object.values(functions(json)).map(([, fn]) => fn['Properties']['Environment']['Variables'][ENV.maxInputWaitMs]);

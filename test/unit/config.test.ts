@@ -57,6 +57,7 @@ describe('loadConfig', () => {
       { [ENV.authIssuers]: 'https://a.example', [ENV.authResource]: 'http://mcp.example.com/mcp' },
       /TASKS_AUTH_RESOURCE/,
     ],
+    ['a client fallback that is neither on nor off', { [ENV.clientFallback]: 'yes' }, /TASKS_CLIENT_FALLBACK must be on or off/],
     [
       'a plain-http issuer off loopback',
       { [ENV.authIssuers]: 'http://a.example', [ENV.authResource]: 'https://mcp.example.com/mcp' },
@@ -72,7 +73,7 @@ describe('loadConfig', () => {
     const defaults: Record<string, unknown> = loadConfig(base);
     for (const [key, setting] of Object.entries(SETTINGS)) {
       if (key.startsWith('auth')) continue;
-      const raw = key === 'toolset' ? 'all' : key === 'allowedOrigins' ? 'https://app.example.com' : '7';
+      const raw = key === 'toolset' ? 'all' : key === 'allowedOrigins' ? 'https://app.example.com' : key === 'clientFallback' ? 'off' : '7';
       const config: Record<string, unknown> = loadConfig({ ...base, [setting.env]: raw });
       assert.notDeepEqual(config[key], defaults[key], `${setting.env} is read into ${key}`);
     }
