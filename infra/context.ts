@@ -36,12 +36,15 @@ export const DEFAULT_CALLBACK_URLS = ['http://127.0.0.1:33418/callback', 'http:/
 export const CONTEXT = {
   authIssuer: {
     meaning:
-      "issuers (comma-separated `https` URLs, exactly as in the tokens' `iss`) whose access tokens the endpoint accepts: the MCP function becomes an OAuth resource server (see [Authorization](authorization.md)). **Without it (or `cognito`, or `jwtIssuer`) the endpoint is open**: synthesis warns and the `Authentication` output says `OPEN`",
+      "issuers (comma-separated `https` URLs, exactly as in the tokens' `iss`) whose access tokens the endpoint accepts: the MCP " +
+      'function becomes an OAuth resource server (see [Authorization](authorization.md)). **Without it (or `cognito`, or ' +
+      '`jwtIssuer`) the endpoint is open**: synthesis warns and the `Authentication` output says `OPEN`',
   },
   authResource: {
     shown: "the API's `…/mcp` URL",
     meaning:
-      "the endpoint's canonical URL, `https://<host>/mcp` (a custom domain mapped at its root): the `resource` of the metadata and the audience tokens must carry",
+      "the endpoint's canonical URL, `https://<host>/mcp` (a custom domain mapped at its root): the `resource` of the metadata and the " +
+      'audience tokens must carry',
   },
   authScopes: { shown: 'none (`mcp-tasks/tasks` with `cognito`)', meaning: 'scopes every request needs' },
   authAudiences: { meaning: 'further accepted `aud` values, for IdPs that cannot put the endpoint URL in `aud`' },
@@ -53,7 +56,8 @@ export const CONTEXT = {
   cognito: {
     default: false,
     meaning:
-      '`true` creates a Cognito user pool (hosted domain `<prefix>.auth.<region>.amazoncognito.com`), an app client for people (code + PKCE) and one for scripts (client credentials), and trusts it',
+      '`true` creates a Cognito user pool (hosted domain `<prefix>.auth.<region>.amazoncognito.com`), an app client for people (code + ' +
+      'PKCE) and one for scripts (client credentials), and trusts it',
   },
   cognitoDomainPrefix: {
     meaning: "the user pool's domain prefix (lowercase letters, digits, hyphens; globally unique); required with `cognito`",
@@ -64,14 +68,17 @@ export const CONTEXT = {
   },
   jwtIssuer: {
     meaning:
-      'an API Gateway JWT authorizer on `POST /mcp` for this issuer (an `https` URL), given with `jwtAudience`. With `authIssuer` it is only a pre-filter (its 401 has no `resource_metadata`, so clients cannot discover the authorization server from it); alone, tasks are bound to its issuer + `sub`',
+      'an API Gateway JWT authorizer on `POST /mcp` for this issuer (an `https` URL), given with `jwtAudience`. With `authIssuer` it ' +
+      'is only a pre-filter (its 401 has no `resource_metadata`, so clients cannot discover the authorization server from it); ' +
+      'alone, tasks are bound to its issuer + `sub`',
   },
   jwtAudience: { meaning: "the JWT authorizer's audiences (comma-separated), given with `jwtIssuer`" },
   toolset: { default: 'product', meaning: 'which tools the endpoint serves: `product`, `conformance` or `all`' },
   removalPolicy: {
     default: 'retain',
     meaning:
-      '`retain` keeps the table (with deletion protection) and the log groups when the stack is deleted; `destroy` is for throw-away stacks',
+      '`retain` keeps the table (with deletion protection) and the log groups when the stack is deleted; `destroy` is for throw-away ' +
+      'stacks',
   },
   throttleRateLimit: {
     shown: `sized from \`workerMaxConcurrency\` (${throttleFor(DEFAULT_WORKER_MAX_CONCURRENCY).rateLimit} with its default)`,
@@ -88,12 +95,15 @@ export const CONTEXT = {
   },
   activeIndexShards: {
     default: DEFAULT_ACTIVE_INDEX_SHARDS,
-    meaning: `partitions of the index of unfinished tasks (1–${MAX_ACTIVE_INDEX_SHARDS}), each good for ~500 task creations a second; it may grow between deployments (every reader follows it, rows written before stay found), never shrink`,
+    meaning:
+      `partitions of the index of unfinished tasks (1–${MAX_ACTIVE_INDEX_SHARDS}), each good for ~500 task creations a second; ` +
+      `it may grow between deployments (every reader follows it, rows written before stay found), never shrink`,
   },
   sweepIntervalMinutes: {
     default: DEFAULT_SWEEP_INTERVAL.toMinutes(),
     meaning:
-      'how often the sweeper looks for stuck tasks; synthesis refuses an interval at which SQS redelivery (30 minutes) would beat it, so at most 24',
+      'how often the sweeper looks for stuck tasks; synthesis refuses an interval at which SQS redelivery (30 minutes) would beat it, ' +
+      'so at most 24',
   },
   logRetentionDays: {
     default: RetentionDays.ONE_MONTH,
@@ -104,21 +114,26 @@ export const CONTEXT = {
   tracing: {
     default: false,
     meaning:
-      '`true` turns on active X-Ray tracing on every function (see the costs below: it roughly doubles the per-task cost with polling clients and adds about $0.43 a month at rest)',
+      '`true` turns on active X-Ray tracing on every function (see the costs below: it roughly doubles the per-task cost with polling ' +
+      'clients and adds about $0.43 a month at rest)',
   },
   allowedOrigins: {
     meaning:
-      "origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint: the MCP function's `Origin` check and the HTTP API's CORS",
+      "origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint: the MCP function's `Origin` " +
+      "check and the HTTP API's CORS",
   },
   clientFallback: {
     default: 'on',
     meaning:
-      '`off` serves clients that do not declare the tasks extension strictly (a task-only tool answers `-32021`, no `task_status` tools): `TASKS_CLIENT_FALLBACK` on the MCP function (see [Connecting clients](connecting.md))',
+      '`off` serves clients that do not declare the tasks extension strictly (a task-only tool answers `-32021`, no `task_status` ' +
+      'tools): `TASKS_CLIENT_FALLBACK` on the MCP function (see [Connecting clients](connecting.md))',
   },
   maxUnfinishedTasks: { shown: 'no cap', meaning: 'most unfinished tasks one principal may have at once (see [Limits](#limits))' },
   maxInputWaitDays: {
     shown: humanMs(DEFAULT_SETTINGS.maxInputWaitMs),
-    meaning: `the longest a task may wait for input (whole days, at most ${MAX_INPUT_WAIT_DAYS}) before the sweeper ends it \`failed\`: \`TASKS_MAX_INPUT_WAIT_MS\` on every function`,
+    meaning:
+      `the longest a task may wait for input (whole days, at most ${MAX_INPUT_WAIT_DAYS}) before the sweeper ends it ` +
+      `\`failed\`: \`TASKS_MAX_INPUT_WAIT_MS\` on every function`,
   },
 } as const satisfies Record<string, ContextKey>;
 

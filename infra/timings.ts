@@ -94,12 +94,14 @@ export function timingProblems(timings: DurableTimings, cancelCheckMs: number): 
   const problems: string[] = [];
   if (ms(visibilityTimeout) < VISIBILITY_TIMEOUT_FACTOR * ms(workerTimeout)) {
     problems.push(
-      `the visibility timeout (${visibilityTimeout.toHumanString()}) must be at least ${VISIBILITY_TIMEOUT_FACTOR} × the worker timeout (${workerTimeout.toHumanString()})`,
+      `the visibility timeout (${visibilityTimeout.toHumanString()}) must be at least ${VISIBILITY_TIMEOUT_FACTOR} × the worker ` +
+        `timeout (${workerTimeout.toHumanString()})`,
     );
   }
   if (ms(visibilityTimeout) < ms(workerTimeout) + ms(lease)) {
     problems.push(
-      `the visibility timeout (${visibilityTimeout.toHumanString()}) must cover the worker timeout plus the lease (${lease.toHumanString()})`,
+      `the visibility timeout (${visibilityTimeout.toHumanString()}) must cover the worker timeout plus the lease ` +
+        `(${lease.toHumanString()})`,
     );
   }
   if (ms(lease) <= 3 * cancelCheckMs) {
@@ -108,12 +110,15 @@ export function timingProblems(timings: DurableTimings, cancelCheckMs: number): 
   const stepRoom = ms(workerTimeout) - ms(invocationBudget);
   if (stepRoom < ms(HANDOVER_RESERVE)) {
     problems.push(
-      `the invocation budget (${invocationBudget.toHumanString()}) must leave at least the hand-over reserve (${HANDOVER_RESERVE.toHumanString()}) of the worker timeout`,
+      `the invocation budget (${invocationBudget.toHumanString()}) must leave at least the hand-over reserve ` +
+        `(${HANDOVER_RESERVE.toHumanString()}) of the worker timeout`,
     );
   }
   if (ms(lease) + ms(sweepGrace) + ms(sweepInterval) >= ms(visibilityTimeout)) {
     problems.push(
-      `lease + sweep grace + sweep interval (${lease.toHumanString()} + ${sweepGrace.toHumanString()} + ${sweepInterval.toHumanString()}) must be shorter than the visibility timeout (${visibilityTimeout.toHumanString()}), so that the sweeper recovers crashed tasks before SQS redelivers them`,
+      `lease + sweep grace + sweep interval (${lease.toHumanString()} + ${sweepGrace.toHumanString()} + ` +
+        `${sweepInterval.toHumanString()}) must be shorter than the visibility timeout (${visibilityTimeout.toHumanString()}), so ` +
+        `that the sweeper recovers crashed tasks before SQS redelivers them`,
     );
   }
   if (ms(sweeperTimeout) >= ms(sweepInterval)) {

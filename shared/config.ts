@@ -69,7 +69,8 @@ export const SETTINGS = {
   cancelCheckMs: duration(
     'TASKS_CANCEL_CHECK_MS',
     5 * SECOND,
-    'how often a running handler checks for cancellation (a read, or the lease renewal once a third of the lease has passed), progress or not',
+    'how often a running handler checks for cancellation (a read, or the lease renewal once a third of the lease has passed), progress ' +
+      'or not',
   ),
   progressIntervalMs: duration('TASKS_PROGRESS_INTERVAL_MS', SECOND, 'minimum time between two progress writes of a task'),
   syncBudgetMs: duration(
@@ -95,7 +96,8 @@ export const SETTINGS = {
   maxAttempts: count(
     'TASKS_MAX_ATTEMPTS',
     5,
-    'runs a task may take through `RetryableError`, or through crashes and timeouts without a new step checkpoint, before it ends `failed` (a run that records a step starts the count again)',
+    'runs a task may take through `RetryableError`, or through crashes and timeouts without a new step checkpoint, before it ends ' +
+      '`failed` (a run that records a step starts the count again)',
   ),
   retryBaseDelayMs: duration('TASKS_RETRY_BASE_DELAY_MS', 2 * SECOND, "first retry delay, doubling per attempt (at most SQS's 15 minutes)"),
   redeliveryMs: duration(
@@ -108,7 +110,8 @@ export const SETTINGS = {
   maxInputWaitMs: duration(
     'TASKS_MAX_INPUT_WAIT_MS',
     7 * DAY,
-    'the longest a task may wait for input, from when it starts waiting; past it the sweeper ends it `failed`. While it waits, the advertised `ttlMs` covers this deadline plus `TASKS_RETENTION_MS`',
+    'the longest a task may wait for input, from when it starts waiting; past it the sweeper ends it `failed`. While it waits, the ' +
+      'advertised `ttlMs` covers this deadline plus `TASKS_RETENTION_MS`',
     {
       deployed: '`-c maxInputWaitDays=N`, else the default',
     },
@@ -117,7 +120,8 @@ export const SETTINGS = {
     ...count(
       'TASKS_ACTIVE_INDEX_SHARDS',
       4,
-      `partitions of the index of unfinished tasks (1–${MAX_INDEX_SHARDS}; each takes ~1,000 writes a second, ~500 task creations): may grow between deployments, never shrink`,
+      `partitions of the index of unfinished tasks (1–${MAX_INDEX_SHARDS}; each takes ~1,000 writes a second, ~500 task creations): ` +
+        `may grow between deployments, never shrink`,
     ),
     deployed: '`-c activeIndexShards=N`',
     read: (raw: string | undefined): number => {
@@ -140,7 +144,8 @@ export const SETTINGS = {
   allowedOrigins: {
     env: 'TASKS_ALLOWED_ORIGINS',
     meaning:
-      'origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint; a request with another `Origin` gets 403, one without an `Origin` is served',
+      'origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint; a request with another `Origin` ' +
+      'gets 403, one without an `Origin` is served',
     shown: 'none',
     deployed: "`-c allowedOrigins=…`, which also configures the HTTP API's CORS",
     read: origins,
@@ -161,7 +166,9 @@ export const SETTINGS = {
   clientFallback: {
     env: 'TASKS_CLIENT_FALLBACK',
     meaning:
-      '`on`: a long call from a client that does not declare the tasks extension runs as a durable task, answered with an ordinary result naming it, and such clients get the `task_status`, `task_answer` and `task_cancel` tools (see [Connecting clients](connecting.md)); `off`: such a call runs inside the request, and a task-only tool answers `-32021`',
+      '`on`: a long call from a client that does not declare the tasks extension runs as a durable task, answered with an ordinary ' +
+      'result naming it, and such clients get the `task_status`, `task_answer` and `task_cancel` tools (see [Connecting ' +
+      'clients](connecting.md)); `off`: such a call runs inside the request, and a task-only tool answers `-32021`',
     shown: '`on`',
     deployed: '`-c clientFallback=off` (MCP function only)',
     read: (raw): boolean => {
@@ -172,12 +179,14 @@ export const SETTINGS = {
   },
   authIssuers: listed(
     'TASKS_AUTH_ISSUERS',
-    'issuers whose access tokens the endpoint accepts (comma-separated); set, the endpoint is an OAuth resource server and every MCP request needs a token',
+    'issuers whose access tokens the endpoint accepts (comma-separated); set, the endpoint is an OAuth resource server and every MCP ' +
+      'request needs a token',
     '`-c authIssuer=…` (or `cognito`)',
   ),
   authResource: optional(
     'TASKS_AUTH_RESOURCE',
-    "the endpoint's canonical URL: the metadata's `resource` and the audience tokens must carry; required with issuers, never taken from the `Host` header",
+    "the endpoint's canonical URL: the metadata's `resource` and the audience tokens must carry; required with issuers, never taken " +
+      'from the `Host` header',
     "`-c authResource=…`, else the API's `…/mcp` URL",
   ),
   authScopes: listed('TASKS_AUTH_SCOPES', 'scopes every request needs (space- or comma-separated)', '`-c authScopes=…`'),

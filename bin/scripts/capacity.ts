@@ -38,10 +38,13 @@ const percent = (value: number) => `${Math.round(value * 100)}%`;
 export function formatReport(report: CapacityReport, suggested: Deployment): string {
   const { workload: w, perTask: t, rates, concurrency: c, deployment: d } = report;
   const lines = [
-    `Workload: ${w.tasksPerSecond} tasks/s, ${w.taskSeconds} s of work each, ${w.pollsPerTask} polls, ${w.inputRounds} input round(s), ${w.steps} step(s), ${percent(w.waitingShare)} of calls waiting in the request`,
-    `Deployment: throttle ${d.throttleRateLimit}/s (burst ${d.throttleBurstLimit}), workerMaxConcurrency ${d.workerMaxConcurrency}, activeIndexShards ${d.activeIndexShards}; account: ${d.accountConcurrency} Lambda executions, ${d.apiQuota} API requests/s`,
+    `Workload: ${w.tasksPerSecond} tasks/s, ${w.taskSeconds} s of work each, ${w.pollsPerTask} polls, ${w.inputRounds} input round(s), ` +
+      `${w.steps} step(s), ${percent(w.waitingShare)} of calls waiting in the request`,
+    `Deployment: throttle ${d.throttleRateLimit}/s (burst ${d.throttleBurstLimit}), workerMaxConcurrency ${d.workerMaxConcurrency}, ` +
+      `activeIndexShards ${d.activeIndexShards}; account: ${d.accountConcurrency} Lambda executions, ${d.apiQuota} API requests/s`,
     '',
-    `Per task: ${t.apiRequests} API requests, ${t.ddbWrites} DynamoDB writes (${t.tableWcu} WCU + ${t.indexWcu} index WCU), ${t.ddbReads} reads (${t.rcu} RCU), ${t.sqsRequests} SQS requests, ${t.workerRuns} worker run(s)`,
+    `Per task: ${t.apiRequests} API requests, ${t.ddbWrites} DynamoDB writes (${t.tableWcu} WCU + ${t.indexWcu} index WCU), ` +
+      `${t.ddbReads} reads (${t.rcu} RCU), ${t.sqsRequests} SQS requests, ${t.workerRuns} worker run(s)`,
     '',
     '| component | per second |',
     '|---|--:|',
@@ -52,21 +55,27 @@ export function formatReport(report: CapacityReport, suggested: Deployment): str
     `| index WCU per shard (key \`activeShard\`, ${d.activeIndexShards} shards) | ${round(rates.indexWcuPerShard)} |`,
     `| SQS requests | ${round(rates.sqsRequests)} |`,
     '',
-    `Concurrency: MCP function ${round(c.mcp)}, worker ${round(c.workerInvocations)} invocations (${round(c.workerRecords)} tasks at once), all functions ${round(c.total)}`,
+    `Concurrency: MCP function ${round(c.mcp)}, worker ${round(c.workerInvocations)} invocations (${round(c.workerRecords)} tasks at ` +
+      `once), all functions ${round(c.total)}`,
     '',
     '| limit | demand | capacity | used | moved by |',
     '|---|--:|--:|--:|---|',
     ...report.limits.map(
       (limit) =>
-        `| ${limit.name} | ${round(limit.demand)} ${limit.unit} | ${round(limit.capacity)} | ${percent(limit.utilisation)} | ${limit.moveWith} |`,
+        `| ${limit.name} | ${round(limit.demand)} ${limit.unit} | ${round(limit.capacity)} | ${percent(limit.utilisation)} | ` +
+        `${limit.moveWith} |`,
     ),
     '',
     report.firstReached
-      ? `First limit reached: ${report.firstReached.name} (${percent(report.firstReached.utilisation)}); move it with ${report.firstReached.moveWith}.`
-      : `No limit reached: the busiest is ${report.limits[0]!.name} at ${percent(report.limits[0]!.utilisation)}; this deployment serves up to ${round(report.maxTasksPerSecond)} tasks/s of this shape.`,
+      ? `First limit reached: ${report.firstReached.name} (${percent(report.firstReached.utilisation)}); move it with ` +
+        `${report.firstReached.moveWith}.`
+      : `No limit reached: the busiest is ${report.limits[0]!.name} at ${percent(report.limits[0]!.utilisation)}; this deployment ` +
+        `serves up to ${round(report.maxTasksPerSecond)} tasks/s of this shape.`,
     `Sweeper: re-enqueues up to ${report.sweepPerRun.toLocaleString('en-US')} stuck tasks per run.`,
     '',
-    `Monthly cost (30 days, list prices, us-east-1): ${usd(report.monthlyUsd.total)} — DynamoDB ${usd(report.monthlyUsd.dynamodb)}, Lambda ${usd(report.monthlyUsd.lambda)}, HTTP API ${usd(report.monthlyUsd.api)}, SQS ${usd(report.monthlyUsd.sqs)}, logs ${usd(report.monthlyUsd.logs)}, sweeper ${usd(report.monthlyUsd.sweeper)}`,
+    `Monthly cost (30 days, list prices, us-east-1): ${usd(report.monthlyUsd.total)} — DynamoDB ${usd(report.monthlyUsd.dynamodb)}, ` +
+      `Lambda ${usd(report.monthlyUsd.lambda)}, HTTP API ${usd(report.monthlyUsd.api)}, SQS ${usd(report.monthlyUsd.sqs)}, logs ` +
+      `${usd(report.monthlyUsd.logs)}, sweeper ${usd(report.monthlyUsd.sweeper)}`,
   ];
   const flags = contextFlags(suggested);
   const quotas = quotaRequests(suggested);
@@ -88,14 +97,17 @@ export function docsTable(loads: readonly number[] = [10, 100, 1000]): string {
     const first = onDefaults.firstReached ? `${onDefaults.firstReached.name} (${percent(onDefaults.firstReached.utilisation)})` : 'none';
     return (
       `| ${tasksPerSecond.toLocaleString('en-US')} | ${round(report.rates.apiRequests)} | ${round(report.concurrency.mcp)} | ` +
-      `${round(report.concurrency.workerInvocations)} (${round(report.concurrency.workerRecords)} tasks) | ${round(report.rates.tableWcu)} / ${round(report.rates.rcu)} | ` +
+      `${round(report.concurrency.workerInvocations)} (${round(report.concurrency.workerRecords)} tasks) | ` +
+      `${round(report.rates.tableWcu)} / ${round(report.rates.rcu)} | ` +
       `${round(report.rates.indexWcuPerShard)} | ${round(report.rates.sqsRequests)} | ${first} | ${flags.length ? flags.map((f) => `\`${f}\``).join(' ') : 'defaults'}${quota} | ${usd(report.monthlyUsd.total)} |`
     );
   });
   return [
-    `Reference workload: tasks of ${REFERENCE_WORKLOAD.taskSeconds} s polled ${REFERENCE_WORKLOAD.pollsPerTask} times each, no input rounds, no steps, no waiting calls.`,
+    `Reference workload: tasks of ${REFERENCE_WORKLOAD.taskSeconds} s polled ${REFERENCE_WORKLOAD.pollsPerTask} times each, no input ` +
+      `rounds, no steps, no waiting calls.`,
     '',
-    '| tasks/s | API req/s | MCP concurrency | worker invocations | table WCU / RCU per s | index WCU/s per shard | SQS req/s | first limit on defaults | settings | monthly cost |',
+    '| tasks/s | API req/s | MCP concurrency | worker invocations | table WCU / RCU per s | index WCU/s per shard | SQS req/s | first ' +
+      'limit on defaults | settings | monthly cost |',
     '|--:|--:|--:|--:|--:|--:|--:|---|---|--:|',
     ...rows,
   ].join('\n');

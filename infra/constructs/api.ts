@@ -146,7 +146,8 @@ export class Api extends Construct {
           Validations.of(metadataRoute).acknowledge({
             id: 'AwsSolutions-APIG4',
             reason:
-              'RFC 9728 Protected Resource Metadata is public by definition: clients read it before they have a token, to find the authorization server.',
+              'RFC 9728 Protected Resource Metadata is public by definition: clients read it before they have a token, to find the ' +
+              'authorization server.',
           });
         }
       }
@@ -154,7 +155,8 @@ export class Api extends Construct {
         Validations.of(route).acknowledge({
           id: 'AwsSolutions-APIG4',
           reason:
-            'The MCP function is the OAuth resource server: it verifies every token (issuer, signature, audience, scopes) and answers 401/403 with the WWW-Authenticate challenge MCP clients need, which an HTTP API authorizer cannot produce.',
+            'The MCP function is the OAuth resource server: it verifies every token (issuer, signature, audience, scopes) and answers ' +
+            '401/403 with the WWW-Authenticate challenge MCP clients need, which an HTTP API authorizer cannot produce.',
         });
       }
     }
@@ -164,7 +166,9 @@ export class Api extends Construct {
 
     if (props.resourceServer) {
       new CfnOutput(this, 'Authentication', {
-        value: `OAuth resource server: tokens from ${props.resourceServer.issuers.join(', ')} for this endpoint${props.jwt ? ' (API Gateway JWT pre-filter on)' : ''}`,
+        value:
+          `OAuth resource server: tokens from ${props.resourceServer.issuers.join(', ')} for this ` +
+          `endpoint${props.jwt ? ' (API Gateway JWT pre-filter on)' : ''}`,
         description: 'Whether the endpoint requires a token',
       });
       new CfnOutput(this, 'ProtectedResourceMetadataUrl', {
@@ -173,7 +177,8 @@ export class Api extends Construct {
       });
     } else if (!props.jwt) {
       const message =
-        'The MCP endpoint is OPEN: no JWT authorizer is configured, so anyone who knows the URL can create and read tasks, all under one shared principal. ' +
+        'The MCP endpoint is OPEN: no JWT authorizer is configured, so anyone who knows the URL can create and read tasks, all under ' +
+        'one shared principal. ' +
         'Deploy with `-c authIssuer=<issuer URL>` (or `-c cognito=true`) to make it an OAuth resource server.';
       Annotations.of(this).addWarningV2(OPEN_ENDPOINT_WARNING, message);
       new CfnOutput(this, 'Authentication', { value: `OPEN - ${message}`, description: 'Whether the endpoint requires a token' });
@@ -181,7 +186,8 @@ export class Api extends Construct {
         Validations.of(route).acknowledge({
           id: 'AwsSolutions-APIG4',
           reason:
-            'No JWT issuer/audience was given, so the route has no authorizer by explicit choice; synth warns loudly and the stack outputs say the endpoint is OPEN. Setting jwtIssuer and jwtAudience adds the authorizer.',
+            'No JWT issuer/audience was given, so the route has no authorizer by explicit choice; synth warns loudly and the stack ' +
+            'outputs say the endpoint is OPEN. Setting jwtIssuer and jwtAudience adds the authorizer.',
         });
       }
     } else {

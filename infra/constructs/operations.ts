@@ -79,7 +79,9 @@ function alarm(scope: Construct, id: string, props: AlarmProps): Alarm {
 function taskAlarms(scope: Construct): Alarm[] {
   return [
     alarm(scope, 'FailedTaskRate', {
-      alarmDescription: `More than ${FAILED_TASK_RATE_THRESHOLD * 100}% of the tasks that ended in two of three ${FAILED_RATE_PERIOD.toHumanString()} periods failed. Look for "task-ended" lines with "status":"failed" in the worker logs.`,
+      alarmDescription:
+        `More than ${FAILED_TASK_RATE_THRESHOLD * 100}% of the tasks that ended in two of three ` +
+        `${FAILED_RATE_PERIOD.toHumanString()} periods failed. Look for "task-ended" lines with "status":"failed" in the worker logs.`,
       metric: taskMetric('TaskFailed', Stats.AVERAGE, FAILED_RATE_PERIOD),
       threshold: FAILED_TASK_RATE_THRESHOLD,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -109,7 +111,9 @@ function queueAlarms(scope: Construct, props: OperationsProps): Alarm[] {
       evaluationPeriods: 1,
     }),
     alarm(scope, 'DeadLetterQueueNotDrained', {
-      alarmDescription: `A dead-lettered message is older than ${deadLetterAllowed.toHumanString()}: the dead-letter handler cannot mark its task failed. Check its logs for "dead-letter-error".`,
+      alarmDescription:
+        `A dead-lettered message is older than ${deadLetterAllowed.toHumanString()}: the dead-letter handler cannot ` +
+        `mark its task failed. Check its logs for "dead-letter-error".`,
       metric: deadLetterQueue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: Stats.MAXIMUM }),
       threshold: deadLetterAllowed.toSeconds(),
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -138,7 +142,9 @@ function functionAlarms(scope: Construct, props: OperationsProps): Alarm[] {
       evaluationPeriods: 1,
     }),
     alarm(scope, 'SweeperErrors', {
-      alarmDescription: `The sweeper failed in two consecutive ${sweeperPeriod.toHumanString()} periods: stuck tasks are not being re-enqueued. Check its logs.`,
+      alarmDescription:
+        `The sweeper failed in two consecutive ${sweeperPeriod.toHumanString()} periods: stuck tasks are not being ` +
+        `re-enqueued. Check its logs.`,
       metric: sweeper.function.metricErrors({ period: sweeperPeriod, statistic: Stats.SUM }),
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -170,7 +176,9 @@ function operationsDashboard(scope: Construct, props: OperationsProps): Dashboar
   const dashboard = new Dashboard(scope, 'Dashboard', { defaultInterval: Duration.hours(3) });
   dashboard.addWidgets(
     new TextWidget({
-      markdown: `## MCP tasks\nTask metrics are embedded in the functions' log lines (namespace \`${METRICS_NAMESPACE}\`); the rest are AWS metrics.`,
+      markdown:
+        `## MCP tasks\nTask metrics are embedded in the functions' log lines (namespace \`${METRICS_NAMESPACE}\`); the rest ` +
+        `are AWS metrics.`,
       width: 24,
       height: 2,
     }),

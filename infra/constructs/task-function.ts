@@ -160,7 +160,8 @@ export class TaskFunction extends Construct {
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions (X-Ray accepts only "*"). No other statement of this role uses a wildcard resource.',
+        'Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions (X-Ray ' +
+        'accepts only "*"). No other statement of this role uses a wildcard resource.',
     });
   }
 }

@@ -68,7 +68,8 @@ export class TaskTable extends Construct {
     Validations.of(grantee.role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/index/*]`,
       reason:
-        'grantReadWriteData scopes the statement to this table and its indexes; "index/*" names the indexes of this one table (only the active-tasks index exists), not other resources.',
+        'grantReadWriteData scopes the statement to this table and its indexes; "index/*" names the indexes of this one table (only ' +
+        'the active-tasks index exists), not other resources.',
     });
   }
 

@@ -66,12 +66,14 @@ export class McpUserPool extends Construct {
       {
         id: 'AwsSolutions-COG2',
         reason:
-          'MFA is offered (TOTP) but optional: this pool is a starting point for small teams; require it with `mfa: Mfa.REQUIRED` where policy demands.',
+          'MFA is offered (TOTP) but optional: this pool is a starting point for small teams; require it with `mfa: Mfa.REQUIRED` ' +
+          'where policy demands.',
       },
       {
         id: 'AwsSolutions-COG8',
         reason:
-          'The Essentials plan is enough for a starter pool (managed login, no self sign-up, strict password policy); Plus adds threat protection at a per-user price. Deployments that need it use an existing IdP or raise the plan.',
+          'The Essentials plan is enough for a starter pool (managed login, no self sign-up, strict password policy); Plus adds threat ' +
+          'protection at a per-user price. Deployments that need it use an existing IdP or raise the plan.',
       },
     );
 

@@ -385,7 +385,9 @@ function divergence(kind: CallKind, name: string, position: number, why: string)
   const what = kind === 'question' ? `question "${name}"` : kind === 'sleep' ? `sleep "${name}"` : `step "${name}"`;
   return {
     code: INTERNAL_ERROR,
-    message: `Replay diverged at ${what} (call #${position}): ${why}. The handler's steps, sleeps and questions must come in the same order on every run`,
+    message:
+      `Replay diverged at ${what} (call #${position}): ${why}. The handler's steps, sleeps and questions must come in the same ` +
+      `order on every run`,
     data: { reason: 'replay-divergence', [kind === 'question' ? 'key' : 'step']: name, position },
   };
 }
@@ -401,7 +403,9 @@ function keyReused(key: string): JsonRpcErrorObject {
 function versionError(tool: string, recorded: string, current: string | undefined): JsonRpcErrorObject {
   return {
     code: INTERNAL_ERROR,
-    message: `Tool "${tool}" changed from version ${recorded} to ${current ?? '(none)'} while this task was in flight; its recorded work is not replayed by other code`,
+    message:
+      `Tool "${tool}" changed from version ${recorded} to ${current ?? '(none)'} while this task was in flight; its recorded ` +
+      `work is not replayed by other code`,
     data: { reason: 'tool-version-changed', recordedVersion: recorded, currentVersion: current ?? null },
   };
 }

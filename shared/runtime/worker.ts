@@ -158,7 +158,9 @@ class TaskRun {
       return this.finish({
         status: 'failed',
         error: EXHAUSTED_ERROR,
-        statusMessage: `The task was started ${task.attempts - 1} times without finishing, handing over or recording a new step; its worker kept crashing or timing out`,
+        statusMessage:
+          `The task was started ${task.attempts - 1} times without finishing, handing over or recording a new step; its ` +
+          `worker kept crashing or timing out`,
       });
     }
     try {

@@ -125,7 +125,8 @@ for (const [name, e, expected] of cases) {
     MEMORY_GB * (billedMs / 1000) * PRICE.gbSecond * 1e6 +
     (((logBytes + ACCESS_LOG_BYTES) * 1e6) / 1e9) * PRICE.logsPerGb;
   console.log(
-    `| ${name} | ${first.statusCode} | ${median.toFixed(3)} | ${p99.toFixed(3)} | ${billedMs} | ${Math.round(logBytes)} | $${perMillion.toFixed(3)} |`,
+    `| ${name} | ${first.statusCode} | ${median.toFixed(3)} | ${p99.toFixed(3)} | ${billedMs} | ${Math.round(logBytes)} | ` +
+      `$${perMillion.toFixed(3)} |`,
   );
 }
 console.log(`

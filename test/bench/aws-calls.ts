@@ -86,7 +86,9 @@ async function clientsWithoutTasks(finishedTaskId: string): Promise<void> {
     `| fallback call ending within the budget | ${columns.map(([, key]) => `${measured[key]} | ${FALLBACK_CALL_MIN[key]}`).join(' | ')} |`,
   );
   console.log(
-    `| one task_status call (no waitSeconds) | ${per(status.rcu)} | ${TASK_STATUS_MIN.rcu} | ${per(status.wcu)} | 0 | ${per(status.ddbRequests)} | ${TASK_STATUS_MIN.ddbRequests} | ${per(status.sqsRequests)} | 0 | ${per(status.invocations)} | 0 |`,
+    `| one task_status call (no waitSeconds) | ${per(status.rcu)} | ${TASK_STATUS_MIN.rcu} | ${per(status.wcu)} | 0 | ` +
+      `${per(status.ddbRequests)} | ${TASK_STATUS_MIN.ddbRequests} | ${per(status.sqsRequests)} | 0 | ${per(status.invocations)} | 0 ` +
+      `|`,
   );
   console.log('');
   console.log(
@@ -94,7 +96,8 @@ async function clientsWithoutTasks(finishedTaskId: string): Promise<void> {
   );
   console.log(`- task_status: ${detail(meter, calls)}`);
   console.log(
-    '- past the budget the call costs at most one read a second of the budget (20), the task what any task costs, and each task_status with waitSeconds at most one read a second more',
+    '- past the budget the call costs at most one read a second of the budget (20), the task what any task costs, and each task_status ' +
+      'with waitSeconds at most one read a second more',
   );
 }
 
@@ -117,7 +120,8 @@ async function localConcurrency(): Promise<void> {
   console.log('');
   console.log('Local stack (npm start settings), measured here:');
   console.log(
-    `- concurrency: ${count} tasks of ${seconds} s created at once finished in ${wall} ms (ideal ${seconds * 1000} ms, ${(wall / (seconds * 1000)).toFixed(2)}×; ` +
+    `- concurrency: ${count} tasks of ${seconds} s created at once finished in ${wall} ms (ideal ${seconds * 1000} ms, ` +
+      `${(wall / (seconds * 1000)).toFixed(2)}×; ` +
       `fully serialised would be ${count * seconds * 1000} ms); at most ${stack.workerStats().peak} worker batches at once ` +
       `(batch size ${WORKER_BATCH_SIZE}, max concurrency ${DEFAULT_WORKER_MAX_CONCURRENCY})`,
   );
@@ -154,7 +158,8 @@ async function restartRecovery(): Promise<void> {
     const done = Date.now() - restarted;
     const recovery = /"event":"recovery"[^\n]*"ms":(\d+)/.exec(second.output())?.[1];
     console.log(
-      `- restart recovery: after a SIGKILL with a task running, the restarted stack was ready in ${ready} ms (start-up recovery ${recovery ?? '?'} ms of it) ` +
+      `- restart recovery: after a SIGKILL with a task running, the restarted stack was ready in ${ready} ms (start-up recovery ` +
+        `${recovery ?? '?'} ms of it) ` +
         `and had the task completed ${done} ms after the restart began (its 2 s run included; before start-up recovery: minutes)`,
     );
   } finally {

@@ -274,10 +274,12 @@ try {
 
   const version = spawnSync(NODE, ['--version'], { encoding: 'utf8' }).stdout.trim();
   console.log(
-    `\nFunction bundles vs bare bundles of the same packages (esbuild options of the stack; cold start: median of ${RUNS} fresh Node ${version} processes)\n`,
+    `\nFunction bundles vs bare bundles of the same packages (esbuild options of the stack; cold start: median of ${RUNS} fresh Node ` +
+      `${version} processes)\n`,
   );
   console.log(
-    '| function | uses | also bundles | bundle | bare | size ratio | start CPU (ms) | bare | CPU ratio | start wall (ms) | bare | wall ratio |',
+    '| function | uses | also bundles | bundle | bare | size ratio | start CPU (ms) | bare | CPU ratio | start wall (ms) | bare | wall ' +
+      'ratio |',
   );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const m of measured) {
@@ -286,8 +288,10 @@ try {
     const wallFn = median(m.starts.fn.map((s) => s.wallMs));
     const wallBare = median(m.starts.bare.map((s) => s.wallMs));
     console.log(
-      `| ${m.name} | ${m.uses.join(', ')} | ${m.unused.join(', ') || '–'} | ${kb(m.fn.bytes)} | ${kb(m.bare.bytes)} | ${ratio(m.fn.bytes, m.bare.bytes)} | ` +
-        `${cpuFn.toFixed(0)} | ${cpuBare.toFixed(0)} | ${ratio(cpuFn, cpuBare)} | ${wallFn.toFixed(0)} | ${wallBare.toFixed(0)} | ${ratio(wallFn, wallBare)} |`,
+      `| ${m.name} | ${m.uses.join(', ')} | ${m.unused.join(', ') || '–'} | ${kb(m.fn.bytes)} | ${kb(m.bare.bytes)} | ` +
+        `${ratio(m.fn.bytes, m.bare.bytes)} | ` +
+        `${cpuFn.toFixed(0)} | ${cpuBare.toFixed(0)} | ${ratio(cpuFn, cpuBare)} | ${wallFn.toFixed(0)} | ${wallBare.toFixed(0)} | ` +
+        `${ratio(wallFn, wallBare)} |`,
     );
   }
 

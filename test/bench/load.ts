@@ -198,20 +198,27 @@ const perTaskMs = (value: number) => ms(value / Math.max(1, created));
 
 const lines = [
   '',
-  `Load run on the local stack (npm start settings): ${TPS} tasks/s for ${SECONDS} s, slow_compute of ${TASK_SECONDS} s, polled at the suggested pollIntervalMs`,
+  `Load run on the local stack (npm start settings): ${TPS} tasks/s for ${SECONDS} s, slow_compute of ${TASK_SECONDS} s, polled at the ` +
+    `suggested pollIntervalMs`,
   '',
   `- tasks: ${created} created, ${completed} completed, in ${(wallMs / 1000).toFixed(1)} s; failures: ${failures.size ? [...failures].map(([what, n]) => `${what} ×${n}`).join(', ') : 'none'}`,
   `- polls per task: ${pollsPerTask.toFixed(2)} (the model's reference workload assumes 10)`,
   `- tools/call latency p50 ${ms(quantile(createLatencies, 0.5))}, p99 ${ms(quantile(createLatencies, 0.99))}`,
   `- tasks/get latency p50 ${ms(quantile(getLatencies, 0.5))}, p99 ${ms(quantile(getLatencies, 0.99))} (${getLatencies.length} calls)`,
-  `- time to start (created → claimed by a worker) p50 ${ms(quantile(timeQueued, 0.5))}, p99 ${ms(quantile(timeQueued, 0.99))} (${timeQueued.length} starts)`,
-  `- CPU per task (sampled): MCP function ${perTaskMs(mcpCpu)}, worker ${perTaskMs(workerCpu)} (besides the tool's own ${TASK_SECONDS} s of waiting); ` +
-    `emulators ${perTaskMs(cpuMs.get('emulators') ?? 0)}, local plumbing ${perTaskMs(cpuMs.get('local plumbing') ?? 0)}, load generator ${perTaskMs(cpuMs.get('load generator') ?? 0)}, ` +
-    `GC and unattributed ${perTaskMs(cpuMs.get('other') ?? 0)}; of the functions' share, store + AWS SDK ${perTaskMs(shared)} (split by AWS calls)`,
+  `- time to start (created → claimed by a worker) p50 ${ms(quantile(timeQueued, 0.5))}, p99 ${ms(quantile(timeQueued, 0.99))} ` +
+    `(${timeQueued.length} starts)`,
+  `- CPU per task (sampled): MCP function ${perTaskMs(mcpCpu)}, worker ${perTaskMs(workerCpu)} (besides the tool's own ${TASK_SECONDS} ` +
+    `s of waiting); ` +
+    `emulators ${perTaskMs(cpuMs.get('emulators') ?? 0)}, local plumbing ${perTaskMs(cpuMs.get('local plumbing') ?? 0)}, load ` +
+    `generator ${perTaskMs(cpuMs.get('load generator') ?? 0)}, ` +
+    `GC and unattributed ${perTaskMs(cpuMs.get('other') ?? 0)}; of the functions' share, store + AWS SDK ${perTaskMs(shared)} (split ` +
+    `by AWS calls)`,
   `- CPU per task, whole process (getrusage): ${perTaskMs((cpu.user + cpu.system) / 1000)}`,
-  `- MCP CPU per request: ${ms(mcpCpu / Math.max(1, created + pollCount))} (the model assumes ${ASSUMED.mcpMs} ms billed per request); worker CPU per run: ${ms(workerCpu / Math.max(1, completed))} (assumed ${ASSUMED.workerMs} ms besides the tool)`,
+  `- MCP CPU per request: ${ms(mcpCpu / Math.max(1, created + pollCount))} (the model assumes ${ASSUMED.mcpMs} ms billed per request); ` +
+    `worker CPU per run: ${ms(workerCpu / Math.max(1, completed))} (assumed ${ASSUMED.workerMs} ms besides the tool)`,
   `- AWS calls per task, counted: ${perTaskCalls}`,
-  `- the model for this workload: ${model.ddbWrites} DynamoDB writes, ${model.ddbReads} reads, ${model.sqsRequests} SQS requests, ${model.workerRuns} worker run per task`,
+  `- the model for this workload: ${model.ddbWrites} DynamoDB writes, ${model.ddbReads} reads, ${model.sqsRequests} SQS requests, ` +
+    `${model.workerRuns} worker run per task`,
   `- function log bytes per task: ${Math.round(logBytes / Math.max(1, created))}`,
 ];
 console.log(lines.join('\n'));

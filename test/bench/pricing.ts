@@ -11,7 +11,8 @@ export function costReport(rows: Row[], gets: PollCost[]): string[] {
   const usd = (value: number) => `$${value.toFixed(4)}`;
   const out = [
     '',
-    `Cost per 1,000 tasks at list prices (us-east-1, no free tier), including ${POLLS_PER_TASK} tasks/get polls per task (BENCH_POLLS_PER_TASK):`,
+    `Cost per 1,000 tasks at list prices (us-east-1, no free tier), including ${POLLS_PER_TASK} tasks/get polls per task ` +
+      `(BENCH_POLLS_PER_TASK):`,
     '',
   ];
   out.push('| scenario | DynamoDB | SQS | Lambda | HTTP API | Logs | total | of which polls | X-Ray if tracing on |');
@@ -43,7 +44,8 @@ export function costReport(rows: Row[], gets: PollCost[]): string[] {
     const xray = invocations * PRICE.xrayTrace;
     const k = 1000;
     out.push(
-      `| ${row.scenario} | ${usd(parts.dynamodb * k)} | ${usd(parts.sqs * k)} | ${usd(parts.lambda * k)} | ${usd(parts.api * k)} | ${usd(parts.logs * k)} | ${usd(total * k)} | ${usd(pollShare * k)} | +${usd(xray * k)} |`,
+      `| ${row.scenario} | ${usd(parts.dynamodb * k)} | ${usd(parts.sqs * k)} | ${usd(parts.lambda * k)} | ${usd(parts.api * k)} | ` +
+        `${usd(parts.logs * k)} | ${usd(total * k)} | ${usd(pollShare * k)} | +${usd(xray * k)} |`,
     );
   }
   out.push('');
@@ -51,7 +53,8 @@ export function costReport(rows: Row[], gets: PollCost[]): string[] {
     `Assumed (not measurable here): ${ASSUMED.mcpMs} ms per MCP request and ${ASSUMED.workerMs} ms per worker run besides the tool's`,
   );
   out.push(
-    `own time, at ${ASSUMED.memoryGb * 1024} MB; ${ASSUMED.platformLogBytes} bytes of Lambda platform lines per invocation, ${ASSUMED.accessLogBytes} bytes of access log`,
+    `own time, at ${ASSUMED.memoryGb * 1024} MB; ${ASSUMED.platformLogBytes} bytes of Lambda platform lines per invocation, ` +
+      `${ASSUMED.accessLogBytes} bytes of access log`,
   );
   out.push('per request. Measured: DynamoDB units, SQS requests, invocations, requests and the bytes the functions log.');
   return out;

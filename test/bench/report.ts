@@ -37,7 +37,8 @@ export function report(rows: Row[], gets: PollCost[]): void {
   out.push('One tasks/get (per call, the client chooses how often to poll):');
   for (const get of gets) {
     out.push(
-      `- of the ${get.scenario}'s finished task: ${get.rcu} RCU in ${get.ddbRequests} DynamoDB request(s) (min ${GET_MIN.rcu} RCU, ${GET_MIN.ddbRequests} request; ratio ${ratio(get.rcu, GET_MIN.rcu)}); ${get.commands}`,
+      `- of the ${get.scenario}'s finished task: ${get.rcu} RCU in ${get.ddbRequests} DynamoDB request(s) (min ${GET_MIN.rcu} RCU, ` +
+        `${GET_MIN.ddbRequests} request; ratio ${ratio(get.rcu, GET_MIN.rcu)}); ${get.commands}`,
     );
   }
   out.push('');

@@ -16,20 +16,28 @@ export function describeSweep(kit: ContractKit): void {
       assert.deepEqual(await store().findDue(base + W, 10), [task.taskId]);
     });
 
-    it("a claim keeps the task due as created (past a prompt claim's lease); a renewal pushes that past the renewed lease, progress does not", async () => {
-      const base = isolatedWindow();
-      const { task, leaseOwner } = await claimed({ now: base }, base + 1);
-      assert.deepEqual(await store().findDue(task.lease!.until, 10), [], 'claimed within the grace: not due while its first lease is live');
-      assert.deepEqual(await store().findDue(base + W - 1, 10), []);
-      assert.deepEqual(await store().findDue(base + W, 10), [task.taskId]);
+    it(
+      "a claim keeps the task due as created (past a prompt claim's lease); a renewal pushes that past the renewed lease, progress " +
+        'does not',
+      async () => {
+        const base = isolatedWindow();
+        const { task, leaseOwner } = await claimed({ now: base }, base + 1);
+        assert.deepEqual(
+          await store().findDue(task.lease!.until, 10),
+          [],
+          'claimed within the grace: not due while its first lease is live',
+        );
+        assert.deepEqual(await store().findDue(base + W - 1, 10), []);
+        assert.deepEqual(await store().findDue(base + W, 10), [task.taskId]);
 
-      await store().heartbeat(task.taskId, leaseOwner, base + 5_000, { statusMessage: 'progress' });
-      assert.deepEqual(await store().findDue(base + W, 10), [task.taskId], 'progress alone does not move sweepAt');
+        await store().heartbeat(task.taskId, leaseOwner, base + 5_000, { statusMessage: 'progress' });
+        assert.deepEqual(await store().findDue(base + W, 10), [task.taskId], 'progress alone does not move sweepAt');
 
-      await store().heartbeat(task.taskId, leaseOwner, base + 5_000, { leaseMs: LEASE });
-      assert.deepEqual(await store().findDue(base + 5_000 + LEASE + GRACE - 1, 10), []);
-      assert.deepEqual(await store().findDue(base + 5_000 + LEASE + GRACE, 10), [task.taskId]);
-    });
+        await store().heartbeat(task.taskId, leaseOwner, base + 5_000, { leaseMs: LEASE });
+        assert.deepEqual(await store().findDue(base + 5_000 + LEASE + GRACE - 1, 10), []);
+        assert.deepEqual(await store().findDue(base + 5_000 + LEASE + GRACE, 10), [task.taskId]);
+      },
+    );
 
     it("a task claimed late is due before its lease ends; the sweep's duplicate claim is turned away by the lease", async () => {
       const base = isolatedWindow();

@@ -50,7 +50,10 @@ function cli(args: string[], options: { viaNpx?: boolean } = {}): Promise<Run> {
 }
 
 function explain(run: Run): string {
-  return `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}\nstack log (tail):\n${stack.output().split('\n').slice(-20).join('\n')}`;
+  return (
+    `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}\nstack log ` +
+    `(tail):\n${stack.output().split('\n').slice(-20).join('\n')}`
+  );
 }
 
 describe('mcp-tasks CLI, scripted', () => {

@@ -26,14 +26,14 @@ const SCENARIOS = [
   'tasks-required-task-error',
   'tasks-mrtr-composition',
   'server-stateless',
-  // Issue 9, item 3: a tampered requestState is refused (MRTR integrity MUST).
+  // A tampered requestState is refused (MRTR integrity MUST; hostile-requests.test.ts, item 3).
   'input-required-result-tampered-state',
 ];
 
 /**
  * Scenarios run on both wires: the 2025-11-25 default and `--spec-version
- * 2026-07-28` (issue 9, item 4: the local server refuses DNS-rebinding
- * `Host`/`Origin` values and serves loopback ones).
+ * 2026-07-28` (the local server refuses DNS-rebinding `Host`/`Origin` values
+ * and serves loopback ones: hostile-requests.test.ts, item 4).
  */
 const BOTH_WIRES = ['dns-rebinding-protection'];
 

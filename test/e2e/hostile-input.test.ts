@@ -1,13 +1,14 @@
 /**
- * Hostile and unlucky input (issue 9), item 1: the size budgets. Oversized
+ * Hostile and unlucky input, item 1: the size budgets. Oversized
  * arguments, capabilities, answers and requestState are refused at the door,
  * over HTTP against the local stack and through the MCP Lambda handler
  * in-process (`stack.handlers.mcp`); a task whose row reaches DynamoDB's item
  * limit ends instead of looping; and a task with every budget at its maximum
  * still fits a row. Every task the suite gets accepted must reach a terminal
  * state before it ends. Spec items are cited as "spec N"
- * (spec/tasks-extension.md); issue items as "item N". The other items are in
- * hostile-requests.test.ts.
+ * (docs/spec-requirements.md). The hazards, cited as "item N": 1 size budgets (hostile-input.test.ts), 2 nothing
+ * silent, 3 a sealed requestState, 4 Origin and Host, 5 one error mapper, 6 concurrency
+ * and fairness (the rest of them, hostile-requests.test.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -33,7 +34,7 @@ function assertLimitRefusal(reply: Reply, subject: RegExp, limit: number): void 
   assert.match(error.message, new RegExp(`the limit is ${limit} bytes`));
 }
 
-describe('hostile and unlucky input (issue 9)', () => {
+describe('hostile and unlucky input', () => {
   const local = hostileStack();
   const { logs, accepted } = local;
 
@@ -211,7 +212,7 @@ describe('hostile and unlucky input (issue 9)', () => {
   }
 });
 
-describe('size budgets against the row they protect (issue 9, item 1)', () => {
+describe('size budgets against the row they protect (item 1)', () => {
   it('a task with every client-controlled part at its budget fits a row, through claim, a question and its end', async () => {
     const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
     const { startDynalite, ensureTaskTable } = await import('../../bin/local/dynamodb.ts');

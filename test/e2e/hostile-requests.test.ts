@@ -1,13 +1,14 @@
 /**
- * Hostile and unlucky input (issue 9), items 2 to 6: a sealed requestState
+ * Hostile and unlucky input, items 2 to 6: a sealed requestState
  * that cannot be forged or replayed into another tool, Origin and Host checks,
  * one error mapper that never leaks exception text or another principal's
  * task, claim failures that show in the logs, and concurrency and fairness.
  * Every case runs over HTTP against the local stack and through the MCP Lambda
  * handler in-process (`stack.handlers.mcp`), and every task the suite gets
  * accepted must reach a terminal state before it ends. Spec items are cited as
- * "spec N" (spec/tasks-extension.md); issue items as "item N". The size
- * budgets (item 1) are in hostile-input.test.ts.
+ * "spec N" (docs/spec-requirements.md). The hazards, cited as "item N": 1 size budgets (hostile-input.test.ts), 2 nothing
+ * silent, 3 a sealed requestState, 4 Origin and Host, 5 one error mapper, 6 concurrency
+ * and fairness (the rest of them, hostile-requests.test.ts).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -26,7 +27,7 @@ import { errorOf, lambdaEvent, type Reply, rawPost, resultOf, wires } from '../s
 import { waitFor } from '../support/wait.ts';
 import { hostileStack, PRINCIPAL, pad } from './hostile-stack.ts';
 
-describe('hostile and unlucky input (issue 9)', () => {
+describe('hostile and unlucky input', () => {
   const local = hostileStack();
   const { logs, boom, deniedClaims, callTask } = local;
 
@@ -214,7 +215,7 @@ describe('hostile and unlucky input (issue 9)', () => {
   });
 });
 
-describe('optional cap on unfinished tasks per principal (issue 9, item 6)', () => {
+describe('optional cap on unfinished tasks per principal (item 6)', () => {
   let stack: LocalStack;
   let dataDir: string;
   before(async () => {

@@ -9,7 +9,7 @@
  *
  * Every task-method response is validated against the extension's own
  * schemas (`@modelcontextprotocol/ext-tasks/core/v2`); test names cite the
- * numbered requirements of `shared/spec/tasks-extension.md` §3.
+ * numbered requirements of `docs/spec-requirements.md`.
  *
  * Not covered here: a task created by one principal being invisible to
  * another (items 56, 41): `test/integration/identity.test.ts` checks it with
@@ -438,33 +438,37 @@ describe('task lifecycle', { concurrency: true }, () => {
     assert.equal(textOf(done.result), 'Deleted resume.txt');
   });
 
-  it('items 29, 30: multi_input — a partial update removes the answered key at once; unknown and answered keys are acked and ignored; the last key completes', async () => {
-    const { taskId } = await createTask('multi_input');
-    const waiting = await pollUntil(mcp, taskId, (task) => Object.keys(task.inputRequests ?? {}).length >= 2 || terminal(task));
-    assert.equal(waiting.status, 'input_required');
-    assertValid('InputRequests', waiting.inputRequests);
-    assert.deepEqual(Object.keys(waiting.inputRequests!).sort(), ['color', 'name']);
-    for (const request of Object.values(waiting.inputRequests!)) assert.equal(request.method, 'elicitation/create');
+  it(
+    'items 29, 30: multi_input — a partial update removes the answered key at once; unknown and answered keys are acked and ignored; ' +
+      'the last key completes',
+    async () => {
+      const { taskId } = await createTask('multi_input');
+      const waiting = await pollUntil(mcp, taskId, (task) => Object.keys(task.inputRequests ?? {}).length >= 2 || terminal(task));
+      assert.equal(waiting.status, 'input_required');
+      assertValid('InputRequests', waiting.inputRequests);
+      assert.deepEqual(Object.keys(waiting.inputRequests!).sort(), ['color', 'name']);
+      for (const request of Object.values(waiting.inputRequests!)) assert.equal(request.method, 'elicitation/create');
 
-    // Item 29: a key never issued is acked and ignored, even with a value that is no valid answer.
-    await updateTask(taskId, { 'unknown-key': { ignored: true } });
-    assert.deepEqual(Object.keys((await getTask(mcp, taskId)).inputRequests ?? {}).sort(), ['color', 'name']);
+      // Item 29: a key never issued is acked and ignored, even with a value that is no valid answer.
+      await updateTask(taskId, { 'unknown-key': { ignored: true } });
+      assert.deepEqual(Object.keys((await getTask(mcp, taskId)).inputRequests ?? {}).sort(), ['color', 'name']);
 
-    // Item 30: a strict subset is accepted; the task stays input_required with the rest.
-    await updateTask(taskId, { name: { action: 'accept', content: { name: 'partial-1' } } });
-    const partial = await getTask(mcp, taskId);
-    assert.equal(partial.status, 'input_required');
-    assert.deepEqual(Object.keys(partial.inputRequests ?? {}), ['color']);
+      // Item 30: a strict subset is accepted; the task stays input_required with the rest.
+      await updateTask(taskId, { name: { action: 'accept', content: { name: 'partial-1' } } });
+      const partial = await getTask(mcp, taskId);
+      assert.equal(partial.status, 'input_required');
+      assert.deepEqual(Object.keys(partial.inputRequests ?? {}), ['color']);
 
-    // Item 29: an already answered key is ignored (the first answer stands).
-    await updateTask(taskId, { name: { action: 'accept', content: { name: 'overwritten' } } });
-    assert.deepEqual(Object.keys((await getTask(mcp, taskId)).inputRequests ?? {}), ['color']);
+      // Item 29: an already answered key is ignored (the first answer stands).
+      await updateTask(taskId, { name: { action: 'accept', content: { name: 'overwritten' } } });
+      assert.deepEqual(Object.keys((await getTask(mcp, taskId)).inputRequests ?? {}), ['color']);
 
-    await updateTask(taskId, { color: { action: 'accept', content: { color: 'blue' } } });
-    const done = await pollUntil(mcp, taskId, terminal);
-    assert.equal(done.status, 'completed');
-    assert.equal(textOf(done.result), 'name=partial-1, color=blue');
-  });
+      await updateTask(taskId, { color: { action: 'accept', content: { color: 'blue' } } });
+      const done = await pollUntil(mcp, taskId, terminal);
+      assert.equal(done.status, 'completed');
+      assert.equal(textOf(done.result), 'name=partial-1, color=blue');
+    },
+  );
 
   it('§12.3: tasks/update on a terminal task → ack, and the task is unchanged', async () => {
     const { taskId } = await createTask('failing_job');

@@ -514,10 +514,13 @@ async function explained<T>(wire: WireRecorder, taskId: string, settling: Promis
       .filter((exchange) => exchange.request?.params?.['taskId'] === taskId || exchange.response?.result?.['taskId'] === taskId)
       .map(
         (exchange) =>
-          `${exchange.request?.method} → HTTP ${exchange.status} ${JSON.stringify(exchange.response?.result ?? exchange.response?.error ?? exchange.messages)}`,
+          `${exchange.request?.method} → HTTP ${exchange.status} ` +
+          `${JSON.stringify(exchange.response?.result ?? exchange.response?.error ?? exchange.messages)}`,
       );
     throw new AssertionError({
-      message: `Task ${taskId} did not settle: ${String(error)}\nwire:\n  ${trail.join('\n  ')}\nstack log (tail):\n${stack.output().split('\n').slice(-30).join('\n')}`,
+      message:
+        `Task ${taskId} did not settle: ${String(error)}\nwire:\n  ${trail.join('\n  ')}\nstack log ` +
+        `(tail):\n${stack.output().split('\n').slice(-30).join('\n')}`,
     });
   }
 }

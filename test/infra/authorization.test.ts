@@ -148,7 +148,8 @@ describe('an existing issuer (authIssuer)', () => {
     assert.equal(refused.statusCode, 401);
     assert.equal(
       refused.headers?.['www-authenticate'],
-      'Bearer resource_metadata="https://abc.execute-api.us-east-1.amazonaws.com/.well-known/oauth-protected-resource/mcp", scope="mcp:tasks"',
+      'Bearer resource_metadata="https://abc.execute-api.us-east-1.amazonaws.com/.well-known/oauth-protected-resource/mcp", ' +
+        'scope="mcp:tasks"',
     );
   });
 

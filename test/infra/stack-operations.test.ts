@@ -247,7 +247,7 @@ describe('context', () => {
   }
 });
 
-// Issue 9, items 3 and 4: the requestState key and the allowed origins.
+// The requestState key and the allowed origins.
 describe('requestState key and allowed origins', () => {
   it('creates the key as an SSM SecureString through a custom resource, and lets the MCP function read only that parameter', () => {
     const [customId, custom] = only(stacks.base.json, 'Custom::RequestStateKey');

@@ -1,5 +1,5 @@
 /**
- * Crash recovery (issue 3, "What must show"; issue 10): the local stack
+ * Crash recovery: the local stack
  * process is killed with SIGKILL (or stopped with Ctrl-C) in the middle of a
  * job and started again on the same data directory. The table survives on
  * disk; fauxqs' queues (the message in flight, the pending wake-up) do not,

@@ -1,5 +1,5 @@
 /**
- * Durable execution on the local stack (issue 3, "What must show"): duplicate
+ * Durable execution on the local stack: duplicate
  * deliveries and racing workers, poison messages through the DLQ, a lost
  * enqueue recovered by the sweeper, continuations past the invocation budget,
  * retries, durable sleeps, idempotent creation and cancellation while asleep.

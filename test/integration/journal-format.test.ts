@@ -1,5 +1,5 @@
 /**
- * Rows and journals written before replay checks existed (issue 10): a task
+ * Rows and journals written before replay checks existed: a task
  * row without `toolVersion`, `questions` or `progressMark`, and step
  * checkpoints without a `position`, exactly as the DynamoDB store wrote them
  * then. They must keep working: replayed by name, with the new step recorded

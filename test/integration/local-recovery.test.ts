@@ -1,5 +1,5 @@
 /**
- * The local stack behaves like the deployed one where it matters (issue 10):
+ * The local stack behaves like the deployed one where it matters:
  * batches run concurrently with the deployed batch size and concurrency; at
  * start-up it takes back what a previous life left (leases, queued and
  * sleeping work, a torn sparse index); a graceful stop hands running work
@@ -253,7 +253,8 @@ describe('local stack start-up recovery (in-process)', () => {
         assert.ok(task.status === 'completed' && !task.result['isError'], JSON.stringify(task));
       }
       t.diagnostic(
-        `${parties} rendezvous tasks finished ${Date.now() - started} ms after their messages were sent; ${stack.workerStats().peak} batches at most at once`,
+        `${parties} rendezvous tasks finished ${Date.now() - started} ms after their messages were sent; ${stack.workerStats().peak} ` +
+          `batches at most at once`,
       );
       assert.equal(readEffects(label, effectsDir).length, parties);
       // Batches of at most WORKER_BATCH_SIZE records: 20 running at once took several batches in flight together.

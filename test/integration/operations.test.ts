@@ -1,5 +1,5 @@
 /**
- * Operations on the local stack (issue 13): the functions' log lines and the
+ * Operations on the local stack: the functions' log lines and the
  * CloudWatch embedded metrics in them, the operator commands (`npm run ops`,
  * through the stack's `outputs.json` as a person would run them), the
  * dead-letter queue drained on the sweep timer, and waits for input that end.

@@ -28,7 +28,8 @@ export async function observe(world: World, afters: Map<Tracked, AfterCheck>, al
       checkInvariants(task, task.last, current, now);
     } catch (error) {
       if (error instanceof Error) {
-        error.message += `\n  task ${task.name} at @${now - T0}\n  before: ${JSON.stringify(task.last)}\n  after:  ${JSON.stringify(current)}`;
+        error.message +=
+          `\n  task ${task.name} at @${now - T0}\n  before: ${JSON.stringify(task.last)}\n  after:  ` + `${JSON.stringify(current)}`;
       }
       throw error;
     }

@@ -1,5 +1,5 @@
 /**
- * Property-based test of the {@link TaskStore} port (issue 3), model-based
+ * Property-based test of the {@link TaskStore} port, model-based
  * with fast-check: a run is a list of commands — worker progress (claims by
  * fresh and stale lease owners, heartbeats, finishes with every outcome,
  * releases), the DLQ path (`fail`), client answers and cancels, the sweeper
@@ -331,7 +331,8 @@ async function checkStore({ label, runs, makeStore }: Budget): Promise<void> {
   );
   await fc.assert(property, { numRuns: runs, includeErrorInReport: true, ...replay });
   console.log(
-    `# ${label}: ${runs} runs (${executed} executed, shrinking included), ${steps} steps (${(steps / Math.max(executed, 1)).toFixed(1)} a run) in ${Date.now() - started} ms`,
+    `# ${label}: ${runs} runs (${executed} executed, shrinking included), ${steps} steps ` +
+      `(${(steps / Math.max(executed, 1)).toFixed(1)} a run) in ${Date.now() - started} ms`,
   );
   const sorted = [...stats].sort(([a], [b]) => a.localeCompare(b));
   console.log(`#   exercised: ${sorted.map(([key, n]) => `${key} ${n}`).join(', ')}`);

@@ -137,7 +137,9 @@ export function rawResult(exchange: Exchange): Record<string, unknown> {
   const result = exchange.response?.result;
   if (result === undefined) {
     throw new AssertionError({
-      message: `Expected a JSON-RPC result for ${exchange.request?.method}, got HTTP ${exchange.status}: ${JSON.stringify(exchange.messages)}`,
+      message:
+        `Expected a JSON-RPC result for ${exchange.request?.method}, got HTTP ${exchange.status}: ` +
+        `${JSON.stringify(exchange.messages)}`,
     });
   }
   return result;
@@ -293,7 +295,9 @@ export class SdkTasks {
     } catch (error) {
       if (error instanceof AssertionError) throw error;
       throw new AssertionError({
-        message: `Task ${taskId} did not reach the expected state: ${error instanceof Error ? error.message : String(error)}; statuses seen: ${statuses.join(' → ')}\n${this.diagnostics()}`,
+        message:
+          `Task ${taskId} did not reach the expected state: ${error instanceof Error ? error.message : String(error)}; statuses ` +
+          `seen: ${statuses.join(' → ')}\n${this.diagnostics()}`,
       });
     }
   }

@@ -17,7 +17,8 @@ describe('import rules', () => {
 
   it('finds static, re-exported and dynamic imports', () => {
     const text =
-      "import a from './a.ts';\nimport type { B } from \"../b.ts\";\nexport { c } from './c.ts';\nconst d = await import('./d.ts');\nimport './e.ts';";
+      "import a from './a.ts';\nimport type { B } from \"../b.ts\";\nexport { c } from './c.ts';\nconst d = await " +
+      "import('./d.ts');\nimport './e.ts';";
     assert.deepEqual(importsOf(text), ['./a.ts', '../b.ts', './c.ts', './d.ts', './e.ts']);
   });
 

@@ -18,7 +18,7 @@ async function refused(promise: Promise<unknown>): Promise<void> {
   });
 }
 
-// Sealed requestState (issue 9, item 3; MRTR: tampered state MUST be rejected).
+// Sealed requestState (MRTR: tampered state MUST be rejected).
 describe('inline requestState', () => {
   it('round-trips recorded answers', async () => {
     const answers = { name: { action: 'accept', content: { name: 'Ada' } } };

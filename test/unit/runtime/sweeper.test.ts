@@ -79,7 +79,7 @@ describe('sweep', () => {
     assert.equal(queue.sent.length, 1);
   });
 
-  // Issue 9, item 2: no silent failure path.
+  // No silent failure path.
   it('logs a task it cannot enqueue (ids and error name only) and goes on with the others', async () => {
     const { store, queue, create } = await setup();
     await create('a', 0);
