@@ -223,7 +223,7 @@ class TasksEndpoint {
   private async startTask(tool: ToolDefinition, args: Record<string, unknown>, caller: Caller, key: string | undefined, legacy: boolean) {
     let answers: Record<string, unknown> = {};
     if (tool.prepare) {
-      const gathered = await this.prepare(tool, tool.prepare, args, caller);
+      const gathered = await this.gatherInput(tool, tool.prepare, args, caller);
       if (gathered.result.resultType === 'input_required') return gathered.result;
       answers = gathered.answers;
     }
@@ -235,7 +235,12 @@ class TasksEndpoint {
    * Input the tool wants before it becomes a task is gathered synchronously
    * (spec item 13); the answers are recorded on the task for its handler.
    */
-  private prepare(tool: ToolDefinition, prepare: NonNullable<ToolDefinition['prepare']>, args: Record<string, unknown>, caller: Caller) {
+  private gatherInput(
+    tool: ToolDefinition,
+    prepare: NonNullable<ToolDefinition['prepare']>,
+    args: Record<string, unknown>,
+    caller: Caller,
+  ) {
     const handler: ToolDefinition['handler'] = async (a, c) => {
       await prepare(a, c);
       return '';
@@ -306,7 +311,7 @@ class TasksEndpoint {
    * Queues a task that is already durable as `working`. If the queue refuses,
    * the task is still due for the sweeper (its `sweepAt` was written with it),
    * which enqueues it again: the request succeeds rather than report an error
-   * for a change that was made. (A bound field: handed to the task methods and the fallback.)
+   * for a change that was made. Bound: the task methods and the fallback call it.
    */
   private readonly enqueue = async (taskId: string, reason: 'start' | 'resume'): Promise<void> => {
     try {
@@ -316,7 +321,7 @@ class TasksEndpoint {
     }
   };
 
-  /** A bound field: handed to the task methods. */
+  /** The clock and settings a task is rendered with. Bound: the task methods call it. */
   private readonly renderContext = (): RenderContext => ({ now: this.now(), settings: this.deps.settings });
 
   /**
