@@ -166,8 +166,11 @@ function followUp(taskId: string): string {
   return `call ${TASK_STATUS} with {"taskId": "${taskId}", "waitSeconds": 20}, and again while it says the task is working`;
 }
 
+/** A task waiting on answers. */
+type OpenTask = TaskRecord & { status: 'input_required' };
+
 /** The open questions, for the text and for `structuredContent`. */
-function questions(task: TaskRecord & { status: 'input_required' }) {
+function questions(task: OpenTask) {
   const lines: string[] = [];
   const listed: Record<string, Record<string, unknown>> = {};
   for (const [key, request] of Object.entries(task.inputRequests)) {
@@ -322,27 +325,56 @@ async function answer(taskId: string, given: Record<string, unknown>, principal:
       true,
     );
   }
-  const open = task.inputRequests;
+  const checked = checkGiven(task, given);
+  if (!checked.ok) return checked.refusal;
+  return record(task, checked.responses, principal, deps);
+}
+
+/**
+ * The responses to record for the answers given, or why nothing is: a
+ * question for the person only, no open question named, an answer that does
+ * not fit its question, or answers too large. Keys that are not open
+ * questions are ignored.
+ */
+function checkGiven(
+  task: OpenTask,
+  given: Record<string, unknown>,
+): { ok: true; responses: Record<string, unknown> } | { ok: false; refusal: ToolResult } {
+  const { taskId, status, inputRequests: open } = task;
+  const refuse = (text: string, detail: Record<string, unknown> = {}) =>
+    ({ ok: false, refusal: reply(text, { taskId, status, ...detail }, true) }) as const;
   const keys = Object.keys(given).filter((key) => Object.hasOwn(open, key));
   const personOnly = keys.filter((key) => forPersonOnly(open[key]!));
   if (personOnly.length > 0) {
-    return reply(
+    return refuse(
       `Not recorded: ${personOnly.map((key) => `"${key}"`).join(', ')} ${personOnly.length === 1 ? 'is a question' : 'are questions'} for the person only, ` +
         `which you must not answer on their behalf. Ask the user to answer it themselves, in a client that supports MCP tasks or by running ` +
         `\`mcp-tasks answer ${taskId}\`; then ${followUp(taskId)}.`,
-      { taskId, status: task.status, refused: personOnly },
-      true,
+      { refused: personOnly },
     );
   }
   if (keys.length === 0) {
-    return reply(
+    return refuse(
       `None of the keys given is an open question of task ${taskId}; nothing was recorded. Open questions: ${Object.keys(open)
         .map((key) => `"${key}"`)
         .join(', ')}. Call ${TASK_STATUS} to see them with their schemas.`,
-      { taskId, status: task.status, open: Object.keys(open) },
-      true,
+      { open: Object.keys(open) },
     );
   }
+  const { responses, problems } = responsesTo(open, keys, given);
+  if (problems.length > 0)
+    return refuse(`Nothing was recorded: ${problems.join('; ')}. Call ${TASK_STATUS} to see each question's schema.`);
+  try {
+    checkAnswers(responses);
+  } catch (error) {
+    if (error instanceof LimitExceededError) return refuse(`Nothing was recorded: ${error.message}.`);
+    throw error;
+  }
+  return { ok: true, responses };
+}
+
+/** Each answer as the task records it (a form's as accepted content), and what does not fit its question. */
+function responsesTo(open: OpenTask['inputRequests'], keys: string[], given: Record<string, unknown>) {
   const responses: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const key of keys) {
@@ -360,22 +392,12 @@ async function answer(taskId: string, given: Record<string, unknown>, principal:
       responses[key] = value;
     }
   }
-  if (problems.length > 0) {
-    return reply(
-      `Nothing was recorded: ${problems.join('; ')}. Call ${TASK_STATUS} to see each question's schema.`,
-      {
-        taskId,
-        status: task.status,
-      },
-      true,
-    );
-  }
-  try {
-    checkAnswers(responses);
-  } catch (error) {
-    if (error instanceof LimitExceededError) return reply(`Nothing was recorded: ${error.message}.`, { taskId, status: task.status }, true);
-    throw error;
-  }
+  return { responses, problems };
+}
+
+/** Records the responses; the task is queued again once its last open question is answered. */
+async function record(task: OpenTask, responses: Record<string, unknown>, principal: string, deps: FallbackDeps): Promise<ToolResult> {
+  const { taskId } = task;
   let recorded: Awaited<ReturnType<TaskStore['answer']>>;
   try {
     recorded = await deps.store.answer(taskId, principal, responses, deps.now());
@@ -385,7 +407,7 @@ async function answer(taskId: string, given: Record<string, unknown>, principal:
   }
   const { accepted, resumed } = recorded;
   if (resumed) await deps.enqueue(taskId, 'resume');
-  const left = Object.keys(open).filter((key) => !accepted.includes(key));
+  const left = Object.keys(task.inputRequests).filter((key) => !accepted.includes(key));
   const next = resumed
     ? `The task goes on; to get its result, ${followUp(taskId)}.`
     : `Still open: ${left.map((key) => `"${key}"`).join(', ')}.`;

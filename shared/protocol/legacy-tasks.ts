@@ -103,78 +103,86 @@ export function registerLegacyTaskMethods(server: Server, principal: string, dep
     <R>(fn: (taskId: string) => Promise<R>) =>
     ({ taskId }: { taskId: string }) =>
       fn(taskId);
-  const read = async (taskId: string) => {
-    const task = await deps.store.get(taskId, principal, deps.now());
-    if (!task) throw new TaskNotFoundError(taskId);
-    return task;
-  };
-
   server.setRequestHandler(
     'tasks/get',
     { params: TaskIdParams },
-    handle(async (taskId) => legacyTask(await read(taskId), deps.renderContext())),
+    handle(async (taskId) => legacyTask(await readTask(taskId, principal, deps), deps.renderContext())),
   );
-
-  /**
-   * Waits for the task to end, at most the synchronous budget (below the
-   * function timeout and API Gateway's 30 s). If it has not ended by then,
-   * the answer is a `-32603` error whose data says `{ taskId, status,
-   * retry: true }`: the task goes on, and the client polls `tasks/get` and
-   * calls `tasks/result` again.
-   */
   server.setRequestHandler(
     'tasks/result',
     { params: TaskIdParams },
-    handle(async (taskId) => {
-      const deadline = deps.now() + deps.settings.syncBudgetMs;
-      let task = await read(taskId);
-      while (!isTerminal(task.status)) {
-        if (task.status === 'input_required') {
-          throw new ProtocolError(
-            INTERNAL_ERROR,
-            `Task ${taskId} waits for input, which this server takes only from ${PROTOCOL_VERSION} clients (tasks/update); cancel it or answer it with such a client`,
-            { taskId, status: task.status },
-          );
-        }
-        const left = deadline - deps.now();
-        if (left <= 0) {
-          throw new ProtocolError(
-            INTERNAL_ERROR,
-            `Task ${taskId} is still ${task.status}; poll tasks/get and call tasks/result again once it has ended`,
-            { taskId, status: task.status, retry: true },
-          );
-        }
-        await new Promise((resolve) => setTimeout(resolve, Math.min(RESULT_POLL_MS, left)));
-        task = await read(taskId);
-      }
-      const related = { [META_KEYS.relatedTask]: { taskId } };
-      if (task.status === 'completed') {
-        // `resultType` is 2026-07-28 vocabulary: not on a 2025-11-25 wire.
-        const { resultType: _resultType, ...result } = task.result;
-        return { ...result, _meta: { ...(result['_meta'] as Record<string, unknown> | undefined), ...related } } as never;
-      }
-      if (task.status === 'failed')
-        throw ProtocolError.fromError(task.error?.code ?? INTERNAL_ERROR, task.error?.message ?? 'Task failed', {
-          ...(task.error?.data as object | undefined),
-          ...related,
-        });
-      throw new ProtocolError(INTERNAL_ERROR, `Task ${taskId} was cancelled`, related);
-    }),
+    handle(async (taskId) => endedResult(taskId, await awaitEnd(taskId, principal, deps)) as never),
   );
-
-  /**
-   * That revision wants the task `cancelled` before the answer: a running one
-   * ends at once too (its worker's lease is voided; it stops at its next check).
-   */
   server.setRequestHandler(
     'tasks/cancel',
     { params: TaskIdParams },
-    handle(async (taskId) => {
-      const at = deps.now();
-      const outcome = await deps.store.cancel(taskId, principal, at, { atOnce: true });
-      if (outcome === 'terminal') throw new ProtocolError(INVALID_PARAMS, `Task ${taskId} has already ended and cannot be cancelled`);
-      if (outcome === 'cancelled') logTaskEnded(deps.log, { taskId }, 'cancelled', at);
-      return legacyTask(await read(taskId), deps.renderContext());
-    }),
+    handle((taskId) => cancelTask(taskId, principal, deps)),
   );
+}
+
+/** The caller's task; an unknown, expired or another principal's id is `TaskNotFoundError`. */
+async function readTask(taskId: string, principal: string, deps: LegacyTaskDeps): Promise<TaskRecord> {
+  const task = await deps.store.get(taskId, principal, deps.now());
+  if (!task) throw new TaskNotFoundError(taskId);
+  return task;
+}
+
+/**
+ * `tasks/result` waits for the task to end, at most the synchronous budget
+ * (below the function timeout and API Gateway's 30 s). If it has not ended by
+ * then, the answer is a `-32603` error whose data says `{ taskId, status,
+ * retry: true }`: the task goes on, and the client polls `tasks/get` and
+ * calls `tasks/result` again.
+ */
+async function awaitEnd(taskId: string, principal: string, deps: LegacyTaskDeps): Promise<TaskRecord> {
+  const deadline = deps.now() + deps.settings.syncBudgetMs;
+  let task = await readTask(taskId, principal, deps);
+  while (!isTerminal(task.status)) {
+    if (task.status === 'input_required') {
+      throw new ProtocolError(
+        INTERNAL_ERROR,
+        `Task ${taskId} waits for input, which this server takes only from ${PROTOCOL_VERSION} clients (tasks/update); cancel it or answer it with such a client`,
+        { taskId, status: task.status },
+      );
+    }
+    const left = deadline - deps.now();
+    if (left <= 0) {
+      throw new ProtocolError(
+        INTERNAL_ERROR,
+        `Task ${taskId} is still ${task.status}; poll tasks/get and call tasks/result again once it has ended`,
+        { taskId, status: task.status, retry: true },
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(RESULT_POLL_MS, left)));
+    task = await readTask(taskId, principal, deps);
+  }
+  return task;
+}
+
+/** What `tasks/result` answers for an ended task: the tool's result, or its error, tagged with the task. */
+function endedResult(taskId: string, task: TaskRecord): Record<string, unknown> {
+  const related = { [META_KEYS.relatedTask]: { taskId } };
+  if (task.status === 'completed') {
+    // `resultType` is 2026-07-28 vocabulary: not on a 2025-11-25 wire.
+    const { resultType: _resultType, ...result } = task.result;
+    return { ...result, _meta: { ...(result['_meta'] as Record<string, unknown> | undefined), ...related } };
+  }
+  if (task.status === 'failed')
+    throw ProtocolError.fromError(task.error?.code ?? INTERNAL_ERROR, task.error?.message ?? 'Task failed', {
+      ...(task.error?.data as object | undefined),
+      ...related,
+    });
+  throw new ProtocolError(INTERNAL_ERROR, `Task ${taskId} was cancelled`, related);
+}
+
+/**
+ * That revision wants the task `cancelled` before the answer: a running one
+ * ends at once too (its worker's lease is voided; it stops at its next check).
+ */
+async function cancelTask(taskId: string, principal: string, deps: LegacyTaskDeps) {
+  const at = deps.now();
+  const outcome = await deps.store.cancel(taskId, principal, at, { atOnce: true });
+  if (outcome === 'terminal') throw new ProtocolError(INVALID_PARAMS, `Task ${taskId} has already ended and cannot be cancelled`);
+  if (outcome === 'cancelled') logTaskEnded(deps.log, { taskId }, 'cancelled', at);
+  return legacyTask(await readTask(taskId, principal, deps), deps.renderContext());
 }
