@@ -128,8 +128,8 @@ export async function checkIam(runs: Array<{ calls: AwsCall[]; grants: Grant[] }
       observed.set(call.fn, seen);
       if (!decision.allowed) {
         denied.push(
-          `${call.fn} called ${call.action} on ${call.resource}${call.by === 'lambda' ? ' (the Lambda service, with its role)' : ''}, which its role's policies do not ' +
-            'allow${decision.error ? `: ${decision.error}` : ''}`,
+          `${call.fn} called ${call.action} on ${call.resource}${call.by === 'lambda' ? ' (the Lambda service, with its role)' : ''}, ` +
+            `which its role's policies do not allow${decision.error ? `: ${decision.error}` : ''}`,
         );
         continue;
       }
