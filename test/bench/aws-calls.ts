@@ -21,10 +21,10 @@ import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/e
 import { ENV } from '../../shared/config.ts';
 import { startLocalStackProcess } from '../support/local-stack.ts';
 import { rpc } from '../support/mcp-http.ts';
-import { detail, type Figures, figuresOf, meter, resetMeter } from './aws-counting.ts';
+import { detail, figuresOf, meter, resetMeter } from './aws-counting.ts';
 import { countScenarios, openCountingStack } from './aws-scenarios.ts';
 import { FALLBACK_CALL_MIN, TASK_STATUS_MIN } from './minima.ts';
-import { report } from './report.ts';
+import { FIGURE_COLUMNS, report } from './report.ts';
 
 const bench = await openCountingStack();
 const { stack, until, statusOf, quiescent, createTask } = bench;
@@ -70,13 +70,7 @@ async function clientsWithoutTasks(finishedTaskId: string): Promise<void> {
   const status = figuresOf(meter);
   const per = (value: number) => value / calls;
 
-  const columns: Array<[string, keyof Figures]> = [
-    ['DynamoDB RCU', 'rcu'],
-    ['DynamoDB WCU', 'wcu'],
-    ['DynamoDB requests', 'ddbRequests'],
-    ['SQS requests', 'sqsRequests'],
-    ['worker invocations', 'invocations'],
-  ];
+  const columns = FIGURE_COLUMNS;
   console.log('');
   console.log('Clients without tasks (the fallback), measured the same way:');
   console.log('');

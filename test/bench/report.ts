@@ -9,15 +9,18 @@ function ratio(measured: number, minimum: number): string {
   return `${(measured / minimum).toFixed(2)}×`;
 }
 
+/** The figures the reports show, as column titles and keys. */
+export const FIGURE_COLUMNS: ReadonlyArray<[string, keyof Figures]> = [
+  ['DynamoDB RCU', 'rcu'],
+  ['DynamoDB WCU', 'wcu'],
+  ['DynamoDB requests', 'ddbRequests'],
+  ['SQS requests', 'sqsRequests'],
+  ['worker invocations', 'invocations'],
+];
+
 /** Prints the report of the measured scenarios and of one `tasks/get` of each finished task. */
 export function report(rows: Row[], gets: PollCost[]): void {
-  const columns: Array<[string, keyof Figures]> = [
-    ['DynamoDB RCU', 'rcu'],
-    ['DynamoDB WCU', 'wcu'],
-    ['DynamoDB requests', 'ddbRequests'],
-    ['SQS requests', 'sqsRequests'],
-    ['worker invocations', 'invocations'],
-  ];
+  const columns = FIGURE_COLUMNS;
   const out: string[] = [];
   out.push('', 'AWS cost per task, create → result, measured on the local stack (polling excluded), next to the design minimum', '');
   out.push(`| scenario | ${columns.map(([title]) => `${title} | min | ratio`).join(' | ')} |`);
