@@ -38,6 +38,19 @@ describe('durable execution on the local stack', () => {
   let stack: LocalStack;
   /** The functions' configuration, store, (decorated) queue and tools. */
   let deps: Pick<LocalStack, 'config' | 'store' | 'queue'> & { tools: ReturnType<typeof localTools> };
+
+  /** Waits until the worker has handed the sleeping task over: still `working`, no lease held. */
+  function handedOver(taskId: string): Promise<unknown> {
+    return waitFor(
+      'the worker to hand over',
+      async () => {
+        const row = await deps.store.get(taskId, deps.config.localPrincipal, Date.now());
+        return row?.status === 'working' && row.lease === undefined;
+      },
+      5_000,
+    );
+  }
+
   /** Log lines: the functions' and the stack's, through the stack's log sink. */
   const events: Record<string, unknown>[] = [];
   /** Every message the functions' queue accepted. */
@@ -220,14 +233,7 @@ describe('durable execution on the local stack', () => {
     const createdAt = Date.now();
     const taskId = await createTask(stack.url, 'durable_sleep', { label, ms: 1500 });
     await waitForEffects(label, effectsDir, (effects) => effects.includes('before'));
-    await waitFor(
-      'the worker to hand over',
-      async () => {
-        const row = await deps.store.get(taskId, deps.config.localPrincipal, Date.now());
-        return row?.status === 'working' && row.lease === undefined;
-      },
-      5_000,
-    );
+    await handedOver(taskId);
 
     // Asleep: nothing runs, and the client sees `working`.
     while (Date.now() < createdAt + 1000) {
@@ -288,14 +294,7 @@ describe('durable execution on the local stack', () => {
     const label = uniqueLabel('cancel-sleep');
     const taskId = await createTask(stack.url, 'durable_sleep', { label, ms: 2000 });
     await waitForEffects(label, effectsDir, (effects) => effects.includes('before'));
-    await waitFor(
-      'the worker to hand over',
-      async () => {
-        const row = await deps.store.get(taskId, deps.config.localPrincipal, Date.now());
-        return row?.status === 'working' && row.lease === undefined;
-      },
-      5_000,
-    );
+    await handedOver(taskId);
 
     resultOf(await rpc(stack.url, 'tasks/cancel', { taskId }));
     const cancelled = await getTask(stack.url, taskId);
