@@ -32,6 +32,7 @@ import * as z from 'zod';
 import { humanMs, type TaskSettings } from '../config.ts';
 import type { Log } from '../log.ts';
 import { logTaskEnded } from '../metrics.ts';
+import { sleep } from '../runtime/sleep.ts';
 import { ANSWERED_BY_META, type ToolDefinition, type ToolResult } from '../runtime/tool.ts';
 import { checkAnswers, LimitExceededError, MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import { type InputRequest, isTerminal, type TaskRecord } from '../tasks/model.ts';
@@ -263,22 +264,15 @@ export async function waitOnTask(
 ): Promise<TaskRecord | undefined> {
   let current: TaskRecord | undefined = task;
   while (current?.status === 'working' && !signal.aborted && until - deps.now() >= WAIT_READ_MS) {
-    await pause(WAIT_READ_MS, signal);
+    try {
+      await sleep(WAIT_READ_MS, signal);
+    } catch (error) {
+      if (signal.aborted) break; // the client left: nothing more to read for it
+      throw error;
+    }
     current = await deps.store.get(task.taskId, principal, deps.now());
   }
   return current;
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** Serves `task_status`, `task_answer` or `task_cancel` for `principal`. */
