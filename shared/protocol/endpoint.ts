@@ -1,19 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import { createMcpHandler, type McpRequestContext, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
+import { TaskActions } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
-import { errorName, type Log } from '../log.ts';
-import { withMetrics } from '../metrics.ts';
+import type { Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
-import { runTool } from '../runtime/run.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
-import { checkAnswers, checkBudget, MAX_ARGUMENTS_BYTES, MAX_CAPABILITIES_BYTES } from '../tasks/limits.ts';
+import { checkBudget, MAX_ARGUMENTS_BYTES, MAX_CAPABILITIES_BYTES } from '../tasks/limits.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
-import { IDEMPOTENCY_KEY, INTERNAL_ERROR, TASKS_EXTENSION } from '../wire.ts';
+import { IDEMPOTENCY_KEY, TASKS_EXTENSION } from '../wire.ts';
 import { invalidParams, missingTasksCapability } from './errors.ts';
-import { callFallbackTool, describeTask, FALLBACK_TOOL_NAMES, type FallbackDeps, fallbackToolList, waitOnTask } from './fallback.ts';
+import { callFallbackTool, type FallbackDeps } from './fallback.ts';
+import { describeTask, FALLBACK_TOOL_NAMES, fallbackToolList } from './fallback-texts.ts';
 import { httpFront } from './http-front.ts';
+import { InlineRunner } from './inline.ts';
 import {
   LEGACY_TASKS_CAPABILITY,
   legacyCreateTaskResult,
@@ -22,9 +22,9 @@ import {
   wantsLegacyTask,
 } from './legacy-tasks.ts';
 import type { OriginPolicy } from './origin.ts';
-import { inlineProgress } from './progress.ts';
 import { createTaskResult, type RenderContext } from './render.ts';
-import { type RequestStateSealer, requestStateSealer, type SealedState } from './request-state.ts';
+import { requestStateSealer } from './request-state.ts';
+import { type CallFacts, type CallRoute, type Era, routeCall } from './router.ts';
 import { clientCapabilities, declaresTasks, describeTool, TaskAwareServer } from './server.ts';
 import { registerTaskMethods } from './task-methods.ts';
 
@@ -57,11 +57,13 @@ export interface Endpoint {
 /**
  * Builds the MCP endpoint: the SDK serves the 2026-07-28 wire (discover,
  * envelope, headers, `resultType`) and the 2025-era stateless fallback; this
- * module adds the Tasks extension on top: the `tools/call` decision (inline,
- * task, the fallback for clients without tasks in `fallback.ts`, or `-32021`)
- * and task creation here, the task methods in
- * `task-methods.ts`, the server's result shapes and error mapping in
- * `server.ts`, the HTTP checks in `http-front.ts`.
+ * module adds the Tasks extension on top. A `tools/call`'s route is decided
+ * by the router (`router.ts`) and followed here: inline (`inline.ts`), a
+ * task, a 2025 task, the fallback for clients without tasks (`fallback.ts`)
+ * or a refusal. Every surface acts on tasks through the task actions
+ * (`shared/actions`); the task methods are in `task-methods.ts` and
+ * `legacy-tasks.ts`, the result shapes and error mapping in `server.ts`, the
+ * HTTP checks in `http-front.ts`.
  */
 export function createEndpoint(deps: EndpointDeps): Endpoint {
   const endpoint = new TasksEndpoint(deps);
@@ -77,7 +79,7 @@ type CallParams = { name: string; arguments?: Record<string, unknown> | undefine
 interface Caller {
   ctx: ServerContext;
   principal: string;
-  modern: boolean;
+  era: Era;
   capabilities: ClientCapabilities;
 }
 
@@ -90,7 +92,8 @@ type CheckedCall =
 class TasksEndpoint {
   readonly fetch: Endpoint['fetch'];
   private readonly now: () => number;
-  private readonly sealer: RequestStateSealer;
+  private readonly actions: TaskActions;
+  private readonly inline: InlineRunner;
   private readonly fallbackOn: boolean;
   private readonly fallbackDeps: FallbackDeps;
   // The catalogue is fixed for the life of the endpoint: describe it once.
@@ -102,33 +105,36 @@ class TasksEndpoint {
     this.now = deps.now ?? Date.now;
     // `auto`: a JSON body, unless a tool reports progress to a client that asked for it (see progress.ts).
     const handler = createMcpHandler((ctx) => this.buildServer(ctx), { responseMode: 'auto' });
-    this.sealer = requestStateSealer(deps.requestStateKey);
+    this.inline = new InlineRunner(requestStateSealer(deps.requestStateKey), deps.settings.syncBudgetMs);
     this.fallbackOn = deps.clientFallback ?? true;
     if (this.fallbackOn) {
       const taken = FALLBACK_TOOL_NAMES.filter((name) => deps.tools.has(name));
       if (taken.length > 0) throw new Error(`Tool names reserved by the client fallback: ${taken.join(', ')}`);
     }
-    const { store, tools, settings, log } = deps;
-    this.fallbackDeps = { store, tools, settings, now: this.now, log, enqueue: this.enqueue };
+    const { store, queue, settings, log } = deps;
+    this.actions = new TaskActions({ store, queue, log, now: this.now });
+    this.fallbackDeps = { actions: this.actions, settings, now: this.now };
     this.fetch = httpFront(handler, deps.originPolicy);
   }
 
   private buildServer(ctx: McpRequestContext): Server {
     const principal = ctx.authInfo?.clientId;
     if (!principal) throw new Error('Endpoint called without a principal');
-    const modern = ctx.era === 'modern';
-    const { store, settings, log } = this.deps;
+    const era: Era = ctx.era;
     const server = new TaskAwareServer(
       SERVER_INFO,
-      { capabilities: modern ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {}, tasks: LEGACY_TASKS_CAPABILITY } },
-      log,
+      {
+        capabilities:
+          era === 'modern' ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {}, tasks: LEGACY_TASKS_CAPABILITY },
+      },
+      this.deps.log,
     );
-    server.setRequestHandler('tools/list', async (_request, context) => ({ tools: this.listTools(modern, context) }));
+    server.setRequestHandler('tools/list', async (_request, context) => ({ tools: this.listTools(era, context) }));
     // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
-    server.setRequestHandler('tools/call', (request, context) => this.callTool(request.params, context, principal, modern) as never);
-    const { now, renderContext, enqueue } = this;
-    if (modern) registerTaskMethods(server, principal, { store, log, now, renderContext, enqueue });
-    else registerLegacyTaskMethods(server, principal, { store, settings, now, renderContext, log });
+    server.setRequestHandler('tools/call', (request, context) => this.callTool(request.params, context, principal, era) as never);
+    const { actions, now, renderContext } = this;
+    if (era === 'modern') registerTaskMethods(server, principal, { actions, renderContext });
+    else registerLegacyTaskMethods(server, principal, { actions, settings: this.deps.settings, now, renderContext });
     return server;
   }
 
@@ -138,8 +144,8 @@ class TasksEndpoint {
   }
 
   /** 2026-07-28: the fallback tools only to a request that does not declare the extension. */
-  private listTools(modern: boolean, context: ServerContext): ToolListing[] {
-    if (!modern) return this.legacyTools();
+  private listTools(era: Era, context: ServerContext): ToolListing[] {
+    if (era === 'legacy') return this.legacyTools();
     if (this.fallbackOn && !declaresTasks(clientCapabilities(context))) {
       return (this.fallbackToolsList ??= [...this.modernTools(), ...fallbackToolList()]);
     }
@@ -165,38 +171,51 @@ class TasksEndpoint {
     ]);
   }
 
-  /** `tools/call`: run inline, through the fallback, as a task, or refused (`-32021`). */
-  private async callTool(params: CallParams, ctx: ServerContext, principal: string, modern: boolean) {
+  /** `tools/call`: the router's route, followed. */
+  private async callTool(params: CallParams, ctx: ServerContext, principal: string, era: Era) {
     const startedAt = this.now();
     // Budgets first: nothing larger than a row can hold is parsed further or written.
     checkBudget('arguments', params.arguments ?? {}, MAX_ARGUMENTS_BYTES);
     const capabilities = clientCapabilities(ctx);
     checkBudget('clientCapabilities', capabilities, MAX_CAPABILITIES_BYTES);
-    const caller: Caller = { ctx, principal, modern, capabilities };
-    if (this.fallbackOn && FALLBACK_TOOL_NAMES.includes(params.name)) return this.callFallbackTool(params, caller);
+    const caller: Caller = { ctx, principal, era, capabilities };
+    const facts: Omit<CallFacts, 'target'> = {
+      era,
+      declaresTasks: declaresTasks(capabilities),
+      asksLegacyTask: wantsLegacyTask(params),
+      fallbackOn: this.fallbackOn,
+    };
+    if (this.fallbackOn && FALLBACK_TOOL_NAMES.includes(params.name)) {
+      const route = routeCall({ ...facts, target: { kind: 'fallback-tool' } });
+      if (route.kind === 'refuse') throw this.refusal(route.reason, params.name, era);
+      return callFallbackTool(params.name, params.arguments ?? {}, principal, this.fallbackDeps, ctx.mcpReq.signal);
+    }
     const checked = this.checkCall(params, ctx);
     if (!checked.ok) return checked.result;
     const { tool, args, key } = checked;
-    // A 2025-11-25 client asks per call (`params.task`); its task takes no input (see legacy-tasks.ts).
-    const legacyTask = !modern && tool.execution !== 'sync' && wantsLegacyTask(params);
-    const declared = (modern && declaresTasks(capabilities)) || legacyTask;
-    if (this.runsInline(tool, args, declared)) return (await this.runInline(tool, args, caller)).result;
-    if (!declared) {
-      if (!this.served(tool)) throw missingTasksCapability(modern ? 'modern' : 'legacy');
-      return this.startFallback(tool, args, caller, key, startedAt + this.deps.settings.syncBudgetMs);
+    const cheap = tool.execution === 'optional' && (tool.inline?.(args) ?? false);
+    const route = routeCall({ ...facts, target: { kind: 'tool', execution: tool.execution, fallback: tool.fallback !== false, cheap } });
+    switch (route.kind) {
+      case 'inline':
+        return (await this.inline.run(tool, args, caller)).result;
+      case 'fallback':
+        return this.startFallback(tool, args, caller, key, startedAt + this.deps.settings.syncBudgetMs);
+      case 'task':
+      case 'legacy-task':
+        return this.startTask(tool, args, caller, key, route.kind === 'legacy-task');
+      case 'refuse':
+        throw this.refusal(route.reason, params.name, era);
+      case 'fallback-tool':
+        throw new Error(`A catalogue tool routed as a fallback tool: ${tool.name}`);
     }
-    return this.startTask(tool, args, caller, key, legacyTask);
   }
 
-  /** `task_status`, `task_answer` or `task_cancel`, for a caller that did not declare the extension. */
-  private callFallbackTool(params: CallParams, caller: Caller) {
-    // Not listed to a request that declares the extension: it has the task methods.
-    if (caller.modern && declaresTasks(caller.capabilities)) {
-      throw invalidParams(
-        `Unknown tool: ${params.name} (a request declaring ${TASKS_EXTENSION} follows tasks with tasks/get, tasks/update and tasks/cancel)`,
-      );
-    }
-    return callFallbackTool(params.name, params.arguments ?? {}, caller.principal, this.fallbackDeps, caller.ctx.mcpReq.signal);
+  /** The protocol error a refused route answers. */
+  private refusal(reason: Extract<CallRoute, { kind: 'refuse' }>['reason'], name: string, era: Era): ProtocolError {
+    if (reason === 'missing-capability') return missingTasksCapability(era);
+    return invalidParams(
+      `Unknown tool: ${name} (a request declaring ${TASKS_EXTENSION} follows tasks with tasks/get, tasks/update and tasks/cancel)`,
+    );
   }
 
   /** The tool and its parsed arguments. An unknown tool or a bad idempotency key is a protocol error. */
@@ -212,19 +231,12 @@ class TasksEndpoint {
     return { ok: true, tool, args, key };
   }
 
-  /** A sync tool; an optional one that says this call is cheap, or that nothing could follow as a task. */
-  private runsInline(tool: ToolDefinition, args: Record<string, unknown>, declared: boolean): boolean {
-    return (
-      tool.execution === 'sync' || (tool.execution === 'optional' && ((tool.inline?.(args) ?? false) || (!declared && !this.served(tool))))
-    );
-  }
-
   /** A call that declared tasks: gather what the tool asks first, then create the task and answer it. */
   private async startTask(tool: ToolDefinition, args: Record<string, unknown>, caller: Caller, key: string | undefined, legacy: boolean) {
     let answers: Record<string, unknown> = {};
     if (tool.prepare) {
-      const gathered = await this.gatherInput(tool, tool.prepare, args, caller);
-      if (gathered.result.resultType === 'input_required') return gathered.result;
+      const gathered = await this.inline.gather(tool, tool.prepare, args, caller);
+      if (gathered.result['resultType'] === 'input_required') return gathered.result;
       answers = gathered.answers;
     }
     const task = await this.createTask(tool, args, caller.capabilities, caller.principal, answers, key);
@@ -232,29 +244,12 @@ class TasksEndpoint {
   }
 
   /**
-   * Input the tool wants before it becomes a task is gathered synchronously
-   * (spec item 13); the answers are recorded on the task for its handler.
-   */
-  private gatherInput(
-    tool: ToolDefinition,
-    prepare: NonNullable<ToolDefinition['prepare']>,
-    args: Record<string, unknown>,
-    caller: Caller,
-  ) {
-    const handler: ToolDefinition['handler'] = async (a, c) => {
-      await prepare(a, c);
-      return '';
-    };
-    return this.runInline({ ...tool, handler }, args, caller);
-  }
-
-  /**
    * A long call from a client that did not declare the extension: the task
-   * is created (durable) and queued first, then the row is read once a second
-   * until the budget. The request never runs the handler, so nothing runs
-   * twice and nothing is dropped at the budget. The task may ask its
-   * questions whatever the call declared: `task_answer` is their channel
-   * (input gathered before a task, `prepare`, is asked by the task instead).
+   * is created (durable) and queued first, then the row is waited on until
+   * the budget. The request never runs the handler, so nothing runs twice
+   * and nothing is dropped at the budget. The task may ask its questions
+   * whatever the call declared: `task_answer` is their channel (input
+   * gathered before a task, `prepare`, is asked by the task instead).
    */
   private async startFallback(
     tool: ToolDefinition,
@@ -267,7 +262,7 @@ class TasksEndpoint {
     const channel = { ...capabilities, elicitation: capabilities['elicitation'] ?? { form: {} }, sampling: capabilities['sampling'] ?? {} };
     const task = await this.createTask(tool, args, channel, principal, {}, key);
     this.deps.log({ event: 'fallback-started', taskId: task.taskId, tool: tool.name });
-    const latest = (await waitOnTask(this.fallbackDeps, task, principal, deadline, caller.ctx.mcpReq.signal)) ?? task;
+    const latest = (await this.actions.wait(task, principal, deadline, caller.ctx.mcpReq.signal)) ?? task;
     if (latest.status === 'failed') {
       // As the same failure inside the request would have answered.
       throw ProtocolError.fromError(latest.error.code, latest.error.message, latest.error.data);
@@ -275,7 +270,7 @@ class TasksEndpoint {
     return describeTask(latest, this.deps.settings, { firstAnswer: true });
   }
 
-  private async createTask(
+  private createTask(
     tool: ToolDefinition,
     args: Record<string, unknown>,
     capabilities: ClientCapabilities,
@@ -283,92 +278,22 @@ class TasksEndpoint {
     answers: Record<string, unknown>,
     key: string | undefined,
   ) {
-    const { store, settings, log } = this.deps;
-    const created = await store.create(
-      {
-        taskId: randomUUID(),
-        owner: principal,
-        tool: tool.name,
-        arguments: args,
-        clientCapabilities: capabilities,
-        inputResponses: answers,
-        now: this.now(),
-        ttlMs: settings.taskTtlMs,
-        pollIntervalMs: tool.pollIntervalMs ?? settings.pollIntervalMs,
-        ...(tool.version === undefined ? {} : { toolVersion: tool.version }),
-      },
-      key === undefined ? {} : { idempotencyKey: key },
-    );
-    const { task } = created;
-    if (created.created) {
-      await this.enqueue(task.taskId, 'start');
-      log(withMetrics({ event: 'task-created', taskId: task.taskId, tool: tool.name }, { TasksCreated: 1 }, task.createdAt));
-    }
-    return task;
+    const { settings } = this.deps;
+    return this.actions.create({
+      owner: principal,
+      tool: tool.name,
+      arguments: args,
+      clientCapabilities: capabilities,
+      inputResponses: answers,
+      ttlMs: settings.taskTtlMs,
+      pollIntervalMs: tool.pollIntervalMs ?? settings.pollIntervalMs,
+      ...(tool.version === undefined ? {} : { toolVersion: tool.version }),
+      ...(key === undefined ? {} : { idempotencyKey: key }),
+    });
   }
-
-  /**
-   * Queues a task that is already durable as `working`. If the queue refuses,
-   * the task is still due for the sweeper (its `sweepAt` was written with it),
-   * which enqueues it again: the request succeeds rather than report an error
-   * for a change that was made. Bound: the task methods and the fallback call it.
-   */
-  private readonly enqueue = async (taskId: string, reason: 'start' | 'resume'): Promise<void> => {
-    try {
-      await this.deps.queue.send({ taskId, reason });
-    } catch (error) {
-      this.deps.log({ event: 'enqueue-failed', taskId, reason, error: errorName(error) });
-    }
-  };
 
   /** The clock and settings a task is rendered with. Bound: the task methods call it. */
   private readonly renderContext = (): RenderContext => ({ now: this.now(), settings: this.deps.settings });
-
-  /**
-   * Runs a tool inside the request. Elicitation goes through multi-round-trip
-   * requests: the answers of earlier rounds and the keys asked so far travel
-   * in `requestState`, sealed (HMAC) and bound to the principal, the tool and
-   * an expiry, so a client can neither forge answers it was never asked for
-   * nor skip a question. Tampered or expired state is refused (`-32602`);
-   * answers to keys that were never issued are ignored.
-   */
-  private async runInline(tool: ToolDefinition, args: Record<string, unknown>, { ctx, capabilities, principal }: Caller) {
-    const binding = { principal, tool: tool.name };
-    const state: SealedState = await this.sealer.open(ctx.mcpReq.requestState<unknown>(), binding);
-    const incoming = ctx.mcpReq.inputResponses ?? {};
-    checkAnswers(incoming);
-    const issued = new Set(state.issuedKeys);
-    const fresh = Object.fromEntries(Object.entries(incoming).filter(([key]) => issued.has(key)));
-    const answers = { ...state.answers, ...fresh };
-    checkAnswers(answers);
-    const signal = AbortSignal.any([ctx.mcpReq.signal, AbortSignal.timeout(this.deps.settings.syncBudgetMs)]);
-    const outcome = await runTool(tool, args, {
-      taskId: undefined,
-      clientCapabilities: capabilities,
-      answers,
-      cancel: signal,
-      progress: inlineProgress(ctx),
-    });
-    switch (outcome.kind) {
-      case 'result':
-        return { result: outcome.result as Record<string, unknown>, answers };
-      case 'protocol-error':
-        throw ProtocolError.fromError(outcome.error.code, outcome.error.message, outcome.error.data);
-      case 'input': {
-        const issuedKeys = [...new Set([...state.issuedKeys, ...Object.keys(outcome.inputRequests)])];
-        const requestState = await this.sealer.seal({ answers, issuedKeys }, binding);
-        return { result: { resultType: 'input_required', inputRequests: outcome.inputRequests, requestState }, answers };
-      }
-      case 'cancelled':
-        throw new ProtocolError(INTERNAL_ERROR, 'The tool did not finish within the synchronous time budget; call it as a task');
-      case 'retry':
-        throw new ProtocolError(INTERNAL_ERROR, 'The tool failed transiently; try again');
-      case 'sleep':
-      case 'continue':
-        // Without a journal steps run directly and sleeps wait in-process: neither suspends.
-        throw new Error(`Inline run suspended as ${outcome.kind}`);
-    }
-  }
 }
 
 function invalidArguments(error: z.ZodError): ToolResult {

@@ -33,29 +33,24 @@
  *   client-chosen `ttl` (finished tasks are kept `TASKS_RETENTION_MS`; the
  *   `ttl` answered says so).
  */
-import { ProtocolError, type Server } from '@modelcontextprotocol/server';
+import { ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
+import type { TaskActions } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
-import type { Log } from '../log.ts';
-import { logTaskEnded } from '../metrics.ts';
 import type { ToolDefinition } from '../runtime/tool.ts';
 import { isTerminal, type TaskRecord } from '../tasks/model.ts';
-import { TaskNotFoundError, type TaskStore } from '../tasks/store.ts';
+import { TaskNotFoundError } from '../tasks/store.ts';
 import { INTERNAL_ERROR, INVALID_PARAMS, META_KEYS, PROTOCOL_VERSION } from '../wire.ts';
 import { type RenderContext, taskFields } from './render.ts';
 
 /** The server's `tasks` capability on a 2025-11-25 `initialize`. */
 export const LEGACY_TASKS_CAPABILITY = { cancel: {}, requests: { tools: { call: {} } } } as const;
 
-/** How often a waiting `tasks/result` reads the task (one strongly consistent read each). */
-const RESULT_POLL_MS = 1_000;
-
 export interface LegacyTaskDeps {
-  store: TaskStore;
+  actions: TaskActions;
   settings: Pick<TaskSettings, 'syncBudgetMs'>;
   now: () => number;
   renderContext: () => RenderContext;
-  log: Log;
 }
 
 /** A tool's 2025-11-25 `execution.taskSupport`, from how it may run. */
@@ -99,62 +94,44 @@ const TaskIdParams = z.object({ taskId: z.string().min(1) }).passthrough();
 /** Registers `tasks/get`, `tasks/result` and `tasks/cancel` for a 2025-11-25 client acting as `principal`. */
 export function registerLegacyTaskMethods(server: Server, principal: string, deps: LegacyTaskDeps): void {
   // Errors are mapped (and unexpected ones logged) by TaskAwareServer, like every method's.
-  const handle =
-    <R>(fn: (taskId: string) => Promise<R>) =>
-    ({ taskId }: { taskId: string }) =>
-      fn(taskId);
-  server.setRequestHandler(
-    'tasks/get',
-    { params: TaskIdParams },
-    handle(async (taskId) => legacyTask(await readTask(taskId, principal, deps), deps.renderContext())),
+  const { actions } = deps;
+  server.setRequestHandler('tasks/get', { params: TaskIdParams }, async ({ taskId }) =>
+    legacyTask(await actions.readOwn(taskId, principal), deps.renderContext()),
   );
   server.setRequestHandler(
     'tasks/result',
     { params: TaskIdParams },
-    handle(async (taskId) => endedResult(taskId, await awaitEnd(taskId, principal, deps)) as never),
+    async ({ taskId }, ctx) => endedResult(taskId, await awaitEnd(taskId, principal, deps, ctx)) as never,
   );
-  server.setRequestHandler(
-    'tasks/cancel',
-    { params: TaskIdParams },
-    handle((taskId) => cancelTask(taskId, principal, deps)),
-  );
-}
-
-/** The caller's task; an unknown, expired or another principal's id is `TaskNotFoundError`. */
-async function readTask(taskId: string, principal: string, deps: LegacyTaskDeps): Promise<TaskRecord> {
-  const task = await deps.store.get(taskId, principal, deps.now());
-  if (!task) throw new TaskNotFoundError(taskId);
-  return task;
+  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, ({ taskId }) => cancelTask(taskId, principal, deps));
 }
 
 /**
- * `tasks/result` waits for the task to end, at most the synchronous budget
- * (below the function timeout and API Gateway's 30 s). If it has not ended by
- * then, the answer is a `-32603` error whose data says `{ taskId, status,
- * retry: true }`: the task goes on, and the client polls `tasks/get` and
- * calls `tasks/result` again.
+ * `tasks/result` waits for the task to end (the task actions' one wait), at
+ * most the synchronous budget (below the function timeout and API Gateway's
+ * 30 s), and no longer than the client stays. A task waiting for input is an
+ * error at once. If it has not ended by the budget, the answer is a `-32603`
+ * error whose data says `{ taskId, status, retry: true }`: the task goes on,
+ * and the client polls `tasks/get` and calls `tasks/result` again.
  */
-async function awaitEnd(taskId: string, principal: string, deps: LegacyTaskDeps): Promise<TaskRecord> {
+async function awaitEnd(taskId: string, principal: string, deps: LegacyTaskDeps, ctx: ServerContext): Promise<TaskRecord> {
   const deadline = deps.now() + deps.settings.syncBudgetMs;
-  let task = await readTask(taskId, principal, deps);
-  while (!isTerminal(task.status)) {
-    if (task.status === 'input_required') {
-      throw new ProtocolError(
-        INTERNAL_ERROR,
-        `Task ${taskId} waits for input, which this server takes only from ${PROTOCOL_VERSION} clients (tasks/update); cancel it or answer it with such a client`,
-        { taskId, status: task.status },
-      );
-    }
-    const left = deadline - deps.now();
-    if (left <= 0) {
-      throw new ProtocolError(
-        INTERNAL_ERROR,
-        `Task ${taskId} is still ${task.status}; poll tasks/get and call tasks/result again once it has ended`,
-        { taskId, status: task.status, retry: true },
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(RESULT_POLL_MS, left)));
-    task = await readTask(taskId, principal, deps);
+  const first = await deps.actions.readOwn(taskId, principal);
+  const task = isTerminal(first.status) ? first : await deps.actions.wait(first, principal, deadline, ctx.mcpReq.signal);
+  if (!task) throw new TaskNotFoundError(taskId);
+  if (task.status === 'input_required') {
+    throw new ProtocolError(
+      INTERNAL_ERROR,
+      `Task ${taskId} waits for input, which this server takes only from ${PROTOCOL_VERSION} clients (tasks/update); cancel it or answer it with such a client`,
+      { taskId, status: task.status },
+    );
+  }
+  if (task.status === 'working') {
+    throw new ProtocolError(
+      INTERNAL_ERROR,
+      `Task ${taskId} is still ${task.status}; poll tasks/get and call tasks/result again once it has ended`,
+      { taskId, status: task.status, retry: true },
+    );
   }
   return task;
 }
@@ -177,12 +154,11 @@ function endedResult(taskId: string, task: TaskRecord): Record<string, unknown> 
 
 /**
  * That revision wants the task `cancelled` before the answer: a running one
- * ends at once too (its worker's lease is voided; it stops at its next check).
+ * ends at once too (its worker's lease is voided; it stops at its next
+ * check), and one already ended is `-32602`.
  */
 async function cancelTask(taskId: string, principal: string, deps: LegacyTaskDeps) {
-  const at = deps.now();
-  const outcome = await deps.store.cancel(taskId, principal, at, { atOnce: true });
+  const outcome = await deps.actions.cancel(taskId, principal, { atOnce: true });
   if (outcome === 'terminal') throw new ProtocolError(INVALID_PARAMS, `Task ${taskId} has already ended and cannot be cancelled`);
-  if (outcome === 'cancelled') logTaskEnded(deps.log, { taskId }, 'cancelled', at);
-  return legacyTask(await readTask(taskId, principal, deps), deps.renderContext());
+  return legacyTask(await deps.actions.readOwn(taskId, principal), deps.renderContext());
 }

@@ -1,29 +1,26 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import type { Log } from '../log.ts';
-import { logTaskEnded } from '../metrics.ts';
-import { checkAnswers } from '../tasks/limits.ts';
-import { TaskNotFoundError, type TaskStore } from '../tasks/store.ts';
+import type { TaskActions } from '../actions/task-actions.ts';
 import { invalidParams, missingTasksCapability } from './errors.ts';
 import { detailedTask, type RenderContext } from './render.ts';
 import { clientCapabilities, declaresTasks } from './server.ts';
 
 /** What the task methods need from the endpoint. */
 export interface TaskMethodDeps {
-  store: TaskStore;
-  log: Log;
-  now: () => number;
+  actions: TaskActions;
   renderContext: () => RenderContext;
-  /** Queues a task that became due to run again (a refused send is left to the sweeper). */
-  enqueue: (taskId: string, reason: 'resume') => Promise<void>;
 }
 
 const TaskIdParams = z.object({ taskId: z.string() }).passthrough();
 
-/** `tasks/get`, `tasks/update` and `tasks/cancel` of the extension (spec §1.5–1.7), bound to the caller. */
+/**
+ * `tasks/get`, `tasks/update` and `tasks/cancel` of the extension (spec
+ * §1.5–1.7), bound to the caller, each one task action in its wire form.
+ * Errors (not found, over a budget) are mapped by TaskAwareServer, like
+ * every method's.
+ */
 export function registerTaskMethods(server: Server, principal: string, deps: TaskMethodDeps): void {
-  const { now } = deps;
-  // Errors are mapped by TaskAwareServer, like every method's.
+  const { actions } = deps;
   const guard =
     <R>(fn: (params: { taskId: string }, ctx: ServerContext) => Promise<R>) =>
     async (params: { taskId: string }, ctx: ServerContext) => {
@@ -34,11 +31,7 @@ export function registerTaskMethods(server: Server, principal: string, deps: Tas
   server.setRequestHandler(
     'tasks/get',
     { params: TaskIdParams },
-    guard(async ({ taskId }) => {
-      const task = await deps.store.get(taskId, principal, now());
-      if (!task) throw new TaskNotFoundError(taskId);
-      return detailedTask(task, deps.renderContext());
-    }),
+    guard(async ({ taskId }) => detailedTask(await actions.readOwn(taskId, principal), deps.renderContext())),
   );
 
   // The SDK lifts `inputResponses` out of the params (as for any multi-round-trip retry).
@@ -48,19 +41,17 @@ export function registerTaskMethods(server: Server, principal: string, deps: Tas
     guard(async ({ taskId }, ctx) => {
       const inputResponses = ctx.mcpReq.inputResponses;
       if (!inputResponses) throw invalidParams('tasks/update requires inputResponses');
-      checkAnswers(inputResponses);
-      const { resumed } = await deps.store.answer(taskId, principal, inputResponses, now());
-      if (resumed) await deps.enqueue(taskId, 'resume');
+      await actions.answer(taskId, principal, inputResponses);
       return {};
     }),
   );
 
+  // Acked whatever the task's state (a terminal task too); an unknown id is not found.
   server.setRequestHandler(
     'tasks/cancel',
     { params: TaskIdParams },
     guard(async ({ taskId }) => {
-      const at = now();
-      if ((await deps.store.cancel(taskId, principal, at)) === 'cancelled') logTaskEnded(deps.log, { taskId }, 'cancelled', at);
+      await actions.cancel(taskId, principal);
       return {};
     }),
   );

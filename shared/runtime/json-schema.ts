@@ -46,3 +46,47 @@ export function jsonSchemaInput(schema: JsonSchemaObject): z.ZodType<Record<stri
 export function rawJsonSchemaOf(schema: z.ZodType): JsonSchemaObject | undefined {
   return rawSchemas.get(schema);
 }
+
+/** Compiled validators of schemas met lately, by their JSON text (questions repeat: compile each once). */
+const compiled = new Map<string, ReturnType<typeof fromJsonSchema>['~standard']>();
+const MAX_COMPILED = 64;
+
+/**
+ * Why `value` does not match the JSON Schema `schema`, one clause per
+ * mismatch joined with `; `, or `undefined` when it matches: the MCP SDK's
+ * validator (Ajv, formats included), the one tools' raw input schemas are
+ * checked with. Its words are kept, with the property named in quotes
+ * (`"age" must be an integer`, `missing "name"`).
+ */
+export function schemaMismatch(schema: Record<string, unknown>, value: unknown): string | undefined {
+  const text = JSON.stringify(schema);
+  let standard = compiled.get(text);
+  if (!standard) {
+    standard = fromJsonSchema(schema as never)['~standard'];
+    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
+    compiled.set(text, standard);
+  }
+  const outcome = standard.validate(value);
+  if (outcome instanceof Promise) throw new Error('The JSON Schema validator must be synchronous');
+  const issues = outcome.issues ?? [];
+  if (issues.length === 0) return undefined;
+  // The SDK joins Ajv's errors (`data/<path> <message>`) into one message per issue.
+  return issues
+    .flatMap((issue) => issue.message.split(/, (?=data[/ ])/))
+    .map(clause)
+    .join('; ');
+}
+
+const ARTICLE_TYPES = /^must be (string|number|integer|boolean|object|array|null)\b/;
+
+/** One Ajv error (`data/a/b must be integer`) as `"a.b" must be an integer`. */
+function clause(error: string): string {
+  const match = /^data(?:\/(\S*))? (.*)$/s.exec(error);
+  if (!match) return error;
+  const [, path, message = ''] = match;
+  const required = /^must have required property '(.*)'$/.exec(message);
+  const subject = path ? `"${path.split('/').join('.')}" ` : '';
+  if (required) return `missing "${path ? `${path.split('/').join('.')}.` : ''}${required[1]}"`;
+  const worded = message.replace(ARTICLE_TYPES, (_all, type: string) => `must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`);
+  return `${subject}${worded}`;
+}

@@ -12,7 +12,7 @@
  *
  * No AWS SDK in here: this module is part of every bundle.
  */
-import { TasksError } from '../errors.ts';
+import { ClientError } from '../errors.ts';
 
 /** DynamoDB's largest item, in bytes. */
 export const DYNAMODB_ITEM_LIMIT_BYTES = 400 * 1024;
@@ -76,7 +76,7 @@ export function truncateUtf8(text: string, maxBytes: number): string {
 }
 
 /** Something a client sent is over one of the budgets above (a client mistake: `-32602`). */
-export class LimitExceededError extends TasksError {
+export class LimitExceededError extends ClientError {
   constructor(
     /** What was too large, as the client named it (e.g. `arguments`, `inputResponses.confirm`). */
     readonly subject: string,
@@ -87,6 +87,7 @@ export class LimitExceededError extends TasksError {
       Number.isFinite(bytes)
         ? `${subject} is ${bytes} bytes; the limit is ${limitBytes} bytes`
         : `${subject} cannot be measured (nested too deep or not serialisable); the limit is ${limitBytes} bytes`,
+      { data: { reason: 'limit-exceeded', subject, bytes, limitBytes } },
     );
     this.name = 'LimitExceededError';
   }

@@ -1,4 +1,5 @@
-import { TasksError } from '../errors.ts';
+import { ClientError, TasksError } from '../errors.ts';
+import { IDEMPOTENCY_KEY } from '../wire.ts';
 import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, TaskOutcome, TaskRecord } from './model.ts';
 
 /** What `create` needs; the store fills in the bookkeeping fields. */
@@ -283,8 +284,8 @@ export interface ReleaseOptions {
   progressMark?: number;
 }
 
-/** The task does not exist for this caller (missing, expired or foreign). */
-export class TaskNotFoundError extends TasksError {
+/** The task does not exist for this caller (missing, expired or foreign): all three answer alike (spec items 41, 42, 56). */
+export class TaskNotFoundError extends ClientError {
   constructor(readonly taskId: string) {
     super('Task not found');
     this.name = 'TaskNotFoundError';
@@ -302,9 +303,9 @@ export class LeaseLostError extends TasksError {
 export type { InputRequest };
 
 /** An idempotency key reused by the same owner for a call with other arguments. */
-export class IdempotencyConflictError extends TasksError {
+export class IdempotencyConflictError extends ClientError {
   constructor() {
-    super('Idempotency key already used for a different call');
+    super(`${IDEMPOTENCY_KEY} was already used for a call with other arguments`);
     this.name = 'IdempotencyConflictError';
   }
 }
@@ -326,9 +327,11 @@ export class TaskRowRejectedError extends TasksError {
 }
 
 /** The owner already has as many unfinished tasks as the configured cap allows. */
-export class TooManyTasksError extends TasksError {
+export class TooManyTasksError extends ClientError {
   constructor(readonly limit: number) {
-    super(`Too many unfinished tasks: the limit is ${limit} per principal`);
+    super(`Too many unfinished tasks: the limit is ${limit} per principal: wait for one of your tasks to finish, or cancel one`, {
+      data: { reason: 'unfinished-task-limit', limit },
+    });
     this.name = 'TooManyTasksError';
   }
 }

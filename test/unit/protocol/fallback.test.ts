@@ -6,9 +6,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
+import { TaskActions } from '../../../shared/actions/task-actions.ts';
 import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
 import { createEndpoint } from '../../../shared/protocol/endpoint.ts';
-import { callFallbackTool, describeTask, type FallbackDeps } from '../../../shared/protocol/fallback.ts';
+import { callFallbackTool, type FallbackDeps } from '../../../shared/protocol/fallback.ts';
+import { describeTask } from '../../../shared/protocol/fallback-texts.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { runTool } from '../../../shared/runtime/run.ts';
 import { ANSWERED_BY_META, defineTool, type ToolResult } from '../../../shared/runtime/tool.ts';
@@ -37,15 +39,15 @@ const approval: InputRequest = {
 
 function setup() {
   const store = new InMemoryTaskStore(storePolicy());
-  const enqueued: string[] = [];
+  const queue = new InMemoryTaskQueue();
+  const now = () => NOW;
   const deps: FallbackDeps = {
-    store,
-    tools: new Map(),
+    actions: new TaskActions({ store, queue, log: () => {}, now }),
     settings: { syncBudgetMs: DEFAULT_SETTINGS.syncBudgetMs, retentionMs: DEFAULT_SETTINGS.retentionMs },
-    now: () => NOW,
-    log: () => {},
-    enqueue: async (taskId) => void enqueued.push(taskId),
+    now,
   };
+  /** The tasks queued (to resume) so far. */
+  const enqueued = () => queue.sent.map((message) => message.taskId);
   const call = (name: string, args: Record<string, unknown>, principal = 'alice') =>
     callFallbackTool(name, args, principal, deps, new AbortController().signal);
   /** A task of alice's waiting on `requests`. */
@@ -70,7 +72,7 @@ describe('the fallback tools', () => {
     const task = await store.get('t1', 'alice', NOW);
     assert.equal(task?.status, 'working');
     assert.deepEqual(task?.inputResponses, { name: { action: 'accept', content: { name: 'Ada', age: 36 } } });
-    assert.deepEqual(enqueued, ['t1']);
+    assert.deepEqual(enqueued(), ['t1']);
   });
 
   it('task_answer refuses an answer that does not fit the schema, recording nothing', async () => {
@@ -98,7 +100,7 @@ describe('the fallback tools', () => {
     assert.match(textOf(reply), /mcp-tasks answer t3/);
     const task = (await store.get('t3', 'alice', NOW)) as TaskRecord & { status: 'input_required' };
     assert.deepEqual(Object.keys(task.inputRequests).sort(), ['approval', 'name'], 'nothing recorded, not even the other answer');
-    assert.deepEqual(enqueued, []);
+    assert.deepEqual(enqueued(), []);
     // task_status lists who answers each question.
     const status = await call('task_status', { taskId: 't3' });
     const questions = status.structuredContent?.['questions'] as Record<string, { answeredBy: string }>;

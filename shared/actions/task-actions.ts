@@ -1,0 +1,140 @@
+/**
+ * The task actions: what any surface may do to a task on behalf of a caller.
+ * Both eras' task methods, the fallback tools, and every later surface that
+ * reads, answers, cancels or waits on a task call these, so each rule (who
+ * may see a task, what an answer resumes, what a cancel does and logs, how
+ * often a waiting request reads) lives here once. A surface keeps only its
+ * wire form: how it words a result or an error.
+ *
+ * No MCP SDK and no AWS SDK in here: the store and the queue are ports.
+ */
+import { randomUUID } from 'node:crypto';
+import { errorName, type Log } from '../log.ts';
+import { logTaskEnded, withMetrics } from '../metrics.ts';
+import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
+import { sleep } from '../runtime/sleep.ts';
+import { checkAnswers } from '../tasks/limits.ts';
+import type { ClientCapabilities, TaskRecord } from '../tasks/model.ts';
+import { type AnswerResult, type CancelOptions, type CancelResult, TaskNotFoundError, type TaskStore } from '../tasks/store.ts';
+
+/** How often a waiting request reads the task: at most one strongly consistent read a second. */
+export const WAIT_READ_MS = 1_000;
+
+export interface TaskActionDeps {
+  store: TaskStore;
+  queue: TaskQueue;
+  log: Log;
+  now: () => number;
+}
+
+/** What {@link TaskActions.create} needs to know of the task to start. */
+export interface TaskToStart {
+  owner: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  clientCapabilities: ClientCapabilities;
+  /** Answers gathered before the task exists (`prepare`), keyed like `inputResponses`. */
+  inputResponses?: Record<string, unknown>;
+  ttlMs: number;
+  pollIntervalMs: number;
+  toolVersion?: string;
+  idempotencyKey?: string;
+}
+
+/** The task actions over one store and queue. */
+export class TaskActions {
+  constructor(private readonly deps: TaskActionDeps) {}
+
+  /**
+   * Creates the task durably, then queues its start. With an idempotency key
+   * a retry returns the first call's task and queues nothing. Resolves once
+   * the task is readable by `read`.
+   */
+  async create(task: TaskToStart): Promise<TaskRecord> {
+    const { store, log, now } = this.deps;
+    const { idempotencyKey, inputResponses = {}, toolVersion, ...fields } = task;
+    const created = await store.create(
+      { taskId: randomUUID(), ...fields, inputResponses, now: now(), ...(toolVersion === undefined ? {} : { toolVersion }) },
+      idempotencyKey === undefined ? {} : { idempotencyKey },
+    );
+    if (created.created) {
+      await this.enqueue(created.task.taskId, 'start');
+      log(
+        withMetrics({ event: 'task-created', taskId: created.task.taskId, tool: task.tool }, { TasksCreated: 1 }, created.task.createdAt),
+      );
+    }
+    return created.task;
+  }
+
+  /** The task as `principal` may see it: `undefined` for an unknown, expired or another principal's id alike. One read. */
+  read(taskId: string, principal: string): Promise<TaskRecord | undefined> {
+    return this.deps.store.get(taskId, principal, this.deps.now());
+  }
+
+  /** Like {@link TaskActions.read}, throwing {@link TaskNotFoundError} where that gives `undefined`. */
+  async readOwn(taskId: string, principal: string): Promise<TaskRecord> {
+    const task = await this.read(taskId, principal);
+    if (!task) throw new TaskNotFoundError(taskId);
+    return task;
+  }
+
+  /**
+   * Records answers to the task's open questions (other keys are ignored);
+   * answering the last one makes the task `working` and queues its resume.
+   * Throws {@link LimitExceededError} for answers over the budgets (nothing
+   * recorded) and {@link TaskNotFoundError} as `read` would find nothing.
+   */
+  async answer(taskId: string, principal: string, responses: Record<string, unknown>): Promise<AnswerResult> {
+    checkAnswers(responses);
+    const recorded = await this.deps.store.answer(taskId, principal, responses, this.deps.now());
+    if (recorded.resumed) await this.enqueue(taskId, 'resume');
+    return recorded;
+  }
+
+  /**
+   * Requests cancellation: a task that is not running ends `cancelled` now
+   * (and its end is logged here); a running one is flagged for its worker, or
+   * with `atOnce` ends now too, its lease voided. A terminal task is left
+   * alone (`terminal`). Throws {@link TaskNotFoundError} as `read` would find nothing.
+   */
+  async cancel(taskId: string, principal: string, options?: CancelOptions): Promise<CancelResult> {
+    const at = this.deps.now();
+    const outcome = await this.deps.store.cancel(taskId, principal, at, options);
+    if (outcome === 'cancelled') logTaskEnded(this.deps.log, { taskId }, 'cancelled', at);
+    return outcome;
+  }
+
+  /**
+   * The one wait on a row: reads the task once every {@link WAIT_READ_MS}
+   * while it is `working`, until it ends, asks something, `signal` aborts (the
+   * client left) or `until` (epoch ms) is less than a read away. Returns the
+   * last state read, or `undefined` once the task is gone.
+   */
+  async wait(task: TaskRecord, principal: string, until: number, signal: AbortSignal): Promise<TaskRecord | undefined> {
+    let current: TaskRecord | undefined = task;
+    while (current?.status === 'working' && !signal.aborted && until - this.deps.now() >= WAIT_READ_MS) {
+      try {
+        await sleep(WAIT_READ_MS, signal);
+      } catch (error) {
+        if (signal.aborted) break; // the client left: nothing more to read for it
+        throw error;
+      }
+      current = await this.read(task.taskId, principal);
+    }
+    return current;
+  }
+
+  /**
+   * Queues a task that is already durable as `working`. If the queue refuses,
+   * the task is still due for the sweeper (its `sweepAt` was written with
+   * it), which enqueues it again: the caller succeeds rather than report an
+   * error for a change that was made.
+   */
+  async enqueue(taskId: string, reason: Extract<TaskMessage['reason'], 'start' | 'resume'>): Promise<void> {
+    try {
+      await this.deps.queue.send({ taskId, reason });
+    } catch (error) {
+      this.deps.log({ event: 'enqueue-failed', taskId, reason, error: errorName(error) });
+    }
+  }
+}

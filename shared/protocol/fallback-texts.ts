@@ -1,0 +1,286 @@
+/**
+ * What a model reads from the fallback: the fallback tools' listing (names,
+ * descriptions, argument schemas) and every text and `structuredContent`
+ * their results carry. Written for a model that knows nothing of MCP tasks:
+ * what runs, its id, that the tool must not be called again, and the exact
+ * next call. The tools' behaviour is in `fallback.ts`.
+ */
+import * as z from 'zod';
+import type { AnswerCheck } from '../actions/answers.ts';
+import { forPersonOnly } from '../actions/answers.ts';
+import { humanMs, type TaskSettings } from '../config.ts';
+import type { ToolResult } from '../runtime/tool.ts';
+import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
+import { isTerminal, type TaskRecord } from '../tasks/model.ts';
+import type { CancelResult } from '../tasks/store.ts';
+
+export const TASK_STATUS = 'task_status';
+export const TASK_ANSWER = 'task_answer';
+export const TASK_CANCEL = 'task_cancel';
+
+/** The fallback tools' names: reserved while the fallback is on. */
+export const FALLBACK_TOOL_NAMES: readonly string[] = [TASK_STATUS, TASK_ANSWER, TASK_CANCEL];
+
+/** The settings the texts quote. */
+export type TextSettings = Pick<TaskSettings, 'retentionMs'>;
+
+const TaskId = z
+  .string()
+  .min(1)
+  .max(MAX_TASK_ID_LENGTH)
+  .describe('The task id, exactly as a tool result or task_status gave it (e.g. "3f0c…")');
+
+export const StatusArgs = z.object({
+  taskId: TaskId,
+  waitSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .optional()
+    .describe('Wait up to this many seconds (at most 20) for the task to end or to ask something, instead of answering at once'),
+});
+export const AnswerArgs = z.object({
+  taskId: TaskId,
+  answers: z
+    .record(z.string(), z.unknown())
+    .describe(
+      'Answers keyed exactly as the questions are: for each key, an object matching that question\'s schema, e.g. {"name": {"name": "Ada"}}',
+    ),
+});
+export const CancelArgs = z.object({ taskId: TaskId });
+
+/** The fallback tools as `tools/list` describes them, written for a model. */
+export function fallbackToolList() {
+  const entry = (name: string, title: string, description: string, schema: z.ZodType) => ({
+    name,
+    title,
+    description,
+    inputSchema: z.toJSONSchema(schema, { io: 'input' }) as { type: 'object'; [key: string]: unknown },
+  });
+  return [
+    entry(
+      TASK_STATUS,
+      'Task status',
+      'Checks a background task that an earlier tool call started (its result named the taskId). While the task runs it says so; ' +
+        'when the task asks questions it lists them with the schema each answer must match; once the task has ended it returns ' +
+        "the tool's own result. Use this instead of calling the original tool again: calling that tool again would start the work a second time. " +
+        'Pass waitSeconds (up to 20) to wait for the task to end rather than checking again and again.',
+      StatusArgs,
+    ),
+    answerEntry(
+      entry(
+        TASK_ANSWER,
+        'Answer a task',
+        "Answers the questions a background task is waiting on (task_status lists them with each answer's schema). " +
+          'Give every answer under its question key, as an object matching that question\'s schema, e.g. {"taskId": "…", "answers": {"name": {"name": "Ada"}}}. ' +
+          'Questions marked for the person only (approvals) cannot be answered here: ask the user to answer them.',
+        AnswerArgs,
+      ),
+    ),
+    entry(
+      TASK_CANCEL,
+      'Cancel a task',
+      'Stops a background task that an earlier tool call started and that is no longer wanted. The tool does not finish; work it already did is not undone.',
+      CancelArgs,
+    ),
+  ];
+}
+
+/** Each answer is an object (its own schema is the question's): said so, rather than a schema that accepts anything. */
+function answerEntry<T extends { inputSchema: { type: 'object'; [key: string]: unknown } }>(tool: T): T {
+  const properties = tool.inputSchema['properties'] as Record<string, Record<string, unknown>>;
+  const { description } = properties['answers'] ?? {};
+  properties['answers'] = { type: 'object', description, additionalProperties: { type: 'object', additionalProperties: true } };
+  return tool;
+}
+
+/** A `CallToolResult` of plain text, with `structuredContent`. */
+function reply(text: string, structuredContent: Record<string, unknown>, isError = false): ToolResult {
+  return { content: [{ type: 'text', text }], structuredContent, ...(isError ? { isError: true } : {}) };
+}
+
+/** `text` ending as a sentence does. */
+function sentence(text: string): string {
+  return /[.?!]$/.test(text) ? text : `${text}.`;
+}
+
+/** `text` with its first letter in capitals. */
+function capitalised(text: string): string {
+  return `${text[0]?.toUpperCase() ?? ''}${text.slice(1)}`;
+}
+
+/** How to reach the task's result, for the texts. */
+function followUp(taskId: string): string {
+  return `call ${TASK_STATUS} with {"taskId": "${taskId}", "waitSeconds": 20}, and again while it says the task is working`;
+}
+
+/** Where the person answers a question meant for them. */
+function personWays(taskId: string): string {
+  return `in a client that supports MCP tasks, or by running \`mcp-tasks answer ${taskId}\``;
+}
+
+const quoted = (keys: readonly string[]) => keys.map((key) => `"${key}"`).join(', ');
+
+/** One answer for an id that is unknown, expired or another principal's: nothing tells them apart. */
+export function unknownTask(taskId: string, settings: TextSettings): ToolResult {
+  const shown = taskId.slice(0, 128);
+  return reply(
+    `No task "${shown}" is known to you. Check the id: use exactly the taskId a tool result gave you. ` +
+      `A finished task's result stays readable for ${humanMs(settings.retentionMs)} after it ends, then it is gone.`,
+    { taskId: shown, status: 'unknown' },
+    true,
+  );
+}
+
+/** Arguments of a fallback tool that do not fit its schema. */
+export function invalidArguments(tool: string, error: z.ZodError): ToolResult {
+  const issues = error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ');
+  return { content: [{ type: 'text', text: `Invalid arguments for ${tool}: ${issues}` }], isError: true };
+}
+
+/** A task waiting on answers. */
+type OpenTask = TaskRecord & { status: 'input_required' };
+
+/** The open questions, for the text and for `structuredContent`. */
+function questions(task: OpenTask) {
+  const lines: string[] = [];
+  const listed: Record<string, Record<string, unknown>> = {};
+  for (const [key, request] of Object.entries(task.inputRequests)) {
+    const params = request.params ?? {};
+    const person = forPersonOnly(request);
+    const message = typeof params['message'] === 'string' ? params['message'] : request.method;
+    const schema = request.method === 'elicitation/create' ? params['requestedSchema'] : undefined;
+    listed[key] = {
+      method: request.method,
+      message,
+      ...(schema === undefined ? {} : { requestedSchema: schema }),
+      ...(request.method === 'sampling/createMessage' ? { params } : {}),
+      answeredBy: person ? 'person' : 'anyone',
+    };
+    if (person) {
+      lines.push(
+        `- "${key}" (for the person only; you must not answer it): ${sentence(message)} Ask the user to answer it ${personWays(task.taskId)}.`,
+      );
+    } else if (schema !== undefined) {
+      lines.push(`- "${key}": ${sentence(message)} Answer with an object matching this JSON Schema: ${JSON.stringify(schema)}`);
+    } else {
+      lines.push(`- "${key}": a ${request.method} request; answer with its result object. Request: ${JSON.stringify(params)}`);
+    }
+  }
+  return { lines, listed };
+}
+
+/**
+ * What a fallback call (or `task_status`) answers for a task in its current
+ * state. A completed task answers the tool's result exactly as it returned it.
+ */
+export function describeTask(task: TaskRecord, settings: TextSettings, options: { firstAnswer?: boolean } = {}): ToolResult {
+  const { taskId, tool } = task;
+  const kept = `Its result stays readable for ${humanMs(settings.retentionMs)} after it ends.`;
+  const again = `Do not call ${tool} again for this: that would start the work a second time.`;
+  switch (task.status) {
+    case 'completed': {
+      // `resultType` is wire vocabulary the SDK stamps on the way out (2026-07-28 only).
+      const { resultType: _resultType, ...result } = task.result;
+      return result as ToolResult;
+    }
+    case 'failed':
+      return reply(
+        `Task ${taskId} (${tool}) failed: ${task.error.message}. The tool did not finish; calling ${tool} again starts it anew.`,
+        { taskId, status: task.status, error: task.error },
+        true,
+      );
+    case 'cancelled':
+      return reply(
+        `Task ${taskId} (${tool}) was cancelled${task.statusMessage ? ` (${task.statusMessage})` : ''}; the tool did not finish.`,
+        { taskId, status: task.status },
+      );
+    case 'input_required': {
+      const { lines, listed } = questions(task);
+      const answerable = Object.values(listed).some((question) => question['answeredBy'] !== 'person');
+      const how = answerable
+        ? `Answer with ${TASK_ANSWER} {"taskId": "${taskId}", "answers": {"<key>": {…}}}, then ${followUp(taskId)}.`
+        : `Once the person has answered, ${followUp(taskId)}.`;
+      const opening = options.firstAnswer
+        ? `${tool} is running as background task ${taskId} and is waiting for answers to these questions:`
+        : `Task ${taskId} (${tool}) is waiting for answers to these questions:`;
+      return reply([opening, ...lines, how, again, kept].join('\n'), { taskId, status: task.status, questions: listed });
+    }
+    case 'working': {
+      const progress = task.statusMessage ? ` Latest progress: ${task.statusMessage}.` : '';
+      const opening = options.firstAnswer
+        ? `${tool} is taking longer than this reply may wait, so it goes on running as background task ${taskId}; nothing is lost.`
+        : `Task ${taskId} (${tool}) is still working.`;
+      return reply([`${opening}${progress}`, again, `To get its result, ${followUp(taskId)}.`, kept].join('\n'), {
+        taskId,
+        status: task.status,
+        ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+      });
+    }
+  }
+}
+
+/** `task_answer` on a task that has no open questions. */
+export function notWaiting(task: TaskRecord): ToolResult {
+  const { taskId, status, tool } = task;
+  const next = isTerminal(status) ? `Call ${TASK_STATUS} for its outcome.` : `${capitalised(followUp(taskId))}.`;
+  return reply(`Task ${taskId} (${tool}) is ${status} and has no open questions: nothing was recorded. ${next}`, { taskId, status }, true);
+}
+
+/** `task_answer`'s answers refused before anything was recorded. */
+export function answersRefused(task: OpenTask, check: Exclude<AnswerCheck, { ok: true }>): ToolResult {
+  const { taskId, status } = task;
+  switch (check.reason) {
+    case 'person-only':
+      return reply(
+        `Not recorded: ${quoted(check.keys)} ${check.keys.length === 1 ? 'is a question' : 'are questions'} for the person only, ` +
+          `which you must not answer on their behalf. Ask the user to answer it themselves, ${personWays(taskId)}; then ${followUp(taskId)}.`,
+        { taskId, status, refused: check.keys },
+        true,
+      );
+    case 'no-open-question':
+      return reply(
+        `None of the keys given is an open question of task ${taskId}; nothing was recorded. Open questions: ${quoted(check.open)}. ` +
+          `Call ${TASK_STATUS} to see them with their schemas.`,
+        { taskId, status, open: check.open },
+        true,
+      );
+    case 'mismatch':
+      return reply(
+        `Nothing was recorded: ${check.problems.join('; ')}. Call ${TASK_STATUS} to see each question's schema.`,
+        { taskId, status },
+        true,
+      );
+    case 'too-large':
+      return reply(`Nothing was recorded: ${check.message}.`, { taskId, status }, true);
+  }
+}
+
+/** `task_answer`'s answers recorded: what is still open, or that the task goes on. */
+export function answersRecorded(task: OpenTask, accepted: string[], resumed: boolean): ToolResult {
+  const { taskId } = task;
+  const left = Object.keys(task.inputRequests).filter((key) => !accepted.includes(key));
+  const next = resumed ? `The task goes on; to get its result, ${followUp(taskId)}.` : `Still open: ${quoted(left)}.`;
+  return reply(`Recorded ${quoted(accepted) || 'nothing'} for task ${taskId}. ${next}`, {
+    taskId,
+    status: resumed ? 'working' : task.status,
+    accepted,
+  });
+}
+
+/** What `task_cancel` did to a task that had not ended. */
+export function cancelOutcome(taskId: string, outcome: Exclude<CancelResult, 'terminal'>): ToolResult {
+  return outcome === 'cancelled'
+    ? reply(`Task ${taskId} is cancelled; its tool did not finish.`, { taskId, status: 'cancelled' })
+    : reply(
+        `Cancellation of task ${taskId} is requested: it stops at its next check, within seconds. Call ${TASK_STATUS} to confirm it ended cancelled.`,
+        { taskId, status: 'working', cancelRequested: true },
+      );
+}
+
+/** `task_cancel` of a task that had already ended. */
+export function alreadyEnded(task: TaskRecord): ToolResult {
+  const { taskId, status } = task;
+  return reply(`Task ${taskId} had already ended (${status}); nothing to cancel. Call ${TASK_STATUS} for its outcome.`, { taskId, status });
+}
