@@ -141,6 +141,22 @@ export const SETTINGS = {
       throw new Error(`TASKS_TOOLSET must be product, conformance, all or test, got "${raw}"`);
     },
   },
+  publicUrl: {
+    env: 'TASKS_PUBLIC_URL',
+    meaning:
+      "the deployment's own base URL (`https://…`, without `/mcp`): links to the endpoint given to people and models are built " +
+      "from it, never from a request's `Host` header",
+    shown: 'none (`http://127.0.0.1:<port>` under `npm start`)',
+    deployed: "the HTTP API's URL",
+    read: (raw): string | undefined => {
+      if (raw === undefined || raw === '') return undefined;
+      const url = URL.canParse(raw) ? new URL(raw) : undefined;
+      if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash) {
+        throw new Error(`TASKS_PUBLIC_URL must be an http(s) URL without query or fragment, got "${raw}"`);
+      }
+      return raw.replace(/\/+$/, '');
+    },
+  },
   allowedOrigins: {
     env: 'TASKS_ALLOWED_ORIGINS',
     meaning:

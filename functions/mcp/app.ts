@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { createResourceServer, type ResourceServer } from '../../shared/auth/resource-server.ts';
 import { createJwtVerifier, type TokenVerifier } from '../../shared/auth/verifier.ts';
+import { DeploymentLinks } from '../../shared/links.ts';
 import { withLogContext } from '../../shared/log.ts';
 import { createEndpoint } from '../../shared/protocol/endpoint.ts';
 import type { OriginPolicy } from '../../shared/protocol/origin.ts';
@@ -33,7 +34,14 @@ export interface McpDeps extends FunctionDeps {
  */
 export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): McpHandler {
   const originPolicy = deps.originPolicy ?? { kind: 'origins', origins: deps.config.allowedOrigins };
-  const endpoint = createEndpoint({ ...deps, settings: deps.config, clientFallback: deps.config.clientFallback, originPolicy });
+  const endpoint = createEndpoint({
+    ...deps,
+    settings: deps.config,
+    clientFallback: deps.config.clientFallback,
+    originPolicy,
+    links: new DeploymentLinks(deps.config.publicUrl),
+    signIn: deps.config.auth !== undefined,
+  });
   const auth: ResourceServer | undefined = deps.config.auth
     ? createResourceServer({
         settings: deps.config.auth,

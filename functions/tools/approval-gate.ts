@@ -32,13 +32,16 @@ export const approvalGate = defineTool({
     });
     const approved = answer.action === 'accept' && answer.content?.['approve'] === true;
     const comment = typeof answer.content?.['comment'] === 'string' ? answer.content['comment'] : undefined;
+    // `message` repeats the text: several clients hand their model only `structuredContent`.
     if (!approved) {
-      return { content: [{ type: 'text', text: `Not approved: ${action}` }], structuredContent: { approved: false }, isError: true };
+      const message = `Not approved: ${action}`;
+      return { content: [{ type: 'text', text: message }], structuredContent: { approved: false, action, message }, isError: true };
     }
     await ctx.progress(`Approved; carrying out: ${action}`);
+    const message = `Approved and done: ${action}${comment ? ` (${comment})` : ''}`;
     return {
-      content: [{ type: 'text', text: `Approved and done: ${action}${comment ? ` (${comment})` : ''}` }],
-      structuredContent: { approved: true, ...(comment ? { comment } : {}) },
+      content: [{ type: 'text', text: message }],
+      structuredContent: { approved: true, action, ...(comment ? { comment } : {}), message },
     };
   },
 });

@@ -6,6 +6,13 @@ import { defineTool, sleep } from '#tool';
  * A batch job: processes items one by one and reports progress item by item
  * (`statusMessage`), stopping promptly when the task is cancelled.
  *
+ * Each item is a step: its result is checkpointed once it is done, so a run
+ * that crashes (or hands over at the end of an invocation) resumes at the
+ * first unfinished item and never redoes a finished one. That costs one
+ * checkpoint write per item (one WCU for an item's small result), plus the
+ * journal's one query per run. An item interrupted between its work and its
+ * checkpoint is done again (steps are at-least-once).
+ *
  * "Processing" an item fingerprints it; `delayMs` stands in for real work.
  */
 export const batchProcess = defineTool({
@@ -20,13 +27,14 @@ export const batchProcess = defineTool({
   handler: async ({ items, delayMs }, ctx) => {
     const processed: Array<{ item: number; fingerprint: string }> = [];
     for (const [index, item] of items.entries()) {
-      await sleep(delayMs, ctx.signal);
-      processed.push({ item: index, fingerprint: createHash('sha256').update(item).digest('hex').slice(0, 16) });
+      const fingerprint = await ctx.step(`item#${index}`, async () => {
+        await sleep(delayMs, ctx.signal);
+        return createHash('sha256').update(item).digest('hex').slice(0, 16);
+      });
+      processed.push({ item: index, fingerprint });
       await ctx.progress(`Processed ${index + 1} of ${items.length} items`);
     }
-    return {
-      content: [{ type: 'text', text: `Processed ${items.length} items` }],
-      structuredContent: { count: items.length, processed },
-    };
+    const message = `Processed ${items.length} items`;
+    return { content: [{ type: 'text', text: message }], structuredContent: { count: items.length, processed, message } };
   },
 });

@@ -41,9 +41,10 @@ export const externalJob = defineTool({
     for (let check = 1; ; check++) {
       const status = await ctx.step(`status#${check}`, async () => checkStatus(job));
       if (status.state === 'succeeded') {
+        const message = `Job ${job.jobId} succeeded after ${check} status checks: ${status.output}`;
         return {
-          content: [{ type: 'text', text: `Job ${job.jobId} succeeded after ${check} status checks: ${status.output}` }],
-          structuredContent: { jobId: job.jobId, checks: check, output: status.output },
+          content: [{ type: 'text', text: message }],
+          structuredContent: { jobId: job.jobId, checks: check, output: status.output, message },
         };
       }
       await ctx.progress(`Job ${job.jobId} is ${status.state} (check ${check})`);

@@ -3,9 +3,11 @@ import { validateCatalogue } from '../../shared/runtime/catalogue.ts';
 import { approvalGate } from './approval-gate.ts';
 import { batchProcess } from './batch-process.ts';
 import { externalJob } from './external-job.ts';
+import { intakeForm } from './intake-form.ts';
+import { longComputation } from './long-computation.ts';
 
 /** The product's own tools: what a default deployment serves. Add yours here. */
-export const productTools: ToolDefinition[] = [batchProcess, approvalGate, externalJob];
+export const productTools: ToolDefinition[] = [batchProcess, approvalGate, externalJob, longComputation, intakeForm];
 
 /**
  * A catalogue of tools, by name, validated: a duplicate name or an invalid

@@ -2,6 +2,7 @@ import { createMcpHandler, type McpRequestContext, ProtocolError, type Server, t
 import type * as z from 'zod';
 import { TaskActions } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
+import { DeploymentLinks } from '../links.ts';
 import type { Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
@@ -11,7 +12,7 @@ import type { TaskStore } from '../tasks/store.ts';
 import { IDEMPOTENCY_KEY, TASKS_EXTENSION } from '../wire.ts';
 import { invalidParams, missingTasksCapability } from './errors.ts';
 import { callFallbackTool, type FallbackDeps } from './fallback.ts';
-import { describeTask, FALLBACK_TOOL_NAMES, fallbackToolList } from './fallback-texts.ts';
+import { describeTask, FALLBACK_TOOL_NAMES, fallbackToolList, SERVER_INSTRUCTIONS } from './fallback-texts.ts';
 import { httpFront } from './http-front.ts';
 import { InlineRunner } from './inline.ts';
 import {
@@ -47,6 +48,10 @@ export interface EndpointDeps {
    * fallback (`fallback.ts`); default on. Off: today's strict behaviour.
    */
   clientFallback?: boolean;
+  /** Links to this deployment (its endpoint), for the texts the fallback writes for models and people. */
+  links?: DeploymentLinks;
+  /** The endpoint requires tokens: a person answering a question signs in as the task's owner, and the texts say so. */
+  signIn?: boolean;
 }
 
 /** A web-standard MCP endpoint: `fetch(request, principal)`. */
@@ -113,7 +118,8 @@ class TasksEndpoint {
     }
     const { store, queue, settings, log } = deps;
     this.actions = new TaskActions({ store, queue, log, now: this.now });
-    this.fallbackDeps = { actions: this.actions, settings, now: this.now };
+    const text = { settings, links: deps.links ?? new DeploymentLinks(undefined), signIn: deps.signIn ?? false };
+    this.fallbackDeps = { actions: this.actions, settings, now: this.now, text };
     this.fetch = httpFront(handler, deps.originPolicy);
   }
 
@@ -121,14 +127,10 @@ class TasksEndpoint {
     const principal = ctx.authInfo?.clientId;
     if (!principal) throw new Error('Endpoint called without a principal');
     const era: Era = ctx.era;
-    const server = new TaskAwareServer(
-      SERVER_INFO,
-      {
-        capabilities:
-          era === 'modern' ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {}, tasks: LEGACY_TASKS_CAPABILITY },
-      },
-      this.deps.log,
-    );
+    const capabilities =
+      era === 'modern' ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {}, tasks: LEGACY_TASKS_CAPABILITY };
+    // The instructions say in brief how long tools answer (initialize and server/discover carry them).
+    const server = new TaskAwareServer(SERVER_INFO, { capabilities, instructions: SERVER_INSTRUCTIONS }, this.deps.log);
     server.setRequestHandler('tools/list', async (_request, context) => ({ tools: this.listTools(era, context) }));
     // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
     server.setRequestHandler('tools/call', (request, context) => this.callTool(request.params, context, principal, era) as never);
@@ -174,11 +176,8 @@ class TasksEndpoint {
   /** `tools/call`: the router's route, followed. */
   private async callTool(params: CallParams, ctx: ServerContext, principal: string, era: Era) {
     const startedAt = this.now();
-    // Budgets first: nothing larger than a row can hold is parsed further or written.
-    checkBudget('arguments', params.arguments ?? {}, MAX_ARGUMENTS_BYTES);
     const capabilities = clientCapabilities(ctx);
     checkBudget('clientCapabilities', capabilities, MAX_CAPABILITIES_BYTES);
-    const caller: Caller = { ctx, principal, era, capabilities };
     const facts: Omit<CallFacts, 'target'> = {
       era,
       declaresTasks: declaresTasks(capabilities),
@@ -188,8 +187,12 @@ class TasksEndpoint {
     if (this.fallbackOn && FALLBACK_TOOL_NAMES.includes(params.name)) {
       const route = routeCall({ ...facts, target: { kind: 'fallback-tool' } });
       if (route.kind === 'refuse') throw this.refusal(route.reason, params.name, era);
+      // The fallback tools word every mistake for a model, an oversized call's too.
       return callFallbackTool(params.name, params.arguments ?? {}, principal, this.fallbackDeps, ctx.mcpReq.signal);
     }
+    // Budgets first: nothing larger than a row can hold is parsed further or written.
+    checkBudget('arguments', params.arguments ?? {}, MAX_ARGUMENTS_BYTES);
+    const caller: Caller = { ctx, principal, era, capabilities };
     const checked = this.checkCall(params, ctx);
     if (!checked.ok) return checked.result;
     const { tool, args, key } = checked;
@@ -267,7 +270,7 @@ class TasksEndpoint {
       // As the same failure inside the request would have answered.
       throw ProtocolError.fromError(latest.error.code, latest.error.message, latest.error.data);
     }
-    return describeTask(latest, this.deps.settings, { firstAnswer: true });
+    return describeTask(latest, this.fallbackDeps.text, { firstAnswer: true });
   }
 
   private createTask(

@@ -9,6 +9,7 @@ import * as z from 'zod';
 import type { AnswerCheck } from '../actions/answers.ts';
 import { forPersonOnly } from '../actions/answers.ts';
 import { humanMs, type TaskSettings } from '../config.ts';
+import type { DeploymentLinks } from '../links.ts';
 import type { ToolResult } from '../runtime/tool.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import { isTerminal, type TaskRecord } from '../tasks/model.ts';
@@ -20,9 +21,6 @@ export const TASK_CANCEL = 'task_cancel';
 
 /** The fallback tools' names: reserved while the fallback is on. */
 export const FALLBACK_TOOL_NAMES: readonly string[] = [TASK_STATUS, TASK_ANSWER, TASK_CANCEL];
-
-/** The settings the texts quote. */
-export type TextSettings = Pick<TaskSettings, 'retentionMs'>;
 
 const TaskId = z
   .string()
@@ -95,9 +93,38 @@ function answerEntry<T extends { inputSchema: { type: 'object'; [key: string]: u
   return tool;
 }
 
-/** A `CallToolResult` of plain text, with `structuredContent`. */
-function reply(text: string, structuredContent: Record<string, unknown>, isError = false): ToolResult {
-  return { content: [{ type: 'text', text }], structuredContent, ...(isError ? { isError: true } : {}) };
+/** What the texts quote and link to: the retention, where a person answers, whether they must sign in. */
+export interface TextContext {
+  settings: Pick<TaskSettings, 'retentionMs'>;
+  links: DeploymentLinks;
+  /** The endpoint requires tokens: a person answering must sign in as the task's owner. */
+  signIn: boolean;
+}
+
+/** The next call a model should make, as a tool name and its arguments. */
+interface NextCall {
+  tool: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * A `CallToolResult` whose guidance travels twice: as the text, and in
+ * `structuredContent` (several clients hand their model only the latter):
+ * `message` is the same text, `nextCall` the exact follow-up, and
+ * `doNotCallAgain` the tool that must not be called again for this.
+ */
+function reply(
+  text: string,
+  fields: Record<string, unknown>,
+  options: { next?: NextCall; doNotCallAgain?: string; isError?: boolean } = {},
+) {
+  const structuredContent = {
+    ...fields,
+    message: text,
+    ...(options.next ? { nextCall: options.next } : {}),
+    ...(options.doNotCallAgain ? { doNotCallAgain: options.doNotCallAgain } : {}),
+  };
+  return { content: [{ type: 'text', text }], structuredContent, ...(options.isError ? { isError: true } : {}) } satisfies ToolResult;
 }
 
 /** `text` ending as a sentence does. */
@@ -110,40 +137,63 @@ function capitalised(text: string): string {
   return `${text[0]?.toUpperCase() ?? ''}${text.slice(1)}`;
 }
 
+/** The call that waits for the task's end. */
+function statusCall(taskId: string): NextCall {
+  return { tool: TASK_STATUS, arguments: { taskId, waitSeconds: 20 } };
+}
+
 /** How to reach the task's result, for the texts. */
 function followUp(taskId: string): string {
   return `call ${TASK_STATUS} with {"taskId": "${taskId}", "waitSeconds": 20}, and again while it says the task is working`;
 }
 
-/** Where the person answers a question meant for them. */
-function personWays(taskId: string): string {
-  return `in a client that supports MCP tasks, or by running \`mcp-tasks answer ${taskId}\``;
+/** Where and how the person answers a question meant for them, in words and as fields. */
+function personWays(taskId: string, context: TextContext): { text: string; fields: Record<string, unknown> } {
+  const { endpoint } = context.links;
+  const cli = `node bin/mcp-tasks.js${endpoint ? ` --url ${endpoint}` : ''}`;
+  const command = `${cli} answer ${taskId}`;
+  const signIn = context.signIn ? ` signed in as the same identity that started this task (\`${cli} login\` first)` : '';
+  return {
+    text:
+      `in a client that supports MCP tasks, or with the mcp-tasks command line of this server's repository: in a checkout of it, ` +
+      `after \`npm ci\`, run \`${command}\`${signIn}`,
+    fields: {
+      answeredBy: 'the user, not you',
+      command,
+      commandFrom: "a checkout of this server's repository, after npm ci",
+      ...(context.signIn ? { signIn: 'as the identity that started this task' } : {}),
+    },
+  };
 }
 
 const quoted = (keys: readonly string[]) => keys.map((key) => `"${key}"`).join(', ');
 
 /** One answer for an id that is unknown, expired or another principal's: nothing tells them apart. */
-export function unknownTask(taskId: string, settings: TextSettings): ToolResult {
+export function unknownTask(taskId: string, context: TextContext): ToolResult {
   const shown = taskId.slice(0, 128);
   return reply(
     `No task "${shown}" is known to you. Check the id: use exactly the taskId a tool result gave you. ` +
-      `A finished task's result stays readable for ${humanMs(settings.retentionMs)} after it ends, then it is gone.`,
+      `A finished task's result stays readable for ${humanMs(context.settings.retentionMs)} after it ends, then it is gone.`,
     { taskId: shown, status: 'unknown' },
-    true,
+    { isError: true },
   );
 }
 
-/** Arguments of a fallback tool that do not fit its schema. */
-export function invalidArguments(tool: string, error: z.ZodError): ToolResult {
-  const issues = error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ');
-  return { content: [{ type: 'text', text: `Invalid arguments for ${tool}: ${issues}` }], isError: true };
+/** Arguments of a fallback tool that do not fit its schema (or its size budget), said so the model can correct them. */
+export function invalidArguments(tool: string, problem: z.ZodError | string): ToolResult {
+  const issues =
+    typeof problem === 'string'
+      ? problem
+      : problem.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ');
+  const text = `Invalid arguments for ${tool}: ${issues}. Nothing was done; call ${tool} again with corrected arguments.`;
+  return { content: [{ type: 'text', text }], structuredContent: { message: text }, isError: true };
 }
 
 /** A task waiting on answers. */
 type OpenTask = TaskRecord & { status: 'input_required' };
 
 /** The open questions, for the text and for `structuredContent`. */
-function questions(task: OpenTask) {
+function questions(task: OpenTask, context: TextContext) {
   const lines: string[] = [];
   const listed: Record<string, Record<string, unknown>> = {};
   for (const [key, request] of Object.entries(task.inputRequests)) {
@@ -160,7 +210,7 @@ function questions(task: OpenTask) {
     };
     if (person) {
       lines.push(
-        `- "${key}" (for the person only; you must not answer it): ${sentence(message)} Ask the user to answer it ${personWays(task.taskId)}.`,
+        `- "${key}" (for the person only; you must not answer it): ${sentence(message)} Ask the user to answer it ${personWays(task.taskId, context).text}.`,
       );
     } else if (schema !== undefined) {
       lines.push(`- "${key}": ${sentence(message)} Answer with an object matching this JSON Schema: ${JSON.stringify(schema)}`);
@@ -175,10 +225,11 @@ function questions(task: OpenTask) {
  * What a fallback call (or `task_status`) answers for a task in its current
  * state. A completed task answers the tool's result exactly as it returned it.
  */
-export function describeTask(task: TaskRecord, settings: TextSettings, options: { firstAnswer?: boolean } = {}): ToolResult {
+export function describeTask(task: TaskRecord, context: TextContext, options: { firstAnswer?: boolean } = {}): ToolResult {
   const { taskId, tool } = task;
-  const kept = `Its result stays readable for ${humanMs(settings.retentionMs)} after it ends.`;
+  const kept = `Its result stays readable for ${humanMs(context.settings.retentionMs)} after it ends.`;
   const again = `Do not call ${tool} again for this: that would start the work a second time.`;
+  const guide = { next: statusCall(taskId), doNotCallAgain: tool };
   switch (task.status) {
     case 'completed': {
       // `resultType` is wire vocabulary the SDK stamps on the way out (2026-07-28 only).
@@ -189,7 +240,7 @@ export function describeTask(task: TaskRecord, settings: TextSettings, options: 
       return reply(
         `Task ${taskId} (${tool}) failed: ${task.error.message}. The tool did not finish; calling ${tool} again starts it anew.`,
         { taskId, status: task.status, error: task.error },
-        true,
+        { isError: true },
       );
     case 'cancelled':
       return reply(
@@ -197,7 +248,7 @@ export function describeTask(task: TaskRecord, settings: TextSettings, options: 
         { taskId, status: task.status },
       );
     case 'input_required': {
-      const { lines, listed } = questions(task);
+      const { lines, listed } = questions(task, context);
       const answerable = Object.values(listed).some((question) => question['answeredBy'] !== 'person');
       const how = answerable
         ? `Answer with ${TASK_ANSWER} {"taskId": "${taskId}", "answers": {"<key>": {…}}}, then ${followUp(taskId)}.`
@@ -205,18 +256,31 @@ export function describeTask(task: TaskRecord, settings: TextSettings, options: 
       const opening = options.firstAnswer
         ? `${tool} is running as background task ${taskId} and is waiting for answers to these questions:`
         : `Task ${taskId} (${tool}) is waiting for answers to these questions:`;
-      return reply([opening, ...lines, how, again, kept].join('\n'), { taskId, status: task.status, questions: listed });
+      const person = Object.values(listed).some((question) => question['answeredBy'] === 'person');
+      return reply(
+        [opening, ...lines, how, again, kept].join('\n'),
+        { taskId, status: task.status, questions: listed, ...(person ? { person: personWays(taskId, context).fields } : {}) },
+        { ...guide, ...(answerable ? { next: { tool: TASK_ANSWER, arguments: { taskId, answers: {} } } } : {}) },
+      );
     }
     case 'working': {
       const progress = task.statusMessage ? ` Latest progress: ${task.statusMessage}.` : '';
+      if (task.cancelRequested) {
+        return reply(
+          `Task ${taskId} (${tool}) was asked to cancel and is stopping: it ends cancelled at its next check, within seconds.${progress} ` +
+            `To see it end, ${followUp(taskId)}.`,
+          { taskId, status: task.status, cancelRequested: true },
+          guide,
+        );
+      }
       const opening = options.firstAnswer
         ? `${tool} is taking longer than this reply may wait, so it goes on running as background task ${taskId}; nothing is lost.`
         : `Task ${taskId} (${tool}) is still working.`;
-      return reply([`${opening}${progress}`, again, `To get its result, ${followUp(taskId)}.`, kept].join('\n'), {
-        taskId,
-        status: task.status,
-        ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-      });
+      return reply(
+        [`${opening}${progress}`, again, `To get its result, ${followUp(taskId)}.`, kept].join('\n'),
+        { taskId, status: task.status, ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }) },
+        guide,
+      );
     }
   }
 }
@@ -225,48 +289,60 @@ export function describeTask(task: TaskRecord, settings: TextSettings, options: 
 export function notWaiting(task: TaskRecord): ToolResult {
   const { taskId, status, tool } = task;
   const next = isTerminal(status) ? `Call ${TASK_STATUS} for its outcome.` : `${capitalised(followUp(taskId))}.`;
-  return reply(`Task ${taskId} (${tool}) is ${status} and has no open questions: nothing was recorded. ${next}`, { taskId, status }, true);
+  return reply(
+    `Task ${taskId} (${tool}) is ${status} and has no open questions: nothing was recorded. ${next}`,
+    { taskId, status },
+    { next: isTerminal(status) ? { tool: TASK_STATUS, arguments: { taskId } } : statusCall(taskId), isError: true },
+  );
 }
 
-/** `task_answer`'s answers refused before anything was recorded. */
-export function answersRefused(task: OpenTask, check: Exclude<AnswerCheck, { ok: true }>): ToolResult {
-  const { taskId, status } = task;
+/**
+ * `task_answer`'s answers refused before anything was recorded. A question
+ * for the person is not the model's mistake to fix: that refusal is no
+ * error, and tells the model to hand the question to the user and wait.
+ */
+export function answersRefused(task: OpenTask, check: Exclude<AnswerCheck, { ok: true }>, context: TextContext): ToolResult {
+  const { taskId, status, tool } = task;
+  const retry = { next: { tool: TASK_STATUS, arguments: { taskId } }, isError: true };
   switch (check.reason) {
-    case 'person-only':
+    case 'person-only': {
+      const ways = personWays(taskId, context);
       return reply(
-        `Not recorded: ${quoted(check.keys)} ${check.keys.length === 1 ? 'is a question' : 'are questions'} for the person only, ` +
-          `which you must not answer on their behalf. Ask the user to answer it themselves, ${personWays(taskId)}; then ${followUp(taskId)}.`,
-        { taskId, status, refused: check.keys },
-        true,
+        `Not recorded, and not for you to answer: ${quoted(check.keys)} ${check.keys.length === 1 ? 'is a question' : 'are questions'} ` +
+          `for the user themselves. Tell the user the task is waiting for them, and that they answer it ${ways.text}. ` +
+          `Meanwhile wait for it: ${followUp(taskId)}. Do not call ${tool} again.`,
+        { taskId, status, refused: check.keys, person: ways.fields },
+        { next: statusCall(taskId), doNotCallAgain: tool },
       );
+    }
     case 'no-open-question':
       return reply(
         `None of the keys given is an open question of task ${taskId}; nothing was recorded. Open questions: ${quoted(check.open)}. ` +
           `Call ${TASK_STATUS} to see them with their schemas.`,
         { taskId, status, open: check.open },
-        true,
+        retry,
       );
     case 'mismatch':
       return reply(
         `Nothing was recorded: ${check.problems.join('; ')}. Call ${TASK_STATUS} to see each question's schema.`,
         { taskId, status },
-        true,
+        retry,
       );
     case 'too-large':
-      return reply(`Nothing was recorded: ${check.message}.`, { taskId, status }, true);
+      return reply(`Nothing was recorded: ${check.message}. Answer again with a smaller answer.`, { taskId, status }, retry);
   }
 }
 
 /** `task_answer`'s answers recorded: what is still open, or that the task goes on. */
 export function answersRecorded(task: OpenTask, accepted: string[], resumed: boolean): ToolResult {
-  const { taskId } = task;
+  const { taskId, tool } = task;
   const left = Object.keys(task.inputRequests).filter((key) => !accepted.includes(key));
   const next = resumed ? `The task goes on; to get its result, ${followUp(taskId)}.` : `Still open: ${quoted(left)}.`;
-  return reply(`Recorded ${quoted(accepted) || 'nothing'} for task ${taskId}. ${next}`, {
-    taskId,
-    status: resumed ? 'working' : task.status,
-    accepted,
-  });
+  return reply(
+    `Recorded ${quoted(accepted) || 'nothing'} for task ${taskId}. ${next}`,
+    { taskId, status: resumed ? 'working' : task.status, accepted },
+    { next: resumed ? statusCall(taskId) : { tool: TASK_ANSWER, arguments: { taskId, answers: {} } }, doNotCallAgain: tool },
+  );
 }
 
 /** What `task_cancel` did to a task that had not ended. */
@@ -276,11 +352,27 @@ export function cancelOutcome(taskId: string, outcome: Exclude<CancelResult, 'te
     : reply(
         `Cancellation of task ${taskId} is requested: it stops at its next check, within seconds. Call ${TASK_STATUS} to confirm it ended cancelled.`,
         { taskId, status: 'working', cancelRequested: true },
+        { next: statusCall(taskId) },
       );
 }
 
 /** `task_cancel` of a task that had already ended. */
 export function alreadyEnded(task: TaskRecord): ToolResult {
   const { taskId, status } = task;
-  return reply(`Task ${taskId} had already ended (${status}); nothing to cancel. Call ${TASK_STATUS} for its outcome.`, { taskId, status });
+  return reply(
+    `Task ${taskId} had already ended (${status}); nothing to cancel. Call ${TASK_STATUS} for its outcome.`,
+    { taskId, status },
+    { next: { tool: TASK_STATUS, arguments: { taskId } } },
+  );
 }
+
+/**
+ * The server's `instructions` (initialize and `server/discover`): how long
+ * tools answer, in a few sentences any model can act on.
+ */
+export const SERVER_INSTRUCTIONS =
+  'Some tools of this server take minutes or longer, or wait for a person. A client that supports the MCP Tasks extension ' +
+  `gets a task and follows it with tasks/get. Otherwise a long call answers within about 20 seconds, either with the tool's ` +
+  `result or with a note naming a background task: then do not call the tool again (that starts the work a second time); ` +
+  `follow the task with ${TASK_STATUS} (waitSeconds up to 20), answer its questions with ${TASK_ANSWER}, stop it with ` +
+  `${TASK_CANCEL}. A question marked for the person is the user's to answer, not yours: tell them where.`;

@@ -34,7 +34,7 @@ import { checkGivenAnswers } from '../actions/answers.ts';
 import type { TaskActions } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
 import type { ToolResult } from '../runtime/tool.ts';
-import { LimitExceededError } from '../tasks/limits.ts';
+import { jsonBytes, LimitExceededError, MAX_ARGUMENTS_BYTES } from '../tasks/limits.ts';
 import { TaskNotFoundError } from '../tasks/store.ts';
 import {
   AnswerArgs,
@@ -50,14 +50,17 @@ import {
   TASK_ANSWER,
   TASK_CANCEL,
   TASK_STATUS,
+  type TextContext,
   unknownTask,
 } from './fallback-texts.ts';
 
 /** What the fallback tools need from the endpoint. */
 export interface FallbackDeps {
   actions: TaskActions;
-  settings: Pick<TaskSettings, 'syncBudgetMs' | 'retentionMs'>;
+  settings: Pick<TaskSettings, 'syncBudgetMs'>;
   now: () => number;
+  /** What the texts quote and link to. */
+  text: TextContext;
 }
 
 /** Serves `task_status`, `task_answer` or `task_cancel` for `principal`. */
@@ -68,6 +71,11 @@ export async function callFallbackTool(
   deps: FallbackDeps,
   signal: AbortSignal,
 ): Promise<ToolResult> {
+  // Over the size budget is a mistake the model can correct, not a protocol error.
+  const bytes = jsonBytes(args);
+  if (bytes > MAX_ARGUMENTS_BYTES) {
+    return invalidArguments(name, `the arguments are ${bytes} bytes, more than the ${MAX_ARGUMENTS_BYTES} bytes a call may carry`);
+  }
   switch (name) {
     case TASK_STATUS: {
       const parsed = StatusArgs.safeParse(args);
@@ -92,10 +100,10 @@ export async function callFallbackTool(
 /** `task_status`: the task as it is, or once it ends or asks, within `waitSeconds` (at most the budget). */
 async function status(taskId: string, waitSeconds: number, principal: string, deps: FallbackDeps, signal: AbortSignal) {
   const task = await deps.actions.read(taskId, principal);
-  if (!task) return unknownTask(taskId, deps.settings);
+  if (!task) return unknownTask(taskId, deps.text);
   const waitMs = Math.min(waitSeconds * 1000, deps.settings.syncBudgetMs);
   const latest = await deps.actions.wait(task, principal, deps.now() + waitMs, signal);
-  return latest ? describeTask(latest, deps.settings) : unknownTask(taskId, deps.settings);
+  return latest ? describeTask(latest, deps.text) : unknownTask(taskId, deps.text);
 }
 
 /**
@@ -105,17 +113,18 @@ async function status(taskId: string, waitSeconds: number, principal: string, de
  */
 async function answer(taskId: string, given: Record<string, unknown>, principal: string, deps: FallbackDeps): Promise<ToolResult> {
   const task = await deps.actions.read(taskId, principal);
-  if (!task) return unknownTask(taskId, deps.settings);
+  if (!task) return unknownTask(taskId, deps.text);
   if (task.status !== 'input_required') return notWaiting(task);
   const check = checkGivenAnswers(task.inputRequests, given, { personAllowed: false });
-  if (!check.ok) return answersRefused(task, check);
+  if (!check.ok) return answersRefused(task, check, deps.text);
   try {
     const { accepted, resumed } = await deps.actions.answer(taskId, principal, check.responses);
     return answersRecorded(task, accepted, resumed);
   } catch (error) {
-    if (error instanceof TaskNotFoundError) return unknownTask(taskId, deps.settings);
+    if (error instanceof TaskNotFoundError) return unknownTask(taskId, deps.text);
     // All of the task's answers together would pass the per-task budget.
-    if (error instanceof LimitExceededError) return answersRefused(task, { ok: false, reason: 'too-large', message: error.message });
+    if (error instanceof LimitExceededError)
+      return answersRefused(task, { ok: false, reason: 'too-large', message: error.message }, deps.text);
     throw error;
   }
 }
@@ -126,10 +135,10 @@ async function cancel(taskId: string, principal: string, deps: FallbackDeps): Pr
   try {
     outcome = await deps.actions.cancel(taskId, principal);
   } catch (error) {
-    if (error instanceof TaskNotFoundError) return unknownTask(taskId, deps.settings);
+    if (error instanceof TaskNotFoundError) return unknownTask(taskId, deps.text);
     throw error;
   }
   if (outcome !== 'terminal') return cancelOutcome(taskId, outcome);
   const task = await deps.actions.read(taskId, principal);
-  return task ? alreadyEnded(task) : unknownTask(taskId, deps.settings);
+  return task ? alreadyEnded(task) : unknownTask(taskId, deps.text);
 }

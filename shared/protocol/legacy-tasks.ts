@@ -43,6 +43,9 @@ import { TaskNotFoundError } from '../tasks/store.ts';
 import { INTERNAL_ERROR, INVALID_PARAMS, META_KEYS, PROTOCOL_VERSION } from '../wire.ts';
 import { type RenderContext, taskFields } from './render.ts';
 
+/** The one revision whose `initialize` carries these tasks. */
+export const LEGACY_TASKS_REVISION = '2025-11-25';
+
 /** The server's `tasks` capability on a 2025-11-25 `initialize`. */
 export const LEGACY_TASKS_CAPABILITY = { cancel: {}, requests: { tools: { call: {} } } } as const;
 

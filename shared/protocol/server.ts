@@ -7,7 +7,7 @@ import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
 import { META_KEYS, TASKS_EXTENSION } from '../wire.ts';
 import { invalidParams, toProtocolError } from './errors.ts';
-import { isLegacyCreateTaskResult } from './legacy-tasks.ts';
+import { isLegacyCreateTaskResult, LEGACY_TASKS_REVISION } from './legacy-tasks.ts';
 
 /**
  * The MCP server built for each request: the SDK's, with the extension's
@@ -22,6 +22,13 @@ export class TaskAwareServer extends Server {
   constructor(info: ConstructorParameters<typeof Server>[0], options: ConstructorParameters<typeof Server>[1], log: Log) {
     super(info, options);
     this.#log = log;
+    // A client that gives up sends this. Without a session the request it names was served by
+    // another instance (request ids are not unique across clients either), so nothing is aborted
+    // here, and a task never is: the client's retry joins it instead. Logged, without its reason.
+    this.setNotificationHandler('notifications/cancelled', (notification) => {
+      const requestId = (notification.params as { requestId?: unknown } | undefined)?.requestId;
+      this.#log({ event: 'client-cancelled', requestId: String(requestId).slice(0, 64) });
+    });
   }
 
   /**
@@ -31,7 +38,12 @@ export class TaskAwareServer extends Server {
    * the one error mapper.
    */
   protected override _wrapHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
-    const inner = method === 'tools/call' ? this.#toolsCall(handler) : super._wrapHandler(method, handler);
+    const inner =
+      method === 'tools/call'
+        ? this.#toolsCall(handler)
+        : method === 'initialize'
+          ? legacyTasksOnlyOn2025(super._wrapHandler(method, handler))
+          : super._wrapHandler(method, handler);
     return async (request, ctx) => {
       try {
         checkParamsShape(method, request.params);
@@ -49,6 +61,19 @@ export class TaskAwareServer extends Server {
       return super._wrapHandler('tools/call', async () => result as never)(request, ctx);
     };
   }
+}
+
+/**
+ * The 2025-era tasks capability belongs to 2025-11-25 only: a client that
+ * negotiates an earlier revision (2025-06-18) is not offered it.
+ */
+function legacyTasksOnlyOn2025(initialize: ReturnType<Server['_wrapHandler']>): ReturnType<Server['_wrapHandler']> {
+  return async (request, ctx) => {
+    const result = (await initialize(request, ctx)) as { protocolVersion?: string; capabilities?: Record<string, unknown> };
+    if (result.protocolVersion === LEGACY_TASKS_REVISION || !result.capabilities?.['tasks']) return result as never;
+    const { tasks: _tasks, ...capabilities } = result.capabilities;
+    return { ...result, capabilities } as never;
+  };
 }
 
 /** The params checks whose failure is the client's mistake, worded without quoting the input. */

@@ -90,7 +90,11 @@ describe('mcp-tasks CLI, scripted', () => {
     const task = JSON.parse(run.stdout) as Task;
     assert.equal(task.status, 'completed');
     assert.equal(task.result?.['isError'], true);
-    assert.deepEqual(task.result?.['structuredContent'], { approved: false });
+    assert.deepEqual(task.result?.['structuredContent'], {
+      approved: false,
+      action: 'drop the table',
+      message: 'Not approved: drop the table',
+    });
     assert.equal(run.stderr, '');
   });
 
@@ -112,7 +116,7 @@ describe('mcp-tasks CLI, scripted', () => {
     assert.equal(watched.code, 0, explain(watched));
     const done = JSON.parse(watched.stdout) as Task;
     assert.equal(done.status, 'completed');
-    assert.deepEqual(done.result?.['structuredContent'], { approved: true });
+    assert.equal((done.result?.['structuredContent'] as { approved?: unknown } | undefined)?.approved, true);
   });
 
   it('cancel by id stops a running task; a malformed answer or an unknown task is an error', { timeout: 60_000 }, async () => {

@@ -256,7 +256,8 @@ describe('@modelcontextprotocol/ext-tasks requester session (on the SDK v2 clien
     assert.equal(outcome.status, 'completed', `outcome: ${JSON.stringify(outcome)}`);
     if (outcome.status !== 'completed') return;
     assert.equal(textOf(outcome.result), 'Approved and done: deploy web@1.4.2 (ship it)');
-    assert.deepEqual(outcome.result['structuredContent'], { approved: true, comment: 'ship it' });
+    const { approved, comment } = outcome.result['structuredContent'] as { approved?: unknown; comment?: unknown };
+    assert.deepEqual({ approved, comment }, { approved: true, comment: 'ship it' });
     // working first, then input_required, completed last (a poll may also catch `working` after the answer).
     const observed = dedupe(statuses);
     assert.equal(observed[0], 'working', `events: ${statuses.join(' → ')}`);

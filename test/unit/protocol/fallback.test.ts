@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import * as z from 'zod';
 import { TaskActions } from '../../../shared/actions/task-actions.ts';
 import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
+import { DeploymentLinks } from '../../../shared/links.ts';
 import { createEndpoint } from '../../../shared/protocol/endpoint.ts';
 import { callFallbackTool, type FallbackDeps } from '../../../shared/protocol/fallback.ts';
 import { describeTask } from '../../../shared/protocol/fallback-texts.ts';
@@ -43,8 +44,9 @@ function setup() {
   const now = () => NOW;
   const deps: FallbackDeps = {
     actions: new TaskActions({ store, queue, log: () => {}, now }),
-    settings: { syncBudgetMs: DEFAULT_SETTINGS.syncBudgetMs, retentionMs: DEFAULT_SETTINGS.retentionMs },
+    settings: { syncBudgetMs: DEFAULT_SETTINGS.syncBudgetMs },
     now,
+    text: { settings: { retentionMs: DEFAULT_SETTINGS.retentionMs }, links: new DeploymentLinks('http://127.0.0.1:3000'), signIn: false },
   };
   /** The tasks queued (to resume) so far. */
   const enqueued = () => queue.sent.map((message) => message.taskId);
@@ -68,7 +70,15 @@ describe('the fallback tools', () => {
     await waiting('t1', { name: nameQuestion });
     const reply = await call('task_answer', { taskId: 't1', answers: { name: { name: 'Ada', age: 36 }, other: { x: 1 } } });
     assert.equal(reply.isError, undefined, textOf(reply));
-    assert.deepEqual(reply.structuredContent, { taskId: 't1', status: 'working', accepted: ['name'] });
+    const { message, ...fields } = reply.structuredContent ?? {};
+    assert.deepEqual(fields, {
+      taskId: 't1',
+      status: 'working',
+      accepted: ['name'],
+      nextCall: { tool: 'task_status', arguments: { taskId: 't1', waitSeconds: 20 } },
+      doNotCallAgain: 'echo',
+    });
+    assert.equal(message, textOf(reply), 'structuredContent carries the text');
     const task = await store.get('t1', 'alice', NOW);
     assert.equal(task?.status, 'working');
     assert.deepEqual(task?.inputResponses, { name: { action: 'accept', content: { name: 'Ada', age: 36 } } });
@@ -95,9 +105,16 @@ describe('the fallback tools', () => {
     const { store, enqueued, call, waiting } = setup();
     await waiting('t3', { approval, name: nameQuestion });
     const reply = await call('task_answer', { taskId: 't3', answers: { approval: { approve: true }, name: { name: 'Ada' } } });
-    assert.equal(reply.isError, true);
-    assert.match(textOf(reply), /for the person only/);
-    assert.match(textOf(reply), /mcp-tasks answer t3/);
+    assert.equal(reply.isError, undefined, 'not shaped as a mistake to fix');
+    assert.match(textOf(reply), /not for you to answer/);
+    const command = 'node bin/mcp-tasks.js --url http://127.0.0.1:3000/mcp answer t3';
+    assert.ok(textOf(reply).includes(`\`${command}\``), textOf(reply));
+    assert.deepEqual(reply.structuredContent?.['person'], {
+      answeredBy: 'the user, not you',
+      command,
+      commandFrom: "a checkout of this server's repository, after npm ci",
+    });
+    assert.deepEqual(reply.structuredContent?.['nextCall'], { tool: 'task_status', arguments: { taskId: 't3', waitSeconds: 20 } });
     const task = (await store.get('t3', 'alice', NOW)) as TaskRecord & { status: 'input_required' };
     assert.deepEqual(Object.keys(task.inputRequests).sort(), ['approval', 'name'], 'nothing recorded, not even the other answer');
     assert.deepEqual(enqueued(), []);
@@ -143,7 +160,7 @@ describe('the fallback tools', () => {
 
 describe('describeTask', () => {
   const base = { ...newTask({ taskId: 't', tool: 'slow' }), createdAt: NOW, lastUpdatedAt: NOW, issuedKeys: [], cancelRequested: false };
-  const settings = { syncBudgetMs: 20_000, retentionMs: 3_600_000 };
+  const settings = { settings: { retentionMs: 3_600_000 }, links: new DeploymentLinks(undefined), signIn: false };
   const record = (fields: Record<string, unknown>) => ({ ...base, attempts: 0, version: 1, ...fields }) as unknown as TaskRecord;
 
   it("answers a completed task's result exactly as the tool returned it", () => {
@@ -153,7 +170,14 @@ describe('describeTask', () => {
 
   it('names a working task, tells the model not to call the tool again and how to follow it, with its retention', () => {
     const reply = describeTask(record({ status: 'working', statusMessage: 'half way' }), settings, { firstAnswer: true });
-    assert.deepEqual(reply.structuredContent, { taskId: 't', status: 'working', statusMessage: 'half way' });
+    assert.deepEqual(reply.structuredContent, {
+      taskId: 't',
+      status: 'working',
+      statusMessage: 'half way',
+      message: textOf(reply),
+      nextCall: { tool: 'task_status', arguments: { taskId: 't', waitSeconds: 20 } },
+      doNotCallAgain: 'slow',
+    });
     assert.match(textOf(reply), /background task t/);
     assert.match(textOf(reply), /Do not call slow again/);
     assert.match(textOf(reply), /task_status with \{"taskId": "t", "waitSeconds": 20\}/);
