@@ -4,10 +4,11 @@ import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
 import { MAX_STATUS_MESSAGE_BYTES, truncateUtf8 } from '../tasks/limits.ts';
-import { type JsonRpcErrorObject, MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
+import { MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { LeaseLostError, type ReleaseOptions, type StepRecord, TaskRowRejectedError, type TaskStore } from '../tasks/store.ts';
 import { isFirstRun, pastAttemptCap, progressedPastMark, retriesExhausted } from '../tasks/transitions.ts';
 import { BARE_INTERNAL_ERROR, INTERNAL_ERROR, INVALID_PARAMS } from '../wire.ts';
+import { REPLAY_WIRE_REASONS } from './replay-checks.ts';
 import { type Journal, type RunOutcome, runTool } from './run.ts';
 import type { ToolDefinition } from './tool.ts';
 
@@ -194,8 +195,8 @@ class TaskRun {
       now,
     });
     this.log({ event: 'ran', taskId: task.taskId, tool: task.tool, outcome: outcome.kind, attempt: task.attempts });
-    if (outcome.kind === 'protocol-error' && isReplayError(outcome.error)) {
-      this.log({ event: 'replay-failed', taskId: task.taskId, tool: task.tool, reason: (outcome.error.data as { reason: string }).reason });
+    if (outcome.kind === 'protocol-error' && outcome.replay) {
+      this.log({ event: 'replay-failed', taskId: task.taskId, tool: task.tool, reason: REPLAY_WIRE_REASONS[outcome.replay.reason] });
     }
     return outcome;
   }
@@ -331,12 +332,6 @@ export function toTaskOutcome(outcome: Extract<RunOutcome, { kind: 'result' | 'p
     case 'cancelled':
       return { status: 'cancelled', statusMessage: "Cancelled at the client's request" };
   }
-}
-
-/** Whether a failed run's error is one of the runner's replay checks (`data.reason`). */
-function isReplayError(error: JsonRpcErrorObject): boolean {
-  const reason = (error.data as { reason?: unknown } | undefined)?.reason;
-  return reason === 'replay-divergence' || reason === 'input-key-reused' || reason === 'tool-version-changed';
 }
 
 /**
