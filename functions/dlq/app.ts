@@ -1,9 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { errorName, withLogContext } from '../../shared/log.ts';
-import { logTaskEnded, withMetrics } from '../../shared/metrics.ts';
-import { parseTaskMessage } from '../../shared/queue/queue.ts';
+import { withLogContext } from '../../shared/log.ts';
 import type { MessageSource } from '../../shared/queue/sqs-drain.ts';
-import { EXHAUSTED_ERROR } from '../../shared/runtime/worker.ts';
+import { handleDeadLetter } from '../../shared/runtime/dead-letter.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 
 /**
@@ -23,9 +21,10 @@ export interface DeadLetterHandler {
 const MAX_DRAINED_PER_RUN = 100;
 
 /**
- * Dead-letter queue consumer: a task whose messages kept failing is marked
- * `failed` with a diagnostic `statusMessage` (spec item 48), so the client
- * stops polling a task that will never finish.
+ * Dead-letter queue consumer: hands each message to the dead-letter policy
+ * (`handleDeadLetter` in `shared/runtime/dead-letter.ts`: a task whose
+ * messages kept failing is marked `failed`), from an SQS event's records or
+ * from its own receives.
  *
  * Deployed, it has no event source mapping: the sweep schedule invokes it and
  * it receives from the queue itself (one request a minute when the queue is
@@ -35,45 +34,9 @@ const MAX_DRAINED_PER_RUN = 100;
 export function createDeadLetterHandler(
   deps: Pick<FunctionDeps, 'store' | 'log' | 'now'> & { deadLetters?: MessageSource },
 ): DeadLetterHandler {
-  const { store, log } = deps;
-  const now = deps.now ?? Date.now;
-
-  /** Marks the message's task failed; false when that could not be done (the message must stay). */
+  /** Hands one message to the policy, in its log context; false when it must stay in the queue. */
   const handle = (messageId: string, body: string, requestId: string | undefined): Promise<boolean> =>
-    withLogContext({ requestId, messageId }, async () => {
-      const message = parseTaskMessage(body);
-      if (!message) {
-        log({ event: 'malformed-message' }); // nothing to mark failed
-        return true;
-      }
-      const { taskId } = message;
-      try {
-        // A message dead-lettered while the task kept recording steps (runs that
-        // died after useful work, each recovered by the sweeper) does not end
-        // the task: the worker's attempt cap, which counts progress, decides.
-        // That progress is credited once: the next message dead-lettered
-        // without new steps ends the task.
-        const steps = (await store.loadJournal(taskId)).size;
-        const at = now();
-        const changed = await store.fail(
-          taskId,
-          EXHAUSTED_ERROR,
-          'The task failed repeatedly and was abandoned after its last attempt',
-          at,
-          { steps },
-        );
-        log(
-          changed
-            ? withMetrics({ event: 'dead-lettered', taskId, changed }, { TasksDeadLettered: 1 }, at)
-            : { event: 'dead-lettered', taskId, changed, steps },
-        );
-        if (changed) logTaskEnded(log, { taskId }, 'failed', at);
-        return true;
-      } catch (error) {
-        log({ event: 'dead-letter-error', taskId, error: errorName(error) });
-        return false;
-      }
-    });
+    withLogContext({ requestId, messageId }, () => handleDeadLetter(deps, body));
 
   return (async (event: unknown, context?: Pick<Context, 'awsRequestId'>) => {
     const records = (event as Partial<SQSEvent> | undefined)?.Records;

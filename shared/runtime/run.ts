@@ -1,5 +1,15 @@
 import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
-import { INTERNAL_ERROR, MISSING_CAPABILITY } from '../wire.ts';
+import { MISSING_CAPABILITY } from '../wire.ts';
+import {
+  type CallKind,
+  divergenceAt,
+  fingerprintOf,
+  indexRecorded,
+  keyReuse,
+  type RecordedCalls,
+  type ReplayError,
+  versionChange,
+} from './replay-checks.ts';
 import { sleep as abortableSleep } from './sleep.ts';
 import {
   ANSWERED_BY_META,
@@ -15,7 +25,8 @@ import {
 /** How one run of a handler ended. Unexpected exceptions are rethrown, not mapped. */
 export type RunOutcome =
   | { kind: 'result'; result: ToolResult }
-  | { kind: 'protocol-error'; error: JsonRpcErrorObject }
+  /** `replay` is the failed replay check when there was one; `error` is then its wire form. */
+  | { kind: 'protocol-error'; error: JsonRpcErrorObject; replay?: ReplayError }
   | { kind: 'cancelled' }
   /**
    * Waiting for answers: the task goes `input_required`. With a journal,
@@ -89,8 +100,8 @@ export interface RunOptions {
  * That order is recorded and checked. Every durable call (step, sleep,
  * question) takes the next position, in call order; a step is recorded with
  * its position and a question with its position and fingerprint (method and
- * requested schema). A replay fails the task (`-32603`, a message naming the
- * step or key, `data.reason`) when:
+ * requested schema). A replay fails the task with a `ReplayError`
+ * (`replay-checks.ts`: `-32603`, a message naming the step or key, `data.reason`) when:
  * - `replay-divergence`: a call reaches a position recorded for another step,
  *   sleep or question, or a recorded step is reached at another position;
  * - `input-key-reused`: one key is used for two different questions (in one
@@ -133,7 +144,7 @@ class Replay {
   /** Resolves once a call suspended (at the end of that event-loop turn). */
   readonly suspension: Promise<void>;
   /** The first replay check that failed, if any: the run ends with it. */
-  failure: JsonRpcErrorObject | undefined;
+  failure: ReplayError | undefined;
   private readonly now: () => number;
   private readonly controller = new AbortController();
   private readonly onCancel = () => this.controller.abort(this.options.cancel.reason);
@@ -206,9 +217,9 @@ class Replay {
   }
 
   /** The outcome of a run a replay check failed. */
-  failed(error: JsonRpcErrorObject): RunOutcome {
+  failed(error: ReplayError): RunOutcome {
     this.controller.abort(new Error('replay failed'));
-    return { kind: 'protocol-error', error };
+    return { kind: 'protocol-error', error: error.toJSON(), replay: error };
   }
 
   detach(): void {
@@ -224,7 +235,7 @@ class Replay {
   }
 
   /** Ends the run with `error` (the first one wins); the call that found it never settles. */
-  private fail<T>(error: JsonRpcErrorObject): Promise<T> {
+  private fail<T>(error: ReplayError): Promise<T> {
     this.failure ??= error;
     return this.suspend<T>();
   }
@@ -233,39 +244,25 @@ class Replay {
     return load ? (this.recorded ??= indexRecorded(this.options.journal, this.questions)) : (this.recorded ?? this.questionsOnly);
   }
 
-  private versionChanged(): JsonRpcErrorObject | undefined {
-    const { recordedVersion } = this.options;
-    return recordedVersion !== undefined && recordedVersion !== this.tool.version
-      ? versionError(this.tool.name, recordedVersion, this.tool.version)
-      : undefined;
+  private versionChanged(): ReplayError | undefined {
+    return versionChange(this.tool.name, this.options.recordedVersion, this.tool.version);
   }
 
   /** The divergence, if any, of reaching `name` (a `kind`) at `position`, which was recorded at `recordedAt`. */
-  private async diverges(
-    kind: CallKind,
-    name: string,
-    position: number,
-    recordedAt: number | undefined,
-  ): Promise<JsonRpcErrorObject | undefined> {
+  private async diverges(kind: CallKind, name: string, position: number, recordedAt: number | undefined): Promise<ReplayError | undefined> {
     const index = this.recordedCalls(kind !== 'question');
     const first = !this.seen.has(`${kind}:${name}`);
     this.seen.add(`${kind}:${name}`);
     if (!first) return undefined; // a name used again in one run: same value, no new position to check
-    const { byPosition } = await index;
-    const there = byPosition.get(position);
-    if (there && (there.kind !== kind || there.name !== name))
-      return divergence(kind, name, position, `the journal has ${describeCall(there.kind, there.name)} there`);
-    if (recordedAt !== undefined && recordedAt !== position)
-      return divergence(kind, name, position, `it was recorded as call #${recordedAt}`);
-    return undefined;
+    return divergenceAt(await index, kind, name, position, recordedAt);
   }
 
   private async ask<T>(key: string, request: InputRequest, capability: string): Promise<T> {
     const { options, questions } = this;
     const position = ++this.calls;
     const fingerprint = fingerprintOf(request);
-    const asked = this.newQuestions[key] ?? questions[key];
-    if (asked && asked.fingerprint !== fingerprint) return this.fail<T>(keyReused(key));
+    const reused = keyReuse(key, fingerprint, this.newQuestions[key] ?? questions[key]);
+    if (reused) return this.fail<T>(reused);
     if (options.journal) {
       const diverged = await this.diverges('question', key, position, questions[key]?.position);
       if (diverged) return this.fail<T>(diverged);
@@ -333,81 +330,6 @@ class Replay {
     }
     await this.options.progress(message, amount);
   }
-}
-
-type CallKind = 'step' | 'sleep' | 'question';
-
-interface RecordedCalls {
-  /** Recorded calls by position. */
-  byPosition: Map<number, { kind: CallKind; name: string }>;
-  /** The highest recorded position (0 when none). */
-  lastPosition: number;
-  /** Steps recorded without a position (before positions existed). */
-  unpositioned: Set<string>;
-}
-
-async function indexRecorded(journal: Journal | undefined, questions: Record<string, QuestionRecord>): Promise<RecordedCalls> {
-  const byPosition = new Map<number, { kind: CallKind; name: string }>();
-  const unpositioned = new Set<string>();
-  for (const [name, entry] of (await journal?.entries?.()) ?? []) {
-    if (entry.position === undefined) unpositioned.add(name);
-    else byPosition.set(entry.position, { kind: name.startsWith('sleep#') ? 'sleep' : 'step', name });
-  }
-  for (const [key, question] of Object.entries(questions)) byPosition.set(question.position, { kind: 'question', name: key });
-  return { byPosition, lastPosition: Math.max(0, ...byPosition.keys()), unpositioned };
-}
-
-/**
- * What identifies a question besides its key: the request method and, for a
- * form, the requested schema (the message text may change between askings).
- */
-export function fingerprintOf(request: InputRequest): string {
-  const schema = request.method === 'elicitation/create' ? request.params?.['requestedSchema'] : undefined;
-  return stableJson({ method: request.method, schema: schema ?? null });
-}
-
-function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${stableJson((value as Record<string, unknown>)[key])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-function describeCall(kind: CallKind, name: string): string {
-  return kind === 'question' ? `the question "${name}"` : kind === 'sleep' ? `a sleep ("${name}")` : `step "${name}"`;
-}
-
-function divergence(kind: CallKind, name: string, position: number, why: string): JsonRpcErrorObject {
-  const what = kind === 'question' ? `question "${name}"` : kind === 'sleep' ? `sleep "${name}"` : `step "${name}"`;
-  return {
-    code: INTERNAL_ERROR,
-    message:
-      `Replay diverged at ${what} (call #${position}): ${why}. The handler's steps, sleeps and questions must come in the same ` +
-      `order on every run`,
-    data: { reason: 'replay-divergence', [kind === 'question' ? 'key' : 'step']: name, position },
-  };
-}
-
-function keyReused(key: string): JsonRpcErrorObject {
-  return {
-    code: INTERNAL_ERROR,
-    message: `Input key "${key}" was used for a different question (another method or requested schema): one key, one question`,
-    data: { reason: 'input-key-reused', key },
-  };
-}
-
-function versionError(tool: string, recorded: string, current: string | undefined): JsonRpcErrorObject {
-  return {
-    code: INTERNAL_ERROR,
-    message:
-      `Tool "${tool}" changed from version ${recorded} to ${current ?? '(none)'} while this task was in flight; its recorded ` +
-      `work is not replayed by other code`,
-    data: { reason: 'tool-version-changed', recordedVersion: recorded, currentVersion: current ?? null },
-  };
 }
 
 function mapThrown(error: unknown, cancel: AbortSignal): RunOutcome {

@@ -3,12 +3,14 @@ import type { TaskSettings } from '../config.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
-import { MAX_STATUS_MESSAGE_BYTES, truncateUtf8 } from '../tasks/limits.ts';
-import { type JsonRpcErrorObject, MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
-import { LeaseLostError, type ReleaseOptions, type StepRecord, TaskRowRejectedError, type TaskStore } from '../tasks/store.ts';
+import { MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
+import { LeaseLostError, type ReleaseOptions, TaskRowRejectedError, type TaskStore } from '../tasks/store.ts';
 import { isFirstRun, pastAttemptCap, progressedPastMark, retriesExhausted } from '../tasks/transitions.ts';
 import { BARE_INTERNAL_ERROR, INTERNAL_ERROR, INVALID_PARAMS } from '../wire.ts';
-import { type Journal, type RunOutcome, runTool } from './run.ts';
+import { startHeartbeat } from './heartbeat.ts';
+import { type TaskJournal, taskJournal } from './journal.ts';
+import { REPLAY_WIRE_REASONS } from './replay-checks.ts';
+import { type RunOutcome, runTool } from './run.ts';
 import type { ToolDefinition } from './tool.ts';
 
 export interface WorkerDeps {
@@ -103,7 +105,7 @@ async function claim(message: TaskMessage, deps: WorkerDeps): Promise<TaskRun | 
 class TaskRun {
   private readonly now: () => number;
   private readonly log: Log;
-  private readonly steps: ReturnType<typeof journal>;
+  private readonly steps: TaskJournal;
   /** The record the run works from: as claimed, its attempt count started again when the cap finds progress. */
   private task: TaskRecord;
 
@@ -117,7 +119,7 @@ class TaskRun {
     this.task = claimed;
     this.now = deps.now ?? Date.now;
     this.log = deps.log;
-    this.steps = journal(deps.store, claimed.taskId, this.now);
+    this.steps = taskJournal(deps.store, claimed.taskId, this.now);
   }
 
   /** Step 2 and 3: run the handler, then settle. */
@@ -194,8 +196,8 @@ class TaskRun {
       now,
     });
     this.log({ event: 'ran', taskId: task.taskId, tool: task.tool, outcome: outcome.kind, attempt: task.attempts });
-    if (outcome.kind === 'protocol-error' && isReplayError(outcome.error)) {
-      this.log({ event: 'replay-failed', taskId: task.taskId, tool: task.tool, reason: (outcome.error.data as { reason: string }).reason });
+    if (outcome.kind === 'protocol-error' && outcome.replay) {
+      this.log({ event: 'replay-failed', taskId: task.taskId, tool: task.tool, reason: REPLAY_WIRE_REASONS[outcome.replay.reason] });
     }
     return outcome;
   }
@@ -331,90 +333,4 @@ export function toTaskOutcome(outcome: Extract<RunOutcome, { kind: 'result' | 'p
     case 'cancelled':
       return { status: 'cancelled', statusMessage: "Cancelled at the client's request" };
   }
-}
-
-/** Whether a failed run's error is one of the runner's replay checks (`data.reason`). */
-function isReplayError(error: JsonRpcErrorObject): boolean {
-  const reason = (error.data as { reason?: unknown } | undefined)?.reason;
-  return reason === 'replay-divergence' || reason === 'input-key-reused' || reason === 'tool-version-changed';
-}
-
-/**
- * Step checkpoints, loaded with one query the first time a step or sleep
- * needs them (or the attempt cap counts them), then kept up to date.
- */
-function journal(
-  store: TaskStore,
-  taskId: string,
-  now: () => number,
-): Journal & { count(): Promise<number>; loadedCount(): number | undefined } {
-  let steps: Promise<Map<string, StepRecord>> | undefined;
-  let loaded: Map<string, StepRecord> | undefined;
-  const load = () => (steps ??= store.loadJournal(taskId).then((map) => (loaded = map)));
-  return {
-    async lookup(name) {
-      return (await load()).get(name);
-    },
-    async record(name, value, position) {
-      const stored = await store.saveStep(taskId, name, value, now(), position);
-      const map = await load();
-      if (!map.has(name)) map.set(name, position === undefined ? { value: stored } : { value: stored, position });
-      return stored;
-    },
-    entries: () => load(),
-    count: async () => (await load()).size,
-    loadedCount: () => loaded?.size,
-  };
-}
-
-/**
- * Keeps the lease alive and carries cancellation to the handler. A renewal is
- * due once a third of the lease has passed since the last one (the claim
- * counts as one); it is the only write that moves `sweepAt`, an index key.
- * Every `cancelCheckMs` the timer renews the lease when that is due, and
- * otherwise reads the task (a read costs a fifth of a write). Progress
- * messages are written throttled (`progressIntervalMs`), without renewing the
- * lease unless a renewal is due, in which case one write does both. Every
- * write and read reports `cancelRequested`.
- */
-function startHeartbeat(deps: WorkerDeps, task: TaskRecord, leaseOwner: string, cancel: AbortController, now: () => number) {
-  const { taskId, owner } = task;
-  const { leaseMs, cancelCheckMs, progressIntervalMs } = deps.settings;
-  let renewedAt = now();
-  let lastProgress = 0;
-  let busy = false;
-  const seen = (cancelRequested: boolean) => {
-    if (cancelRequested && !cancel.signal.aborted) cancel.abort(new Error('cancelled'));
-  };
-  const renewalDue = () => now() - renewedAt >= leaseMs / 3;
-  const write = async (renew: boolean, statusMessage?: string) => {
-    const at = now();
-    if (renew) renewedAt = at;
-    const options = { ...(renew ? { leaseMs } : {}), ...(statusMessage === undefined ? {} : { statusMessage }) };
-    const { cancelRequested } = await deps.store.heartbeat(taskId, leaseOwner, at, options);
-    seen(cancelRequested);
-  };
-  const timer = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    const check = renewalDue()
-      ? write(true)
-      : deps.store.get(taskId, owner, now()).then((current) => seen(current?.cancelRequested ?? true));
-    check
-      .catch((error: unknown) => {
-        // A lost lease means another worker owns the task now: stop this run.
-        if (error instanceof LeaseLostError) cancel.abort(error);
-        // Anything else is retried at the next tick; the lease has two more thirds to go.
-        else deps.log({ event: 'heartbeat-failed', taskId, error: errorName(error) });
-      })
-      .finally(() => (busy = false));
-  }, cancelCheckMs);
-  return {
-    async progress(message: string) {
-      if (now() - lastProgress < progressIntervalMs) return;
-      lastProgress = now();
-      await write(renewalDue(), truncateUtf8(message, MAX_STATUS_MESSAGE_BYTES));
-    },
-    stop: () => clearInterval(timer),
-  };
 }
