@@ -1,7 +1,7 @@
 /**
  * How the queues drive their functions: the SQS event source mappings'
- * settings. One source of truth for the CDK stack (`constructs/task-queue.ts`)
- * and the local stack (`local/poller.ts` emulates the mappings with them), so
+ * settings. One source of truth for the CDK stack (`constructs/task-worker.ts`)
+ * and the local stack (`bin/local/poller.ts` emulates the mappings with them), so
  * batching and concurrency are the same wherever the handlers run.
  *
  * No CDK import: the local stack loads this module too.
@@ -22,4 +22,4 @@ export const DEFAULT_WORKER_MAX_CONCURRENCY = 10;
 
 // The dead-letter queue has no event source mapping: the sweep schedule
 // invokes its handler, which receives from the queue itself, deployed and
-// locally alike (`constructs/task-queue.ts`, `local/stack.ts`).
+// locally alike (`constructs/sweep-schedule.ts`, `bin/local/background.ts`).

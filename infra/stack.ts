@@ -7,9 +7,11 @@ import type { ToolDefinition } from '../shared/runtime/tool.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
 import { StateKey } from './constructs/state-key.ts';
+import { SweepSchedule } from './constructs/sweep-schedule.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
 import { TaskQueue } from './constructs/task-queue.ts';
 import { TaskTable } from './constructs/task-table.ts';
+import { TaskWorker } from './constructs/task-worker.ts';
 import { grantToolNeeds, runsAsTask, runsInline, toolsOf } from './constructs/tool-needs.ts';
 import { McpUserPool, USER_POOL_SCOPE } from './constructs/user-pool.ts';
 import { OPS_OUTPUTS } from './outputs.ts';
@@ -77,7 +79,12 @@ export interface ResourceServerProps {
  */
 export class TasksStack extends Stack {
   readonly table: TaskTable;
+  /** The task queue and its dead-letter queue. */
   readonly tasks: TaskQueue;
+  /** The worker, driven by the task queue. */
+  readonly worker: TaskWorker;
+  /** The sweeper and the dead-letter handler, on the sweep schedule. */
+  readonly sweeps: SweepSchedule;
   readonly mcp: TaskFunction;
   readonly api: Api;
   readonly stateKey: StateKey;
@@ -96,8 +103,6 @@ export class TasksStack extends Stack {
 
     this.table = new TaskTable(this, 'TaskTable', { removalPolicy: props.removalPolicy });
     this.tasks = new TaskQueue(this, 'TaskQueue', {
-      ...common,
-      table: this.table,
       environment: {
         [ENV.tableName]: this.table.table.tableName,
         [ENV.toolset]: props.toolset,
@@ -108,10 +113,21 @@ export class TasksStack extends Stack {
         ...(props.maxInputWait ? { [ENV.maxInputWaitMs]: String(props.maxInputWait.toMilliseconds()) } : {}),
       },
       timings,
-      workerMaxConcurrency: props.workerMaxConcurrency,
-      workerSettingStores: settingStoresOf(taskTools),
     });
-    grantToolNeeds(this.tasks.worker, taskTools);
+    // The worker and the scheduled functions live in the queue's scope:
+    // construct paths make logical ids, and a changed id replaces the resource
+    // on deploy. `Default` is left out of logical ids, so the schedule's
+    // functions and rule have the ids of direct children of the queue construct.
+    this.worker = new TaskWorker(this.tasks, 'Worker', {
+      ...common,
+      table: this.table,
+      tasks: this.tasks,
+      timings,
+      maxConcurrency: props.workerMaxConcurrency,
+      settingStores: settingStoresOf(taskTools),
+    });
+    this.sweeps = new SweepSchedule(this.tasks, 'Default', { ...common, table: this.table, tasks: this.tasks, timings });
+    grantToolNeeds(this.worker, taskTools);
 
     this.stateKey = new StateKey(this, 'StateKey', common);
     const allowedOrigins = props.allowedOrigins ?? [];
@@ -164,6 +180,8 @@ export class TasksStack extends Stack {
       api: this.api,
       mcp: this.mcp,
       tasks: this.tasks,
+      worker: this.worker,
+      sweeper: this.sweeps.sweeper,
       sweepInterval: props.sweepInterval,
       dashboard: props.dashboard,
       ...(props.alarmTopicArn ? { alarmTopicArn: props.alarmTopicArn } : {}),

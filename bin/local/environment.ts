@@ -4,8 +4,9 @@
  * of `docs/configuration.md` is rendered from it; the functions' `TASKS_*`
  * settings are in `shared/config.ts`.
  */
+
+import type { LocalStackOptions } from './options.ts';
 import { DEFAULT_LOCAL_SETTINGS_FILE } from './settings.ts';
-import type { LocalStackOptions } from './stack.ts';
 
 /** Defaults of the local stack, also when it is started from code (tests). */
 export const LOCAL_DEFAULTS = {

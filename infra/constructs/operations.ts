@@ -26,6 +26,10 @@ export interface OperationsProps {
   readonly api: Api;
   readonly mcp: TaskFunction;
   readonly tasks: TaskQueue;
+  /** The worker: an alarm on its failed invocations, and its graphs. */
+  readonly worker: TaskFunction;
+  /** The sweeper: an alarm on runs that keep failing. */
+  readonly sweeper: TaskFunction;
   /** How often the sweeper runs: its error alarm looks at periods at least this long. */
   readonly sweepInterval: Duration;
   /** Whether to create the dashboard ($3 a month at list price). */
@@ -124,7 +128,7 @@ function queueAlarms(scope: Construct, props: OperationsProps): Alarm[] {
 
 /** Invocations that failed as a whole: worker, sweeper, and the MCP function behind the API. */
 function functionAlarms(scope: Construct, props: OperationsProps): Alarm[] {
-  const { worker, sweeper } = props.tasks;
+  const { worker, sweeper } = props;
   const fiveMinutes = Duration.minutes(5);
   // The sweeper is the only path back for a task whose message was lost or
   // whose worker died, so a sweeper that keeps failing needs a person. One
@@ -258,7 +262,7 @@ function taskTimeAndQueueWidgets({ queue, deadLetterQueue }: TaskQueue): GraphWi
 
 function apiAndFunctionWidgets(props: OperationsProps): GraphWidget[] {
   const api = props.api.httpApi;
-  const { worker, sweeper } = props.tasks;
+  const { worker, sweeper } = props;
   const fiveMinutes = Duration.minutes(5);
   const oneMinute = Duration.minutes(1);
   return [

@@ -18,9 +18,8 @@ import {
   OAuthErrorCode,
   verifyBearerToken,
 } from '@modelcontextprotocol/server';
+import { nestsDeeperThan } from '../json-depth.ts';
 import { errorName, type Log } from '../log.ts';
-import { nestsDeeperThan } from '../protocol/preflight.ts';
-import type { ToolDefinition } from '../runtime/tool.ts';
 import type { AuthSettings } from './settings.ts';
 import type { TokenVerifier, VerifiedToken } from './verifier.ts';
 
@@ -47,10 +46,23 @@ export interface ProtectedResourceMetadata {
   resource_name: string;
 }
 
+/**
+ * What the resource server reads of a served tool: its name, and the scopes a
+ * call of it needs on top of the endpoint's. Structural, so that the auth
+ * layer does not depend on the runtime's tool definitions (every
+ * `ToolDefinition` is one).
+ */
+export interface ScopedTool {
+  readonly name: string;
+  readonly scopes?: readonly string[];
+}
+
+/** What {@link createResourceServer} is built from. */
 export interface ResourceServerDeps {
   settings: AuthSettings;
   verifier: TokenVerifier;
-  tools: ReadonlyMap<string, ToolDefinition>;
+  /** The served tools: the metadata lists their scopes, and a call of one needs its own. */
+  tools: ReadonlyMap<string, ScopedTool>;
   log: Log;
 }
 
@@ -133,7 +145,7 @@ function challenge(status: 401, options: { scopes: string[]; metadataUrl: string
  * is parsed only when some tool has scopes of its own; an unparsable body,
  * or one nested too deep, names no tool (the endpoint refuses it).
  */
-async function calledToolScopes(request: Request, toolScopes: ReadonlyMap<string, string[]>): Promise<string[]> {
+async function calledToolScopes(request: Request, toolScopes: ReadonlyMap<string, readonly string[]>): Promise<string[]> {
   if (toolScopes.size === 0 || request.method !== 'POST') return [];
   const text = await request.clone().text();
   // Too deep to serve: the endpoint refuses it (-32600) without parsing; so does this.

@@ -7,8 +7,7 @@
  *   function may carry, never the terminal (`bin/`), the CDK app (`infra/`) or
  *   the tests.
  * - `infra/` runs at `cdk synth`: it may read `functions/` and `shared/` (entries,
- *   settings, tool needs), never the terminal or the tests; its one exception is
- *   `infra/local/stack.ts`, which re-exports the local stack for tool authors.
+ *   settings, tool needs), never the terminal or the tests.
  * - `bin/` runs in a terminal (CLI, operator commands, `npm start`, scripts): it
  *   never imports the tests.
  * - `test/` and `examples/` may import anything.
@@ -83,7 +82,7 @@ export function checkImports(tree: SourceTree, aliases: Readonly<Record<string, 
             report('a Lambda-bundled module imports a package that is not for functions');
         } else if (to !== 'functions' && to !== 'shared') report(`a Lambda-bundled module imports ${to}/`);
         else if (from === 'shared' && to === 'functions') report('the core (shared/) imports a function');
-      } else if (from === 'infra' && (to === 'bin' || to === 'test') && file !== 'infra/local/stack.ts') {
+      } else if (from === 'infra' && (to === 'bin' || to === 'test')) {
         report(`the CDK app imports ${to}/`);
       } else if (from === 'bin' && to === 'test') {
         report('a terminal module imports the tests');

@@ -27,19 +27,20 @@ describe('import rules', () => {
       ['functions/tools/x.ts', "import { main } from '../../bin/cli/cli.ts';"],
       ['shared/tasks/y.ts', "import { servedTools } from '../../functions/lib/served-tools.ts';"],
       ['shared/log2.ts', "import { Command } from 'commander';"],
-      ['functions/lib/z.ts', "const { startLocalStack } = await import('../../infra/local/stack.ts');"],
+      ['functions/lib/z.ts', "const { TasksStack } = await import('../../infra/stack.ts');"],
       ['infra/constructs/w.ts', "import { testTool } from '#tool-kit';"],
+      ['infra/constructs/u.ts', "export { startLocalStack } from '../../bin/local/stack.ts';"],
       ['bin/ops/v.ts', "import { sandbox } from '../../test/support/sandbox.ts';"],
       ['functions/tools/ok.ts', "import { defineTool } from '#tool';\nimport * as z from 'zod';\nimport { join } from 'node:path';"],
-      ['infra/local/stack.ts', "export { startLocalStack } from '../../bin/local/stack.ts';"],
     ]);
     const found = checkImports(planted, aliases).map((v) => `${v.file} ${v.imports}: ${v.rule}`);
     assert.deepEqual(found, [
       'functions/tools/x.ts ../../bin/cli/cli.ts: a Lambda-bundled module imports bin/',
       'shared/tasks/y.ts ../../functions/lib/served-tools.ts: the core (shared/) imports a function',
       'shared/log2.ts commander: a Lambda-bundled module imports a package that is not for functions',
-      'functions/lib/z.ts ../../infra/local/stack.ts: a Lambda-bundled module imports infra/',
+      'functions/lib/z.ts ../../infra/stack.ts: a Lambda-bundled module imports infra/',
       'infra/constructs/w.ts #tool-kit: the CDK app imports test/',
+      'infra/constructs/u.ts ../../bin/local/stack.ts: the CDK app imports bin/',
       'bin/ops/v.ts ../../test/support/sandbox.ts: a terminal module imports the tests',
     ]);
   });

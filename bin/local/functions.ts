@@ -1,0 +1,86 @@
+/**
+ * The local stack's functions, composed from the parts a deployed function
+ * composes in its `handler.ts`: a configuration, the store and queue on the
+ * emulators' clients, the local tool catalogue with its settings, the log sink.
+ */
+import { resolve } from 'node:path';
+import { createDeadLetterHandler, type DeadLetterHandler } from '../../functions/dlq/app.ts';
+import type { FunctionDeps } from '../../functions/lib/deps.ts';
+import { dynamoDbStore } from '../../functions/lib/dynamodb.ts';
+import { sqsQueue } from '../../functions/lib/sqs.ts';
+import { createSweeperHandler, type SweeperHandler } from '../../functions/sweeper/app.ts';
+import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
+import { type Config, ENV, loadConfig } from '../../shared/config.ts';
+import type { Log } from '../../shared/log.ts';
+import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
+import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
+import type { Emulators } from './emulators.ts';
+import { type TrackedLeases, trackLeases } from './leases.ts';
+import type { LocalStackOptions } from './options.ts';
+import { DEFAULT_LOCAL_SETTINGS_FILE, localSettingReader } from './settings.ts';
+import { localTools } from './tools.ts';
+
+/** What {@link composeFunctions} reads: the stack's options, the configuration, the emulators, the settings' environment. */
+export interface FunctionsOptions {
+  options: Pick<LocalStackOptions, 'decorate' | 'settingsFile'>;
+  config: Config;
+  env: Record<string, string | undefined>;
+  emulators: Emulators;
+  log: Log;
+}
+
+/** The functions' parts and the handlers the stack runs without a request (the MCP function is the endpoint's). */
+export interface LocalFunctions {
+  deps: FunctionDeps;
+  /** The leases taken through {@link LocalFunctions.deps}' store, for the hand-back at stop. */
+  leases: TrackedLeases;
+  worker: WorkerHandler;
+  deadLetter: DeadLetterHandler;
+  sweeper: SweeperHandler;
+}
+
+/**
+ * The functions' configuration: their settings from `env`, the stack's
+ * table and queue, and `TASKS_TOOLSET` defaulting to `all`.
+ */
+export function functionsConfig(
+  env: Record<string, string | undefined>,
+  stack: { tableName: string; queueUrl: string; visibilityTimeoutSeconds: number },
+): Config {
+  return loadConfig({
+    ...env,
+    [ENV.tableName]: stack.tableName,
+    [ENV.queueUrl]: stack.queueUrl,
+    [ENV.toolset]: env[ENV.toolset] || 'all',
+    // After an unexpected error the sweeper leaves a task to SQS redelivery this long.
+    [ENV.redeliveryMs]: String(stack.visibilityTimeoutSeconds * 1000),
+  });
+}
+
+/** Builds the worker, the dead-letter handler and the sweeper, and the parts they share with the MCP function. */
+export function composeFunctions({ options, config, env, emulators, log }: FunctionsOptions): LocalFunctions {
+  const { sqs, functionsSqs } = emulators;
+  // Leases this life takes, so that a graceful stop can hand their tasks back.
+  const leases = trackLeases(dynamoDbStore(config, emulators.dynamodb));
+  const deps: FunctionDeps = {
+    config,
+    store: options.decorate?.store?.(leases.store) ?? leases.store,
+    queue: options.decorate?.queue?.(sqsQueue(config, functionsSqs)) ?? sqsQueue(config, functionsSqs),
+    tools: bindSettings(
+      localTools(config.toolset),
+      cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env })),
+    ),
+    log,
+  };
+  return {
+    deps,
+    leases,
+    worker: createWorkerHandler(deps),
+    // As deployed: no event source on the DLQ; the sweep timer drains it.
+    deadLetter: createDeadLetterHandler({
+      ...deps,
+      deadLetters: new SqsMessageSource({ client: functionsSqs, queueUrl: sqs.dlqUrl }),
+    }),
+    sweeper: createSweeperHandler(deps),
+  };
+}
