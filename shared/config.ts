@@ -133,7 +133,7 @@ export const SETTINGS = {
   toolset: {
     env: 'TASKS_TOOLSET',
     meaning: 'the tool catalogue served: `product`, `conformance`, `all`, or `test` (`all` plus the durability fixtures; local only)',
-    shown: '`product` (`all` under `npm start`)',
+    shown: '`product`',
     deployed: '`-c toolset=…`, fixed when the functions are bundled',
     read: (raw): Toolset => {
       if (raw === undefined || raw === '') return 'product';

@@ -65,7 +65,9 @@ export async function startEndpoint(options: EndpointOptions, cleanup: Cleanup):
   });
   cleanup.push(http.close);
   resource ||= http.url;
-  const config = authServer ? resourceServerConfig(options, { issuer: authServer.issuer, resource, scopes }) : options.config;
+  const functionConfig = authServer ? resourceServerConfig(options, { issuer: authServer.issuer, resource, scopes }) : options.config;
+  // Links given to people and models name this endpoint (unless the environment names another, e.g. a tunnel's).
+  const config: Config = { ...functionConfig, publicUrl: functionConfig.publicUrl ?? http.url.replace(/\/mcp$/, '') };
   mcp = createMcpHandler({
     ...options.deps,
     config,

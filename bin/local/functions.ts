@@ -41,7 +41,8 @@ export interface LocalFunctions {
 
 /**
  * The functions' configuration: their settings from `env`, the stack's
- * table and queue, and `TASKS_TOOLSET` defaulting to `all`.
+ * table and queue. `TASKS_TOOLSET` defaults to `product`, as deployed: the
+ * conformance fixtures are served only when it asks for them (`all`).
  */
 export function functionsConfig(
   env: Record<string, string | undefined>,
@@ -51,7 +52,6 @@ export function functionsConfig(
     ...env,
     [ENV.tableName]: stack.tableName,
     [ENV.queueUrl]: stack.queueUrl,
-    [ENV.toolset]: env[ENV.toolset] || 'all',
     // After an unexpected error the sweeper leaves a task to SQS redelivery this long.
     [ENV.redeliveryMs]: String(stack.visibilityTimeoutSeconds * 1000),
   });

@@ -3,7 +3,7 @@
  *
  * Its variables (`PORT`, `LOCAL_*`: port, data directory, queue and sweep
  * settings, `LOCAL_AUTH=1` for tokens) are in `environment.ts`, the
- * functions' own (`TASKS_*`; `TASKS_TOOLSET` defaults to `all` here) in
+ * functions' own (`TASKS_*`; `TASKS_TOOLSET` defaults to `product`, as deployed) in
  * `shared/config.ts`; docs/configuration.md lists both.
  *
  * Prints one line `MCP endpoint ready at <url>` once requests are served,
@@ -63,11 +63,11 @@ const discover = JSON.stringify({
 });
 console.log(`
 Try it with the CLI (in this repository):
-  npx mcp-tasks --url ${url} call slow_compute '{"seconds":2}'
+  npx mcp-tasks --url ${url} call long_computation '{"seconds":2}'
   npx mcp-tasks --url ${url} call approval_gate '{"action":"deploy"}'
 
 Or with the MCP Inspector's CLI (the pinned 2.x, run by the project's Node 22; it cannot answer questions):
-  npm run inspector -- --cli ${url} --protocol-era modern --method tools/call --tool-name slow_compute --tool-args-json '{"seconds":2}'
+  npm run inspector -- --cli ${url} --protocol-era modern --method tools/call --tool-name long_computation --tool-args-json '{"seconds":2}'
 
 Or with curl:
   curl -s ${url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \\

@@ -40,7 +40,7 @@ export interface LocalStackOptions {
   /**
    * The environment the functions' settings (`TASKS_*`) are read from, as a
    * deployed function reads its own (default `process.env`; `TASKS_TOOLSET`
-   * defaults to `all` here). Table, queue and endpoints are the stack's.
+   * defaults to `product`, as deployed). Table, queue and endpoints are the stack's.
    */
   env?: Record<string, string | undefined>;
   /**

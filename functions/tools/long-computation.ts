@@ -20,7 +20,7 @@ export const longComputation = defineTool({
     'Runs a computation that takes a while (45 seconds by default), reporting progress, and returns its result. ' +
     'It continues in the background if it outlasts the call.',
   inputSchema: z.object({
-    seconds: z.number().int().min(0).max(3600).default(45).describe('How long the computation runs, in seconds'),
+    seconds: z.number().min(0).max(3600).default(45).describe('How long the computation runs, in seconds'),
     label: z.string().max(200).optional().describe('A name for this run, repeated in the result'),
   }),
   execution: 'optional',

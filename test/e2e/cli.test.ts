@@ -57,12 +57,12 @@ function explain(run: Run): string {
 }
 
 describe('mcp-tasks CLI, scripted', () => {
-  it('npx mcp-tasks call slow_compute runs the task to its result, with plain status lines off a terminal', {
+  it('npx mcp-tasks call long_computation runs the task to its result, with plain status lines off a terminal', {
     timeout: 60_000,
   }, async () => {
-    const run = await cli(['call', 'slow_compute', '{"seconds":2,"label":"cli"}'], { viaNpx: true });
+    const run = await cli(['call', 'long_computation', '{"seconds":2,"label":"cli"}'], { viaNpx: true });
     assert.equal(run.code, 0, explain(run));
-    assert.equal(run.stdout, 'Computed cli after 2s\n');
+    assert.match(run.stdout, /^Computed cli in 2 s: [0-9a-f]{16}\n$/);
     assert.match(run.stderr, /^Task [0-9a-f-]{36} \(resume with: mcp-tasks watch [0-9a-f-]{36}\)$/m);
     assert.match(run.stderr, /\] working$/m);
     assert.match(run.stderr, /\] completed$/m);
@@ -120,7 +120,7 @@ describe('mcp-tasks CLI, scripted', () => {
   });
 
   it('cancel by id stops a running task; a malformed answer or an unknown task is an error', { timeout: 60_000 }, async () => {
-    const started = await cli(['--json', 'call', 'slow_compute', '{"seconds":120}', '--detach']);
+    const started = await cli(['--json', 'call', 'long_computation', '{"seconds":120}', '--detach']);
     assert.equal(started.code, 0, explain(started));
     const { taskId } = JSON.parse(started.stdout) as Task;
     const cancelled = await cli(['cancel', taskId]);
@@ -213,7 +213,7 @@ describe('mcp-tasks CLI, interactive (pseudo-terminal)', () => {
   });
 
   it('shows a live status line, and Ctrl-C offers cancel or detach: cancel ends the task', { timeout: 60_000 }, async () => {
-    const term = new Terminal(['call', 'slow_compute', '{"seconds":120}']);
+    const term = new Terminal(['call', 'long_computation', '{"seconds":120}']);
     try {
       const taskId = /Task ([0-9a-f-]{36})/.exec(await waitForText(term, /Task [0-9a-f-]{36}/))![1]!;
       let at = await term.waitFor(/working \(\d+s\)/);

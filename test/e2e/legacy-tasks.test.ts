@@ -17,7 +17,8 @@ let stack: LocalStackProcess;
 let client: Client;
 
 before(async () => {
-  stack = await startLocalStackProcess();
+  // The suite's fixtures (greet, slow_compute, failing_job) switched on beside the product tools.
+  stack = await startLocalStackProcess({ env: { TASKS_TOOLSET: 'all' } });
   client = new Client({ name: 'e2e-sdk-v1', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(stack.url)));
 });

@@ -31,12 +31,12 @@ const SNIPPETS: Array<{ path: string; command: (path: string) => [string, string
   {
     path: 'examples/sdk-v1.ts',
     command: (path) => [process.execPath, ['--import', 'tsx', path]],
-    expect: /working\n(working\n)*completed\n\[ \{ type: 'text', text: 'Computed result after 2s' \} \]/,
+    expect: /working\n(working\n)*completed\n\[\s*\{\s*type: 'text',\s*text: 'Computed the result in 2 s: [0-9a-f]{16}'\s*\}\s*\]/,
   },
   {
     path: 'examples/curl.sh',
     command: (path) => ['bash', [path]],
-    expect: /^\{"status":"completed","result":\{"content":\[\{"type":"text","text":"Computed result after 2s"\}\]/m,
+    expect: /^\{"status":"completed","result":\{"content":\[\{"type":"text","text":"Computed the result in 2 s: [0-9a-f]{16}"\}\]/m,
   },
 ];
 

@@ -34,7 +34,7 @@ describe('tasks are bound to the caller', () => {
     // The worker sees the cancel in `after` within 200 ms, so closing the stack does not wait out its drain.
     stack = await startLocalStack({ port: 0, dataDir, log: () => {}, env: { TASKS_CANCEL_CHECK_MS: '200' } });
     handler = stack.handlers.mcp;
-    const created = await call('tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }, 'alice');
+    const created = await call('tools/call', { name: 'long_computation', arguments: { seconds: 30 } }, 'alice');
     taskId = String(created.result?.['taskId']);
     assert.equal(created.result?.['resultType'], 'task');
   });

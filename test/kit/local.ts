@@ -36,7 +36,7 @@ export interface TestStack {
 
 export interface TestStackOptions {
   /**
-   * The functions' settings (`TASKS_*`; `TASKS_TOOLSET` defaults to `all`)
+   * The functions' settings (`TASKS_*`; `TASKS_TOOLSET` defaults to `product`)
    * and tools' settings as `<TOOL>_<KEY>` variables. Nothing is read from
    * this process's environment.
    */
