@@ -30,6 +30,7 @@ import {
   versionOf,
 } from './dynamodb-update.ts';
 import { isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
+import { heartbeatFields, leaseFor, releaseFields, visible } from './rules.ts';
 import {
   type AnswerResult,
   type CancelOptions,
@@ -44,19 +45,7 @@ import {
   TaskRowRejectedError,
   type TaskStore,
 } from './store.ts';
-import {
-  applyOutcome,
-  type Decision,
-  decideAnswer,
-  decideCancel,
-  decideExpireWait,
-  decideFail,
-  heartbeatFields,
-  leaseFor,
-  newTaskRecord,
-  releaseFields,
-  visible,
-} from './transitions.ts';
+import { applyOutcome, type Decision, decideAnswer, decideCancel, decideExpireWait, decideFail, newTaskRecord } from './transitions.ts';
 import { expiresAtSeconds } from './ttl.ts';
 
 export { activeShardOf, taskFromItem, taskRowBytes } from './dynamodb-codec.ts';

@@ -136,7 +136,7 @@ export interface RowWrite {
   returnValues?: ReturnValue;
 }
 
-/** The condition of every write made under a lease: the `leaseHeld` rule of `transitions.ts` (still ours, and the task not terminal). */
+/** The condition of every write made under a lease: the `leaseHeld` rule of `rules.ts` (still ours, and the task not terminal). */
 export function leaseHeldBy(leaseOwner: string, extraValues: Item = {}): Pick<RowWrite, 'condition' | 'values'> {
   return {
     condition: '#leaseOwner = :leaseOwner AND #status IN (:working, :input_required)',

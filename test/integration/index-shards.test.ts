@@ -20,7 +20,7 @@ import { SqsTaskQueue } from '../../shared/queue/sqs-queue.ts';
 import { SWEEP_PAGE, sweep } from '../../shared/runtime/sweeper.ts';
 import { ACTIVE_INDEX, MAX_ACTIVE_INDEX_SHARDS, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
 import { activeShardOf, DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
-import { sweepWindow } from '../../shared/tasks/transitions.ts';
+import { sweepWindow } from '../../shared/tasks/rules.ts';
 import { newTask, storePolicy } from '../support/factories.ts';
 
 const POLICY = storePolicy();
