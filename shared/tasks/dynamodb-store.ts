@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { fromItem, type Item, itemBytes, number, readNumber, readString, stepSortKey, stepValue, toItem } from './dynamodb-codec.ts';
+import { activeIndexEntries } from './dynamodb-active-index.ts';
+import { fromItem, type Item, itemBytes, number, readString, stepSortKey, stepValue, toItem } from './dynamodb-codec.ts';
 import { createOnce } from './dynamodb-idempotent.ts';
 import { putChunks, readRow, withResult } from './dynamodb-results.ts';
 import {
@@ -99,8 +100,9 @@ export { shardsOf } from './dynamodb-update.ts';
  * This class says what each port method writes; the rest lives beside it:
  * the row codec and item keys (`dynamodb-codec.ts`), the update builder and
  * write guards (`dynamodb-update.ts`), rows with chunked results
- * (`dynamodb-results.ts`), idempotent creation (`dynamodb-idempotent.ts`)
- * and the cap on unfinished tasks (`dynamodb-slots.ts`).
+ * (`dynamodb-results.ts`), idempotent creation (`dynamodb-idempotent.ts`),
+ * the cap on unfinished tasks (`dynamodb-slots.ts`) and the reads of the
+ * active-task index (`dynamodb-active-index.ts`).
  */
 export class DynamoDbTaskStore implements TaskStore {
   readonly #client: DynamoDBClient;
@@ -332,7 +334,7 @@ export class DynamoDbTaskStore implements TaskStore {
     if (limit <= 0) return [];
     // Every shard of the current count: by the names' prefix stability, also every shard a smaller earlier count wrote.
     const shards = activeShards(shardsOf(this.#policy));
-    const due = (await Promise.all(shards.map((shard) => this.#dueIn(shard, now, limit)))).flat();
+    const due = (await Promise.all(shards.map((shard) => activeIndexEntries(this.#table, shard, { upTo: now, limit })))).flat();
     return due
       .sort((a, b) => a.sweepAt - b.sweepAt)
       .slice(0, limit)
@@ -353,30 +355,6 @@ export class DynamoDbTaskStore implements TaskStore {
 
   async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
     return this.#rewrite(taskId, (task) => decideExpireWait(task, error, statusMessage, now, this.#policy));
-  }
-
-  /** The due rows of one index partition, earliest first, at most `limit`. */
-  async #dueIn(shard: string, now: number, limit: number): Promise<Array<{ taskId: string; sweepAt: number }>> {
-    const due: Array<{ taskId: string; sweepAt: number }> = [];
-    let startKey: Item | undefined;
-    do {
-      const page = await this.#client.send(
-        new QueryCommand({
-          TableName: this.#tableName,
-          IndexName: ACTIVE_INDEX.name,
-          KeyConditionExpression: '#shard = :shard AND #sweepAt <= :now',
-          ExpressionAttributeNames: { '#shard': ACTIVE_INDEX.partition, '#sweepAt': ACTIVE_INDEX.sort },
-          ExpressionAttributeValues: { ':shard': { S: shard }, ':now': number(now) },
-          Limit: limit - due.length,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        due.push({ taskId: readString(item, TABLE_KEYS.partition), sweepAt: readNumber(item, ACTIVE_INDEX.sort) });
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey && due.length < limit);
-    return due;
   }
 
   /**
