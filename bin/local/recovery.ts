@@ -10,8 +10,8 @@ import {
 import type { Log } from '../../shared/log.ts';
 import { MAX_DELAY_SECONDS, type TaskQueue } from '../../shared/queue/queue.ts';
 import { type ActiveIndexEntry, activeIndexEntries } from '../../shared/tasks/dynamodb-active-index.ts';
-import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
-import { activeShardOf, activeShards } from '../../shared/tasks/dynamodb-store.ts';
+import { activeShardOf } from '../../shared/tasks/dynamodb-codec.ts';
+import { ACTIVE_INDEX, activeShards, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
 
 type Item = Record<string, AttributeValue>;
 
