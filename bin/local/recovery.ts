@@ -4,14 +4,14 @@ import {
   DeleteItemCommand,
   type DynamoDBClient,
   PutItemCommand,
-  QueryCommand,
   ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { Log } from '../../shared/log.ts';
 import { MAX_DELAY_SECONDS, type TaskQueue } from '../../shared/queue/queue.ts';
-import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
-import { activeShardOf, activeShards } from '../../shared/tasks/dynamodb-store.ts';
+import { type ActiveIndexEntry, activeIndexEntries } from '../../shared/tasks/dynamodb-active-index.ts';
+import { activeShardOf } from '../../shared/tasks/dynamodb-codec.ts';
+import { ACTIVE_INDEX, activeShards, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
 
 type Item = Record<string, AttributeValue>;
 
@@ -70,17 +70,17 @@ export async function recoverAtStart(options: RecoveryOptions): Promise<Recovery
 
   const rows = await scanTaskRows(client, tableName);
   for (const entry of await indexEntries(client, tableName, options.activeIndexShards)) {
-    const row = rows.get(entry.pk);
+    const row = rows.get(entry.taskId);
     if (
       row &&
-      entry.sk === TASK_ROW_SK &&
+      entry.sortKey === TASK_ROW_SK &&
       row[ACTIVE_INDEX.partition]?.S === entry.shard &&
       row[ACTIVE_INDEX.sort]?.N === String(entry.sweepAt)
     )
       continue;
     await removeOrphan(client, tableName, entry, row);
     report.orphansRemoved += 1;
-    log({ event: 'recovery-orphan-removed', taskId: entry.pk });
+    log({ event: 'recovery-orphan-removed', taskId: entry.taskId });
   }
 
   for (const [taskId, row] of rows) {
@@ -151,39 +151,16 @@ async function scanTaskRows(client: DynamoDBClient, tableName: string): Promise<
   return rows;
 }
 
-interface IndexEntry {
-  pk: string;
-  sk: string;
+/** An entry of the active-task index, with the shard it is in. */
+interface IndexEntry extends ActiveIndexEntry {
   shard: string;
-  sweepAt: number;
 }
 
-/** Every entry of the active-task index, as the index itself holds them. */
+/** Every entry of the active-task index, as the index itself holds them (no bound on `sweepAt`, no limit). */
 async function indexEntries(client: DynamoDBClient, tableName: string, shards: number): Promise<IndexEntry[]> {
   const entries: IndexEntry[] = [];
   for (const shard of activeShards(shards)) {
-    let startKey: Item | undefined;
-    do {
-      const page = await client.send(
-        new QueryCommand({
-          TableName: tableName,
-          IndexName: ACTIVE_INDEX.name,
-          KeyConditionExpression: '#shard = :shard',
-          ExpressionAttributeNames: { '#shard': ACTIVE_INDEX.partition },
-          ExpressionAttributeValues: { ':shard': { S: shard } },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        entries.push({
-          pk: item[TABLE_KEYS.partition]!.S!,
-          sk: item[TABLE_KEYS.sort]!.S!,
-          shard,
-          sweepAt: Number(item[ACTIVE_INDEX.sort]!.N),
-        });
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    for (const entry of await activeIndexEntries({ client, tableName }, shard)) entries.push({ ...entry, shard });
   }
   return entries;
 }
@@ -196,9 +173,9 @@ async function indexEntries(client: DynamoDBClient, tableName: string, shards: n
  * second write (and again by the working rows' rewrite that follows).
  */
 async function removeOrphan(client: DynamoDBClient, tableName: string, entry: IndexEntry, row: Item | undefined): Promise<void> {
-  const key = { [TABLE_KEYS.partition]: { S: entry.pk }, [TABLE_KEYS.sort]: { S: entry.sk } };
+  const key = { [TABLE_KEYS.partition]: { S: entry.taskId }, [TABLE_KEYS.sort]: { S: entry.sortKey } };
   const orphanKey = { ':orphanShard': { S: entry.shard }, ':orphanSweepAt': { N: String(entry.sweepAt) } };
-  if (!row || entry.sk !== TASK_ROW_SK) {
+  if (!row || entry.sortKey !== TASK_ROW_SK) {
     // No row to borrow (a create torn before its item was written): a placeholder
     // with the entry's key, deleted at once, takes the entry with it.
     await client.send(

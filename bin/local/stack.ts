@@ -4,7 +4,7 @@ import type { FunctionDeps } from '../../functions/lib/deps.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from '../../infra/event-sources.ts';
 import type { Config } from '../../shared/config.ts';
 import { jsonLog, type Log } from '../../shared/log.ts';
-import { sweepWindow } from '../../shared/tasks/transitions.ts';
+import { sweepWindow } from '../../shared/tasks/rules.ts';
 import { startSweeps, startWorkerSource } from './background.ts';
 import { Cleanup } from './cleanup.ts';
 import { lockDataDir, writeOutputs } from './data-dir.ts';

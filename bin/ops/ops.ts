@@ -8,10 +8,13 @@
  * chain, names from the stack's outputs) and the local stack (its emulators'
  * endpoints): see `cli.ts`.
  */
-import { type AttributeValue, type DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
-import { activeShards, DynamoDbTaskStore, shardsOf, taskFromItem } from '../../shared/tasks/dynamodb-store.ts';
+import { activeIndexEntries } from '../../shared/tasks/dynamodb-active-index.ts';
+import { taskFromItem } from '../../shared/tasks/dynamodb-codec.ts';
+import { activeShards, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
+import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
+import { shardsOf } from '../../shared/tasks/dynamodb-update.ts';
 import { isRunning, type TaskRecord } from '../../shared/tasks/model.ts';
 import type { StorePolicy } from '../../shared/tasks/store.ts';
 import { INTERNAL_ERROR } from '../../shared/wire.ts';
@@ -220,23 +223,10 @@ export class Ops {
   /** Rows of every index entry with `sweepAt <= upTo`, from every shard (index query, then one read per row). */
   async #indexed(upTo: number): Promise<TaskRecord[]> {
     const ids: string[] = [];
+    const table = { client: this.#deps.dynamodb, tableName: this.#deps.tableName };
     // The deployment's count (its `OpsActiveIndexShards` output): every shard a smaller earlier count wrote is among them.
     for (const shard of activeShards(shardsOf(this.#deps.policy))) {
-      let startKey: Record<string, AttributeValue> | undefined;
-      do {
-        const page = await this.#deps.dynamodb.send(
-          new QueryCommand({
-            TableName: this.#deps.tableName,
-            IndexName: ACTIVE_INDEX.name,
-            KeyConditionExpression: '#shard = :shard AND #sweepAt <= :upTo',
-            ExpressionAttributeNames: { '#shard': ACTIVE_INDEX.partition, '#sweepAt': ACTIVE_INDEX.sort },
-            ExpressionAttributeValues: { ':shard': { S: shard }, ':upTo': { N: String(upTo) } },
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of page.Items ?? []) ids.push(item[TABLE_KEYS.partition]!.S!);
-        startKey = page.LastEvaluatedKey;
-      } while (startKey);
+      for (const entry of await activeIndexEntries(table, shard, { upTo })) ids.push(entry.taskId);
     }
     const rows = await Promise.all(ids.map((id) => this.#row(id)));
     return rows.filter((row): row is TaskRecord => row !== undefined);

@@ -8,8 +8,8 @@ import { readRow, withResult } from './dynamodb-results.ts';
 import { IDEMPOTENCY_GRACE_MS, IDEMPOTENCY_PK_PREFIX, IDEMPOTENCY_SK, TABLE_KEYS, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
 import { MAX_ATTEMPTS, putItem, putRow, type StoreTable, shardsOf } from './dynamodb-update.ts';
 import type { TaskRecord, WorkingTask } from './model.ts';
+import { visible } from './rules.ts';
 import { IdempotencyConflictError } from './store.ts';
-import { visible } from './transitions.ts';
 
 /**
  * `create` with an idempotency key: the key item (naming the task id and the

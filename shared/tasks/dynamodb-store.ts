@@ -1,25 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { type DynamoDBClient, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { fromItem, type Item, itemBytes, number, readNumber, readString, stepSortKey, stepValue, toItem } from './dynamodb-codec.ts';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { activeIndexEntries } from './dynamodb-active-index.ts';
+import { fromItem, type Item, itemBytes, number, toItem } from './dynamodb-codec.ts';
 import { createOnce } from './dynamodb-idempotent.ts';
+import { loadJournal, saveStep } from './dynamodb-journal.ts';
 import { putChunks, readRow, withResult } from './dynamodb-results.ts';
-import {
-  ACTIVE_INDEX,
-  activeShards,
-  EXPIRES_AT_MS,
-  INLINE_ROW_LIMIT_BYTES,
-  RESULT_REF,
-  STEP_SK_PREFIX,
-  TABLE_KEYS,
-  TTL_ATTRIBUTE,
-} from './dynamodb-schema.ts';
+import { ACTIVE_INDEX, activeShards, INLINE_ROW_LIMIT_BYTES, RESULT_REF } from './dynamodb-schema.ts';
 import { freeSlot, takeSlot } from './dynamodb-slots.ts';
 import {
   backoff,
   changes,
   leaseHeldBy,
   MAX_ATTEMPTS,
-  putItem,
+  type MinimalOutcome,
+  minimalEnd,
   putRow,
   ROW_REJECTED_ERROR,
   type RowWrite,
@@ -30,6 +24,7 @@ import {
   versionOf,
 } from './dynamodb-update.ts';
 import { isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
+import { heartbeatFields, leaseFor, releaseFields, visible } from './rules.ts';
 import {
   type AnswerResult,
   type CancelOptions,
@@ -44,38 +39,8 @@ import {
   TaskRowRejectedError,
   type TaskStore,
 } from './store.ts';
-import {
-  applyOutcome,
-  type Decision,
-  decideAnswer,
-  decideCancel,
-  decideExpireWait,
-  decideFail,
-  heartbeatFields,
-  leaseFor,
-  newTaskRecord,
-  releaseFields,
-  visible,
-} from './transitions.ts';
+import { applyOutcome, type Decision, decideAnswer, decideCancel, decideExpireWait, decideFail, newTaskRecord } from './transitions.ts';
 import { expiresAtSeconds } from './ttl.ts';
-
-export { activeShardOf, taskFromItem, taskRowBytes } from './dynamodb-codec.ts';
-// The layout and codec are read by the operator tools, the local stack and tests through this module too.
-export {
-  activeShards,
-  DEFAULT_ACTIVE_INDEX_SHARDS,
-  IDEMPOTENCY_GRACE_MS,
-  IDEMPOTENCY_PK_PREFIX,
-  IDEMPOTENCY_SK,
-  INLINE_ROW_LIMIT_BYTES,
-  MAX_ACTIVE_INDEX_SHARDS,
-  RESULT_CHUNK_BYTES,
-  RESULT_SK_PREFIX,
-  SLOTS_PK_PREFIX,
-  SLOTS_SK,
-  STEP_SK_PREFIX,
-} from './dynamodb-schema.ts';
-export { shardsOf } from './dynamodb-update.ts';
 
 /**
  * {@link TaskStore} on one DynamoDB table (layout in `dynamodb-schema.ts`).
@@ -110,18 +75,16 @@ export { shardsOf } from './dynamodb-update.ts';
  * This class says what each port method writes; the rest lives beside it:
  * the row codec and item keys (`dynamodb-codec.ts`), the update builder and
  * write guards (`dynamodb-update.ts`), rows with chunked results
- * (`dynamodb-results.ts`), idempotent creation (`dynamodb-idempotent.ts`)
- * and the cap on unfinished tasks (`dynamodb-slots.ts`).
+ * (`dynamodb-results.ts`), idempotent creation (`dynamodb-idempotent.ts`),
+ * the cap on unfinished tasks (`dynamodb-slots.ts`), the step journal
+ * (`dynamodb-journal.ts`) and the reads of the active-task index
+ * (`dynamodb-active-index.ts`).
  */
 export class DynamoDbTaskStore implements TaskStore {
-  readonly #client: DynamoDBClient;
-  readonly #tableName: string;
   readonly #policy: StorePolicy;
   readonly #table: StoreTable;
 
   constructor(options: { client: DynamoDBClient; tableName: string; policy: StorePolicy }) {
-    this.#client = options.client;
-    this.#tableName = options.tableName;
     this.#policy = options.policy;
     this.#table = { client: options.client, tableName: options.tableName, policy: options.policy };
   }
@@ -292,58 +255,18 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   async loadJournal(taskId: string): Promise<Map<string, StepRecord>> {
-    const steps = new Map<string, StepRecord>();
-    let startKey: Item | undefined;
-    do {
-      const page = await this.#client.send(
-        new QueryCommand({
-          TableName: this.#tableName,
-          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-          ExpressionAttributeNames: { '#pk': TABLE_KEYS.partition, '#sk': TABLE_KEYS.sort },
-          ExpressionAttributeValues: { ':pk': { S: taskId }, ':prefix': { S: STEP_SK_PREFIX } },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        const position = item['position']?.N;
-        steps.set(readString(item, TABLE_KEYS.sort).slice(STEP_SK_PREFIX.length), {
-          value: stepValue(item),
-          ...(position === undefined ? {} : { position: Number(position) }),
-        });
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return steps;
+    return loadJournal(this.#table, taskId);
   }
 
   async saveStep(taskId: string, name: string, value: unknown, now: number, position?: number): Promise<unknown> {
-    const stepKey = { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: stepSortKey(name) } };
-    const text = JSON.stringify(value);
-    const item: Item = {
-      ...stepKey,
-      [TTL_ATTRIBUTE]: number(Math.ceil((now + this.#policy.stepRetentionMs) / 1000)),
-      // `undefined` (a step that returns nothing) is stored as no `value` at all.
-      ...(text === undefined ? {} : { value: { S: text } }),
-      // Checkpoints written before positions existed have none: they replay by name only.
-      ...(position === undefined ? {} : { position: number(position) }),
-    };
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
-      if (await putItem(this.#table, item, 'attribute_not_exists(#sk)', { '#sk': TABLE_KEYS.sort })) return stepValue(item);
-      // Another run recorded it first: its value is the one to go on with.
-      const { Item: stored } = await this.#client.send(
-        new GetItemCommand({ TableName: this.#tableName, Key: stepKey, ConsistentRead: true }),
-      );
-      if (stored) return stepValue(stored);
-    }
-    throw new Error(`Step ${name} of task ${taskId} could be neither written nor read`);
+    return saveStep(this.#table, taskId, name, value, now, position);
   }
 
   async findDue(now: number, limit: number): Promise<string[]> {
     if (limit <= 0) return [];
     // Every shard of the current count: by the names' prefix stability, also every shard a smaller earlier count wrote.
     const shards = activeShards(shardsOf(this.#policy));
-    const due = (await Promise.all(shards.map((shard) => this.#dueIn(shard, now, limit)))).flat();
+    const due = (await Promise.all(shards.map((shard) => activeIndexEntries(this.#table, shard, { upTo: now, limit })))).flat();
     return due
       .sort((a, b) => a.sweepAt - b.sweepAt)
       .slice(0, limit)
@@ -364,30 +287,6 @@ export class DynamoDbTaskStore implements TaskStore {
 
   async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
     return this.#rewrite(taskId, (task) => decideExpireWait(task, error, statusMessage, now, this.#policy));
-  }
-
-  /** The due rows of one index partition, earliest first, at most `limit`. */
-  async #dueIn(shard: string, now: number, limit: number): Promise<Array<{ taskId: string; sweepAt: number }>> {
-    const due: Array<{ taskId: string; sweepAt: number }> = [];
-    let startKey: Item | undefined;
-    do {
-      const page = await this.#client.send(
-        new QueryCommand({
-          TableName: this.#tableName,
-          IndexName: ACTIVE_INDEX.name,
-          KeyConditionExpression: '#shard = :shard AND #sweepAt <= :now',
-          ExpressionAttributeNames: { '#shard': ACTIVE_INDEX.partition, '#sweepAt': ACTIVE_INDEX.sort },
-          ExpressionAttributeValues: { ':shard': { S: shard }, ':now': number(now) },
-          Limit: limit - due.length,
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        due.push({ taskId: readString(item, TABLE_KEYS.partition), sweepAt: readNumber(item, ACTIVE_INDEX.sort) });
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey && due.length < limit);
-    return due;
   }
 
   /**
@@ -432,41 +331,19 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   /**
-   * Ends a task through the smallest write that can: status, error and
-   * message, the TTL attributes, and the client's bulky attributes
-   * (arguments, answers, capabilities, outstanding requests, any result)
-   * replaced by empty values, which only ever shrinks the row. Used when
-   * DynamoDB refused the regular write. Resolves to the ended record, or
-   * `undefined` when `guard` failed.
+   * Ends a task through the smallest write that can ({@link minimalEnd}),
+   * which only ever shrinks the row: used when DynamoDB refused the regular
+   * write. Resolves to the ended record, or `undefined` when `guard` failed.
    */
   async #endMinimal(
     task: TaskRecord,
-    outcome: { status: 'failed'; error: JsonRpcErrorObject } | { status: 'cancelled' },
+    outcome: MinimalOutcome,
     statusMessage: string,
     now: number,
     guard: Pick<RowWrite, 'condition' | 'values'>,
   ): Promise<TaskRecord | undefined> {
-    const slim = { ...task, arguments: {}, inputResponses: {}, clientCapabilities: {} } as TaskRecord;
-    const next = applyOutcome(slim, { ...outcome, statusMessage }, now, this.#policy.retentionMs);
-    const item = toItem(next, shardsOf(this.#policy));
-    const set: Item = {};
-    for (const name of [
-      'status',
-      'statusMessage',
-      'error',
-      'arguments',
-      'inputResponses',
-      'clientCapabilities',
-      'lastUpdatedAt',
-      'ttlMs',
-      TTL_ATTRIBUTE,
-      EXPIRES_AT_MS,
-    ]) {
-      if (item[name]) set[name] = item[name];
-    }
     const written = await updateRow(this.#table, task.taskId, {
-      set,
-      remove: ['leaseOwner', 'leaseUntil', 'inputRequests', 'result', RESULT_REF, ACTIVE_INDEX.sort, ACTIVE_INDEX.partition],
+      ...minimalEnd(task, outcome, statusMessage, now, this.#policy),
       ...guard,
       returnValues: 'ALL_NEW',
     });

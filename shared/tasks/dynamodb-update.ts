@@ -2,8 +2,9 @@
  * The DynamoDB adapter's requests on single items: conditional puts and
  * updates (a failed condition is a `false`/`undefined`, a refused row a
  * {@link TaskRowRejectedError}), the update builder that turns a
- * {@link RowWrite} into an update expression, and the guards and diffs the
- * port methods write with.
+ * {@link RowWrite} into an update expression, the guards and diffs the
+ * port methods write with, and the minimal write that ends a task whose row
+ * DynamoDB refused.
  */
 import {
   ConditionalCheckFailedException,
@@ -14,9 +15,18 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { BARE_INTERNAL_ERROR } from '../wire.ts';
 import { type Item, number, rowKey, toItem } from './dynamodb-codec.ts';
-import { CLEARABLE, DEFAULT_ACTIVE_INDEX_SHARDS, TABLE_KEYS } from './dynamodb-schema.ts';
-import type { TaskRecord } from './model.ts';
+import {
+  ACTIVE_INDEX,
+  CLEARABLE,
+  DEFAULT_ACTIVE_INDEX_SHARDS,
+  EXPIRES_AT_MS,
+  RESULT_REF,
+  TABLE_KEYS,
+  TTL_ATTRIBUTE,
+} from './dynamodb-schema.ts';
+import type { JsonRpcErrorObject, TaskRecord } from './model.ts';
 import { type StorePolicy, TaskRowRejectedError } from './store.ts';
+import { applyOutcome } from './transitions.ts';
 
 /** The table a store works on, and the policy it was built with. */
 export interface StoreTable {
@@ -136,7 +146,7 @@ export interface RowWrite {
   returnValues?: ReturnValue;
 }
 
-/** The condition of every write made under a lease: the `leaseHeld` rule of `transitions.ts` (still ours, and the task not terminal). */
+/** The condition of every write made under a lease: the `leaseHeld` rule of `rules.ts` (still ours, and the task not terminal). */
 export function leaseHeldBy(leaseOwner: string, extraValues: Item = {}): Pick<RowWrite, 'condition' | 'values'> {
   return {
     condition: '#leaseOwner = :leaseOwner AND #status IN (:working, :input_required)',
@@ -195,6 +205,48 @@ export function rejectedMessage(error: TaskRowRejectedError, when: string): stri
   return error.reason === 'size'
     ? `The task row reached DynamoDB's item size limit when ${when}: its arguments and answers were removed to record this ending`
     : `DynamoDB rejected the task row when ${when}: its arguments and answers were removed to record this ending`;
+}
+
+/** How a task ends through the minimal write: `failed` with an error, or `cancelled`. */
+export type MinimalOutcome = { status: 'failed'; error: JsonRpcErrorObject } | { status: 'cancelled' };
+
+/**
+ * The smallest write that ends `task` with `outcome`: status, error and
+ * message, the TTL attributes, and the client's bulky attributes
+ * (arguments, answers, capabilities, outstanding requests, any result)
+ * replaced by empty values, which only ever shrinks the row; the lease and
+ * the index keys are removed. For when DynamoDB refused the regular write;
+ * the caller adds the guard.
+ */
+export function minimalEnd(
+  task: TaskRecord,
+  outcome: MinimalOutcome,
+  statusMessage: string,
+  now: number,
+  policy: StorePolicy,
+): Pick<RowWrite, 'set' | 'remove'> {
+  const slim = { ...task, arguments: {}, inputResponses: {}, clientCapabilities: {} } as TaskRecord;
+  const next = applyOutcome(slim, { ...outcome, statusMessage }, now, policy.retentionMs);
+  const item = toItem(next, shardsOf(policy));
+  const set: Item = {};
+  for (const name of [
+    'status',
+    'statusMessage',
+    'error',
+    'arguments',
+    'inputResponses',
+    'clientCapabilities',
+    'lastUpdatedAt',
+    'ttlMs',
+    TTL_ATTRIBUTE,
+    EXPIRES_AT_MS,
+  ]) {
+    if (item[name]) set[name] = item[name];
+  }
+  return {
+    set,
+    remove: ['leaseOwner', 'leaseUntil', 'inputRequests', 'result', RESULT_REF, ACTIVE_INDEX.sort, ACTIVE_INDEX.partition],
+  };
 }
 
 /** Guard of a write on the version read (as `#rewrite`'s own writes). */

@@ -1,4 +1,5 @@
 import { isExpired, isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
+import { isDue, visible } from './rules.ts';
 import {
   type AnswerResult,
   type CancelOptions,
@@ -24,9 +25,7 @@ import {
   decideHeartbeat,
   decideRelease,
   decideReschedule,
-  isDue,
   newTaskRecord,
-  visible,
 } from './transitions.ts';
 
 /**

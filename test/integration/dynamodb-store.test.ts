@@ -10,18 +10,21 @@ import {
   QueryCommand,
 } from '@aws-sdk/client-dynamodb';
 import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/local/dynamodb.ts';
-import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
+import { activeShardOf } from '../../shared/tasks/dynamodb-codec.ts';
 import {
-  activeShardOf,
+  ACTIVE_INDEX,
   DEFAULT_ACTIVE_INDEX_SHARDS,
-  DynamoDbTaskStore,
   IDEMPOTENCY_GRACE_MS,
   IDEMPOTENCY_PK_PREFIX,
   IDEMPOTENCY_SK,
   RESULT_CHUNK_BYTES,
   RESULT_SK_PREFIX,
   STEP_SK_PREFIX,
-} from '../../shared/tasks/dynamodb-store.ts';
+  TABLE_KEYS,
+  TASK_ROW_SK,
+  TTL_ATTRIBUTE,
+} from '../../shared/tasks/dynamodb-schema.ts';
+import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
 import { MAX_RESULT_BYTES, type TaskRecord } from '../../shared/tasks/model.ts';
 import { type HeartbeatOptions, LeaseLostError } from '../../shared/tasks/store.ts';
 import { expiresAtSeconds } from '../../shared/tasks/ttl.ts';

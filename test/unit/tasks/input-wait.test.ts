@@ -2,15 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TaskRecord } from '../../../shared/tasks/model.ts';
-import {
-  applyOutcome,
-  decideCancel,
-  decideExpireWait,
-  decideReschedule,
-  isDueToRun,
-  isWaitExpired,
-  newTaskRecord,
-} from '../../../shared/tasks/transitions.ts';
+import { isDueToRun, isWaitExpired } from '../../../shared/tasks/rules.ts';
+import { applyOutcome, decideCancel, decideExpireWait, decideReschedule, newTaskRecord } from '../../../shared/tasks/transitions.ts';
 import { renderedTtlMs } from '../../../shared/tasks/ttl.ts';
 import { newTask } from '../../support/factories.ts';
 

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { InputRequest, TaskOutcome, TaskRecord, TaskStatus } from '../../../shared/tasks/model.ts';
+import {
+  heartbeatFields,
+  isFirstRun,
+  pastAttemptCap,
+  progressedPastMark,
+  releaseFields,
+  retriesExhausted,
+  sweepWindow,
+} from '../../../shared/tasks/rules.ts';
 import { LeaseLostError, TaskNotFoundError } from '../../../shared/tasks/store.ts';
 import {
   applyOutcome,
@@ -13,15 +22,8 @@ import {
   decideHeartbeat,
   decideRelease,
   decideReschedule,
-  heartbeatFields,
   IllegalTransitionError,
-  isFirstRun,
   newTaskRecord,
-  pastAttemptCap,
-  progressedPastMark,
-  releaseFields,
-  retriesExhausted,
-  sweepWindow,
 } from '../../../shared/tasks/transitions.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 
