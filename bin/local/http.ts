@@ -13,6 +13,17 @@ export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
 const CLOSE_GRACE_MS = 5000;
 
+/**
+ * A route to a function of its own, as the HTTP API's routes send paths to
+ * their integrations: `path` exactly, and with `prefix` every path under it
+ * (`ANY <path>/{proxy+}`).
+ */
+export interface HttpRoute {
+  path: string;
+  prefix?: boolean;
+  handler: HttpApiHandler;
+}
+
 export interface HttpAdapterOptions {
   handler: HttpApiHandler;
   /** 0 picks a free port. */
@@ -21,6 +32,8 @@ export interface HttpAdapterOptions {
   path?: string;
   /** Further routes to the same function (the OAuth metadata documents when tokens are required). */
   extraPaths?: string[];
+  /** Routes to other functions, by path or path prefix (e.g. `/console`, `/callbacks`). */
+  routes?: HttpRoute[];
   maxRequestBytes?: number;
   /** Diagnostic lines (method, path, status, ids: never bodies or headers). */
   log: Log;
@@ -51,6 +64,16 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
   const routes = new Set([route, ...(options.extraPaths ?? [])]);
   const limit = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
   const { log } = options;
+  const others = options.routes ?? [];
+  /** The function a path goes to, and the route's key (as the HTTP API names it in the event). */
+  const routeOf = (pathname: string): { handler: HttpApiHandler; routeKey: string } | undefined => {
+    if (routes.has(pathname)) return { handler: options.handler, routeKey: pathname };
+    for (const other of others) {
+      if (pathname === other.path) return { handler: other.handler, routeKey: other.path };
+      if (other.prefix && pathname.startsWith(`${other.path}/`)) return { handler: other.handler, routeKey: `${other.path}/{proxy+}` };
+    }
+    return undefined;
+  };
 
   const server = createServer((req, res) => {
     serve(req, res).catch((error: unknown) => {
@@ -62,7 +85,8 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (!routes.has(url.pathname)) {
+    const target = routeOf(url.pathname);
+    if (!target) {
       req.resume();
       return send(res, 404, { message: 'Not Found' });
     }
@@ -79,7 +103,7 @@ export async function startHttpAdapter(options: HttpAdapterOptions): Promise<Htt
     const requestId = randomUUID();
     let result: APIGatewayProxyResultV2;
     try {
-      result = await options.handler(toEvent(req, url, body, url.pathname, requestId));
+      result = await target.handler(toEvent(req, url, body, target.routeKey, requestId));
     } catch (error) {
       // What API Gateway answers when the integration fails.
       log({ event: 'function-error', requestId, error: errorName(error) });
