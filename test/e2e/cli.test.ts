@@ -65,7 +65,7 @@ describe('mcp-tasks CLI, scripted', () => {
     assert.match(run.stdout, /^Computed cli in 2 s: [0-9a-f]{16}\n$/);
     assert.match(run.stderr, /^Task [0-9a-f-]{36} \(resume with: mcp-tasks watch [0-9a-f-]{36}\)$/m);
     assert.match(run.stderr, /\] working$/m);
-    assert.match(run.stderr, /\] completed$/m);
+    assert.match(run.stderr, /\] completed(: Computed 2 of 2 s)?$/m);
     assert.doesNotMatch(run.stderr, /\u001b\[/, 'no terminal escapes off a terminal');
   });
 

@@ -175,12 +175,12 @@ function flows(label: string, connect: () => Promise<Caller & { close(): Promise
       const taskId = namedTask(first, 'input_required');
       const questions = first.structuredContent?.['questions'] as Record<string, { answeredBy: string }>;
       assert.equal(questions['approval']?.answeredBy, 'person');
-      assert.match(textOf(first), new RegExp(`mcp-tasks answer ${taskId}`));
+      assert.match(textOf(first), new RegExp(`mcp-tasks\\.js --url ${stack.url} answer ${taskId}`));
 
       const refused = await timed(caller, 'task_answer', { taskId, answers: { approval: { approve: true } } });
-      assert.equal(refused.isError, true);
-      assert.match(textOf(refused), /for the person only/);
-      assert.match(textOf(refused), new RegExp(`mcp-tasks answer ${taskId}`));
+      assert.equal(refused.isError, undefined, 'a refusal to hand to the user, not a mistake to fix');
+      assert.match(textOf(refused), /not for you to answer/);
+      assert.match(textOf(refused), new RegExp(`mcp-tasks\\.js --url ${stack.url} answer ${taskId}`));
       const still = await timed(caller, 'task_status', { taskId });
       assert.equal(still.structuredContent?.['status'], 'input_required', 'the refused answer changed nothing');
 

@@ -29,7 +29,10 @@ describe('new-tool', () => {
 
     const index = await readFile(join(sandbox.root, 'functions/tools/index.ts'), 'utf8');
     assert.match(index, /import \{ wordCount \} from '\.\/word-count\.ts';/);
-    assert.match(index, /productTools: ToolDefinition\[\] = \[batchProcess, approvalGate, externalJob, wordCount\];/);
+    assert.match(
+      index,
+      /productTools: ToolDefinition\[\] = \[batchProcess, approvalGate, externalJob, longComputation, intakeForm, wordCount\];/,
+    );
 
     const served = run([
       '-e',

@@ -73,7 +73,16 @@ describe('loadConfig', () => {
     const defaults: Record<string, unknown> = loadConfig(base);
     for (const [key, setting] of Object.entries(SETTINGS)) {
       if (key.startsWith('auth')) continue;
-      const raw = key === 'toolset' ? 'all' : key === 'allowedOrigins' ? 'https://app.example.com' : key === 'clientFallback' ? 'off' : '7';
+      const raw =
+        key === 'toolset'
+          ? 'all'
+          : key === 'allowedOrigins'
+            ? 'https://app.example.com'
+            : key === 'clientFallback'
+              ? 'off'
+              : key === 'publicUrl'
+                ? 'https://tasks.example.com'
+                : '7';
       const config: Record<string, unknown> = loadConfig({ ...base, [setting.env]: raw });
       assert.notDeepEqual(config[key], defaults[key], `${setting.env} is read into ${key}`);
     }
