@@ -111,7 +111,8 @@ export const SETTINGS = {
     'TASKS_MAX_INPUT_WAIT_MS',
     7 * DAY,
     'the longest a task may wait for input, from when it starts waiting; past it the sweeper ends it `failed`. While it waits, the ' +
-      'advertised `ttlMs` covers this deadline plus `TASKS_RETENTION_MS`',
+      'row itself expires at this deadline plus `TASKS_RETENTION_MS` (a backstop), and `ttlMs` advertises its age plus ' +
+      '`TASKS_RETENTION_MS`, as a running task does',
     {
       deployed: '`-c maxInputWaitDays=N`, else the default',
     },

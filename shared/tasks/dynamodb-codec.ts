@@ -101,8 +101,10 @@ export function json(value: unknown): AttributeValue {
 
 /**
  * The task row: scalars as native types, structured values as JSON text.
- * Only terminal rows carry the TTL attribute; only rows with a `sweepAt`
- * (working ones) carry the active-index attributes.
+ * Terminal rows carry the TTL attribute (their end plus the retention), and
+ * so do rows waiting for input until a deadline (the deadline plus the
+ * retention, `keptUntil`); only rows with a `sweepAt` carry the
+ * active-index attributes.
  */
 export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_SHARDS): Item {
   const item: Item = {
@@ -125,6 +127,10 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
   if (isTerminal(task.status)) {
     item[TTL_ATTRIBUTE] = number(expiresAtSeconds(task.createdAt, task.ttlMs));
     item[EXPIRES_AT_MS] = number(task.createdAt + task.ttlMs);
+  } else if (task.keptUntil !== undefined) {
+    // A wait for input with a deadline: the row's own expiry, a backstop should the wait never end.
+    item[TTL_ATTRIBUTE] = number(Math.ceil(task.keptUntil / 1000));
+    item[EXPIRES_AT_MS] = number(task.keptUntil);
   }
   if (task.sweepAt !== undefined) {
     item[ACTIVE_INDEX.partition] = { S: activeShardOf(task.taskId, shards) };
@@ -173,6 +179,8 @@ export function fromItem(item: Item): TaskRecord {
   if (item['statusMessage']) base.statusMessage = readString(item, 'statusMessage');
   if (item['leaseOwner']) base.lease = { owner: readString(item, 'leaseOwner'), until: readNumber(item, 'leaseUntil') };
   if (item[ACTIVE_INDEX.sort]) base.sweepAt = readNumber(item, ACTIVE_INDEX.sort);
+  // An unfinished row's expiry is the wait's backstop; a terminal row's is its TTL, `ttlMs`.
+  if (item[EXPIRES_AT_MS] && readString(item, 'status') === 'input_required') base.keptUntil = readNumber(item, EXPIRES_AT_MS);
   // Rows written before these attributes existed lack them: no version, no recorded questions, no mark.
   if (item['toolVersion']) base.toolVersion = readString(item, 'toolVersion');
   if (item['questions']) base.questions = readJson(item, 'questions');

@@ -60,9 +60,10 @@ import { expiresAtSeconds } from './ttl.ts';
  * guarded by the `version` they read, retrying a few times when another
  * writer got there first.
  *
- * Only terminal rows carry the TTL attribute: a task that is working or
- * waiting for input is never deleted by DynamoDB (a wait ends through its
- * deadline instead). Working rows, and waiting rows with a deadline, carry
+ * Terminal rows carry the TTL attribute at their end plus the retention; a
+ * row waiting for input until a deadline carries it at that deadline plus
+ * the retention (a backstop: the wait ends through its deadline, by the
+ * sweeper); a working row carries none and is never deleted by DynamoDB. Working rows, and waiting rows with a deadline, carry
  * `activeShard` and `sweepAt`, which put them in the sparse
  * {@link ACTIVE_INDEX}; every write that ends a task removes both in the
  * same request. The index is

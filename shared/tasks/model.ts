@@ -65,8 +65,21 @@ export interface TaskBase {
   createdAt: number;
   /** Epoch milliseconds. */
   lastUpdatedAt: number;
-  /** Lifetime from `createdAt`; only ever grows once advertised. */
+  /**
+   * Lifetime from `createdAt`: while the task is unfinished, the floor of
+   * what is advertised (`age + retention` grows past it); once terminal, the
+   * task's final TTL, `end + retention` (never shorter than anything
+   * advertised before, which was at most `age + retention` then).
+   */
   ttlMs: number;
+  /**
+   * While waiting for input until a deadline: when the row itself expires
+   * (epoch ms: the deadline plus the retention), a backstop the table's TTL
+   * deletes it by should the wait never be ended. Not advertised, and
+   * replaced by the final TTL when the task ends. Absent otherwise (a
+   * working task's row never expires).
+   */
+  keptUntil?: number;
   pollIntervalMs: number;
   /** Answers recorded so far, by input-request key; replayed into the handler. */
   inputResponses: Record<string, unknown>;

@@ -176,9 +176,10 @@ export function decideFinish(
  * extended to keep it readable for `retentionMs`, status-specific fields set.
  * With `maxInputWaitMs`, a task that starts waiting for input is due for the
  * sweeper at the end of its wait (`sweepAt = now + maxInputWaitMs`, which
- * keeps it on the sparse index), and its TTL covers that deadline plus the
- * retention, so the TTL it advertises while waiting is never shortened when
- * the wait ends (answered, cancelled or expired).
+ * keeps it on the sparse index), and its row expires (`keptUntil`) at that
+ * deadline plus the retention until it ends; what it advertises stays
+ * `age + retentionMs`, as a running task's does, so at its end (answered
+ * and finished, cancelled or expired) both become `end + retentionMs`.
  * Throws {@link IllegalTransitionError} when the table does not allow the
  * outcome's status (a terminal task, above all).
  */
@@ -190,8 +191,8 @@ export function applyOutcome(
   maxInputWaitMs?: number,
 ): TaskRecord {
   checkTransition(task, outcome.status);
-  // The lease is released; no outcome leaves work for the sweeper to find.
-  const { lease: _released, sweepAt: _swept, ...base } = task;
+  // The lease is released; no outcome leaves work for the sweeper to find, nor a wait's row expiry.
+  const { lease: _released, sweepAt: _swept, keptUntil: _kept, ...base } = task;
   const common = {
     ...withoutStatusFields(base),
     lastUpdatedAt: now,
@@ -208,9 +209,7 @@ export function applyOutcome(
     case 'input_required':
       return {
         ...common,
-        ...(maxInputWaitMs === undefined
-          ? {}
-          : { sweepAt: now + maxInputWaitMs, ttlMs: Math.max(common.ttlMs, now + maxInputWaitMs - task.createdAt + retentionMs) }),
+        ...(maxInputWaitMs === undefined ? {} : { sweepAt: now + maxInputWaitMs, keptUntil: now + maxInputWaitMs + retentionMs }),
         attempts: 0, // waiting for answers is a clean hand-over
         status: 'input_required',
         inputRequests: outcome.inputRequests,
@@ -226,7 +225,7 @@ function withStatusMessage(statusMessage: string | undefined): { statusMessage?:
 }
 
 /** The record without `status` and the fields only some statuses have. */
-function withoutStatusFields(task: Omit<TaskRecord, 'lease' | 'sweepAt'>): Omit<WorkingTask, 'status'> {
+function withoutStatusFields(task: Omit<TaskRecord, 'lease' | 'sweepAt' | 'keptUntil'>): Omit<WorkingTask, 'status'> {
   const { status: _s, ...rest } = task as Record<string, unknown>;
   delete rest['inputRequests'];
   delete rest['result'];
@@ -295,7 +294,8 @@ export function decideAnswer(
   const accepted = Object.keys(responses).filter((key) => Object.hasOwn(task.inputRequests, key));
   if (accepted.length === 0) return { result: { accepted, resumed: false } };
 
-  const { inputRequests, ...rest } = task;
+  // Resumed, the task runs again: its row no longer expires (`keptUntil` goes with the wait).
+  const { inputRequests, keptUntil: _kept, ...rest } = task;
   const outstanding = Object.fromEntries(Object.entries(inputRequests).filter(([key]) => !accepted.includes(key)));
   const inputResponses = { ...task.inputResponses, ...Object.fromEntries(accepted.map((key) => [key, responses[key]])) };
   // The row keeps every answer: together they stay within the per-task budget.

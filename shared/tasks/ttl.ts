@@ -10,25 +10,16 @@ export function extendedTtl(task: Pick<TaskBase, 'createdAt' | 'ttlMs'>, now: nu
 }
 
 /**
- * The `ttlMs` to advertise at `now`. A terminal task has its final TTL; a task
- * waiting for input until a deadline, the TTL written when it started waiting
- * (which covers that deadline plus the retention). A task
- * still running, or waiting without a deadline, never expires, and says so by always advertising
- * at least `retentionMs` beyond its current age; the TTL it gets on reaching a
- * terminal state (`age + retentionMs` or more) is therefore never shorter than
- * anything advertised before.
+ * The `ttlMs` to advertise at `now`. A terminal task has its final TTL,
+ * `end + retentionMs`. An unfinished one (working, or waiting for input
+ * with or without a deadline) never expires, and says so by advertising
+ * `retentionMs` beyond its current age: what it advertises only grows, and
+ * the TTL it gets at its end is never shorter than anything advertised
+ * before. (Rows of earlier releases that stored a waiting task's deadline
+ * plus the retention as its `ttlMs` keep advertising that, and end with it.)
  */
-export function renderedTtlMs(
-  task: Pick<TaskRecord, 'status' | 'createdAt' | 'ttlMs' | 'sweepAt'>,
-  now: number,
-  retentionMs: number,
-): number {
+export function renderedTtlMs(task: Pick<TaskRecord, 'status' | 'createdAt' | 'ttlMs'>, now: number, retentionMs: number): number {
   if (isTerminal(task.status)) return task.ttlMs;
-  // A wait for input with a deadline (`sweepAt`): the stored TTL already covers
-  // the deadline plus the retention, and the task ends by then (or a sweep
-  // later) with a TTL at least as long. Advertising more while it waits past
-  // its deadline for the sweeper could exceed the TTL it ends with.
-  if (task.status === 'input_required' && task.sweepAt !== undefined) return task.ttlMs;
   return extendedTtl(task, now, retentionMs);
 }
 

@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { type AttributeValue, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/local/dynamodb.ts';
 import { inputWaitExpired, sweep } from '../../shared/runtime/sweeper.ts';
+import { activeShardOf } from '../../shared/tasks/dynamodb-codec.ts';
 import { ACTIVE_INDEX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
 import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
@@ -69,24 +70,35 @@ for (const [name, make] of stores) {
   describe(`waits for input with a deadline: ${name}`, () => {
     let store: TaskStore;
     let close: () => Promise<void>;
-    before(async () => ({ store, close } = await make()));
+    let dynamo: { client: DynamoDBClient; tableName: string } | undefined;
+    before(async () => ({ store, close, dynamo } = await make()));
     after(async () => close());
 
-    it('starting to wait puts the task on the index at its deadline, with a TTL covering deadline + retention', async () => {
+    it('starting to wait puts the task on the index at its deadline; the row expires at deadline + retention, it advertises age + retention', async () => {
       const base = window();
       const task = await waitingTask(store, base);
       assert.equal(task.status, 'input_required');
       assert.equal(task.sweepAt, base + 2 + MAX_WAIT);
-      assert.equal(task.ttlMs, 2 + MAX_WAIT + POLICY.retentionMs);
-      // Advertised while waiting, before and after the deadline: the written TTL, never less.
-      assert.equal(renderedTtlMs(task, base + 100, POLICY.retentionMs), task.ttlMs);
-      assert.equal(renderedTtlMs(task, base + 3 * MAX_WAIT, POLICY.retentionMs), task.ttlMs);
+      assert.equal(task.keptUntil, base + 2 + MAX_WAIT + POLICY.retentionMs);
+      assert.equal(task.ttlMs, 2 + POLICY.retentionMs, 'not stretched to the deadline');
+      assert.equal((await store.get(task.taskId, OWNER, base + 3))?.keptUntil, task.keptUntil, 'read back as written');
+      if (dynamo) {
+        const { Item } = await dynamo.client.send(
+          new GetItemCommand({
+            TableName: dynamo.tableName,
+            Key: { [TABLE_KEYS.partition]: { S: task.taskId }, [TABLE_KEYS.sort]: { S: TASK_ROW_SK } },
+          }),
+        );
+        assert.equal(Item?.['expiresAt']?.N, String(Math.ceil(task.keptUntil! / 1000)), "the table's TTL attribute: the backstop");
+      }
+      // Advertised while waiting: as a running task, age + retention.
+      assert.equal(renderedTtlMs(task, base + 100, POLICY.retentionMs), 100 + POLICY.retentionMs);
       assert.deepEqual(await store.findDue(base + 1 + MAX_WAIT, 10), []);
       assert.deepEqual(await store.findDue(base + 2 + MAX_WAIT, 10), [task.taskId]);
       await store.cancel(task.taskId, OWNER, base + 3); // leaves the index to the next case
     });
 
-    it('past the deadline the sweeper ends it failed, saying it waited too long, with a TTL no shorter than advertised', async () => {
+    it('past the deadline the sweeper ends it failed, saying it waited too long, with a TTL of its end + retention', async () => {
       const base = window();
       const task = await waitingTask(store, base);
       const deadline = task.sweepAt!;
@@ -111,7 +123,9 @@ for (const [name, make] of stores) {
         'The task waited for input longer than the server allows (1 day) and was abandoned',
       );
       assert.equal(ended.statusMessage, ended.status === 'failed' ? ended.error.message : '');
-      assert.ok(ended.ttlMs >= task.ttlMs);
+      assert.equal(ended.ttlMs, deadline + 5 - base + POLICY.retentionMs, 'its end + retention');
+      assert.ok(ended.ttlMs >= renderedTtlMs(task, deadline + 5, POLICY.retentionMs), 'never shorter than advertised');
+      assert.equal(ended.keptUntil, undefined);
       assert.equal(ended.sweepAt, undefined, 'off the index');
       assert.deepEqual(await store.findDue(deadline + 10 * MAX_WAIT, 10), []);
       assert.equal(lines.find((l) => l['event'] === 'task-ended')?.['reason'], 'input-wait-expired');
@@ -207,5 +221,39 @@ describe('rows written before waits had a deadline (DynamoDB)', () => {
     );
     assert.equal(Item?.['status']?.S, 'working');
     assert.equal(Item?.[ACTIVE_INDEX.sort]?.N, String(base + 50 + W));
+  });
+
+  it('a waiting row of the release before row expiry (TTL stretched to its deadline) keeps what it advertised and ends with it', async () => {
+    const base = window();
+    const taskId = randomUUID();
+    const stretched = 2 + MAX_WAIT + POLICY.retentionMs;
+    const item: Record<string, AttributeValue> = {
+      [TABLE_KEYS.partition]: { S: taskId },
+      [TABLE_KEYS.sort]: { S: TASK_ROW_SK },
+      status: { S: 'input_required' },
+      owner: { S: OWNER },
+      tool: { S: 'confirm' },
+      arguments: { S: '{}' },
+      clientCapabilities: { S: '{"elicitation":{}}' },
+      createdAt: { N: String(base) },
+      lastUpdatedAt: { N: String(base + 2) },
+      ttlMs: { N: String(stretched) },
+      pollIntervalMs: { N: '1000' },
+      inputResponses: { S: '{}' },
+      issuedKeys: { S: '["a"]' },
+      cancelRequested: { BOOL: false },
+      attempts: { N: '0' },
+      version: { N: '3' },
+      inputRequests: { S: JSON.stringify({ a: ELICIT }) },
+      [ACTIVE_INDEX.partition]: { S: activeShardOf(taskId) },
+      [ACTIVE_INDEX.sort]: { N: String(base + 2 + MAX_WAIT) },
+    };
+    await dynamo.client.send(new PutItemCommand({ TableName: dynamo.tableName, Item: item }));
+    const old = (await store.get(taskId, OWNER, base + 3))!;
+    assert.equal(old.keptUntil, undefined, 'no row expiry: it had none');
+    assert.equal(renderedTtlMs(old, base + 100, POLICY.retentionMs), stretched, 'what it advertised before, never less');
+    assert.equal(await store.cancel(taskId, OWNER, base + 200), 'cancelled');
+    const ended = (await store.get(taskId, OWNER, base + 201))!;
+    assert.equal(ended.ttlMs, stretched, 'ends with the longest it advertised');
   });
 });

@@ -22,11 +22,29 @@ function waiting(maxInputWaitMs?: number): TaskRecord {
 }
 
 describe('waits for input with a deadline (transitions)', () => {
-  it('starting to wait sets sweepAt to the deadline and a TTL covering it plus the retention', () => {
+  it('starting to wait sets sweepAt to the deadline and the row to expire at it plus the retention; it advertises age + retention', () => {
     const task = waiting(500);
     assert.equal(task.sweepAt, 550);
-    assert.equal(task.ttlMs, 550 + POLICY.retentionMs);
-    assert.equal(renderedTtlMs(task, 10_000, POLICY.retentionMs), task.ttlMs, 'not more than it will end with, even past the deadline');
+    assert.equal(task.keptUntil, 550 + POLICY.retentionMs);
+    assert.equal(task.ttlMs, 50 + POLICY.retentionMs, 'the floor of what is advertised, not the deadline');
+    assert.equal(renderedTtlMs(task, 300, POLICY.retentionMs), 300 + POLICY.retentionMs);
+  });
+
+  it('at its end, whichever way, the TTL is the end plus the retention and never shorter than anything advertised', () => {
+    const task = waiting(500);
+    const advertised = [60, 300, 549].map((at) => renderedTtlMs(task, at, POLICY.retentionMs));
+    const expired = decideExpireWait(task, ERROR, 'm', 560, POLICY).next!;
+    const cancelled = decideCancel('t', task, 'o', 400, POLICY).next!;
+    for (const [ended, at] of [
+      [expired, 560],
+      [cancelled, 400],
+    ] as const) {
+      assert.equal(ended.ttlMs, at + POLICY.retentionMs);
+      assert.equal(ended.keptUntil, undefined, 'the wait expiry goes with the wait');
+      for (const [index, value] of advertised.entries()) {
+        if ([60, 300, 549][index]! <= at) assert.ok(value <= ended.ttlMs, `advertised ${value} before the end`);
+      }
+    }
   });
 
   it('without the setting a wait has no deadline and is off the index, as before', () => {
