@@ -25,13 +25,14 @@ export const batchProcess = defineTool({
   }),
   execution: 'optional',
   handler: async ({ items, delayMs }, ctx) => {
-    const processed: Array<{ item: number; fingerprint: string }> = [];
+    const processed: Array<{ item: number; fingerprint: string; processedAt: string }> = [];
     for (const [index, item] of items.entries()) {
-      const fingerprint = await ctx.step(`item#${index}`, async () => {
+      // When it was processed is part of what is recorded: a replay says the first time, not a second.
+      const done = await ctx.step(`item#${index}`, async () => {
         await sleep(delayMs, ctx.signal);
-        return createHash('sha256').update(item).digest('hex').slice(0, 16);
+        return { fingerprint: createHash('sha256').update(item).digest('hex').slice(0, 16), processedAt: new Date().toISOString() };
       });
-      processed.push({ item: index, fingerprint });
+      processed.push({ item: index, ...done });
       await ctx.progress(`Processed ${index + 1} of ${items.length} items`);
     }
     const message = `Processed ${items.length} items`;

@@ -14,8 +14,15 @@ import { logTaskEnded, withMetrics } from '../metrics.ts';
 import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
 import { sleep } from '../runtime/sleep.ts';
 import { checkAnswers } from '../tasks/limits.ts';
-import type { ClientCapabilities, TaskRecord } from '../tasks/model.ts';
-import { type AnswerResult, type CancelOptions, type CancelResult, TaskNotFoundError, type TaskStore } from '../tasks/store.ts';
+import { type ClientCapabilities, isTerminal, type TaskRecord } from '../tasks/model.ts';
+import {
+  type AnswerResult,
+  type CancelOptions,
+  type CancelResult,
+  TaskIdTakenError,
+  TaskNotFoundError,
+  type TaskStore,
+} from '../tasks/store.ts';
 
 /** How often a waiting request reads the task: at most one strongly consistent read a second. */
 export const WAIT_READ_MS = 1_000;
@@ -41,6 +48,12 @@ export interface TaskToStart {
   idempotencyKey?: string;
 }
 
+/** What {@link TaskActions.createOrJoin} did: started the task, or joined an unfinished one an identical call started. */
+export interface Joined {
+  task: TaskRecord;
+  joined: boolean;
+}
+
 /** The task actions over one store and queue. */
 export class TaskActions {
   constructor(private readonly deps: TaskActionDeps) {}
@@ -51,11 +64,45 @@ export class TaskActions {
    * the task is readable by `read`.
    */
   async create(task: TaskToStart): Promise<TaskRecord> {
+    return (await this.#start(task, randomUUID(), {})).task;
+  }
+
+  /**
+   * Starts the task under an id its call derives, or joins the owner's
+   * unfinished task an identical call started. The previous window's ids are
+   * read in turn while they hold ended tasks (usually one read: the first is
+   * free); this window's are tried in turn by the create's own conditional
+   * put, each found ended passing to the next. Past the last, the call starts
+   * a task of its own under a fresh id.
+   */
+  async createOrJoin(task: TaskToStart, ids: { current: readonly string[]; previous: readonly string[] }): Promise<Joined> {
+    for (const id of ids.previous) {
+      const earlier = await this.read(id, task.owner);
+      if (!earlier) break;
+      if (!isTerminal(earlier.status)) return this.#joined(earlier);
+    }
+    for (const id of ids.current) {
+      try {
+        const started = await this.#start(task, id, { join: true });
+        return started.created ? { task: started.task, joined: false } : this.#joined(started.task);
+      } catch (error) {
+        if (!(error instanceof TaskIdTakenError)) throw error;
+      }
+    }
+    return { task: await this.create(task), joined: false };
+  }
+
+  #joined(task: TaskRecord): Joined {
+    this.deps.log({ event: 'repeat-joined', taskId: task.taskId, tool: task.tool });
+    return { task, joined: true };
+  }
+
+  async #start(task: TaskToStart, taskId: string, options: { join?: boolean }): Promise<{ task: TaskRecord; created: boolean }> {
     const { store, log, now } = this.deps;
     const { idempotencyKey, inputResponses = {}, toolVersion, ...fields } = task;
     const created = await store.create(
-      { taskId: randomUUID(), ...fields, inputResponses, now: now(), ...(toolVersion === undefined ? {} : { toolVersion }) },
-      idempotencyKey === undefined ? {} : { idempotencyKey },
+      { taskId, ...fields, inputResponses, now: now(), ...(toolVersion === undefined ? {} : { toolVersion }) },
+      { ...options, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
     );
     if (created.created) {
       await this.enqueue(created.task.taskId, 'start');
@@ -63,7 +110,7 @@ export class TaskActions {
         withMetrics({ event: 'task-created', taskId: created.task.taskId, tool: task.tool }, { TasksCreated: 1 }, created.task.createdAt),
       );
     }
-    return created.task;
+    return created;
   }
 
   /** The task as `principal` may see it: `undefined` for an unknown, expired or another principal's id alike. One read. */

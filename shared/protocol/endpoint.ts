@@ -1,7 +1,9 @@
 import { createMcpHandler, type McpRequestContext, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
-import { TaskActions } from '../actions/task-actions.ts';
+import { repeatCallIds } from '../actions/repeat-calls.ts';
+import { TaskActions, type TaskToStart } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
+import { purposeKeys } from '../keys.ts';
 import { DeploymentLinks } from '../links.ts';
 import type { Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
@@ -101,6 +103,8 @@ class TasksEndpoint {
   private readonly inline: InlineRunner;
   private readonly fallbackOn: boolean;
   private readonly fallbackDeps: FallbackDeps;
+  /** The key repeated calls' task ids are derived with. */
+  private readonly repeatKey: () => Promise<Uint8Array>;
   // The catalogue is fixed for the life of the endpoint: describe it once.
   private toolList: ToolListing[] | undefined;
   private fallbackToolsList: ToolListing[] | undefined;
@@ -111,6 +115,8 @@ class TasksEndpoint {
     // `auto`: a JSON body, unless a tool reports progress to a client that asked for it (see progress.ts).
     const handler = createMcpHandler((ctx) => this.buildServer(ctx), { responseMode: 'auto' });
     this.inline = new InlineRunner(requestStateSealer(deps.requestStateKey), deps.settings.syncBudgetMs);
+    const keys = purposeKeys(deps.requestStateKey);
+    this.repeatKey = () => keys('repeat-call-id');
     this.fallbackOn = deps.clientFallback ?? true;
     if (this.fallbackOn) {
       const taken = FALLBACK_TOOL_NAMES.filter((name) => deps.tools.has(name));
@@ -242,7 +248,7 @@ class TasksEndpoint {
       if (gathered.result['resultType'] === 'input_required') return gathered.result;
       answers = gathered.answers;
     }
-    const task = await this.createTask(tool, args, caller.capabilities, caller.principal, answers, key);
+    const task = await this.actions.create(this.taskToStart(tool, args, caller.capabilities, caller.principal, answers, key));
     return legacy ? legacyCreateTaskResult(task, this.renderContext()) : createTaskResult(task, this.renderContext());
   }
 
@@ -263,26 +269,32 @@ class TasksEndpoint {
   ) {
     const { capabilities, principal } = caller;
     const channel = { ...capabilities, elicitation: capabilities['elicitation'] ?? { form: {} }, sampling: capabilities['sampling'] ?? {} };
-    const task = await this.createTask(tool, args, channel, principal, {}, key);
-    this.deps.log({ event: 'fallback-started', taskId: task.taskId, tool: tool.name });
+    const start = this.taskToStart(tool, args, channel, principal, {}, key);
+    // A repeat of an unfinished identical call joins its task (unless the tool opts out, or the call carries its own key).
+    const { task, joined } =
+      tool.joinRepeats === false || key !== undefined
+        ? { task: await this.actions.create(start), joined: false }
+        : await this.actions.createOrJoin(start, repeatCallIds(await this.repeatKey(), { principal, tool: tool.name, args }, this.now()));
+    if (!joined) this.deps.log({ event: 'fallback-started', taskId: task.taskId, tool: tool.name });
     const latest = (await this.actions.wait(task, principal, deadline, caller.ctx.mcpReq.signal)) ?? task;
     if (latest.status === 'failed') {
       // As the same failure inside the request would have answered.
       throw ProtocolError.fromError(latest.error.code, latest.error.message, latest.error.data);
     }
-    return describeTask(latest, this.fallbackDeps.text, { firstAnswer: true });
+    return describeTask(latest, this.fallbackDeps.text, joined ? { joined: true } : { firstAnswer: true });
   }
 
-  private createTask(
+  /** What a task of `tool` is started with. */
+  private taskToStart(
     tool: ToolDefinition,
     args: Record<string, unknown>,
     capabilities: ClientCapabilities,
     principal: string,
     answers: Record<string, unknown>,
     key: string | undefined,
-  ) {
+  ): TaskToStart {
     const { settings } = this.deps;
-    return this.actions.create({
+    return {
       owner: principal,
       tool: tool.name,
       arguments: args,
@@ -292,7 +304,7 @@ class TasksEndpoint {
       pollIntervalMs: tool.pollIntervalMs ?? settings.pollIntervalMs,
       ...(tool.version === undefined ? {} : { toolVersion: tool.version }),
       ...(key === undefined ? {} : { idempotencyKey: key }),
-    });
+    };
   }
 
   /** The clock and settings a task is rendered with. Bound: the task methods call it. */

@@ -225,7 +225,11 @@ function questions(task: OpenTask, context: TextContext) {
  * What a fallback call (or `task_status`) answers for a task in its current
  * state. A completed task answers the tool's result exactly as it returned it.
  */
-export function describeTask(task: TaskRecord, context: TextContext, options: { firstAnswer?: boolean } = {}): ToolResult {
+export function describeTask(
+  task: TaskRecord,
+  context: TextContext,
+  options: { firstAnswer?: boolean; joined?: boolean } = {},
+): ToolResult {
   const { taskId, tool } = task;
   const kept = `Its result stays readable for ${humanMs(context.settings.retentionMs)} after it ends.`;
   const again = `Do not call ${tool} again for this: that would start the work a second time.`;
@@ -253,9 +257,11 @@ export function describeTask(task: TaskRecord, context: TextContext, options: { 
       const how = answerable
         ? `Answer with ${TASK_ANSWER} {"taskId": "${taskId}", "answers": {"<key>": {…}}}, then ${followUp(taskId)}.`
         : `Once the person has answered, ${followUp(taskId)}.`;
-      const opening = options.firstAnswer
-        ? `${tool} is running as background task ${taskId} and is waiting for answers to these questions:`
-        : `Task ${taskId} (${tool}) is waiting for answers to these questions:`;
+      const opening = options.joined
+        ? `An identical call of ${tool} is already running as background task ${taskId}; this call joined it instead of starting the work again. It is waiting for answers to these questions:`
+        : options.firstAnswer
+          ? `${tool} is running as background task ${taskId} and is waiting for answers to these questions:`
+          : `Task ${taskId} (${tool}) is waiting for answers to these questions:`;
       const person = Object.values(listed).some((question) => question['answeredBy'] === 'person');
       return reply(
         [opening, ...lines, how, again, kept].join('\n'),
@@ -273,9 +279,11 @@ export function describeTask(task: TaskRecord, context: TextContext, options: { 
           guide,
         );
       }
-      const opening = options.firstAnswer
-        ? `${tool} is taking longer than this reply may wait, so it goes on running as background task ${taskId}; nothing is lost.`
-        : `Task ${taskId} (${tool}) is still working.`;
+      const opening = options.joined
+        ? `An identical call of ${tool} is already running as background task ${taskId}; this call joined it instead of starting the work again.`
+        : options.firstAnswer
+          ? `${tool} is taking longer than this reply may wait, so it goes on running as background task ${taskId}; nothing is lost.`
+          : `Task ${taskId} (${tool}) is still working.`;
       return reply(
         [`${opening}${progress}`, again, `To get its result, ${followUp(taskId)}.`, kept].join('\n'),
         { taskId, status: task.status, ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }) },

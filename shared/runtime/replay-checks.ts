@@ -3,6 +3,7 @@
  * identifies a question, the index of the calls a task recorded, and the
  * decisions that fail a replay, each failure one {@link ReplayError}.
  */
+import { canonicalJson } from '../canonical-json.ts';
 import { TasksError } from '../errors.ts';
 import type { InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
 import { INTERNAL_ERROR } from '../wire.ts';
@@ -108,18 +109,7 @@ function dataOf(details: ReplayDetails): Record<string, unknown> {
  */
 export function fingerprintOf(request: InputRequest): string {
   const schema = request.method === 'elicitation/create' ? request.params?.['requestedSchema'] : undefined;
-  return stableJson({ method: request.method, schema: schema ?? null });
-}
-
-function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((key) => `${JSON.stringify(key)}:${stableJson((value as Record<string, unknown>)[key])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
+  return canonicalJson({ method: request.method, schema: schema ?? null });
 }
 
 /** The calls a task recorded, as the order checks and the replay-progress test read them. */

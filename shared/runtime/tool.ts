@@ -228,6 +228,15 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * Default: served by the fallback when the deployment has it on.
    */
   fallback?: boolean;
+  /**
+   * `false`: identical calls (same caller, same arguments) from a client
+   * without tasks each run anew, for tools whose repeated calls are meant to
+   * run again (a "roll the dice", a "send another reminder"). Default: a
+   * repeat within minutes of an unfinished identical call joins its task and
+   * answers as `task_status` would, so a model that calls again (or a client
+   * that gave up and retries) never starts the work twice.
+   */
+  joinRepeats?: boolean;
 }
 
 /**

@@ -29,6 +29,7 @@ import {
   type AnswerResult,
   type CancelOptions,
   type CancelResult,
+  type CreateOptions,
   type FailOptions,
   type HeartbeatOptions,
   LeaseLostError,
@@ -36,6 +37,7 @@ import {
   type ReleaseOptions,
   type StepRecord,
   type StorePolicy,
+  TaskIdTakenError,
   TaskRowRejectedError,
   type TaskStore,
 } from './store.ts';
@@ -90,25 +92,35 @@ export class DynamoDbTaskStore implements TaskStore {
     this.#table = { client: options.client, tableName: options.tableName, policy: options.policy };
   }
 
-  async create(task: NewTask, options: { idempotencyKey?: string } = {}): Promise<{ task: TaskRecord; created: boolean }> {
+  async create(task: NewTask, options: CreateOptions = {}): Promise<{ task: TaskRecord; created: boolean }> {
     const record = newTaskRecord(task, this.#policy);
     const capped = this.#policy.maxUnfinishedTasks !== undefined;
     if (capped) await takeSlot(this.#table, record.owner, record.taskId, task.now);
     try {
       let created: { task: TaskRecord; created: boolean };
       if (options.idempotencyKey === undefined) {
-        if (!(await putRow(this.#table, record))) throw new Error('Task id collision');
-        created = { task: fromItem(toItem(record, shardsOf(this.#policy))), created: true };
+        created = (await putRow(this.#table, record))
+          ? { task: fromItem(toItem(record, shardsOf(this.#policy))), created: true }
+          : await this.#existing(record, options.join === true, task.now);
       } else {
         created = await createOnce(this.#table, record, options.idempotencyKey, task.now);
       }
-      // An idempotent retry returned the first call's task: this call's slot goes back.
-      if (capped && created.task.taskId !== record.taskId) await freeSlot(this.#table, record.owner, record.taskId);
+      // An idempotent retry or a joined call returned an earlier task: this call's slot goes back.
+      if (capped && !created.created) await freeSlot(this.#table, record.owner, record.taskId);
       return created;
     } catch (error) {
       if (capped) await freeSlot(this.#table, record.owner, record.taskId);
       throw error;
     }
+  }
+
+  /** The unfinished task already under `record`'s id, for a `create` that may join it (one read). */
+  async #existing(record: TaskRecord, join: boolean, now: number): Promise<{ task: TaskRecord; created: false }> {
+    if (!join) throw new Error('Task id collision');
+    const item = await readRow(this.#table, record.taskId);
+    const existing = item && visible(fromItem(item), record.owner, now);
+    if (existing && !isTerminal(existing.status)) return { task: existing, created: false };
+    throw new TaskIdTakenError(record.taskId);
   }
 
   async get(taskId: string, owner: string, now: number): Promise<TaskRecord | undefined> {

@@ -4,6 +4,7 @@ import {
   type AnswerResult,
   type CancelOptions,
   type CancelResult,
+  type CreateOptions,
   type FailOptions,
   type HeartbeatOptions,
   IdempotencyConflictError,
@@ -11,6 +12,7 @@ import {
   type ReleaseOptions,
   type StepRecord,
   type StorePolicy,
+  TaskIdTakenError,
   type TaskStore,
   TooManyTasksError,
 } from './store.ts';
@@ -47,7 +49,7 @@ export class InMemoryTaskStore implements TaskStore {
     this.#policy = policy;
   }
 
-  async create(task: NewTask, options: { idempotencyKey?: string } = {}): Promise<{ task: TaskRecord; created: boolean }> {
+  async create(task: NewTask, options: CreateOptions = {}): Promise<{ task: TaskRecord; created: boolean }> {
     const scope = options.idempotencyKey === undefined ? undefined : `${task.owner}\u0000${options.idempotencyKey}`;
     const fingerprint = JSON.stringify([task.tool, task.arguments]);
     if (scope !== undefined) {
@@ -60,7 +62,12 @@ export class InMemoryTaskStore implements TaskStore {
       }
     }
     // Checked before the key is recorded, so that a key never names another's task.
-    if (this.#tasks.has(task.taskId)) throw new Error('Task id collision');
+    if (this.#tasks.has(task.taskId)) {
+      if (!options.join) throw new Error('Task id collision');
+      const existing = visible(this.#tasks.get(task.taskId), task.owner, task.now);
+      if (existing && !isTerminal(existing.status)) return { task: copy(existing), created: false };
+      throw new TaskIdTakenError(task.taskId);
+    }
     const cap = this.#policy.maxUnfinishedTasks;
     if (cap !== undefined && [...this.#tasks.values()].filter((t) => t.owner === task.owner && !isTerminal(t.status)).length >= cap) {
       throw new TooManyTasksError(cap);

@@ -18,6 +18,24 @@ export interface NewTask {
   toolVersion?: string;
 }
 
+/** Options of `create`. */
+export interface CreateOptions {
+  /**
+   * A second call by the same owner with the same key returns the first task
+   * (`created: false`); with other arguments it throws {@link IdempotencyConflictError}.
+   */
+  idempotencyKey?: string;
+  /**
+   * The task id is derived from the call (a repeated call derives the same
+   * one): when a task of that id exists, is the owner's and is unfinished,
+   * it is returned (`created: false`) instead of a second one; when it has
+   * ended (or is another's, or gone), {@link TaskIdTakenError} is thrown and
+   * nothing is written. Costs nothing more than the create itself when the
+   * id is free, and a read when it is not.
+   */
+  join?: boolean;
+}
+
 /** Result of `answer`: which keys were taken and whether the task can resume. */
 export interface AnswerResult {
   accepted: string[];
@@ -170,7 +188,7 @@ export interface TaskStore {
    * the same key returns the first task (`created: false`) instead of making
    * another; with other arguments it throws {@link IdempotencyConflictError}.
    */
-  create(task: NewTask, options?: { idempotencyKey?: string }): Promise<{ task: TaskRecord; created: boolean }>;
+  create(task: NewTask, options?: CreateOptions): Promise<{ task: TaskRecord; created: boolean }>;
 
   /** One strongly consistent read (plus the chunks of a large result); `undefined` when not found. */
   get(taskId: string, owner: string, now: number): Promise<TaskRecord | undefined>;
@@ -323,6 +341,14 @@ export class TaskRowRejectedError extends TasksError {
   ) {
     super(reason === 'size' ? 'Task row over the item size limit' : 'Task row rejected', options);
     this.name = 'TaskRowRejectedError';
+  }
+}
+
+/** `create` with `join` found the derived id taken by a task it may not join (ended, another's, or expired). */
+export class TaskIdTakenError extends TasksError {
+  constructor(readonly taskId: string) {
+    super('Task id taken by a task that cannot be joined');
+    this.name = 'TaskIdTakenError';
   }
 }
 

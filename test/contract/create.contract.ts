@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { WorkingTask } from '../../shared/tasks/model.ts';
-import { IdempotencyConflictError } from '../../shared/tasks/store.ts';
-import { at, type ContractKit, LEASE, newTask, OWNER, RESULT, STRANGER, T0, TTL, W } from './kit.ts';
+import { IdempotencyConflictError, TaskIdTakenError } from '../../shared/tasks/store.ts';
+import { at, type ContractKit, ELICIT, LEASE, newTask, OWNER, RESULT, STRANGER, T0, TTL, W } from './kit.ts';
 
 /** The `create and get` cases. */
 export function describeCreateAndGet(kit: ContractKit): void {
@@ -131,6 +131,46 @@ export function describeIdempotentCreate(kit: ContractKit): void {
       assert.notEqual(second.task.taskId, first.taskId);
       const third = await store().create(newTask({ now: later + 1 }), { idempotencyKey: key });
       assert.deepEqual(third, { task: second.task, created: false });
+    });
+  });
+}
+
+/** The `create that may join` cases: a derived id, as repeated identical calls use. */
+export function describeJoiningCreate(kit: ContractKit): void {
+  const { store, read, created, waiting, completed } = kit;
+  describe('create that may join', () => {
+    it('a free id creates the task', async () => {
+      const input = newTask();
+      const result = await store().create(input, { join: true });
+      assert.equal(result.created, true);
+      assert.equal(result.task.taskId, input.taskId);
+    });
+
+    it("the owner's unfinished task under the id is returned as it is, working or waiting, and nothing is written", async () => {
+      for (const task of [await created(), await waiting({ confirm: ELICIT })]) {
+        const again = await store().create(newTask({ taskId: task.taskId, now: at(5), tool: 'other' }), { join: true });
+        assert.deepEqual(again, { task, created: false });
+        assert.deepEqual(await read(task.taskId), task);
+      }
+    });
+
+    it("an ended task, or another owner's, under the id is not joined: TaskIdTakenError, and it stays as it was", async () => {
+      const ended = await completed();
+      await assert.rejects(store().create(newTask({ taskId: ended.taskId, now: at(5) }), { join: true }), TaskIdTakenError);
+      assert.deepEqual(await read(ended.taskId), ended);
+      const theirs = await created();
+      await assert.rejects(
+        store().create(newTask({ taskId: theirs.taskId, owner: STRANGER, now: at(5) }), { join: true }),
+        TaskIdTakenError,
+      );
+      assert.deepEqual(await read(theirs.taskId), theirs);
+    });
+
+    it('of concurrent creates under one id exactly one creates the task, the others join it', async () => {
+      const taskId = randomUUID();
+      const results = await Promise.all(Array.from({ length: 3 }, () => store().create(newTask({ taskId }), { join: true })));
+      assert.equal(results.filter((result) => result.created).length, 1);
+      assert.deepEqual(new Set(results.map((result) => result.task.taskId)), new Set([taskId]));
     });
   });
 }

@@ -13,7 +13,7 @@ import { describeAnswer } from './answer.contract.ts';
 import { describeCancel } from './cancel.contract.ts';
 import { describeClaim } from './claim.contract.ts';
 import { describeConcurrentCallers } from './concurrency.contract.ts';
-import { describeCreateAndGet, describeIdempotentCreate } from './create.contract.ts';
+import { describeCreateAndGet, describeIdempotentCreate, describeJoiningCreate } from './create.contract.ts';
 import { describeExpiry } from './expiry.contract.ts';
 import { describeFail } from './fail.contract.ts';
 import { describeFinish } from './finish.contract.ts';
@@ -55,6 +55,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     describeSteps(kit);
     describeSweep(kit);
     describeIdempotentCreate(kit);
+    describeJoiningCreate(kit);
     describeConcurrentCallers(kit);
   });
 }

@@ -62,6 +62,29 @@ describe('crash recovery (SIGKILL of the local stack, restart on the same data)'
         return entry['event'] === event && entry['taskId'] === taskId && (outcome === undefined || entry['outcome'] === outcome);
       });
 
+  it('batch_process killed mid-run resumes at the first unfinished item: no finished item is processed again', async () => {
+    const dataDir = join(root, 'batch');
+    const first = await start(dataDir);
+    const items = Array.from({ length: 10 }, (_, index) => `item-${index}`);
+    const taskId = await createTask(first.url, 'batch_process', { items, delayMs: 600 });
+    const progressed = await pollUntil(first.url, taskId, (task) => /^Processed ([3-9]) of 10/.test(task.statusMessage ?? ''), 30_000, 100);
+    await crash(first);
+    const killedAt = Date.now();
+    const finishedAtKill = Number(/^Processed (\d+)/.exec(progressed.statusMessage ?? '')?.[1]);
+
+    const second = await start(dataDir);
+    const done = await pollUntil(second.url, taskId, (task) => task.status !== 'working', 60_000, 100);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    const processed = (done.result?.['structuredContent'] as { processed: Array<{ item: number; processedAt: string }> }).processed;
+    assert.deepEqual(
+      processed.map((entry) => entry.item),
+      items.map((_, index) => index),
+    );
+    for (const entry of processed.slice(0, finishedAtKill)) {
+      assert.ok(Date.parse(entry.processedAt) < killedAt, `item ${entry.item} finished before the kill was not processed again`);
+    }
+  });
+
   it('finishes a multi-step job after a kill without re-running checkpointed steps', async (t) => {
     const dataDir = join(root, 'steps');
     const label = uniqueLabel('crash-steps');

@@ -57,7 +57,7 @@ describe('batch_process', () => {
     const run = testTool(batchProcess, { items: ['a', 'b', 'c', 'd', 'e'], delayMs: 0 }, { stepsPerRun: 2 });
     assert.deepEqual(await run.once(), { kind: 'continue' });
     assert.deepEqual([...run.checkpoints.keys()], ['item#0', 'item#1']);
-    const first = run.checkpoints.get('item#0');
+    const first = (run.checkpoints.get('item#0') as { fingerprint: string }).fingerprint;
     const result = await run.result();
     assert.deepEqual([...run.checkpoints.keys()], ['item#0', 'item#1', 'item#2', 'item#3', 'item#4'], 'each item recorded once');
     const processed = (result.structuredContent as { processed: Array<{ fingerprint: string }> }).processed;
