@@ -23,7 +23,7 @@ import { startLocalStackProcess } from '../support/local-stack.ts';
 import { rpc } from '../support/mcp-http.ts';
 import { detail, figuresOf, meter, resetMeter } from './aws-counting.ts';
 import { countScenarios, openCountingStack } from './aws-scenarios.ts';
-import { FALLBACK_CALL_MIN, TASK_STATUS_MIN } from './minima.ts';
+import { FALLBACK_CALL_MIN, REPEAT_JOIN_MIN, TASK_STATUS_MIN } from './minima.ts';
 import { FIGURE_COLUMNS, report } from './report.ts';
 
 const bench = await openCountingStack();
@@ -68,7 +68,23 @@ async function clientsWithoutTasks(finishedTaskId: string): Promise<void> {
     if (status.body?.result?.['isError'] === true || !status.body?.result) throw new Error(`bench: task_status failed: ${status.text}`);
   }
   const status = figuresOf(meter);
+  const statusDetail = detail(meter, calls);
   const per = (value: number) => value / calls;
+
+  // A repeat of a call whose task waits for input (no worker runs meanwhile, so only the repeat is metered).
+  const question = { name: 'multi_input', arguments: {} };
+  const asked = await rpc(stack.url, 'tools/call', question, withoutTasks);
+  const askedId = (asked.body?.result?.['structuredContent'] as { taskId?: string } | undefined)?.taskId;
+  await quiescent();
+  resetMeter();
+  const repeat = await rpc(stack.url, 'tools/call', question, withoutTasks);
+  if ((repeat.body?.result?.['structuredContent'] as { taskId?: string } | undefined)?.taskId !== askedId) {
+    throw new Error(`bench: the repeated call did not join: ${repeat.text}`);
+  }
+  await quiescent();
+  const joined = figuresOf(meter);
+  const joinDetail = detail(meter);
+  await rpc(stack.url, 'tools/call', { name: 'task_cancel', arguments: { taskId: askedId } }, withoutTasks);
 
   const columns = FIGURE_COLUMNS;
   console.log('');
@@ -80,6 +96,9 @@ async function clientsWithoutTasks(finishedTaskId: string): Promise<void> {
     `| fallback call ending within the budget | ${columns.map(([, key]) => `${measured[key]} | ${FALLBACK_CALL_MIN[key]}`).join(' | ')} |`,
   );
   console.log(
+    `| a repeated identical call (joins the unfinished task) | ${columns.map(([, key]) => `${joined[key]} | ${REPEAT_JOIN_MIN[key]}`).join(' | ')} |`,
+  );
+  console.log(
     `| one task_status call (no waitSeconds) | ${per(status.rcu)} | ${TASK_STATUS_MIN.rcu} | ${per(status.wcu)} | 0 | ` +
       `${per(status.ddbRequests)} | ${TASK_STATUS_MIN.ddbRequests} | ${per(status.sqsRequests)} | 0 | ${per(status.invocations)} | 0 ` +
       `|`,
@@ -88,7 +107,11 @@ async function clientsWithoutTasks(finishedTaskId: string): Promise<void> {
   console.log(
     `- the fallback call answered its own result after ${answeredMs} ms (the request reads the row once a second); ${callDetail}`,
   );
-  console.log(`- task_status: ${detail(meter, calls)}`);
+  console.log(
+    `- the repeated call: ${joinDetail}; the refused put is billed by the size of the row it checked (1 WCU per KB: here a waiting ` +
+      'task of two questions, just over 1 KB)',
+  );
+  console.log(`- task_status: ${statusDetail}`);
   console.log(
     '- past the budget the call costs at most one read a second of the budget (20), the task what any task costs, and each task_status ' +
       'with waitSeconds at most one read a second more',

@@ -48,13 +48,20 @@ export const TEN_STEP_MIN: Figures = {
 export const GET_MIN = { ddbRequests: 1, rcu: ROW_RCU };
 /**
  * A call from a client without tasks that ends within the synchronous budget (the fallback): the
- * simple task, plus the request's wait on the row: one strongly consistent read a second, so one for
- * a task that ends within the first second.
+ * simple task, plus the repeat check (a read of the previous window's id: the create's own
+ * conditional put checks this window's) and the request's wait on the row: one strongly consistent
+ * read a second, so one for a task that ends within the first second.
  */
 export const FALLBACK_CALL_MIN: Figures = {
   ...SIMPLE_MIN,
-  ddbRequests: SIMPLE_MIN.ddbRequests + 1,
-  rcu: SIMPLE_MIN.rcu + ROW_RCU,
+  ddbRequests: SIMPLE_MIN.ddbRequests + 2,
+  rcu: SIMPLE_MIN.rcu + 2 * ROW_RCU,
 };
+/**
+ * A repeat of an unfinished identical call from a client without tasks: the previous window's id
+ * read (nothing there), the create's conditional put refused (a refused put is billed as a write)
+ * and the task it found read; nothing queued, nothing run.
+ */
+export const REPEAT_JOIN_MIN: Figures = { rcu: 2 * ROW_RCU, wcu: 1, ddbRequests: 3, sqsRequests: 0, invocations: 0 };
 /** `task_status` without `waitSeconds`: one strongly consistent read of the row, as `tasks/get`. */
 export const TASK_STATUS_MIN = GET_MIN;
