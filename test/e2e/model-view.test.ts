@@ -88,7 +88,7 @@ async function follow(client: ModelClient, taskId: string): Promise<ToolReply> {
   for (let round = 0; round < 10; round++) {
     const reply = await client.call('task_status', { taskId, waitSeconds: 20 });
     if (reply.structuredContent?.['status'] !== 'working') return reply;
-    assert.match(client.view(reply), new RegExp(`task_status[^]*${taskId}`), 'a working view names the follow-up call');
+    assert.match(client.view(reply), new RegExp(`task_status[\\s\\S]*${taskId}`), 'a working view names the follow-up call');
   }
   assert.fail(`task ${taskId} still working after 10 task_status calls`);
 }
@@ -123,7 +123,7 @@ for (const [label, connect] of [
       const taskId = String(first.structuredContent?.['taskId']);
       assert.equal(first.structuredContent?.['status'], 'working', textOf(first));
       const view = client.view(first);
-      assert.match(view, new RegExp(`task_status[^]*${taskId}`), 'the follow-up call and its task id');
+      assert.match(view, new RegExp(`task_status[\\s\\S]*${taskId}`), 'the follow-up call and its task id');
       assert.match(view, /[Dd]o not call long_computation again|"doNotCallAgain":"long_computation"/);
 
       const again = await client.call('long_computation', args);
@@ -150,7 +150,7 @@ for (const [label, connect] of [
       const refused = await client.call('task_answer', { taskId, answers: { approval: { approve: true } } });
       assert.equal(refused.isError, undefined, 'a refusal to hand to the user, not a mistake');
       assert.match(client.view(refused), /not for you to answer/);
-      assert.match(client.view(refused), new RegExp(`task_status[^]*${taskId}`), 'and to wait with task_status');
+      assert.match(client.view(refused), new RegExp(`task_status[\\s\\S]*${taskId}`), 'and to wait with task_status');
 
       const person = await runPrinted(command, ['--answer', 'approval.approve=true']);
       assert.equal(person.code, 0, person.stderr);
@@ -159,6 +159,23 @@ for (const [label, connect] of [
     });
   });
 }
+
+describe("npm start's catalogue", () => {
+  it("lists the product's tools and the fallback tools, and none of the conformance suite's fixtures", async () => {
+    const listed = resultOf(await rpc(stack.url, 'tools/list', {}, { capabilities: NON_DECLARING }));
+    const names = (listed['tools'] as Array<{ name: string }>).map((tool) => tool.name).sort();
+    assert.deepEqual(names, [
+      'approval_gate',
+      'batch_process',
+      'external_job',
+      'intake_form',
+      'long_computation',
+      'task_answer',
+      'task_cancel',
+      'task_status',
+    ]);
+  });
+});
 
 describe('a client that gives up before the budget', () => {
   it('sends notifications/cancelled, which cancels nothing: its retry joins the task, which completes', { timeout: 120_000 }, async () => {

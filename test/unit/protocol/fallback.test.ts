@@ -150,6 +150,18 @@ describe('the fallback tools', () => {
     assert.match(textOf(again), /already ended \(cancelled\)/);
   });
 
+  it('task_status right after task_cancel of a running task says a cancel was requested and what happens next', async () => {
+    const { store, call } = setup();
+    await store.create(newTask({ taskId: 't6', now: NOW }));
+    assert.ok(await store.claim('t6', 'w', NOW, 60_000), 'a worker runs it');
+    const cancelled = await call('task_cancel', { taskId: 't6' });
+    assert.equal(cancelled.structuredContent?.['cancelRequested'], true);
+    const status = await call('task_status', { taskId: 't6' });
+    assert.match(textOf(status), /asked to cancel and is stopping: it ends cancelled at its next check/);
+    assert.equal(status.structuredContent?.['cancelRequested'], true);
+    assert.doesNotMatch(textOf(status), /still working/);
+  });
+
   it('bad arguments are an isError text naming the argument', async () => {
     const { call } = setup();
     const reply = await call('task_status', { waitSeconds: 5 });
