@@ -79,7 +79,8 @@ export async function sweep(deps: SweeperDeps, options: SweepOptions = {}): Prom
     for (const taskId of fresh) seen.add(taskId);
     const parallelism = Math.max(1, Math.min(options.maxParallelism ?? SWEEP_MAX_PARALLELISM, fresh.length));
     await inParallel(fresh, parallelism, async (taskId) => {
-      const outcome = await sweepOne(deps, taskId, now);
+      // Each write's own time: an end decided with a stale clock could be earlier than a read of the task before it landed.
+      const outcome = await sweepOne(deps, taskId, clock());
       if (outcome === 'requeued') requeued.push(taskId);
       if (outcome === 'expired') expired.push(taskId);
     });

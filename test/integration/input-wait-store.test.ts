@@ -19,7 +19,7 @@ import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
 import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
 import type { InputRequest, TaskRecord } from '../../shared/tasks/model.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
-import { renderedTtlMs } from '../../shared/tasks/ttl.ts';
+import { CLOCK_MARGIN_MS, renderedTtlMs } from '../../shared/tasks/ttl.ts';
 import { newTask, storePolicy } from '../support/factories.ts';
 
 const MAX_WAIT = 86_400_000;
@@ -92,7 +92,7 @@ for (const [name, make] of stores) {
         assert.equal(Item?.['expiresAt']?.N, String(Math.ceil(task.keptUntil! / 1000)), "the table's TTL attribute: the backstop");
       }
       // Advertised while waiting: as a running task, age + retention.
-      assert.equal(renderedTtlMs(task, base + 100, POLICY.retentionMs), 100 + POLICY.retentionMs);
+      assert.equal(renderedTtlMs(task, base + 100 + CLOCK_MARGIN_MS, POLICY.retentionMs), 100 + POLICY.retentionMs);
       assert.deepEqual(await store.findDue(base + 1 + MAX_WAIT, 10), []);
       assert.deepEqual(await store.findDue(base + 2 + MAX_WAIT, 10), [task.taskId]);
       await store.cancel(task.taskId, OWNER, base + 3); // leaves the index to the next case
@@ -124,7 +124,7 @@ for (const [name, make] of stores) {
       );
       assert.equal(ended.statusMessage, ended.status === 'failed' ? ended.error.message : '');
       assert.equal(ended.ttlMs, deadline + 5 - base + POLICY.retentionMs, 'its end + retention');
-      assert.ok(ended.ttlMs >= renderedTtlMs(task, deadline + 5, POLICY.retentionMs), 'never shorter than advertised');
+      assert.ok(ended.ttlMs >= renderedTtlMs(task, deadline + 5 + CLOCK_MARGIN_MS, POLICY.retentionMs), 'never shorter than advertised');
       assert.equal(ended.keptUntil, undefined);
       assert.equal(ended.sweepAt, undefined, 'off the index');
       assert.deepEqual(await store.findDue(deadline + 10 * MAX_WAIT, 10), []);
@@ -205,7 +205,7 @@ describe('rows written before waits had a deadline (DynamoDB)', () => {
     assert.equal(old.status, 'input_required');
     assert.equal(old.sweepAt, undefined);
     assert.equal(
-      renderedTtlMs(old, base + 10 * MAX_WAIT, POLICY.retentionMs),
+      renderedTtlMs(old, base + 10 * MAX_WAIT + CLOCK_MARGIN_MS, POLICY.retentionMs),
       10 * MAX_WAIT + POLICY.retentionMs,
       'no deadline: it never expires, as before',
     );

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { TaskRecord } from '../../../shared/tasks/model.ts';
 import { isDueToRun, isWaitExpired } from '../../../shared/tasks/rules.ts';
 import { applyOutcome, decideCancel, decideExpireWait, decideReschedule, newTaskRecord } from '../../../shared/tasks/transitions.ts';
-import { renderedTtlMs } from '../../../shared/tasks/ttl.ts';
+import { CLOCK_MARGIN_MS, renderedTtlMs } from '../../../shared/tasks/ttl.ts';
 import { newTask } from '../../support/factories.ts';
 
 const POLICY = { leaseMs: 10, sweepGraceMs: 5, retentionMs: 1000 };
@@ -27,12 +27,13 @@ describe('waits for input with a deadline (transitions)', () => {
     assert.equal(task.sweepAt, 550);
     assert.equal(task.keptUntil, 550 + POLICY.retentionMs);
     assert.equal(task.ttlMs, 50 + POLICY.retentionMs, 'the floor of what is advertised, not the deadline');
-    assert.equal(renderedTtlMs(task, 300, POLICY.retentionMs), 300 + POLICY.retentionMs);
+    assert.equal(renderedTtlMs(task, 300 + CLOCK_MARGIN_MS, POLICY.retentionMs), 300 + POLICY.retentionMs);
   });
 
   it('at its end, whichever way, the TTL is the end plus the retention and never shorter than anything advertised', () => {
     const task = waiting(500);
-    const advertised = [60, 300, 549].map((at) => renderedTtlMs(task, at, POLICY.retentionMs));
+    // Reads until the end's decision, and up to the clock margin after it (its write still in flight).
+    const advertised = [60, 300, 549].map((at) => renderedTtlMs(task, at + CLOCK_MARGIN_MS, POLICY.retentionMs));
     const expired = decideExpireWait(task, ERROR, 'm', 560, POLICY).next!;
     const cancelled = decideCancel('t', task, 'o', 400, POLICY).next!;
     for (const [ended, at] of [

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { canTransition, isExpired, isTerminal, type TaskStatus, TRANSITIONS } from '../../../shared/tasks/model.ts';
-import { expiresAtSeconds, extendedTtl, renderedTtlMs } from '../../../shared/tasks/ttl.ts';
+import { CLOCK_MARGIN_MS, expiresAtSeconds, extendedTtl, renderedTtlMs } from '../../../shared/tasks/ttl.ts';
 
 const ALL: TaskStatus[] = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
 
@@ -44,7 +44,12 @@ describe('TTL', () => {
   });
 
   it('advertises a TTL that outlives a non-terminal task, and keeps a terminal one as it is', () => {
-    assert.equal(renderedTtlMs({ status: 'working', createdAt: 0, ttlMs: 1000 }, 5000, 60_000), 65_000);
+    assert.equal(renderedTtlMs({ status: 'working', createdAt: 0, ttlMs: 1000 }, 8000 + CLOCK_MARGIN_MS, 60_000), 68_000);
+    assert.equal(
+      renderedTtlMs({ status: 'working', createdAt: 0, ttlMs: 90_000 }, 8000 + CLOCK_MARGIN_MS, 60_000),
+      90_000,
+      'never below the floor',
+    );
     assert.equal(renderedTtlMs({ status: 'completed', createdAt: 0, ttlMs: 1000 }, 5000, 60_000), 1000);
   });
 
