@@ -17,16 +17,7 @@
  * machine-readable output; the default is a table for people.
  */
 import { Command } from 'commander';
-
-/** The options every operator command takes. */
-export interface OpsOptions {
-  outputs?: string;
-  stack?: string;
-  json?: boolean;
-  limit?: string;
-  olderThan?: string;
-  reason?: string;
-}
+import type { OpsOptions } from './execute.ts';
 
 /**
  * The `ops` command group. Each command's exit code goes to `exit` (0 done,

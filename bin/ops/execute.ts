@@ -4,8 +4,17 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
 import { loadConfig } from '../../shared/config.ts';
-import type { OpsOptions } from './cli.ts';
 import { humanMs, Ops, type TaskSummary, table } from './ops.ts';
+
+/** The options every operator command takes, as commander parses them. */
+export interface OpsOptions {
+  outputs?: string;
+  stack?: string;
+  json?: boolean;
+  limit?: string;
+  olderThan?: string;
+  reason?: string;
+}
 
 /** `90s`, `15m`, `2h`, `7d`, or milliseconds. */
 export function parseDuration(text: string): number {

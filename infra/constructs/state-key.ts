@@ -2,7 +2,7 @@ import { Arn, CustomResource, Duration, type RemovalPolicy, Stack } from 'aws-cd
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { PARAMETER_NAME_PROPERTY } from '../../functions/state-key/handler.ts';
+import { PARAMETER_NAME_PROPERTY } from '../../functions/state-key/app.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './task-function.ts';
 
 export interface StateKeyProps {
