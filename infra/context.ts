@@ -9,7 +9,8 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import { DEFAULT_SETTINGS, humanMs, isOrigin } from '../shared/config.ts';
+import { DEFAULT_SETTINGS, isOrigin } from '../shared/config.ts';
+import { formatDuration } from '../shared/durations.ts';
 import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb-schema.ts';
 import type { JwtSettings } from './constructs/api.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
@@ -130,7 +131,7 @@ export const CONTEXT = {
   },
   maxUnfinishedTasks: { shown: 'no cap', meaning: 'most unfinished tasks one principal may have at once (see [Limits](#limits))' },
   maxInputWaitDays: {
-    shown: humanMs(DEFAULT_SETTINGS.maxInputWaitMs),
+    shown: formatDuration(DEFAULT_SETTINGS.maxInputWaitMs),
     meaning:
       `the longest a task may wait for input (whole days, at most ${MAX_INPUT_WAIT_DAYS}) before the sweeper ends it ` +
       `\`failed\`: \`TASKS_MAX_INPUT_WAIT_MS\` on every function`,

@@ -9,6 +9,7 @@
  * a test keeps it current).
  */
 import { type AuthSettings, checkAuthSettings, list } from './auth/settings.ts';
+import { formatDuration } from './durations.ts';
 
 /** `test` adds the durability fixtures to `all`; tests only. */
 export type Toolset = 'product' | 'conformance' | 'all' | 'test';
@@ -313,11 +314,11 @@ function duration<E extends string>(
     env,
     meaning,
     fallback,
-    shown: `${fallback} (${humanMs(fallback)})`,
+    shown: `${fallback} (${formatDuration(fallback)})`,
     ...(deployed ? { deployed } : {}),
     read: (raw) => {
       const value = positiveInt(env, raw, fallback);
-      if (max !== undefined && value > max) throw new Error(`${env} may be at most ${max} (${humanMs(max)})`);
+      if (max !== undefined && value > max) throw new Error(`${env} may be at most ${max} (${formatDuration(max)})`);
       return value;
     },
   };
@@ -332,20 +333,6 @@ function positiveInt(env: string, raw: string | undefined, fallback: number): nu
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${env} must be a positive integer, got "${raw}"`);
   return value;
-}
-
-/** `7 days`, `1 hour`, `30 s`: a round duration as people write it. */
-export function humanMs(ms: number): string {
-  const units: [number, string, string][] = [
-    [DAY, ' day', ' days'],
-    [HOUR, ' hour', ' hours'],
-    [MINUTE, ' minute', ' minutes'],
-    [SECOND, ' s', ' s'],
-  ];
-  for (const [size, one, many] of units) {
-    if (ms % size === 0) return `${ms / size}${ms === size ? one : many}`;
-  }
-  return `${ms} ms`;
 }
 
 /** Whether `value` is an origin, `scheme://host[:port]` exactly as browsers send it. */

@@ -4,7 +4,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
 import { loadConfig } from '../../shared/config.ts';
-import { humanMs, Ops, type TaskSummary, table } from './ops.ts';
+import { formatDuration } from '../../shared/durations.ts';
+import { Ops, type TaskSummary, table } from './ops.ts';
 
 /** The options every operator command takes, as commander parses them. */
 export interface OpsOptions {
@@ -92,8 +93,8 @@ export async function execute(
     table(
       tasks.map((t) => ({
         ...t,
-        age: humanMs(t.ageMs),
-        waiting: t.waitingMs === undefined ? undefined : humanMs(t.waitingMs),
+        age: formatDuration(t.ageMs, { approximate: true }),
+        waiting: t.waitingMs === undefined ? undefined : formatDuration(t.waitingMs, { approximate: true }),
         running: t.running ? 'yes' : 'no',
       })),
       ['taskId', 'tool', 'age', ...(tasks.some((t) => t.waitingMs !== undefined) ? ['waiting'] : []), 'attempts', 'running', 'nextSweepAt'],
@@ -111,11 +112,11 @@ export async function execute(
           table(
             Object.entries({
               ...found,
-              ageMs: humanMs(found.ageMs),
-              ttlMs: humanMs(found.ttlMs),
+              ageMs: formatDuration(found.ageMs, { approximate: true }),
+              ttlMs: formatDuration(found.ttlMs, { approximate: true }),
               lease: found.lease ? `${found.lease.owner} until ${found.lease.until} (${found.lease.live ? 'live' : 'expired'})` : undefined,
               nextSweep: found.nextSweep
-                ? `${found.nextSweep.at} (in ${humanMs(found.nextSweep.inMs)}): ${found.nextSweep.action}`
+                ? `${found.nextSweep.at} (in ${formatDuration(found.nextSweep.inMs, { approximate: true })}): ${found.nextSweep.action}`
                 : undefined,
               waitingForInput: found.waitingForInput?.join(', '),
               steps: found.steps.length === 0 ? '(none)' : found.steps.join(', '),

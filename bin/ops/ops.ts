@@ -261,26 +261,6 @@ function taskIdOf(body: string | undefined): string {
   }
 }
 
-/** Milliseconds as people read them: `3d 4h`, `5m 10s`, `800ms`. */
-export function humanMs(ms: number): string {
-  const sign = ms < 0 ? '-' : '';
-  let rest = Math.abs(Math.round(ms));
-  if (rest < 1000) return `${sign}${rest}ms`;
-  const parts: string[] = [];
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1000],
-  ] as const) {
-    if (rest >= size) {
-      parts.push(`${Math.floor(rest / size)}${unit}`);
-      rest %= size;
-    }
-  }
-  return sign + parts.slice(0, 2).join(' ');
-}
-
 /** Rows as an aligned text table. */
 export function table(rows: Array<Record<string, unknown>>, columns: string[]): string {
   if (rows.length === 0) return '(none)';

@@ -10,7 +10,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CONTEXT } from '../../infra/context.ts';
 import { durableTimings, timingsEnvironment } from '../../infra/timings.ts';
-import { humanMs, SETTINGS } from '../../shared/config.ts';
+import { SETTINGS } from '../../shared/config.ts';
+import { formatDuration } from '../../shared/durations.ts';
 import { LOCAL_ENV } from '../local/environment.ts';
 
 export const CONFIGURATION_PAGE = fileURLToPath(new URL('../../docs/configuration.md', import.meta.url));
@@ -21,7 +22,7 @@ export function settingsTable(): string {
   const rows = Object.values(SETTINGS).map((setting) => {
     const timing = stackTimings[setting.env];
     const deployed =
-      timing !== undefined ? `${timing} (${humanMs(Number(timing))})` : 'deployed' in setting ? setting.deployed : 'the default';
+      timing !== undefined ? `${timing} (${formatDuration(Number(timing))})` : 'deployed' in setting ? setting.deployed : 'the default';
     return `| \`${setting.env}\` | ${setting.shown} | ${deployed} | ${setting.meaning} |`;
   });
   return ['| variable | default | deployed | meaning |', '|---|---|---|---|', ...rows].join('\n');

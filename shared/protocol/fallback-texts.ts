@@ -8,7 +8,8 @@
 import * as z from 'zod';
 import type { AnswerCheck } from '../actions/answers.ts';
 import { forPersonOnly } from '../actions/answers.ts';
-import { humanMs, type TaskSettings } from '../config.ts';
+import type { TaskSettings } from '../config.ts';
+import { formatDuration } from '../durations.ts';
 import type { DeploymentLinks } from '../links.ts';
 import type { ToolResult } from '../runtime/tool.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
@@ -173,7 +174,7 @@ export function unknownTask(taskId: string, context: TextContext): ToolResult {
   const shown = taskId.slice(0, 128);
   return reply(
     `No task "${shown}" is known to you. Check the id: use exactly the taskId a tool result gave you. ` +
-      `A finished task's result stays readable for ${humanMs(context.settings.retentionMs)} after it ends, then it is gone.`,
+      `A finished task's result stays readable for ${formatDuration(context.settings.retentionMs)} after it ends, then it is gone.`,
     { taskId: shown, status: 'unknown' },
     { isError: true },
   );
@@ -231,7 +232,7 @@ export function describeTask(
   options: { firstAnswer?: boolean; joined?: boolean } = {},
 ): ToolResult {
   const { taskId, tool } = task;
-  const kept = `Its result stays readable for ${humanMs(context.settings.retentionMs)} after it ends.`;
+  const kept = `Its result stays readable for ${formatDuration(context.settings.retentionMs)} after it ends.`;
   const again = `Do not call ${tool} again for this: that would start the work a second time.`;
   const guide = { next: statusCall(taskId), doNotCallAgain: tool };
   switch (task.status) {

@@ -1,4 +1,5 @@
 import type { TaskSettings } from '../config.ts';
+import { formatDuration } from '../durations.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded } from '../metrics.ts';
 import type { TaskQueue } from '../queue/queue.ts';
@@ -124,15 +125,4 @@ export function inputWaitExpired(maxInputWaitMs?: number): { error: JsonRpcError
   const limit = maxInputWaitMs === undefined ? '' : ` (${formatDuration(maxInputWaitMs)})`;
   const message = `The task waited for input longer than the server allows${limit} and was abandoned`;
   return { error: { code: INTERNAL_ERROR, message }, statusMessage: message };
-}
-
-function formatDuration(ms: number): string {
-  const units: Array<[string, number]> = [
-    ['days', 86_400_000],
-    ['hours', 3_600_000],
-    ['minutes', 60_000],
-    ['seconds', 1000],
-  ];
-  for (const [name, size] of units) if (ms % size === 0 && ms >= size) return `${ms / size} ${ms === size ? name.slice(0, -1) : name}`;
-  return `${ms} ms`;
 }
