@@ -13,6 +13,7 @@
  */
 
 import { TasksError } from '../../shared/errors.ts';
+import { sleep } from '../../shared/runtime/sleep.ts';
 import { IDEMPOTENCY_KEY, INTERNAL_ERROR, META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
 
 /** The code this client gives an HTTP 401 or 403 without a JSON-RPC answer (client-side: the server never sends it). */
@@ -263,22 +264,6 @@ export async function pollUntil<T>(
     }
     await sleep(options.interval(value));
   }
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** The text blocks of a `CallToolResult`, joined. */

@@ -1,6 +1,6 @@
 import { conformanceTools } from '../../functions/fixtures/conformance.ts';
 import { testingTools } from '../../functions/fixtures/durability/fixtures.ts';
-import { catalogue, productTools } from '../../functions/tools/index.ts';
+import { toolsetCatalogue } from '../../functions/tools/index.ts';
 import type { Toolset } from '../../shared/config.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 
@@ -10,9 +10,5 @@ import type { ToolDefinition } from '../../shared/runtime/tool.ts';
  * integration tests drive (they never ship in a function bundle).
  */
 export function localTools(toolset: Toolset): ReadonlyMap<string, ToolDefinition> {
-  return catalogue([
-    ...(toolset === 'conformance' ? [] : productTools),
-    ...(toolset === 'product' ? [] : conformanceTools),
-    ...(toolset === 'test' ? testingTools : []),
-  ]);
+  return toolsetCatalogue(toolset, { conformance: conformanceTools, testing: testingTools });
 }

@@ -1,4 +1,5 @@
 import type { ToolDefinition } from '#tool';
+import type { Toolset } from '../../shared/config.ts';
 import { validateCatalogue } from '../../shared/runtime/catalogue.ts';
 import { approvalGate } from './approval-gate.ts';
 import { batchProcess } from './batch-process.ts';
@@ -15,4 +16,21 @@ export const productTools: ToolDefinition[] = [batchProcess, approvalGate, exter
  */
 export function catalogue(tools: readonly ToolDefinition[]): ReadonlyMap<string, ToolDefinition> {
   return validateCatalogue(tools);
+}
+
+/**
+ * The catalogue a toolset serves: `product` the product's tools, `conformance`
+ * the suite's fixtures, `all` both, `test` both and the durability fixtures
+ * (local only). The fixture lists are the caller's to give, so a deployed
+ * function decides at build time which it references (`served-tools.ts`).
+ */
+export function toolsetCatalogue(
+  toolset: Toolset,
+  fixtures: { conformance: readonly ToolDefinition[]; testing?: readonly ToolDefinition[] },
+): ReadonlyMap<string, ToolDefinition> {
+  return catalogue([
+    ...(toolset === 'conformance' ? [] : productTools),
+    ...(toolset === 'product' ? [] : fixtures.conformance),
+    ...(toolset === 'test' ? (fixtures.testing ?? []) : []),
+  ]);
 }

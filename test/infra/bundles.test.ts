@@ -94,7 +94,7 @@ describe('bundle contents', () => {
         sources.some((source) => source.startsWith('functions/tools/')),
         `${name} bundles the product tools: ${sources.join(', ')}`,
       );
-      const fixtures = sources.filter((source) => /^functions\/tools\/(conformance|testing)\//.test(source));
+      const fixtures = sources.filter((source) => source.startsWith('functions/fixtures/'));
       assert.deepEqual(fixtures, [], `${name} must not bundle fixtures`);
     }
     for (const name of ['deadLetter', 'sweeper'] as const) {
