@@ -1,5 +1,6 @@
 import { createMcpHandler, type McpRequestContext, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
+import packageJson from '../../package.json' with { type: 'json' };
 import { repeatCallIds } from '../actions/repeat-calls.ts';
 import { TaskActions, type TaskToStart } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
@@ -31,7 +32,8 @@ import { type CallFacts, type CallRoute, type Era, routeCall } from './router.ts
 import { clientCapabilities, declaresTasks, describeTool, TaskAwareServer } from './server.ts';
 import { registerTaskMethods } from './task-methods.ts';
 
-export const SERVER_INFO = { name: 'mcp-tasks-serverless', version: '0.1.0' } as const;
+/** The server's `serverInfo`: its name and the package's version. */
+export const SERVER_INFO = { name: 'mcp-tasks-serverless', version: packageJson.version } as const;
 
 export interface EndpointDeps {
   store: TaskStore;
