@@ -1,4 +1,0 @@
-import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
-import { CONTRACT_POLICY, describeTaskStore } from '../contract/task-store.contract.ts';
-
-describeTaskStore('InMemoryTaskStore', async () => ({ store: new InMemoryTaskStore(CONTRACT_POLICY) }));

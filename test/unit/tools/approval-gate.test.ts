@@ -1,0 +1,35 @@
+/** `approval_gate` through the tool author's test kit (`#tool-kit`). */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { accept, decline, testTool, textOf } from '#tool-kit';
+import { approvalGate } from '../../../functions/tools/approval-gate.ts';
+
+describe('approval_gate', () => {
+  it('asks once, then carries out the action with the comment', async () => {
+    const run = testTool(approvalGate, { action: 'deploy web' });
+    assert.equal((await run.once()).kind, 'input');
+    assert.deepEqual(Object.keys(run.inputRequests), ['approval']);
+    assert.equal((run.inputRequests['approval']!.params as { message: string }).message, 'Approve: deploy web?');
+    const result = await run.answer('approval', accept({ approve: true, comment: 'go' })).result();
+    assert.equal(textOf(result), 'Approved and done: deploy web (go)');
+    assert.deepEqual(result.structuredContent, {
+      approved: true,
+      action: 'deploy web',
+      comment: 'go',
+      message: 'Approved and done: deploy web (go)',
+    });
+    assert.deepEqual(run.progress, ['Approved; carrying out: deploy web']);
+  });
+
+  for (const [what, answer] of [
+    ['a decline', decline()],
+    ['a "no"', accept({ approve: false })],
+  ] as const) {
+    it(`refuses on ${what} with a tool-level error, not a failure`, async () => {
+      const result = await testTool(approvalGate, { action: 'drop table' }, { answers: { approval: answer } }).result();
+      assert.equal(result.isError, true);
+      assert.equal(textOf(result), 'Not approved: drop table');
+      assert.equal(result.structuredContent?.['message'], textOf(result), 'structuredContent says what the text says');
+    });
+  }
+});
