@@ -75,7 +75,8 @@ describe('crash recovery (SIGKILL of the local stack, restart on the same data)'
     const second = await start(dataDir);
     const done = await pollUntil(second.url, taskId, (task) => task.status !== 'working', 60_000, 100);
     assert.equal(done.status, 'completed', JSON.stringify(done));
-    const processed = (done.result?.['structuredContent'] as { processed: Array<{ item: number; processedAt: string }> }).processed;
+    const processed =
+      (done.result?.['structuredContent'] as { processed?: Array<{ item: number; processedAt: string }> } | undefined)?.processed ?? [];
     assert.deepEqual(
       processed.map((entry) => entry.item),
       items.map((_, index) => index),
