@@ -10,7 +10,13 @@
  *   settings, tool needs), never the terminal or the tests.
  * - `bin/` runs in a terminal (CLI, operator commands, `npm start`, scripts): it
  *   never imports the tests.
+ * - Inside `shared/`, layers point down: the store (`tasks/`), the queue
+ *   (`queue/`) and authentication (`auth/`) never import the protocol
+ *   (`protocol/`), the task actions (`actions/`) or the runtime (`runtime/`).
  * - `test/` and `examples/` may import anything.
+ *
+ * And no module imports itself through others (no import circle, type-only
+ * imports included): {@link importCycles}.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -75,6 +81,8 @@ export function checkImports(tree: SourceTree, aliases: Readonly<Record<string, 
       const local = alias ?? (specifier.startsWith('.') ? normalize(join(dirname(file), specifier)) : undefined);
       const to = local === undefined ? undefined : folderOf(normalize(local).replace(/^\.\//, ''));
       const report = (rule: string) => violations.push({ file, imports: specifier, rule });
+      // The package's own manifest (its version) may be read anywhere.
+      if (to === 'package.json') continue;
       if (from === 'functions' || from === 'shared') {
         if (to === undefined) {
           if (specifier.startsWith('node:')) continue;
@@ -82,6 +90,13 @@ export function checkImports(tree: SourceTree, aliases: Readonly<Record<string, 
             report('a Lambda-bundled module imports a package that is not for functions');
         } else if (to !== 'functions' && to !== 'shared') report(`a Lambda-bundled module imports ${to}/`);
         else if (from === 'shared' && to === 'functions') report('the core (shared/) imports a function');
+        else if (from === 'shared' && to === 'shared' && local !== undefined) {
+          const [, fromLayer] = file.split('/');
+          const [, toLayer] = normalize(local).split('/');
+          if (LOWER_LAYERS.includes(fromLayer ?? '') && UPPER_LAYERS.includes(toLayer ?? '')) {
+            report(`shared/${fromLayer}/ imports shared/${toLayer}/, a layer above it`);
+          }
+        }
       } else if (from === 'infra' && (to === 'bin' || to === 'test')) {
         report(`the CDK app imports ${to}/`);
       } else if (from === 'bin' && to === 'test') {
@@ -90,6 +105,60 @@ export function checkImports(tree: SourceTree, aliases: Readonly<Record<string, 
     }
   }
   return violations;
+}
+
+/** The layers of `shared/` that the protocol, the task actions and the runtime build on. */
+const LOWER_LAYERS = ['tasks', 'queue', 'auth'];
+const UPPER_LAYERS = ['protocol', 'actions', 'runtime'];
+
+/**
+ * The import circles among the tree's modules (relative imports and the
+ * package's `imports` aliases, type-only ones included): each as the list of
+ * files around it, from its first file in path order. Tarjan's strongly
+ * connected components.
+ */
+export function importCycles(tree: SourceTree, aliases: Readonly<Record<string, string>>): string[][] {
+  const edges = new Map<string, string[]>();
+  for (const [file, text] of tree) {
+    const targets = importsOf(text)
+      .map(
+        (specifier) =>
+          aliases[specifier]?.replace(/^\.\//, '') ?? (specifier.startsWith('.') ? normalize(join(dirname(file), specifier)) : undefined),
+      )
+      .filter((target): target is string => target !== undefined && tree.has(target));
+    edges.set(file, targets);
+  }
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  let next = 0;
+  const visit = (file: string): void => {
+    index.set(file, next);
+    low.set(file, next);
+    next += 1;
+    stack.push(file);
+    onStack.add(file);
+    for (const target of edges.get(file) ?? []) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) === index.get(file)) {
+      const component: string[] = [];
+      let member: string | undefined;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== file);
+      if (component.length > 1 || (edges.get(file) ?? []).includes(file)) cycles.push(component.sort());
+    }
+  };
+  for (const file of [...tree.keys()].sort()) if (!index.has(file)) visit(file);
+  return cycles;
 }
 
 const SOURCE = /\.(?:ts|js|mjs)$/;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { checkImports, importsOf, readTree } from '../../support/import-graph.ts';
+import { checkImports, importCycles, importsOf, readTree } from '../../support/import-graph.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const aliases = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { imports: Record<string, string> }).imports;
@@ -31,6 +31,9 @@ describe('import rules', () => {
       ['infra/constructs/w.ts', "import { testTool } from '#tool-kit';"],
       ['infra/constructs/u.ts', "export { startLocalStack } from '../../bin/local/stack.ts';"],
       ['bin/ops/v.ts', "import { sandbox } from '../../test/support/sandbox.ts';"],
+      ['shared/tasks/q.ts', "import type { TaskActions } from '../actions/task-actions.ts';"],
+      ['shared/auth/r.ts', "import { runTool } from '../runtime/run.ts';"],
+      ['shared/protocol/ok.ts', "import { TaskNotFoundError } from '../tasks/store.ts';"],
       ['functions/tools/ok.ts', "import { defineTool } from '#tool';\nimport * as z from 'zod';\nimport { join } from 'node:path';"],
     ]);
     const found = checkImports(planted, aliases).map((v) => `${v.file} ${v.imports}: ${v.rule}`);
@@ -42,6 +45,23 @@ describe('import rules', () => {
       'infra/constructs/w.ts #tool-kit: the CDK app imports test/',
       'infra/constructs/u.ts ../../bin/local/stack.ts: the CDK app imports bin/',
       'bin/ops/v.ts ../../test/support/sandbox.ts: a terminal module imports the tests',
+      'shared/tasks/q.ts ../actions/task-actions.ts: shared/tasks/ imports shared/actions/, a layer above it',
+      'shared/auth/r.ts ../runtime/run.ts: shared/auth/ imports shared/runtime/, a layer above it',
     ]);
+  });
+
+  it('no module imports itself through others, type-only imports included', () => {
+    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'test']);
+    assert.deepEqual(importCycles(tree, aliases), []);
+  });
+
+  it('a planted circle is found, type-only or not', () => {
+    const planted = new Map([
+      ['bin/a.ts', "import { b } from './b.ts';"],
+      ['bin/b.ts', "import type { C } from './c/c.ts';"],
+      ['bin/c/c.ts', "export { a } from '../a.ts';"],
+      ['bin/d.ts', "import { a } from './a.ts';"],
+    ]);
+    assert.deepEqual(importCycles(planted, aliases), [['bin/a.ts', 'bin/b.ts', 'bin/c/c.ts']]);
   });
 });
