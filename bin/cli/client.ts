@@ -13,7 +13,7 @@
  */
 
 import { TasksError } from '../../shared/errors.ts';
-import { sleep } from '../../shared/runtime/sleep.ts';
+import { delay } from '../../shared/runtime/delay.ts';
 import { IDEMPOTENCY_KEY, INTERNAL_ERROR, META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
 
 /** The code this client gives an HTTP 401 or 403 without a JSON-RPC answer (client-side: the server never sends it). */
@@ -212,7 +212,7 @@ export class TasksClient {
     let interval = options.firstDelayMs ?? handle.pollIntervalMs ?? 1000;
     if (handle.status !== undefined) options.onUpdate?.(handle as Task);
     for (;;) {
-      await sleep(interval, options.signal);
+      await delay(interval, options.signal);
       const task = await this.getTask(handle.taskId, options.signal);
       options.onUpdate?.(task);
       interval = task.pollIntervalMs ?? interval;
@@ -262,7 +262,7 @@ export async function pollUntil<T>(
         `Not reached within ${options.timeoutMs} ms; last seen: ${options.explain ? options.explain(value) : JSON.stringify(value)}`,
       );
     }
-    await sleep(options.interval(value));
+    await delay(options.interval(value));
   }
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import { defineTool, sleep } from '#tool';
+import { defineTool, delay } from '#tool';
 
 /**
  * A batch job: processes items one by one and reports progress item by item
@@ -29,7 +29,7 @@ export const batchProcess = defineTool({
     for (const [index, item] of items.entries()) {
       // When it was processed is part of what is recorded: a replay says the first time, not a second.
       const done = await ctx.step(`item#${index}`, async () => {
-        await sleep(delayMs, ctx.signal);
+        await delay(delayMs, ctx.signal);
         return { fingerprint: createHash('sha256').update(item).digest('hex').slice(0, 16), processedAt: new Date().toISOString() };
       });
       processed.push({ item: index, ...done });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import { defineTool, sleep } from '#tool';
+import { defineTool, delay } from '#tool';
 
 /** How often the computation reports how far it is. */
 const PROGRESS_EVERY_SECONDS = 5;
@@ -29,7 +29,7 @@ export const longComputation = defineTool({
     let digest = createHash('sha256').update(label ?? '');
     for (let done = 0; done < seconds; done += PROGRESS_EVERY_SECONDS) {
       const slice = Math.min(PROGRESS_EVERY_SECONDS, seconds - done);
-      await sleep(slice * 1000, ctx.signal);
+      await delay(slice * 1000, ctx.signal);
       digest = createHash('sha256')
         .update(digest.digest())
         .update(String(done + slice));

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
-import { sleep } from '../runtime/sleep.ts';
+import { delay } from '../runtime/delay.ts';
 import { checkAnswers } from '../tasks/limits.ts';
 import { type ClientCapabilities, isTerminal, type TaskRecord } from '../tasks/model.ts';
 import {
@@ -161,7 +161,7 @@ export class TaskActions {
     let current: TaskRecord | undefined = task;
     while (current?.status === 'working' && !signal.aborted && until - this.deps.now() >= WAIT_READ_MS) {
       try {
-        await sleep(WAIT_READ_MS, signal);
+        await delay(WAIT_READ_MS, signal);
       } catch (error) {
         if (signal.aborted) break; // the client left: nothing more to read for it
         throw error;

@@ -1,5 +1,6 @@
 import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
 import { MISSING_CAPABILITY } from '../wire.ts';
+import { delay } from './delay.ts';
 import {
   type CallKind,
   divergenceAt,
@@ -10,7 +11,6 @@ import {
   type ReplayError,
   versionChange,
 } from './replay-checks.ts';
-import { sleep as abortableSleep } from './sleep.ts';
 import {
   ANSWERED_BY_META,
   type ProgressAmount,
@@ -313,7 +313,7 @@ class Replay {
     this.options.cancel.throwIfAborted(); // nor goes to sleep
     const name = `sleep#${++this.sleeps}`;
     // Inline (no journal): wait in-process, stopping as soon as the run is cancelled or out of budget (the same signal).
-    if (!this.options.journal) return abortableSleep(ms, this.controller.signal);
+    if (!this.options.journal) return delay(ms, this.controller.signal);
     const due = await this.durableStep('sleep', name, async () => this.now() + ms);
     if (due <= this.now()) return;
     this.wakeAt = Math.min(this.wakeAt ?? due, due);

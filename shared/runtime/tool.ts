@@ -2,8 +2,8 @@ import type * as z from 'zod';
 import { TasksError } from '../errors.ts';
 import type { ClientCapabilities, JsonRpcErrorObject } from '../tasks/model.ts';
 
+export { delay } from './delay.ts';
 export { jsonSchemaInput } from './json-schema.ts';
-export { sleep } from './sleep.ts';
 
 /** A `CallToolResult` as a tool returns it. */
 export interface ToolResult {
