@@ -14,12 +14,11 @@
 
 import { TasksError } from '../../shared/errors.ts';
 import { delay } from '../../shared/runtime/delay.ts';
+import type { TaskStatus } from '../../shared/tasks/model.ts';
 import { IDEMPOTENCY_KEY, INTERNAL_ERROR, META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
 
 /** The code this client gives an HTTP 401 or 403 without a JSON-RPC answer (client-side: the server never sends it). */
 const UNAUTHORIZED = -32001;
-
-export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 /** One outstanding request of an `input_required` task (`elicitation/create`, `sampling/createMessage`, `roots/list`). */
 export interface InputRequest {

@@ -16,14 +16,13 @@
  *
  * For a tool's logic alone, `kit.ts` is faster: no HTTP, no emulators.
  */
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalStack } from '../../bin/local/stack.ts';
 import type { Log } from '../../shared/log.ts';
-
-const PROTOCOL_VERSION = '2026-07-28';
-const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+import { META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
 
 export interface TestStack {
   /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
@@ -156,9 +155,9 @@ async function rpc(url: string, method: string, params: Record<string, unknown>)
       params: {
         ...params,
         _meta: {
-          'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
-          'io.modelcontextprotocol/clientInfo': { name: 'mcp-tasks-test-kit', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, extensions: { [TASKS_EXTENSION]: {} } },
+          [META_KEYS.protocolVersion]: PROTOCOL_VERSION,
+          [META_KEYS.clientInfo]: { name: 'mcp-tasks-test-kit', version: '1.0.0' },
+          [META_KEYS.clientCapabilities]: { elicitation: {}, extensions: { [TASKS_EXTENSION]: {} } },
         },
       },
     }),
