@@ -159,6 +159,12 @@ export const SETTINGS = {
       return raw.replace(/\/+$/, '');
     },
   },
+  eventBusName: optional(
+    'TASKS_EVENT_BUS',
+    'the EventBridge bus (name or ARN) the functions publish task lifecycle events to (see [Operating it](operators.md#lifecycle-events)); ' +
+      'unset: no events',
+    "the stack's bus, on the functions that publish (none with `-c events=off`); `npm start` prints the events instead",
+  ),
   allowedOrigins: {
     env: 'TASKS_ALLOWED_ORIGINS',
     meaning:

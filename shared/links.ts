@@ -16,4 +16,9 @@ export class DeploymentLinks {
   get endpoint(): string | undefined {
     return this.#base === undefined ? undefined : `${this.#base}/mcp`;
   }
+
+  /** A task's page in the console, `<base>/console/tasks/<id>` (the id escaped as a path segment). */
+  taskPage(taskId: string): string | undefined {
+    return this.#base === undefined ? undefined : `${this.#base}/console/tasks/${encodeURIComponent(taskId)}`;
+  }
 }

@@ -38,6 +38,8 @@ export const TASK_METRICS = {
   TaskRetries: 'Count',
   /** A task whose messages were dead-lettered was marked failed. */
   TasksDeadLettered: 'Count',
+  /** Lifecycle events not delivered to EventBridge after the last attempt (the task's outcome is unaffected). */
+  EventsFailed: 'Count',
 } as const;
 
 export type TaskMetric = keyof typeof TASK_METRICS;

@@ -45,6 +45,13 @@ export const LOCAL_ENV = {
     shown: `${LOCAL_DEFAULTS.maxReceiveCount}`,
     meaning: 'deliveries of a task message before it goes to the dead-letter queue',
   },
+  events: {
+    env: 'LOCAL_EVENTS',
+    shown: '`print`',
+    meaning:
+      '`off` publishes no task lifecycle events (as `-c events=off` deploys); otherwise each is printed as one line (`event: …`), ' +
+      'where a deployed stack sends it to EventBridge',
+  },
   auth: {
     env: 'LOCAL_AUTH',
     shown: 'off',
@@ -66,7 +73,7 @@ export const LOCAL_ENV = {
 export type LocalStackEnvironment = Pick<
   LocalStackOptions,
   'port' | 'dataDir' | 'settingsFile' | 'sweepIntervalMs' | 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'auth'
->;
+> & { events?: 'off' };
 
 /** Reads the variables of {@link LOCAL_ENV}; a malformed value throws, naming the variable. */
 export function localStackEnvironment(env: Record<string, string | undefined>): LocalStackEnvironment {
@@ -85,7 +92,10 @@ export function localStackEnvironment(env: Record<string, string | undefined>): 
   const sweepIntervalMs = integer('sweepIntervalMs', 1);
   const visibilityTimeoutSeconds = integer('visibilityTimeoutSeconds', 0, 43_200);
   const maxReceiveCount = integer('maxReceiveCount', 1, 1000);
+  const events = (value('events') ?? 'print').toLowerCase();
+  if (events !== 'print' && events !== 'off') throw new Error(`${LOCAL_ENV.events.env} must be print or off, got "${value('events')}"`);
   return {
+    ...(events === 'off' ? { events: 'off' as const } : {}),
     port,
     dataDir: value('dataDir') ?? LOCAL_DEFAULTS.dataDir,
     ...(settingsFile ? { settingsFile } : {}),

@@ -15,6 +15,7 @@ import type { Log } from '../../shared/log.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
 import type { Emulators } from './emulators.ts';
+import { PrintedEvents } from './events.ts';
 import { type TrackedLeases, trackLeases } from './leases.ts';
 import type { LocalStackOptions } from './options.ts';
 import { DEFAULT_LOCAL_SETTINGS_FILE, localSettingReader } from './settings.ts';
@@ -22,7 +23,7 @@ import { localTools } from './tools.ts';
 
 /** What {@link composeFunctions} reads: the stack's options, the configuration, the emulators, the settings' environment. */
 export interface FunctionsOptions {
-  options: Pick<LocalStackOptions, 'decorate' | 'settingsFile'>;
+  options: Pick<LocalStackOptions, 'decorate' | 'settingsFile' | 'events'>;
   config: Config;
   env: Record<string, string | undefined>;
   emulators: Emulators;
@@ -43,12 +44,17 @@ export interface LocalFunctions {
  * The functions' configuration: their settings from `env`, the stack's
  * table and queue. `TASKS_TOOLSET` defaults to `product`, as deployed: the
  * conformance fixtures are served only when it asks for them (`all`).
+ * `TASKS_PUBLIC_URL` defaults to the endpoint's own origin when its port is
+ * fixed, so the links in the worker's events name it; with port 0 the port
+ * is known only once the endpoint listens, after the worker starts, and the
+ * worker's events carry a link only when `TASKS_PUBLIC_URL` is given.
  */
 export function functionsConfig(
   env: Record<string, string | undefined>,
-  stack: { tableName: string; queueUrl: string; visibilityTimeoutSeconds: number },
+  stack: { tableName: string; queueUrl: string; visibilityTimeoutSeconds: number; port: number },
 ): Config {
   return loadConfig({
+    ...(stack.port === 0 ? {} : { [ENV.publicUrl]: `http://127.0.0.1:${stack.port}` }),
     ...env,
     [ENV.tableName]: stack.tableName,
     [ENV.queueUrl]: stack.queueUrl,
@@ -71,6 +77,7 @@ export function composeFunctions({ options, config, env, emulators, log }: Funct
       cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env })),
     ),
     log,
+    eventPublisher: options.events === 'off' ? undefined : (options.events ?? new PrintedEvents()),
   };
   return {
     deps,

@@ -77,6 +77,11 @@ Or with curl:
 Tasks are kept in ${environment.dataDir}/dynamodb; queued messages are not (fauxqs is in memory),
 so each start re-enqueues the work a previous run left unfinished (this one: ${stack.recovery.requeued} task(s)).
 `);
+if (environment.events !== 'off') {
+  console.log(`Task lifecycle events (a question for a person, every end) are printed as "event: …" lines, where a deployed
+stack sends them to EventBridge; LOCAL_EVENTS=off turns them off.
+`);
+}
 if (issuer) {
   console.log(`Auth is ON: requests need an access token from the authorization server at ${issuer}
 (any login and password on its login page; clients register themselves, RFC 7591). Sign the CLI in

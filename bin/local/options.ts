@@ -10,6 +10,7 @@ import type { McpHandler } from '../../functions/mcp/app.ts';
 import type { SweeperHandler } from '../../functions/sweeper/app.ts';
 import type { WorkerHandler } from '../../functions/worker/app.ts';
 import type { Config } from '../../shared/config.ts';
+import type { EventPublisher } from '../../shared/events/publisher.ts';
 import type { Log } from '../../shared/log.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
@@ -49,6 +50,13 @@ export interface LocalStackOptions {
    * `settings.local.json` in the working directory).
    */
   settingsFile?: string;
+  /**
+   * Where the functions' lifecycle events go: printed on stdout, one compact
+   * line each (the default, `bin/local/events.ts`); to this publisher (tests:
+   * a recorder, or the EventBridge adapter on a client of their own); or
+   * nowhere (`'off'`, as `-c events=off` deploys: none is published).
+   */
+  events?: EventPublisher | 'off';
   /** Wraps the functions' store or queue, e.g. to inject failures or record what is sent (tests). */
   decorate?: { store?: (store: TaskStore) => TaskStore; queue?: (queue: TaskQueue) => TaskQueue };
   /**

@@ -55,7 +55,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const emulators = await startEmulators({ dbPath, tableName, maxReceiveCount, visibilityTimeoutSeconds }, cleanup);
     const { sqs, dynamodb, functionsSqs, pollerSqs, endpoints } = emulators;
     const env = options.env ?? process.env;
-    const config = functionsConfig(env, { tableName, queueUrl: sqs.queueUrl, visibilityTimeoutSeconds });
+    const config = functionsConfig(env, { tableName, queueUrl: sqs.queueUrl, visibilityTimeoutSeconds, port: options.port });
     options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints });
     const { deps, leases, worker, deadLetter, sweeper } = composeFunctions({ options, config, env, emulators, log });
 

@@ -150,7 +150,7 @@ export class Ops {
   async cancel(taskId: string, reason: string): Promise<EndResult> {
     const task = await this.#row(taskId);
     if (!task) return { taskId, outcome: 'unchanged', reason: 'no such task' };
-    const result = await this.#store.cancel(taskId, task.owner, this.#now(), { statusMessage: operatorMessage(reason) });
+    const { result } = await this.#store.cancel(taskId, task.owner, this.#now(), { statusMessage: operatorMessage(reason) });
     if (result === 'terminal') return { taskId, outcome: 'unchanged', reason: `already ${task.status}` };
     return { taskId, outcome: result };
   }

@@ -3,6 +3,7 @@ import { withLogContext } from '../../shared/log.ts';
 import type { MessageSource } from '../../shared/queue/sqs-drain.ts';
 import { handleDeadLetter } from '../../shared/runtime/dead-letter.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
+import { lifecycleEvents } from '../lib/events.ts';
 
 /**
  * With an SQS event (an event source mapping, as the local stack runs it):
@@ -32,11 +33,13 @@ const MAX_DRAINED_PER_RUN = 100;
  * queue around the clock (see the cost section of docs/deploying.md).
  */
 export function createDeadLetterHandler(
-  deps: Pick<FunctionDeps, 'store' | 'log' | 'now'> & { deadLetters?: MessageSource },
+  deps: Pick<FunctionDeps, 'store' | 'log' | 'now' | 'eventPublisher'> & { deadLetters?: MessageSource },
 ): DeadLetterHandler {
+  const events = lifecycleEvents(deps);
+  const policy = { ...deps, ...(events ? { events } : {}) };
   /** Hands one message to the policy, in its log context; false when it must stay in the queue. */
   const handle = (messageId: string, body: string, requestId: string | undefined): Promise<boolean> =>
-    withLogContext({ requestId, messageId }, () => handleDeadLetter(deps, body));
+    withLogContext({ requestId, messageId }, () => handleDeadLetter(policy, body));
 
   return (async (event: unknown, context?: Pick<Context, 'awsRequestId'>) => {
     const records = (event as Partial<SQSEvent> | undefined)?.Records;

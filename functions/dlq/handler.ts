@@ -4,10 +4,16 @@ import { loadConfig } from '../../shared/config.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
+import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { createDeadLetterHandler } from './app.ts';
 
 const config = loadConfig();
 const deadLetters = config.deadLetterQueueUrl
   ? new SqsMessageSource({ client: new SQSClient({ useQueueUrlAsEndpoint: false }), queueUrl: config.deadLetterQueueUrl })
   : undefined;
-export const handler = createDeadLetterHandler({ store: dynamoDbStore(config), log: jsonLog(), ...(deadLetters ? { deadLetters } : {}) });
+export const handler = createDeadLetterHandler({
+  store: dynamoDbStore(config),
+  log: jsonLog(),
+  eventPublisher: eventBridgePublisher(config),
+  ...(deadLetters ? { deadLetters } : {}),
+});

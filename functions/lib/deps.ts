@@ -8,6 +8,7 @@
  * Types only: importing this module adds nothing to a bundle.
  */
 import type { Config } from '../../shared/config.ts';
+import type { EventPublisher } from '../../shared/events/publisher.ts';
 import type { Log } from '../../shared/log.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
@@ -20,5 +21,7 @@ export interface FunctionDeps {
   /** The tool catalogue, by name. */
   tools: ReadonlyMap<string, ToolDefinition>;
   log: Log;
+  /** Where lifecycle events go (EventBridge when deployed); absent: none are published (`-c events=off`). */
+  eventPublisher?: EventPublisher | undefined;
   now?: () => number;
 }

@@ -6,6 +6,7 @@ import { withLogContext } from '../../shared/log.ts';
 import { createEndpoint } from '../../shared/protocol/endpoint.ts';
 import type { OriginPolicy } from '../../shared/protocol/origin.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
+import { lifecycleEvents } from '../lib/events.ts';
 import { principalOf, toRequest, toResult } from './event.ts';
 
 export type McpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
@@ -34,8 +35,10 @@ export interface McpDeps extends FunctionDeps {
  */
 export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): McpHandler {
   const originPolicy = deps.originPolicy ?? { kind: 'origins', origins: deps.config.allowedOrigins };
+  const events = lifecycleEvents(deps);
   const endpoint = createEndpoint({
     ...deps,
+    ...(events ? { events } : {}),
     settings: deps.config,
     clientFallback: deps.config.clientFallback,
     originPolicy,

@@ -2,6 +2,7 @@
 import { ENV, loadConfig } from '../../shared/config.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
+import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { servedTools } from '../lib/served-tools.ts';
 import { sqsQueue } from '../lib/sqs.ts';
 import { ssmStateKey } from '../lib/state-key.ts';
@@ -16,5 +17,6 @@ export const handler = createMcpHandler({
   queue: sqsQueue(config),
   tools: withDeployedSettings(servedTools()),
   log: jsonLog(),
+  eventPublisher: eventBridgePublisher(config),
   requestStateKey: ssmStateKey(config.stateKeyParameter),
 });

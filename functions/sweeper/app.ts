@@ -2,6 +2,7 @@ import type { Context } from 'aws-lambda';
 import { errorName, withLogContext } from '../../shared/log.ts';
 import { SWEEP_DEADLINE_MARGIN_MS, sweep } from '../../shared/runtime/sweeper.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
+import { lifecycleEvents } from '../lib/events.ts';
 
 export type SweeperHandler = (
   event?: unknown,
@@ -12,7 +13,10 @@ export type SweeperHandler = (
  * Scheduled: re-enqueues tasks that no worker has touched past their grace
  * period, and ends tasks whose wait for input passed `maxInputWaitMs`.
  */
-export function createSweeperHandler(deps: Pick<FunctionDeps, 'config' | 'store' | 'queue' | 'log' | 'now'>): SweeperHandler {
+export function createSweeperHandler(
+  deps: Pick<FunctionDeps, 'config' | 'store' | 'queue' | 'log' | 'now' | 'eventPublisher'>,
+): SweeperHandler {
+  const events = lifecycleEvents(deps);
   return (_event, context) =>
     withLogContext({ requestId: context?.awsRequestId }, async () => {
       try {
@@ -20,7 +24,7 @@ export function createSweeperHandler(deps: Pick<FunctionDeps, 'config' | 'store'
         const remaining = context?.getRemainingTimeInMillis?.();
         const now = (deps.now ?? Date.now)();
         const options = remaining === undefined ? {} : { deadline: now + remaining - SWEEP_DEADLINE_MARGIN_MS };
-        const { requeued, expired } = await sweep({ ...deps, settings: deps.config }, options);
+        const { requeued, expired } = await sweep({ ...deps, settings: deps.config, ...(events ? { events } : {}) }, options);
         return { requeued: requeued.length, expired: expired.length };
       } catch (error) {
         // Logged here, as a structured line; the invocation still fails (and alarms).

@@ -2,8 +2,15 @@
 import { loadConfig } from '../../shared/config.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
+import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { sqsQueue } from '../lib/sqs.ts';
 import { createSweeperHandler } from './app.ts';
 
 const config = loadConfig();
-export const handler = createSweeperHandler({ config, store: dynamoDbStore(config), queue: sqsQueue(config), log: jsonLog() });
+export const handler = createSweeperHandler({
+  config,
+  store: dynamoDbStore(config),
+  queue: sqsQueue(config),
+  log: jsonLog(),
+  eventPublisher: eventBridgePublisher(config),
+});

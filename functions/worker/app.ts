@@ -3,6 +3,7 @@ import { errorName, withLogContext } from '../../shared/log.ts';
 import { parseTaskMessage } from '../../shared/queue/queue.ts';
 import { type Disposition, processTaskMessage } from '../../shared/runtime/worker.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
+import { lifecycleEvents } from '../lib/events.ts';
 
 export type WorkerHandler = (
   event: SQSEvent,
@@ -17,6 +18,7 @@ export type WorkerHandler = (
  */
 export function createWorkerHandler(deps: FunctionDeps): WorkerHandler {
   const { log } = deps;
+  const events = lifecycleEvents(deps);
   return async (event, context) => {
     const remainingMs = context ? () => context.getRemainingTimeInMillis() : undefined;
     const dispositions = await Promise.all(
@@ -28,12 +30,15 @@ export function createWorkerHandler(deps: FunctionDeps): WorkerHandler {
             return 'done';
           }
           return withLogContext({ taskId: message.taskId }, () =>
-            processTaskMessage(message, { ...deps, settings: deps.config, ...(remainingMs ? { remainingMs } : {}) }).catch(
-              (error: unknown) => {
-                log({ event: 'worker-error', error: errorName(error) });
-                return 'retry' as const;
-              },
-            ),
+            processTaskMessage(message, {
+              ...deps,
+              settings: deps.config,
+              ...(remainingMs ? { remainingMs } : {}),
+              ...(events ? { events } : {}),
+            }).catch((error: unknown) => {
+              log({ event: 'worker-error', error: errorName(error) });
+              return 'retry' as const;
+            }),
           );
         }),
       ),

@@ -2,6 +2,7 @@
 import { loadConfig } from '../../shared/config.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
+import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { servedTools } from '../lib/served-tools.ts';
 import { sqsQueue } from '../lib/sqs.ts';
 import { withDeployedSettings } from '../lib/tool-settings.ts';
@@ -14,4 +15,5 @@ export const handler = createWorkerHandler({
   queue: sqsQueue(config),
   tools: withDeployedSettings(servedTools()),
   log: jsonLog(),
+  eventPublisher: eventBridgePublisher(config),
 });

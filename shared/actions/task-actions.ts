@@ -9,6 +9,7 @@
  * No MCP SDK and no AWS SDK in here: the store and the queue are ports.
  */
 import { randomUUID } from 'node:crypto';
+import type { LifecycleEvents } from '../events/publisher.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
@@ -32,6 +33,8 @@ export interface TaskActionDeps {
   queue: TaskQueue;
   log: Log;
   now: () => number;
+  /** Lifecycle events of the tasks a cancel ends here; absent: none (`-c events=off`). */
+  events?: LifecycleEvents;
 }
 
 /** What {@link TaskActions.create} needs to know of the task to start. */
@@ -140,15 +143,18 @@ export class TaskActions {
 
   /**
    * Requests cancellation: a task that is not running ends `cancelled` now
-   * (and its end is logged here); a running one is flagged for its worker, or
-   * with `atOnce` ends now too, its lease voided. A terminal task is left
-   * alone (`terminal`). Throws {@link TaskNotFoundError} as `read` would find nothing.
+   * (its end logged and its `Task Cancelled` event published here, after
+   * the write); a running one is flagged for its worker (which ends it, and
+   * announces that), or with `atOnce` ends now too, its lease voided. A
+   * terminal task is left alone (`terminal`). Throws
+   * {@link TaskNotFoundError} as `read` would find nothing.
    */
   async cancel(taskId: string, principal: string, options?: CancelOptions): Promise<CancelResult> {
     const at = this.deps.now();
-    const outcome = await this.deps.store.cancel(taskId, principal, at, options);
-    if (outcome === 'cancelled') logTaskEnded(this.deps.log, { taskId }, 'cancelled', at);
-    return outcome;
+    const { result, task } = await this.deps.store.cancel(taskId, principal, at, options);
+    if (result === 'cancelled') logTaskEnded(this.deps.log, task ?? { taskId }, 'cancelled', at);
+    if (task) await this.deps.events?.announce(task);
+    return result;
   }
 
   /**

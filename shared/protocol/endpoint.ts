@@ -4,6 +4,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { repeatCallIds } from '../actions/repeat-calls.ts';
 import { TaskActions, type TaskToStart } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
+import type { LifecycleEvents } from '../events/publisher.ts';
 import { purposeKeys } from '../keys.ts';
 import { DeploymentLinks } from '../links.ts';
 import type { Log } from '../log.ts';
@@ -56,6 +57,8 @@ export interface EndpointDeps {
   links?: DeploymentLinks;
   /** The endpoint requires tokens: a person answering a question signs in as the task's owner, and the texts say so. */
   signIn?: boolean;
+  /** Lifecycle events of what the task actions end here (a cancel); absent: none. */
+  events?: LifecycleEvents;
 }
 
 /** A web-standard MCP endpoint: `fetch(request, principal)`. */
@@ -124,8 +127,8 @@ class TasksEndpoint {
       const taken = FALLBACK_TOOL_NAMES.filter((name) => deps.tools.has(name));
       if (taken.length > 0) throw new Error(`Tool names reserved by the client fallback: ${taken.join(', ')}`);
     }
-    const { store, queue, settings, log } = deps;
-    this.actions = new TaskActions({ store, queue, log, now: this.now });
+    const { store, queue, settings, log, events } = deps;
+    this.actions = new TaskActions({ store, queue, log, now: this.now, ...(events ? { events } : {}) });
     const text = { settings, links: deps.links ?? new DeploymentLinks(undefined), signIn: deps.signIn ?? false };
     this.fallbackDeps = { actions: this.actions, settings, now: this.now, text };
     this.fetch = httpFront(handler, deps.originPolicy);

@@ -52,6 +52,7 @@ function definitionProblem(tool: ToolDefinition): string | undefined {
     return 'pollIntervalMs must be a positive integer';
   if (tool.answeredBy !== undefined && tool.answeredBy !== 'person') return 'answeredBy must be "person" when set';
   if (tool.fallback !== undefined && typeof tool.fallback !== 'boolean') return 'fallback must be a boolean when set';
+  if (tool.eventMessage !== undefined && typeof tool.eventMessage !== 'boolean') return 'eventMessage must be a boolean when set';
   if (tool.joinRepeats !== undefined && typeof tool.joinRepeats !== 'boolean') return 'joinRepeats must be a boolean when set';
   if (tool.version !== undefined && (typeof tool.version !== 'string' || tool.version.trim() === '' || tool.version.length > 64))
     return 'version must be a non-empty string of at most 64 characters';

@@ -1,3 +1,4 @@
+import type { LifecycleEvents } from '../events/publisher.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { parseTaskMessage } from '../queue/queue.ts';
@@ -8,6 +9,8 @@ export interface DeadLetterDeps {
   store: TaskStore;
   log: Log;
   now?: () => number;
+  /** Lifecycle events of the tasks ended here; absent: none. */
+  events?: LifecycleEvents;
 }
 
 /** The diagnostic `statusMessage` of a task ended by a dead-lettered message. */
@@ -40,13 +43,18 @@ export async function handleDeadLetter(deps: DeadLetterDeps, body: string): Prom
   try {
     const steps = (await store.loadJournal(taskId)).size;
     const at = (deps.now ?? Date.now)();
-    const changed = await store.fail(taskId, EXHAUSTED_ERROR, DEAD_LETTERED_MESSAGE, at, { steps });
+    const ended = await store.fail(taskId, EXHAUSTED_ERROR, DEAD_LETTERED_MESSAGE, at, { steps });
+    const changed = ended !== undefined;
     log(
       changed
         ? withMetrics({ event: 'dead-lettered', taskId, changed }, { TasksDeadLettered: 1 }, at)
         : { event: 'dead-lettered', taskId, changed, steps },
     );
-    if (changed) logTaskEnded(log, { taskId }, 'failed', at);
+    if (ended) {
+      logTaskEnded(log, ended, 'failed', at);
+      // After the write; it never throws, so the message is handled whatever becomes of the event.
+      await deps.events?.announce(ended);
+    }
     return true;
   } catch (error) {
     log({ event: 'dead-letter-error', taskId, error: errorName(error) });

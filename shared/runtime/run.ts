@@ -13,6 +13,7 @@ import {
 } from './replay-checks.ts';
 import {
   ANSWERED_BY_META,
+  EVENT_MESSAGE_META,
   type ProgressAmount,
   RetryableError,
   type TaskContext,
@@ -187,9 +188,12 @@ class Replay {
       signal: this.controller.signal,
       clientCapabilities: options.clientCapabilities,
       progress: (message, amount) => this.progress(message, amount),
-      elicit: (key, { answeredBy, ...params }) => {
-        const personOnly = (answeredBy ?? this.tool.answeredBy) === 'person';
-        const meta = personOnly ? { _meta: { ...(params as { _meta?: object })._meta, [ANSWERED_BY_META]: 'person' } } : {};
+      elicit: (key, { answeredBy, eventMessage, ...params }) => {
+        const marks = {
+          ...((answeredBy ?? this.tool.answeredBy) === 'person' ? { [ANSWERED_BY_META]: 'person' } : {}),
+          ...((eventMessage ?? this.tool.eventMessage) === true ? { [EVENT_MESSAGE_META]: true } : {}),
+        };
+        const meta = Object.keys(marks).length > 0 ? { _meta: { ...(params as { _meta?: object })._meta, ...marks } } : {};
         return this.ask(key, { method: 'elicitation/create', params: { mode: 'form', ...params, ...meta } }, 'elicitation');
       },
       sample: (key, params) => this.ask(key, { method: 'sampling/createMessage', params }, 'sampling'),

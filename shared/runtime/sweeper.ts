@@ -1,5 +1,6 @@
 import type { TaskSettings } from '../config.ts';
 import { formatDuration } from '../durations.ts';
+import type { LifecycleEvents } from '../events/publisher.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded } from '../metrics.ts';
 import type { TaskQueue } from '../queue/queue.ts';
@@ -14,6 +15,8 @@ export interface SweeperDeps {
   settings: Pick<TaskSettings, 'leaseMs' | 'sweepGraceMs'> & Partial<Pick<TaskSettings, 'maxInputWaitMs'>>;
   now?: () => number;
   log: Log;
+  /** Lifecycle events of the waits ended here; absent: none. */
+  events?: LifecycleEvents;
 }
 
 /** Due tasks one index read returns: a page of the backlog. */
@@ -103,6 +106,7 @@ async function sweepOne(deps: SweeperDeps, taskId: string, now: number): Promise
     const failed = await deps.store.expireWait(taskId, error, statusMessage, now);
     if (!failed) return 'none';
     logTaskEnded(deps.log, failed, 'failed', now, { reason: 'input-wait-expired' });
+    await deps.events?.announce(failed);
     return 'expired';
   } catch (error) {
     // One task's failure does not stop the sweep; the task is due again next run.

@@ -118,6 +118,14 @@ export interface ElicitParams {
    * Default: the tool's {@link ToolDefinition.answeredBy}.
    */
   answeredBy?: 'person';
+  /**
+   * `true`: `message` may go out in the lifecycle event that tells approvers
+   * of a question for a person (EventBridge, `Task Waiting For Person`).
+   * Leave it unset when the message quotes arguments or anything else that
+   * must stay inside the deployment: the tool's title stands in for it.
+   * Default: the tool's {@link ToolDefinition.eventMessage}.
+   */
+  eventMessage?: boolean;
 }
 
 /**
@@ -125,6 +133,13 @@ export interface ElicitParams {
  * person may answer (`'person'`), as {@link ElicitParams.answeredBy} asked.
  */
 export const ANSWERED_BY_META = 'dev.mcp-tasks-serverless/answeredBy';
+
+/**
+ * The `_meta` key of an input request's params marking a question whose
+ * `message` may go out in lifecycle events (`true`), as
+ * {@link ElicitParams.eventMessage} asked.
+ */
+export const EVENT_MESSAGE_META = 'dev.mcp-tasks-serverless/eventMessage';
 
 export interface ElicitAnswer {
   action: 'accept' | 'decline' | 'cancel';
@@ -221,6 +236,13 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * `task_answer` is refused.
    */
   answeredBy?: 'person';
+  /**
+   * `true`: the messages of this tool's questions for a person may go out in
+   * lifecycle events (see {@link ElicitParams.eventMessage}). Default: they
+   * do not, and the tool's `title` (or name) stands in for them, since a
+   * message may quote the arguments.
+   */
+  eventMessage?: boolean;
   /**
    * `false`: this tool opts out of the fallback for clients that do not
    * declare the tasks extension, and keeps the strict behaviour (a `task`

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskSettings } from '../config.ts';
+import type { LifecycleEvents } from '../events/publisher.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
@@ -25,6 +26,8 @@ export interface WorkerDeps {
   remainingMs?: () => number;
   now?: () => number;
   log: Log;
+  /** Lifecycle events of the outcomes written here (a question for a person, an end); absent: none. */
+  events?: LifecycleEvents;
 }
 
 /**
@@ -83,7 +86,10 @@ async function claim(message: TaskMessage, deps: WorkerDeps): Promise<TaskRun | 
     const at = now();
     const statusMessage = 'The task could not be started: its row is at the storage size limit';
     const ended = await deps.store.fail(message.taskId, EXHAUSTED_ERROR, statusMessage, at);
-    if (ended) logTaskEnded(log, { taskId: message.taskId }, 'failed', at, { reason: 'row-rejected' });
+    if (ended) {
+      logTaskEnded(log, ended, 'failed', at, { reason: 'row-rejected' });
+      await deps.events?.announce(ended);
+    }
     return 'done';
   }
   if (!task) {
@@ -266,12 +272,15 @@ class TaskRun {
    * Finish: writes the outcome under the lease, and logs one line per task that
    * reaches an end here, with its metrics (not when the lease was lost: the
    * task had ended or moved on meanwhile, and whoever ended it logged it).
+   * Then, the outcome written, announces what it implies (a question for a
+   * person, or the end): a publish that fails changes nothing of the task.
    */
   private async finish(outcome: TaskOutcome): Promise<'done'> {
     const task = this.claimed;
     const at = this.now();
+    let finished: TaskRecord;
     try {
-      await this.deps.store.finish(task, this.leaseOwner, outcome, at);
+      finished = await this.deps.store.finish(task, this.leaseOwner, outcome, at);
     } catch (error) {
       if (!(error instanceof LeaseLostError)) throw error;
       // Another worker took the task over (or it ended meanwhile): its outcome stands.
@@ -279,6 +288,7 @@ class TaskRun {
       return 'done';
     }
     if (outcome.status !== 'input_required') logTaskEnded(this.log, task, outcome.status, at);
+    await this.deps.events?.announce(finished);
     return 'done';
   }
 

@@ -28,7 +28,7 @@ import { heartbeatFields, leaseFor, releaseFields, visible } from './rules.ts';
 import {
   type AnswerResult,
   type CancelOptions,
-  type CancelResult,
+  type CancelOutcome,
   type CreateOptions,
   type FailOptions,
   type HeartbeatOptions,
@@ -235,7 +235,13 @@ export class DynamoDbTaskStore implements TaskStore {
     });
   }
 
-  async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options: FailOptions = {}): Promise<boolean> {
+  async fail(
+    taskId: string,
+    error: JsonRpcErrorObject,
+    statusMessage: string,
+    now: number,
+    options: FailOptions = {},
+  ): Promise<TaskRecord | undefined> {
     return this.#rewrite(taskId, (task) => decideFail(task, error, statusMessage, now, this.#policy, options));
   }
 
@@ -243,12 +249,12 @@ export class DynamoDbTaskStore implements TaskStore {
     return this.#rewrite(taskId, (task) => decideAnswer(taskId, task, owner, responses, now, this.#policy));
   }
 
-  async cancel(taskId: string, owner: string, now: number, options: CancelOptions = {}): Promise<CancelResult> {
+  async cancel(taskId: string, owner: string, now: number, options: CancelOptions = {}): Promise<CancelOutcome> {
     return this.#rewrite(
       taskId,
       (task) => decideCancel(taskId, task, owner, now, this.#policy, options),
       (current, decision) => {
-        if (decision.result !== 'requested') return undefined;
+        if (decision.result.result !== 'requested') return undefined;
         // Requesting cancellation of a running task only ever sets one flag:
         // concurrent cancels (and the worker's heartbeats) need not be ordered,
         // so the write is guarded by the rule (still this status, lease still

@@ -3,7 +3,7 @@ import { isDue, visible } from './rules.ts';
 import {
   type AnswerResult,
   type CancelOptions,
-  type CancelResult,
+  type CancelOutcome,
   type CreateOptions,
   type FailOptions,
   type HeartbeatOptions,
@@ -101,7 +101,13 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(taskId, decideRelease(this.#tasks.get(taskId), leaseOwner, resumeAt, options, this.#policy));
   }
 
-  async fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options: FailOptions = {}): Promise<boolean> {
+  async fail(
+    taskId: string,
+    error: JsonRpcErrorObject,
+    statusMessage: string,
+    now: number,
+    options: FailOptions = {},
+  ): Promise<TaskRecord | undefined> {
     return this.#apply(taskId, decideFail(this.#tasks.get(taskId), error, statusMessage, now, this.#policy, options));
   }
 
@@ -109,7 +115,7 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(taskId, decideAnswer(taskId, this.#tasks.get(taskId), owner, responses, now, this.#policy));
   }
 
-  async cancel(taskId: string, owner: string, now: number, options: CancelOptions = {}): Promise<CancelResult> {
+  async cancel(taskId: string, owner: string, now: number, options: CancelOptions = {}): Promise<CancelOutcome> {
     return this.#apply(taskId, decideCancel(taskId, this.#tasks.get(taskId), owner, now, this.#policy, options));
   }
 

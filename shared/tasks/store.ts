@@ -63,7 +63,7 @@ export interface FailOptions {
   steps?: number;
 }
 
-/** Result of `cancel`. */
+/** What `cancel` did. */
 export type CancelResult =
   /** The task was not running and is now `cancelled`. */
   | 'cancelled'
@@ -71,6 +71,13 @@ export type CancelResult =
   | 'requested'
   /** Already terminal: nothing changed. */
   | 'terminal';
+
+/** Result of `cancel`: what it did and, when it ended the task, the record as written (what lifecycle events are derived from). */
+export interface CancelOutcome {
+  result: CancelResult;
+  /** Present when `result` is `cancelled`. */
+  task?: TaskRecord;
+}
 
 /**
  * Timing the store applies to every task it keeps.
@@ -239,9 +246,16 @@ export interface TaskStore {
    * progress since its attempts last started again and stays `working`: its
    * progress is credited (`progressMark` becomes `steps`, `attempts` 0), so
    * the worker's attempt cap decides on it, and the next `fail` without new
-   * steps ends it. Returns whether the task ended `failed`.
+   * steps ends it. Returns the record as it ended `failed`, or `undefined`
+   * when it did not end here.
    */
-  fail(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number, options?: FailOptions): Promise<boolean>;
+  fail(
+    taskId: string,
+    error: JsonRpcErrorObject,
+    statusMessage: string,
+    now: number,
+    options?: FailOptions,
+  ): Promise<TaskRecord | undefined>;
 
   /**
    * Records answers for currently outstanding keys of an `input_required`
@@ -250,8 +264,8 @@ export interface TaskStore {
    */
   answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number): Promise<AnswerResult>;
 
-  /** Requests cancellation (see {@link CancelResult} and {@link CancelOptions}). */
-  cancel(taskId: string, owner: string, now: number, options?: CancelOptions): Promise<CancelResult>;
+  /** Requests cancellation (see {@link CancelResult} and {@link CancelOptions}); a task it ended comes back as written. */
+  cancel(taskId: string, owner: string, now: number, options?: CancelOptions): Promise<CancelOutcome>;
 
   /**
    * The step checkpoints recorded for a task, by name (one query). Only the

@@ -52,7 +52,7 @@ import {
 import {
   type AnswerResult,
   type CancelOptions,
-  type CancelResult,
+  type CancelOutcome,
   type FailOptions,
   type HeartbeatOptions,
   LeaseLostError,
@@ -252,7 +252,7 @@ export function decideRelease(
 /**
  * `fail`: a task that is not terminal, that no live lease holds and that (given
  * its checkpoint count `steps`) recorded no step past its `progressMark` ends
- * `failed` (every delivery attempt was used up); the result says whether it did.
+ * `failed` (every delivery attempt was used up); the result is the failed record, if it did.
  * One that did record steps past its mark stays `working`, its progress
  * credited as the worker credits it (`progressMark` becomes `steps`, its
  * `attempts` start again): the next `fail` without new steps ends it, so runs
@@ -265,12 +265,13 @@ export function decideFail(
   now: number,
   policy: Pick<StorePolicy, 'retentionMs'>,
   options: FailOptions = {},
-): Decision<boolean> {
-  if (!task || isTerminal(task.status) || isRunning(task, now)) return { result: false };
+): Decision<TaskRecord | undefined> {
+  if (!task || isTerminal(task.status) || isRunning(task, now)) return { result: undefined };
   if (progressedPastMark(task, options.steps)) {
-    return { result: false, next: { ...task, attempts: 0, progressMark: options.steps, version: task.version + 1 } };
+    return { result: undefined, next: { ...task, attempts: 0, progressMark: options.steps, version: task.version + 1 } };
   }
-  return { result: true, next: applyOutcome(task, { status: 'failed', error, statusMessage }, now, policy.retentionMs) };
+  const next = applyOutcome(task, { status: 'failed', error, statusMessage }, now, policy.retentionMs);
+  return { result: next, next };
 }
 
 /**
@@ -324,14 +325,16 @@ export function decideCancel(
   now: number,
   policy: Pick<StorePolicy, 'retentionMs'>,
   options: CancelOptions = {},
-): Decision<CancelResult> {
+): Decision<CancelOutcome> {
   const task = visible(found, owner, now);
   if (!task) throw new TaskNotFoundError(taskId);
-  if (isTerminal(task.status)) return { result: 'terminal' };
+  if (isTerminal(task.status)) return { result: { result: 'terminal' } };
   const requested = { ...task, cancelRequested: true };
-  if (isRunning(task, now) && !options.atOnce) return { result: 'requested', next: { ...requested, version: task.version + 1 } };
+  if (isRunning(task, now) && !options.atOnce)
+    return { result: { result: 'requested' }, next: { ...requested, version: task.version + 1 } };
   const statusMessage = options.statusMessage === undefined ? {} : { statusMessage: options.statusMessage };
-  return { result: 'cancelled', next: applyOutcome(requested, { status: 'cancelled', ...statusMessage }, now, policy.retentionMs) };
+  const next = applyOutcome(requested, { status: 'cancelled', ...statusMessage }, now, policy.retentionMs);
+  return { result: { result: 'cancelled', task: next }, next };
 }
 
 /**

@@ -12,7 +12,7 @@ export function describeCancel(kit: ContractKit): void {
     it('a queued task (no lease) is cancelled at once', async () => {
       const task = await created();
       const cancelledAt = 30_000;
-      assert.equal(await store().cancel(task.taskId, OWNER, at(cancelledAt)), 'cancelled');
+      assert.equal((await store().cancel(task.taskId, OWNER, at(cancelledAt))).result, 'cancelled');
       const stored = await read(task.taskId);
       assert.equal(stored.status, 'cancelled');
       assert.equal(stored.cancelRequested, true);
@@ -25,7 +25,7 @@ export function describeCancel(kit: ContractKit): void {
 
     it("a task whose worker's lease expired is cancelled at once and loses the lease", async () => {
       const { task, leaseOwner } = await claimed({}, at(1));
-      assert.equal(await store().cancel(task.taskId, OWNER, at(1 + LEASE)), 'cancelled');
+      assert.equal((await store().cancel(task.taskId, OWNER, at(1 + LEASE))).result, 'cancelled');
       const stored = await read(task.taskId);
       assert.equal(stored.status, 'cancelled');
       assert.equal(stored.lease, undefined);
@@ -34,20 +34,20 @@ export function describeCancel(kit: ContractKit): void {
 
     it('a running task (live lease) is only flagged: its worker cancels it', async () => {
       const { task } = await claimed({}, at(1));
-      assert.equal(await store().cancel(task.taskId, OWNER, at(2)), 'requested');
+      assert.equal((await store().cancel(task.taskId, OWNER, at(2))).result, 'requested');
       const stored = await read(task.taskId);
       assert.equal(stored.status, 'working');
       assert.equal(stored.cancelRequested, true);
       assert.deepEqual(stored.lease, task.lease);
       assert.equal(stored.sweepAt, task.sweepAt);
       assert.equal(stored.version, task.version + 1);
-      assert.equal(await store().cancel(task.taskId, OWNER, at(3)), 'requested');
+      assert.equal((await store().cancel(task.taskId, OWNER, at(3))).result, 'requested');
       assert.equal((await read(task.taskId)).status, 'working');
     });
 
     it("a running task cancelled atOnce ends cancelled now, and its worker's writes are refused", async () => {
       const { task, leaseOwner } = await claimed({}, at(1));
-      assert.equal(await store().cancel(task.taskId, OWNER, at(2), { atOnce: true }), 'cancelled');
+      assert.equal((await store().cancel(task.taskId, OWNER, at(2), { atOnce: true })).result, 'cancelled');
       const stored = await read(task.taskId);
       assert.equal(stored.status, 'cancelled');
       assert.equal(stored.cancelRequested, true);
@@ -57,12 +57,12 @@ export function describeCancel(kit: ContractKit): void {
       await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(3), { leaseMs: LEASE }), LeaseLostError);
       await assert.rejects(store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(3)), LeaseLostError);
       assert.equal((await read(task.taskId)).status, 'cancelled');
-      assert.equal(await store().cancel(task.taskId, OWNER, at(4), { atOnce: true }), 'terminal');
+      assert.equal((await store().cancel(task.taskId, OWNER, at(4), { atOnce: true })).result, 'terminal');
     });
 
     it('a task waiting for input is cancelled at once and its requests dropped', async () => {
       const task = await waiting({ a: ELICIT });
-      assert.equal(await store().cancel(task.taskId, OWNER, at(10)), 'cancelled');
+      assert.equal((await store().cancel(task.taskId, OWNER, at(10))).result, 'cancelled');
       const stored = await read(task.taskId);
       assert.equal(stored.status, 'cancelled');
       assert.equal(stored.cancelRequested, true);

@@ -40,7 +40,7 @@ export function describeClaim(kit: ContractKit): void {
 
     it('returns cancelRequested when cancellation was requested before the claim', async () => {
       const { task } = await claimed({}, at(1));
-      assert.equal(await store().cancel(task.taskId, OWNER, at(2)), 'requested');
+      assert.equal((await store().cancel(task.taskId, OWNER, at(2))).result, 'requested');
       const again = await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE);
       assert.equal(again?.cancelRequested, true);
       assert.equal(again?.status, 'working');

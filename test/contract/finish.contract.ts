@@ -88,7 +88,7 @@ export function describeFinish(kit: ContractKit): void {
     it('keeps cancelRequested and the latest heartbeat message written since the claim', async () => {
       const { task, leaseOwner } = await claimed();
       await store().heartbeat(task.taskId, leaseOwner, at(3), { statusMessage: 'halfway' });
-      assert.equal(await store().cancel(task.taskId, OWNER, at(4)), 'requested');
+      assert.equal((await store().cancel(task.taskId, OWNER, at(4))).result, 'requested');
       const finished = await store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(5));
       assert.equal(finished.cancelRequested, true);
       assert.equal(finished.statusMessage, 'halfway');

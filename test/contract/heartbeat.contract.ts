@@ -70,7 +70,7 @@ export function describeHeartbeat(kit: ContractKit): void {
         cancelRequested: false,
       });
       assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(5), { leaseMs: LEASE }), { cancelRequested: false });
-      assert.equal(await store().cancel(task.taskId, OWNER, at(6)), 'requested');
+      assert.equal((await store().cancel(task.taskId, OWNER, at(6))).result, 'requested');
       assert.deepEqual(await store().heartbeat(task.taskId, leaseOwner, at(7), { statusMessage: 'step 2 of 3' }), {
         cancelRequested: true,
       });

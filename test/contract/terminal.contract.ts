@@ -39,11 +39,11 @@ export function describeTerminalTasks(kit: ContractKit): void {
         await unchanged('progress-only heartbeat');
         await store().release(task.taskId, leaseOwner, now);
         await unchanged('release');
-        assert.equal(await store().fail(task.taskId, ERROR, 'late', now), false);
+        assert.equal(await store().fail(task.taskId, ERROR, 'late', now), undefined);
         await unchanged('fail');
         assert.deepEqual(await store().answer(task.taskId, OWNER, { a: 'A' }, now), { accepted: [], resumed: false });
         await unchanged('answer');
-        assert.equal(await store().cancel(task.taskId, OWNER, now), 'terminal');
+        assert.equal((await store().cancel(task.taskId, OWNER, now)).result, 'terminal');
         await unchanged('cancel');
         assert.equal(await store().claim(task.taskId, 'w2', now, LEASE), undefined);
         await unchanged('claim');

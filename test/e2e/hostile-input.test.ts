@@ -262,7 +262,7 @@ describe('size budgets against the row they protect (item 1)', () => {
         { status: 'input_required', inputRequests: { c: question } },
         Date.now(),
       );
-      const failed = await store.cancel(taskId, owner, Date.now());
+      const { result: failed } = await store.cancel(taskId, owner, Date.now());
       assert.equal(failed, 'cancelled');
       const ended = await store.get(taskId, owner, Date.now());
       const measured = { created, waiting: taskRowBytes(waiting), ended: taskRowBytes(ended!) };

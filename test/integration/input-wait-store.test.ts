@@ -157,7 +157,7 @@ for (const [name, make] of stores) {
     it('cancelling a waiting task takes it off the index', async () => {
       const base = window();
       const task = await waitingTask(store, base);
-      assert.equal(await store.cancel(task.taskId, OWNER, base + 10, { statusMessage: 'Stopped' }), 'cancelled');
+      assert.equal((await store.cancel(task.taskId, OWNER, base + 10, { statusMessage: 'Stopped' })).result, 'cancelled');
       const cancelled = (await store.get(task.taskId, OWNER, base + 11))!;
       assert.equal(cancelled.statusMessage, 'Stopped');
       assert.ok(cancelled.ttlMs >= task.ttlMs);
@@ -252,7 +252,7 @@ describe('rows written before waits had a deadline (DynamoDB)', () => {
     const old = (await store.get(taskId, OWNER, base + 3))!;
     assert.equal(old.keptUntil, undefined, 'no row expiry: it had none');
     assert.equal(renderedTtlMs(old, base + 100, POLICY.retentionMs), stretched, 'what it advertised before, never less');
-    assert.equal(await store.cancel(taskId, OWNER, base + 200), 'cancelled');
+    assert.equal((await store.cancel(taskId, OWNER, base + 200)).result, 'cancelled');
     const ended = (await store.get(taskId, OWNER, base + 201))!;
     assert.equal(ended.ttlMs, stretched, 'ends with the longest it advertised');
   });

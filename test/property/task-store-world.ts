@@ -389,7 +389,7 @@ function failOp(world: World, task: Tracked): Op {
     async run(w, solo) {
       const before = task.last;
       const now = w.now;
-      const failed = await w.store.fail(task.taskId, error, message, now);
+      const failed = (await w.store.fail(task.taskId, error, message, now)) !== undefined;
       if (solo) {
         const expected = before !== undefined && !isTerminal(before.status) && !isRunning(before, now);
         assert.equal(failed, expected, `fail should return ${expected} (status ${before?.status}, lease ${JSON.stringify(before?.lease)})`);
@@ -463,7 +463,8 @@ function cancelOp(_world: World, task: Tracked): Op {
     async run(w, solo) {
       const before = task.last;
       const now = w.now;
-      const { value, error } = await expecting(() => w.store.cancel(task.taskId, OWNER, now), TaskNotFoundError);
+      const { value: outcome, error } = await expecting(() => w.store.cancel(task.taskId, OWNER, now), TaskNotFoundError);
+      const value = outcome?.result;
       if (solo) {
         const expected =
           before === undefined ? 'not found' : isTerminal(before.status) ? 'terminal' : isRunning(before, now) ? 'requested' : 'cancelled';

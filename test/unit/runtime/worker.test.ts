@@ -153,7 +153,7 @@ describe('processTaskMessage', () => {
     const taskId = await create('waits');
     const run = processTaskMessage({ taskId, reason: 'start' }, deps());
     await sleep(20);
-    assert.equal(await store.cancel(taskId, OWNER, Date.now()), 'requested');
+    assert.equal((await store.cancel(taskId, OWNER, Date.now())).result, 'requested');
     assert.equal(await run, 'done');
     assert.equal(await status(taskId), 'cancelled');
   });
@@ -163,7 +163,7 @@ describe('processTaskMessage', () => {
     const events: Array<Record<string, unknown>> = [];
     const run = processTaskMessage({ taskId, reason: 'start' }, { ...deps(), log: (event) => events.push(event) });
     await sleep(20);
-    assert.equal(await store.cancel(taskId, OWNER, Date.now(), { atOnce: true }), 'cancelled');
+    assert.equal((await store.cancel(taskId, OWNER, Date.now(), { atOnce: true })).result, 'cancelled');
     const cancelled = await store.get(taskId, OWNER, Date.now());
     assert.equal(await run, 'done');
     assert.deepEqual(await store.get(taskId, OWNER, Date.now()), cancelled, 'the worker wrote nothing after the cancel');
@@ -326,7 +326,7 @@ describe('cancellation and hand-over', () => {
       { ...deps({ cancelCheckMs: 20 }), tools: new Map([[sleepsAfterCancel.name, sleepsAfterCancel]]) },
     );
     await sleep(30);
-    assert.equal(await store.cancel(taskId, OWNER, Date.now()), 'requested');
+    assert.equal((await store.cancel(taskId, OWNER, Date.now())).result, 'requested');
     assert.equal(await run, 'done');
     assert.equal(await status(taskId), 'cancelled');
     assert.deepEqual(queue.sent, []);

@@ -69,7 +69,7 @@ describe('waits for input with a deadline (transitions)', () => {
 
   it('an operator cancel writes its reason', () => {
     const { result, next } = decideCancel('t', waiting(500), 'o', 60, POLICY, { statusMessage: 'Ended by an operator: x' });
-    assert.equal(result, 'cancelled');
+    assert.equal(result.result, 'cancelled');
     assert.equal(next?.statusMessage, 'Ended by an operator: x');
   });
 });

@@ -97,7 +97,7 @@ describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
     const store = new InMemoryTaskStore(POLICY);
     await store.create(task1());
     const error = { code: -32603, message: 'Gave up', data: { attempts: 3 } };
-    assert.equal(await store.fail('task-1', error, 'abandoned', T0 + 1), true);
+    assert.ok(await store.fail('task-1', error, 'abandoned', T0 + 1));
     error.data.attempts = 4;
     const failed = await stored(store);
     assert.deepEqual(failed.status === 'failed' && failed.error, { code: -32603, message: 'Gave up', data: { attempts: 3 } });

@@ -161,7 +161,11 @@ const OPERATIONS: OperationCase[] = [
   },
   {
     name: 'fail',
-    decide: (task) => decideFail(task, ERROR, 'gave up', NOW, POLICY),
+    // The result is the failed record: the table says whether there is one.
+    decide: (task) => {
+      const decision = decideFail(task, ERROR, 'gave up', NOW, POLICY);
+      return { ...decision, result: decision.result !== undefined };
+    },
     rows: {
       'working/none': { result: true, next: 'failed' },
       'working/expired': { result: true, next: 'failed' },
@@ -182,7 +186,11 @@ const OPERATIONS: OperationCase[] = [
   },
   {
     name: 'cancel',
-    decide: (task) => decideCancel(task.taskId, task, OWNER, NOW, POLICY),
+    // The result carries the cancelled record when there is one: the table compares what the cancel did.
+    decide: (task) => {
+      const decision = decideCancel(task.taskId, task, OWNER, NOW, POLICY);
+      return { ...decision, result: decision.result.result };
+    },
     rows: {
       'working/live': { result: 'requested', next: 'working' },
       'input_required/live': { result: 'requested', next: 'input_required' },
@@ -478,9 +486,21 @@ describe('run rules: progress past the mark, first run, attempt caps', () => {
 
   it('decideFail credits progress past the mark by the same rule', () => {
     const task = { ...newTaskRecord(newTask({ now: T0 }), POLICY), progressMark: 2 };
-    assert.equal(decideFail(task, ERROR, 'x', NOW, POLICY, { steps: 2 }).result, true);
+    const failed = decideFail(task, ERROR, 'x', NOW, POLICY, { steps: 2 });
+    assert.equal(failed.result?.status, 'failed');
+    assert.equal(failed.result, failed.next, 'the result is the record written');
     const credited = decideFail(task, ERROR, 'x', NOW, POLICY, { steps: 3 });
-    assert.equal(credited.result, false);
+    assert.equal(credited.result, undefined);
     assert.equal(credited.next?.progressMark, 3);
+  });
+
+  it('decideCancel returns the record it ends, and no record when it only flags or finds the task ended', () => {
+    const queued = newTaskRecord(newTask({ now: T0 }), POLICY);
+    const cancelled = decideCancel(queued.taskId, queued, OWNER, NOW, POLICY);
+    assert.equal(cancelled.result.result, 'cancelled');
+    assert.equal(cancelled.result.task, cancelled.next);
+    const running = { ...queued, lease: { owner: 'w1', until: NOW + 1000 } };
+    assert.deepEqual(decideCancel(queued.taskId, running, OWNER, NOW, POLICY).result, { result: 'requested' });
+    assert.deepEqual(decideCancel(queued.taskId, cancelled.next, OWNER, NOW + 1, POLICY).result, { result: 'terminal' });
   });
 });
