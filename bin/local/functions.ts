@@ -11,11 +11,11 @@ import { sqsQueue } from '../../functions/lib/sqs.ts';
 import { createSweeperHandler, type SweeperHandler } from '../../functions/sweeper/app.ts';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
 import { type Config, ENV, loadConfig } from '../../shared/config.ts';
+import type { EventPublisher } from '../../shared/events/publisher.ts';
 import type { Log } from '../../shared/log.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
 import type { Emulators } from './emulators.ts';
-import { PrintedEvents } from './events.ts';
 import { type TrackedLeases, trackLeases } from './leases.ts';
 import type { LocalStackOptions } from './options.ts';
 import { DEFAULT_LOCAL_SETTINGS_FILE, localSettingReader } from './settings.ts';
@@ -23,7 +23,9 @@ import { localTools } from './tools.ts';
 
 /** What {@link composeFunctions} reads: the stack's options, the configuration, the emulators, the settings' environment. */
 export interface FunctionsOptions {
-  options: Pick<LocalStackOptions, 'decorate' | 'settingsFile' | 'events'>;
+  options: Pick<LocalStackOptions, 'decorate' | 'settingsFile'>;
+  /** Where the functions' lifecycle events go; none: events off. */
+  eventPublisher: EventPublisher | undefined;
   config: Config;
   env: Record<string, string | undefined>;
   emulators: Emulators;
@@ -64,7 +66,7 @@ export function functionsConfig(
 }
 
 /** Builds the worker, the dead-letter handler and the sweeper, and the parts they share with the MCP function. */
-export function composeFunctions({ options, config, env, emulators, log }: FunctionsOptions): LocalFunctions {
+export function composeFunctions({ options, config, env, emulators, log, eventPublisher }: FunctionsOptions): LocalFunctions {
   const { sqs, functionsSqs } = emulators;
   // Leases this life takes, so that a graceful stop can hand their tasks back.
   const leases = trackLeases(dynamoDbStore(config, emulators.dynamodb));
@@ -77,7 +79,7 @@ export function composeFunctions({ options, config, env, emulators, log }: Funct
       cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env })),
     ),
     log,
-    eventPublisher: options.events === 'off' ? undefined : (options.events ?? new PrintedEvents()),
+    eventPublisher,
   };
   return {
     deps,

@@ -14,6 +14,7 @@
 import { jsonLog } from '../../shared/log.ts';
 import { META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
 import { localStackEnvironment } from './environment.ts';
+import { PrintedEvents } from './events.ts';
 import { startLocalStack } from './stack.ts';
 
 const SHUTDOWN_TIMEOUT_MS = 15_000;
@@ -22,7 +23,8 @@ let environment: ReturnType<typeof localStackEnvironment>;
 let stack: Awaited<ReturnType<typeof startLocalStack>>;
 try {
   environment = localStackEnvironment(process.env);
-  stack = await startLocalStack({ ...environment, log: jsonLog() });
+  // Each lifecycle event is printed as one line, unless LOCAL_EVENTS=off.
+  stack = await startLocalStack({ ...environment, events: environment.events ?? new PrintedEvents(), log: jsonLog() });
 } catch (error) {
   console.error(`Local stack failed to start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);

@@ -11,6 +11,7 @@ import type { SweeperHandler } from '../../functions/sweeper/app.ts';
 import type { WorkerHandler } from '../../functions/worker/app.ts';
 import type { Config } from '../../shared/config.ts';
 import type { EventPublisher } from '../../shared/events/publisher.ts';
+import type { TaskEvent } from '../../shared/events/task-events.ts';
 import type { Log } from '../../shared/log.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
@@ -51,10 +52,11 @@ export interface LocalStackOptions {
    */
   settingsFile?: string;
   /**
-   * Where the functions' lifecycle events go: printed on stdout, one compact
-   * line each (the default, `bin/local/events.ts`); to this publisher (tests:
-   * a recorder, or the EventBridge adapter on a client of their own); or
-   * nowhere (`'off'`, as `-c events=off` deploys: none is published).
+   * Where the functions' lifecycle events go: to this publisher (`npm start`
+   * prints them, `bin/local/events.ts`; a test may give the EventBridge
+   * adapter on a client of its own), or nowhere (`'off'`, as `-c events=off`
+   * deploys: none is published). Default: kept in memory, as
+   * {@link LocalStack.events}.
    */
   events?: EventPublisher | 'off';
   /** Wraps the functions' store or queue, e.g. to inject failures or record what is sent (tests). */
@@ -101,6 +103,8 @@ export interface LocalStack {
   issuer?: string;
   /** What the start-up recovery found and did, and how long it took. */
   recovery: RecoveryReport & { ms: number };
+  /** The lifecycle events the functions published, when no other publisher (nor `'off'`) was given. */
+  events: readonly TaskEvent[];
   /** The worker event source's batches: in flight now, and the most at once so far. */
   workerStats(): { inFlight: number; peak: number };
   close(): Promise<void>;

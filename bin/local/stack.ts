@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { FunctionDeps } from '../../functions/lib/deps.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from '../../infra/event-sources.ts';
 import type { Config } from '../../shared/config.ts';
+import { MemoryEventPublisher } from '../../shared/events/publisher.ts';
 import { jsonLog, type Log } from '../../shared/log.ts';
 import { sweepWindow } from '../../shared/tasks/rules.ts';
 import { startSweeps, startWorkerSource } from './background.ts';
@@ -57,7 +58,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const env = options.env ?? process.env;
     const config = functionsConfig(env, { tableName, queueUrl: sqs.queueUrl, visibilityTimeoutSeconds, port: options.port });
     options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints });
-    const { deps, leases, worker, deadLetter, sweeper } = composeFunctions({ options, config, env, emulators, log });
+    // Events go to the given publisher, nowhere (`off`), or by default to memory, for tests to read.
+    const recorded = new MemoryEventPublisher();
+    const eventPublisher = options.events === 'off' ? undefined : (options.events ?? recorded);
+    const { deps, leases, worker, deadLetter, sweeper } = composeFunctions({ options, config, env, emulators, log, eventPublisher });
 
     // The queue is empty, whatever the table says: put the previous life's work back first.
     const recovery = await recoverPreviousLife(emulators, tableName, config, deps, log);
@@ -85,6 +89,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       queue: deps.queue,
       handlers: { mcp: endpoint.mcp, worker, deadLetter, sweeper },
       recovery,
+      events: recorded.events,
       workerStats: () => workers.poller.stats(),
       ...(endpoint.issuer ? { issuer: endpoint.issuer } : {}),
       close: cleanup.close,
