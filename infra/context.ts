@@ -129,6 +129,12 @@ export const CONTEXT = {
       '`off` serves clients that do not declare the tasks extension strictly (a task-only tool answers `-32021`, no `task_status` ' +
       'tools): `TASKS_CLIENT_FALLBACK` on the MCP function (see [Connecting clients](connecting.md))',
   },
+  events: {
+    default: 'on',
+    meaning:
+      '`off` publishes no task lifecycle events: no event bus, no `events:PutEvents` grant, no `TASKS_EVENT_BUS` (see [Operating ' +
+      'it](operators.md#lifecycle-events))',
+  },
   maxUnfinishedTasks: { shown: 'no cap', meaning: 'most unfinished tasks one principal may have at once (see [Limits](#limits))' },
   maxInputWaitDays: {
     shown: formatDuration(DEFAULT_SETTINGS.maxInputWaitMs),
@@ -178,6 +184,8 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
   const clientFallback = read.text('clientFallback');
   if (clientFallback !== 'on' && clientFallback !== 'off')
     throw new Error(`Context "clientFallback" must be on or off, got "${clientFallback}"`);
+  const events = read.text('events');
+  if (events !== 'on' && events !== 'off') throw new Error(`Context "events" must be on or off, got "${events}"`);
   const alarmTopicArn = read.text('alarmTopicArn');
   const maxUnfinished = read.has('maxUnfinishedTasks') ? read.integer('maxUnfinishedTasks') : undefined;
   const maxInputWaitDays = read.has('maxInputWaitDays') ? read.integer('maxInputWaitDays') : undefined;
@@ -200,6 +208,7 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
     ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),
     ...(clientFallback === 'off' ? { clientFallback: false } : {}),
+    ...(events === 'off' ? { events: false } : {}),
     ...(maxInputWaitDays ? { maxInputWait: Duration.days(maxInputWaitDays) } : {}),
   };
 }

@@ -8,3 +8,6 @@ export const OPS_OUTPUTS = {
 
 /** The local stack's extra keys in its `outputs.json`: the emulators' endpoints. */
 export const LOCAL_OUTPUTS = { dynamodbEndpoint: 'LocalDynamoDbEndpoint', sqsEndpoint: 'LocalSqsEndpoint', region: 'LocalRegion' } as const;
+
+/** The stack outputs naming the lifecycle events' bus (absent with `-c events=off`). */
+export const EVENT_OUTPUTS = { busName: 'EventBusName', busArn: 'EventBusArn' } as const;

@@ -8,6 +8,7 @@ import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { Operations } from './constructs/operations.ts';
 import { StateKey } from './constructs/state-key.ts';
 import { SweepSchedule } from './constructs/sweep-schedule.ts';
+import { TaskEvents } from './constructs/task-events.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
 import { TaskQueue } from './constructs/task-queue.ts';
 import { TaskTable } from './constructs/task-table.ts';
@@ -58,6 +59,8 @@ export interface TasksStackProps extends StackProps {
   readonly clientFallback?: boolean;
   /** The longest a task may wait for input; default: the functions' (`TASKS_MAX_INPUT_WAIT_MS`). */
   readonly maxInputWait?: Duration;
+  /** `false`: no lifecycle events (no bus, no grant, no `TASKS_EVENT_BUS`); default: published to a bus of the stack's. */
+  readonly events?: boolean;
 }
 
 /** The resource server's settings (see `shared/auth/settings.ts`); lists may be empty. */
@@ -91,6 +94,8 @@ export class TasksStack extends Stack {
   readonly operations: Operations;
   /** The user pool, when the stack creates one. */
   readonly userPool?: McpUserPool;
+  /** The lifecycle events' bus, unless `events` is off. */
+  readonly events: TaskEvents | undefined;
 
   constructor(scope: Construct, id: string, props: TasksStackProps) {
     super(scope, id, props);
@@ -102,8 +107,12 @@ export class TasksStack extends Stack {
     const inlineTools = tools.filter(runsInline);
 
     this.table = new TaskTable(this, 'TaskTable', { removalPolicy: props.removalPolicy });
+    const events = props.events === false ? undefined : new TaskEvents(this, 'Events');
+    this.events = events;
     this.tasks = new TaskQueue(this, 'TaskQueue', {
       environment: {
+        // Every function of the queue's environment publishes: the worker, the MCP function, the sweeper, the dead-letter handler.
+        ...events?.environment,
         [ENV.tableName]: this.table.table.tableName,
         [ENV.toolset]: props.toolset,
         ...timingsEnvironment(timings),
@@ -128,6 +137,7 @@ export class TasksStack extends Stack {
     });
     this.sweeps = new SweepSchedule(this.tasks, 'Default', { ...common, table: this.table, tasks: this.tasks, timings });
     grantToolNeeds(this.worker, taskTools);
+    for (const fn of [this.worker, this.sweeps.sweeper, this.sweeps.deadLetterHandler]) events?.grantPublish(fn);
 
     this.stateKey = new StateKey(this, 'StateKey', common);
     const allowedOrigins = props.allowedOrigins ?? [];
@@ -155,6 +165,7 @@ export class TasksStack extends Stack {
     this.stateKey.grantRead(this.mcp.role);
     this.table.grantReadWriteData(this.mcp);
     this.tasks.queue.grantSendMessages(this.mcp.function);
+    events?.grantPublish(this.mcp);
 
     const auth = this.#resourceServer(props);
     this.api = new Api(this, 'Api', {
@@ -166,6 +177,8 @@ export class TasksStack extends Stack {
       ...(props.jwt ? { jwt: props.jwt } : {}),
       ...(auth ? { resourceServer: { issuers: auth.issuers } } : {}),
     });
+    // The worker's question events link to the task's page on this API (the MCP function's own URL would be a cycle).
+    if (events) this.worker.function.addEnvironment(ENV.publicUrl, this.api.httpApi.apiEndpoint);
     if (auth) {
       const fn = this.mcp.function;
       fn.addEnvironment(ENV.authIssuers, auth.issuers.join(','));

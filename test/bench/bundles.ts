@@ -44,17 +44,27 @@ const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node
  * The third-party packages each function's job needs: what its bare bundle
  * imports. The MCP function serves the protocol (MCP SDK, zod for tool input
  * schemas), creates tasks (DynamoDB) and their start messages (SQS), reads
- * its requestState sealing key once (SSM) and verifies access tokens when it
- * is a resource server (jose); the
- * worker runs tools (zod) against the table and hands tasks over through the
- * queue; the sweeper queries the table and enqueues; the dead-letter handler
- * only writes the table (its messages arrive through the event source).
+ * its requestState sealing key once (SSM), verifies access tokens when it
+ * is a resource server (jose) and publishes the events of the cancels it
+ * makes (EventBridge); the worker runs tools (zod) against the table, hands
+ * tasks over through the queue and publishes questions and ends; the sweeper
+ * queries the table, enqueues and publishes the waits it ends; the
+ * dead-letter handler drains its queue, writes the table and publishes the
+ * ends it makes.
  */
 const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
-  mcp: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm', '@modelcontextprotocol/server', 'zod', 'jose'],
-  worker: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'],
-  deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
-  sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
+  mcp: [
+    '@aws-sdk/client-dynamodb',
+    '@aws-sdk/client-sqs',
+    '@aws-sdk/client-ssm',
+    '@aws-sdk/client-eventbridge',
+    '@modelcontextprotocol/server',
+    'zod',
+    'jose',
+  ],
+  worker: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge', 'zod'],
+  deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
+  sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
   stateKey: ['@aws-sdk/client-ssm'],
 };
 
@@ -70,6 +80,10 @@ const TOUCH: Record<string, { imports: string; uses: string }> = {
   },
   '@aws-sdk/client-sqs': { imports: "import { SQSClient } from '@aws-sdk/client-sqs';", uses: 'new SQSClient({})' },
   '@aws-sdk/client-ssm': { imports: "import { SSMClient } from '@aws-sdk/client-ssm';", uses: 'new SSMClient({})' },
+  '@aws-sdk/client-eventbridge': {
+    imports: "import { EventBridgeClient } from '@aws-sdk/client-eventbridge';",
+    uses: 'new EventBridgeClient({})',
+  },
   '@modelcontextprotocol/server': {
     imports: "import { createMcpHandler } from '@modelcontextprotocol/server';",
     uses: 'createMcpHandler',

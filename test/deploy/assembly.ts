@@ -34,6 +34,7 @@ export const VARIANTS = {
   cognito: { context: { cognito: true, cognitoDomainPrefix: 'mcp-tasks-deploy-lane' }, bundled: false },
   jwt: { context: { jwtIssuer: 'https://issuer.example.com/', jwtAudience: 'mcp-tasks' }, bundled: false },
   observability: { context: { dashboard: true, tracing: true }, bundled: false },
+  eventsOff: { context: { events: 'off' }, bundled: false },
   toolsetAll: { context: { toolset: 'all' }, bundled: true },
 } as const satisfies Record<string, Variant>;
 

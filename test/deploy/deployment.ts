@@ -15,7 +15,8 @@
  *
  * Deviations from the template, each stated here and nowhere hidden:
  * - service endpoints: the functions' SDKs talk to the proxies, which talk
- *   to the emulators (and answer SSM and Secrets Manager themselves);
+ *   to the emulators (and answer SSM, Secrets Manager and EventBridge's
+ *   `PutEvents` themselves);
  * - the table has no SSE, point-in-time recovery or TTL (dynalite has none);
  * - the issuer and resource URLs: `TASKS_AUTH_ISSUERS` and
  *   `TASKS_AUTH_RESOURCE`, when the template sets them, name the local
@@ -43,7 +44,7 @@ import { startDynalite } from '../../bin/local/dynamodb.ts';
 import { type Poller, startPoller } from '../../bin/local/poller.ts';
 import { LOCAL_CREDENTIALS, localSqsClient } from '../../bin/local/sqs.ts';
 import { type Assembly, type FunctionRole, functionsOf, type Json, resourcesOf } from './assembly.ts';
-import { type AwsCall, CallLog, ParameterStore, startProxy, type Upstreams } from './proxy.ts';
+import { type AwsCall, CallLog, EventBusFake, ParameterStore, startProxy, type Upstreams } from './proxy.ts';
 import { ACCOUNT, defaultPhysical, type Physical, REGION, resolver, STACK_NAME } from './resolve.ts';
 import { type FunctionSpec, type RunningFunction, startFunction } from './runtime.ts';
 
@@ -70,6 +71,8 @@ export interface Deployment {
   readonly functions: Record<FunctionRole, RunningFunction>;
   readonly calls: CallLog;
   readonly parameters: ParameterStore;
+  /** The lifecycle events the functions put, each with the function that put it. */
+  readonly bus: EventBusFake;
   /** The custom resources' responses to their Create events, by logical id. */
   readonly customResources: Map<string, CustomResourceResponse>;
   /** CloudFormation deleting the stack: each custom resource's Delete event; the responses by logical id. */
@@ -109,6 +112,7 @@ async function deploy(
   const physical = new Map<string, Physical>();
   const calls = new CallLog();
   const parameters = new ParameterStore();
+  const bus = new EventBusFake();
 
   // The emulators.
   const dynamo = await startDynalite();
@@ -142,7 +146,7 @@ async function deploy(
     (Object.keys(resources) as FunctionRole[]).map(async (role) => {
       const fn = resources[role];
       const props = fn.properties;
-      const proxy = await startProxy(role, upstreams, parameters, calls);
+      const proxy = await startProxy(role, upstreams, { parameters, bus }, calls);
       cleanups.push(proxy.close);
       const own = defaultPhysical(fn.logicalId, 'AWS::Lambda::Function');
       byArn.set(own.attributes['Arn']!, role);
@@ -211,7 +215,9 @@ async function deploy(
       'The lane emulates mappings with ReportBatchItemFailures',
     );
     // The Lambda service polls with the function's role: a proxy of its own records those calls as the service's.
-    const proxy = await startProxy(role, upstreams, parameters, { add: (call) => calls.add({ ...call, by: 'lambda' }) } as CallLog);
+    const proxy = await startProxy(role, upstreams, { parameters, bus }, {
+      add: (call) => calls.add({ ...call, by: 'lambda' }),
+    } as CallLog);
     cleanups.push(proxy.close);
     const client = localSqsClient(proxy.endpoint, REGION);
     cleanups.push(async () => client.destroy());
@@ -260,6 +266,7 @@ async function deploy(
     functions,
     calls,
     parameters,
+    bus,
     customResources,
     async deleteCustomResources() {
       const responses = new Map<string, CustomResourceResponse>();

@@ -4,8 +4,8 @@
  * the network: each function gets its own proxy (its `AWS_ENDPOINT_URL`),
  * which names the service and action from the request's `X-Amz-Target`, the
  * resource from its body, and forwards it to the emulator (dynalite, fauxqs)
- * or answers it itself (the minimal SSM and Secrets Manager fakes: there is
- * no emulator of either here).
+ * or answers it itself (the minimal SSM, Secrets Manager and EventBridge
+ * `PutEvents` fakes: there is no emulator of any of them here).
  *
  * The proxy records; it does not enforce. Whether the role allows each call
  * is decided afterwards against the synthesized policies (`iam.ts`), so one
@@ -14,6 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerPutEvents, type ReceivedEvent } from '../support/eventbridge-fake.ts';
 import { ACCOUNT, REGION } from './resolve.ts';
 
 /** One AWS call a function made (or the Lambda service made with its role). */
@@ -95,7 +96,21 @@ const TARGETS: Record<string, string> = {
   AmazonSQS: 'sqs',
   AmazonSSM: 'ssm',
   secretsmanager: 'secretsmanager',
+  AWSEvents: 'events',
 };
+
+/** The lifecycle events the functions put, kept by the lane's `PutEvents` fake (shared by every function). */
+export class EventBusFake {
+  readonly events: Array<ReceivedEvent & { fn: string }> = [];
+
+  /** Answers a `PutEvents` request as EventBridge would, keeping its entries as `fn`'s. */
+  answer(fn: string, body: Json): { status: number; body: Json } {
+    const accepted: ReceivedEvent[] = [];
+    const answer = answerPutEvents(body, accepted);
+    this.events.push(...accepted.map((event) => ({ ...event, fn })));
+    return answer;
+  }
+}
 
 /** The resources a call names, as IAM evaluates it. */
 export function resourcesOfCall(service: string, operation: string, body: Json, upstreams: Upstreams): string[] {
@@ -118,6 +133,16 @@ export function resourcesOfCall(service: string, operation: string, body: Json, 
     }
     case 'ssm':
       return [arn('ssm', `parameter/${String(body['Name']).replace(/^\//, '')}`)];
+    case 'events':
+      // `PutEvents` is authorized on each entry's bus; an entry names it by name or ARN (no name: the default bus).
+      return [
+        ...new Set(
+          ((body['Entries'] ?? []) as Json[]).map((entry) => {
+            const bus = String(entry['EventBusName'] ?? 'default');
+            return bus.startsWith('arn:') ? bus : arn('events', `event-bus/${bus}`);
+          }),
+        ),
+      ];
     case 'secretsmanager': {
       const id = String(body['SecretId']);
       // Secrets Manager appends six random characters to a secret's name in its ARN.
@@ -138,9 +163,10 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
 export async function startProxy(
   fn: string,
   upstreams: Upstreams,
-  parameters: ParameterStore,
+  fakes: { parameters: ParameterStore; bus: EventBusFake },
   log: CallLog,
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const { parameters, bus } = fakes;
   const server: Server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       response.writeHead(500, { 'content-type': 'application/json' });
@@ -164,8 +190,8 @@ export async function startProxy(
     const action = `${service}:${service === 'sqs' ? operation.replace(/Batch$/, '') : operation}`;
     for (const resource of resourcesOfCall(service, operation, json, upstreams)) log.add({ fn, action, resource, by: 'code' });
 
-    if (service === 'ssm' || service === 'secretsmanager') {
-      const answer = parameters.answer(action, json);
+    if (service === 'ssm' || service === 'secretsmanager' || service === 'events') {
+      const answer = service === 'events' ? bus.answer(fn, json) : parameters.answer(action, json);
       response.writeHead(answer.status, {
         'content-type': 'application/x-amz-json-1.1',
         'x-amzn-requestid': randomBytes(8).toString('hex'),

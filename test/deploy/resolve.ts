@@ -47,6 +47,8 @@ export function defaultPhysical(logicalId: string, type: string): Physical {
       return { ref: name, attributes: { Arn: arn('lambda', `function:${name}`) } };
     case 'AWS::IAM::Role':
       return { ref: name, attributes: { Arn: `arn:aws:iam::${ACCOUNT}:role/${name}`, RoleId: `AROA${logicalId.toUpperCase()}` } };
+    case 'AWS::Events::EventBus':
+      return { ref: name, attributes: { Arn: arn('events', `event-bus/${name}`), Name: name } };
     case 'AWS::ApiGatewayV2::Api':
       return { ref: 'lane0api01', attributes: { ApiEndpoint: `https://lane0api01.execute-api.${REGION}.amazonaws.com` } };
     default:

@@ -68,6 +68,17 @@ async function runTask(d: Deployment, name: string, args: Record<string, unknown
   return pollUntil(d, String(created['taskId']), (task) => TERMINAL.has(task.status), options);
 }
 
+/** The lifecycle events of `taskId` the functions put, once there are `count` of them. */
+async function eventsOf(d: Deployment, taskId: string, count: number, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  const of = () => d.bus.events.filter((event) => event.detail['taskId'] === taskId);
+  while (of().length < count) {
+    if (Date.now() > deadline) throw new Error(`${count} event(s) of ${taskId} expected, got ${JSON.stringify(of())}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return of();
+}
+
 function outcome(task: TaskView): string {
   return `${task.status}: ${task.statusMessage ?? ''} ${JSON.stringify(task.error ?? task.result ?? {})}`;
 }
@@ -87,6 +98,11 @@ function endToEnd(target: () => Deployment, options: () => RpcOptions) {
     const waiting = await pollUntil(d, taskId, (task) => task.status === 'input_required' || TERMINAL.has(task.status), options());
     assert.equal(waiting.status, 'input_required', outcome(waiting));
     assert.deepEqual(Object.keys(waiting.inputRequests ?? {}), ['approval']);
+    // The worker told approvers, with the task page's link on the API's own URL, and without the arguments.
+    const [asked] = await eventsOf(d, taskId, 1);
+    assert.deepEqual([asked?.fn, asked?.detailType], ['worker', 'Task Waiting For Person']);
+    assert.equal(asked?.detail['taskUrl'], `${d.url.replace(/\/mcp$/, '')}/console/tasks/${taskId}`);
+    assert.ok(!JSON.stringify(asked).includes('ship'), 'the arguments stay out of the event');
     const update = await rpc(
       d.url,
       'tasks/update',
@@ -97,6 +113,20 @@ function endToEnd(target: () => Deployment, options: () => RpcOptions) {
     const done = await pollUntil(d, taskId, (task) => TERMINAL.has(task.status), options());
     assert.equal(done.status, 'completed', outcome(done));
     assert.deepEqual(done.result?.['structuredContent'], { approved: true, comment: 'go' });
+    const [, ended] = await eventsOf(d, taskId, 2);
+    assert.deepEqual([ended?.fn, ended?.detailType], ['worker', 'Task Completed']);
+  });
+
+  it('cancels a waiting task in the MCP function, which publishes Task Cancelled', async () => {
+    const d = target();
+    const created = resultOf(await rpc(d.url, 'tools/call', { name: 'approval_gate', arguments: { action: 'ship' } }, options()));
+    const taskId = String(created['taskId']);
+    await pollUntil(d, taskId, (task) => task.status === 'input_required', options());
+    const cancel = await rpc(d.url, 'tasks/cancel', { taskId }, options());
+    assert.equal(cancel.status, 200, cancel.text);
+    assert.equal((await getTask(d.url, taskId, options())).status, 'cancelled');
+    const [, cancelled] = await eventsOf(d, taskId, 2);
+    assert.deepEqual([cancelled?.fn, cancelled?.detailType], ['mcp', 'Task Cancelled']);
   });
 
   it('cancels a working task', async () => {
@@ -179,6 +209,8 @@ describe('the default stack (endpoint open), run from its bundles', () => {
     assert.deepEqual(results.get('deadLetter'), { drained: 1 });
     const task = await getTask(open.url, taskId);
     assert.equal(task.status, 'failed', outcome(task));
+    const [failed] = await eventsOf(open, taskId, 1);
+    assert.deepEqual([failed?.fn, failed?.detailType], ['deadLetter', 'Task Failed']);
   });
 
   it('runs the sweeper on the schedule', async () => {

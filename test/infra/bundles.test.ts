@@ -34,10 +34,12 @@ describe('bundles', () => {
       const bundle = join(assetDir, 'index.mjs');
       assert.ok(existsSync(bundle), `${id}: no bundle at ${bundle}`);
 
-      // Tokens (Ref, GetAtt) have no value before deployment: placeholders stand in.
+      // Tokens (Ref, GetAtt) have no value before deployment: placeholders stand in (a URL where the setting reads one).
       const variables = fn['Properties']['Environment']['Variables'] as Json;
+      const placeholder = (name: string) =>
+        name === ENV.publicUrl ? 'https://placeholder.example.com' : `placeholder-${name.toLowerCase()}`;
       const environment = Object.fromEntries(
-        Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : `placeholder-${name.toLowerCase()}`]),
+        Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : placeholder(name)]),
       );
       const child = spawnSync(
         nodeBinary,
@@ -120,21 +122,29 @@ describe('bundle contents', () => {
     const fns = functions(base.json);
     const expected: Record<keyof typeof fns, { has: string[]; lacks: string[] }> = {
       // The MCP function verifies tokens (jose); the local authorization server never ships.
+      // Every function that ends tasks or asks a person publishes its lifecycle events (EventBridge).
       mcp: {
-        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@modelcontextprotocol/server', 'zod', 'jose'],
+        has: [
+          '@aws-sdk/client-dynamodb',
+          '@aws-sdk/client-sqs',
+          '@aws-sdk/client-eventbridge',
+          '@modelcontextprotocol/server',
+          'zod',
+          'jose',
+        ],
         lacks: ['oidc-provider', 'koa'],
       },
       worker: {
-        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', 'zod'],
+        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge', 'zod'],
         lacks: ['@modelcontextprotocol/server', 'jose', 'oidc-provider'],
       },
       sweeper: {
-        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
+        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
         lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'],
       },
       // It drains the DLQ itself (no event source mapping): the SQS client is its own.
       deadLetter: {
-        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
+        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
         lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'],
       },
     };
