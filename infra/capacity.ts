@@ -23,6 +23,7 @@
 import { DEFAULT_SETTINGS } from '../shared/config.ts';
 import { SWEEP_DEADLINE_MARGIN_MS, SWEEP_MAX_PARALLELISM, SWEEP_PAGE } from '../shared/runtime/sweeper.ts';
 import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb-schema.ts';
+import { AWS_LIMITS } from './aws-limits.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from './event-sources.ts';
 import { ASSUMED, PRICE } from './prices.ts';
 import { REFERENCE_WORKLOAD, throttleFor } from './sizing.ts';
@@ -38,6 +39,8 @@ export interface Workload {
   pollsPerTask: number;
   /** Questions answered per task (`tasks/update`), each a suspension and a second run. */
   inputRounds: number;
+  /** Of those, questions only a person may answer: each publishes a `Task Waiting For Person` event (default 0). */
+  personQuestions?: number;
   /** Step checkpoints per task (0: a tool without steps). */
   steps: number;
   /**
@@ -67,27 +70,9 @@ export interface Deployment {
   apiQuota: number;
   /** `-c maxUnfinishedTasks=N`: each task then takes and frees a slot in its owner's set (one item per owner). */
   maxUnfinishedTasks?: number;
+  /** Lifecycle events published (`-c events`, on by default). */
+  events: boolean;
 }
-
-/**
- * AWS's own limits that the model checks (defaults of a new account, us-east-1).
- * Partition limits are DynamoDB's per partition key value, also for a
- * global secondary index's key.
- */
-export const AWS_LIMITS = {
-  /** Concurrent Lambda executions per account and region (default quota). */
-  accountConcurrency: 1000,
-  /** HTTP API requests a second per account and region (default quota). */
-  httpApiRequestsPerSecond: 10_000,
-  /** Write units a second one partition key value takes. */
-  partitionWcu: 1000,
-  /** Read units a second one partition key value takes. */
-  partitionRcu: 3000,
-  /** On-demand table throughput per table (default quota, reads and writes each). */
-  tableUnitsPerSecond: 40_000,
-  /** Messages in flight (received, not deleted) in a standard queue. */
-  sqsInFlight: 120_000,
-} as const;
 
 /** Billed time per request not measured here (`prices.ts`), and the sweeper's cost per due task. */
 const MCP_SECONDS = ASSUMED.mcpMs / 1000;
@@ -107,6 +92,7 @@ export function defaultDeployment(): Deployment {
     sweepIntervalMinutes: DEFAULT_SWEEP_INTERVAL.toMinutes(),
     accountConcurrency: AWS_LIMITS.accountConcurrency,
     apiQuota: AWS_LIMITS.httpApiRequestsPerSecond,
+    events: true,
   };
 }
 
@@ -134,6 +120,8 @@ export function referenceWorkload(tasksPerSecond: number): Workload {
  *   delete; the model counts batches of one, as a quiet queue delivers).
  * - A run hands over to a continuation every invocation budget
  *   (`TASKS_INVOCATION_BUDGET_MS`).
+ * - Lifecycle events: one at the end, one per question for a person; each
+ *   is one `PutEvents` request and one billed event (under 64 KB).
  */
 export interface PerTask {
   apiRequests: number;
@@ -150,6 +138,8 @@ export interface PerTask {
   workerSeconds: number;
   /** MCP seconds per task: every request's billed time, and the waiting calls' wait. */
   mcpSeconds: number;
+  /** Lifecycle events published (`PutEvents` requests); 0 with events off. */
+  events: number;
 }
 
 /** Bytes of an owner's slot set: its key and attributes, and a task id (a UUID) per unfinished task. */
@@ -190,6 +180,7 @@ export function perTask(workload: Workload, maxUnfinishedTasks?: number): PerTas
     workerRuns: runs,
     workerSeconds: workload.taskSeconds + runs * WORKER_OVERHEAD_SECONDS,
     mcpSeconds: apiRequests * MCP_SECONDS + workload.waitingShare * waitSeconds,
+    events: 1 + (workload.personQuestions ?? 0),
   };
 }
 
@@ -229,6 +220,8 @@ export interface CapacityReport {
     /** Index write units a second on each index partition (the rows spread evenly over the shards). */
     indexWcuPerShard: number;
     sqsRequests: number;
+    /** `PutEvents` requests (one event each). */
+    events: number;
   };
   concurrency: {
     /** MCP function executions in flight. */
@@ -249,12 +242,12 @@ export interface CapacityReport {
   /** How many stuck tasks one sweeper run re-enqueues at most (a backlog after an incident). */
   sweepPerRun: number;
   /** Monthly cost at list prices (30 days), by service, and its total. */
-  monthlyUsd: { dynamodb: number; sqs: number; lambda: number; api: number; logs: number; sweeper: number; total: number };
+  monthlyUsd: { dynamodb: number; sqs: number; lambda: number; api: number; logs: number; events: number; sweeper: number; total: number };
 }
 
 /** The model: a workload on a deployment (default: {@link defaultDeployment}). */
 export function capacity(workload: Workload, deployment: Deployment = defaultDeployment()): CapacityReport {
-  const task = perTask(workload, deployment.maxUnfinishedTasks);
+  const task = { ...perTask(workload, deployment.maxUnfinishedTasks), ...(deployment.events ? {} : { events: 0 }) };
   const r = workload.tasksPerSecond;
   const rates = {
     apiRequests: r * task.apiRequests,
@@ -266,6 +259,7 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
     rcu: r * task.rcu,
     indexWcuPerShard: (r * task.indexWcu) / deployment.activeIndexShards,
     sqsRequests: r * task.sqsRequests,
+    events: r * task.events,
   };
   const mcp = r * task.mcpSeconds;
   const workerRecords = r * task.workerSeconds;
@@ -350,6 +344,7 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
           ),
         ]),
     limit('SQS messages in flight', workerRecords, AWS_LIMITS.sqsInFlight, 'messages', 'none needed before the worker limits'),
+    limit('EventBridge PutEvents', rates.events, AWS_LIMITS.putEventsPerSecond, 'requests/s', 'a Service Quotas increase (PutEvents)'),
   ].sort((a, b) => b.utilisation - a.utilisation);
   const busiest = limits[0]!;
 
@@ -373,6 +368,7 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
     lambda: month * (invocations * PRICE.lambdaRequest + gbSeconds * PRICE.lambdaGbSecond),
     api: month * task.apiRequests * PRICE.httpApiRequest,
     logs: (month * logBytes * PRICE.logsGb) / 1024 ** 3,
+    events: month * task.events * PRICE.eventBridgeEvent,
     sweeper: sweeperUsd,
   };
   const total = Object.values(monthly).reduce((a, b) => a + b, 0);
@@ -396,63 +392,4 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
  */
 export function defaultServedLoad(): number {
   return Math.floor(capacity(referenceWorkload(1)).maxTasksPerSecond);
-}
-
-/**
- * The smallest settings that serve a workload with headroom (`headroom`,
- * default 1.25: a quarter above the steady rate, for bursts and uneven
- * batches and shards): the throttle, worker concurrency and shard count to
- * deploy with, and the account quotas (Lambda concurrency, HTTP API
- * requests) to ask for where the defaults do not do. Settings never go below the defaults.
- */
-export function settingsFor(workload: Workload, maxUnfinishedTasks?: number, headroom = 1.25): Deployment {
-  const defaults = { ...defaultDeployment(), ...(maxUnfinishedTasks === undefined ? {} : { maxUnfinishedTasks }) };
-  const probe = capacity(workload, defaults);
-  const workerMaxConcurrency = Math.min(
-    1000,
-    Math.max(defaults.workerMaxConcurrency, Math.ceil((probe.concurrency.workerRecords * headroom) / WORKER_BATCH_SIZE)),
-  );
-  const sized = throttleFor(workerMaxConcurrency);
-  const needed = Math.ceil((probe.rates.apiRequests * headroom) / 50) * 50;
-  const throttleRateLimit = Math.max(sized.rateLimit, needed);
-  const shardsNeeded = Math.ceil((probe.rates.indexWcuPerShard * defaults.activeIndexShards * headroom) / AWS_LIMITS.partitionWcu);
-  const activeIndexShards = Math.min(MAX_ACTIVE_INDEX_SHARDS, Math.max(defaults.activeIndexShards, powerOfTwoAtLeast(shardsNeeded)));
-  const deployment = { ...defaults, throttleRateLimit, throttleBurstLimit: 2 * throttleRateLimit, workerMaxConcurrency, activeIndexShards };
-  const total = capacity(workload, deployment).concurrency.total;
-  const accountConcurrency = Math.max(defaults.accountConcurrency, Math.ceil((total * headroom) / 100) * 100);
-  // Above the account's quota the stage throttle would be moot: ask for at least the throttle.
-  const apiQuota = Math.max(defaults.apiQuota, Math.ceil(Math.max(probe.rates.apiRequests * headroom, throttleRateLimit) / 1000) * 1000);
-  return { ...deployment, accountConcurrency, apiQuota };
-}
-
-function powerOfTwoAtLeast(n: number): number {
-  let p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-
-/** The Service Quotas increases a deployment needs beyond a new account's, in words (none: empty). */
-export function quotaRequests(deployment: Deployment): string[] {
-  const defaults = defaultDeployment();
-  const requests: string[] = [];
-  if (deployment.accountConcurrency > defaults.accountConcurrency)
-    requests.push(`Lambda concurrent executions ${deployment.accountConcurrency.toLocaleString('en-US')}`);
-  if (deployment.apiQuota > defaults.apiQuota) requests.push(`HTTP API throttle ${deployment.apiQuota.toLocaleString('en-US')}/s`);
-  return requests;
-}
-
-/** The context flags that deploy `deployment` (only those that differ from the defaults). */
-export function contextFlags(deployment: Deployment): string[] {
-  const defaults = defaultDeployment();
-  const flags: string[] = [];
-  if (deployment.workerMaxConcurrency !== defaults.workerMaxConcurrency)
-    flags.push(`-c workerMaxConcurrency=${deployment.workerMaxConcurrency}`);
-  const sized = throttleFor(deployment.workerMaxConcurrency);
-  if (deployment.throttleRateLimit !== sized.rateLimit) flags.push(`-c throttleRateLimit=${deployment.throttleRateLimit}`);
-  if (deployment.throttleBurstLimit !== 2 * deployment.throttleRateLimit)
-    flags.push(`-c throttleBurstLimit=${deployment.throttleBurstLimit}`);
-  if (deployment.activeIndexShards !== defaults.activeIndexShards) flags.push(`-c activeIndexShards=${deployment.activeIndexShards}`);
-  if (deployment.sweepIntervalMinutes !== defaults.sweepIntervalMinutes)
-    flags.push(`-c sweepIntervalMinutes=${deployment.sweepIntervalMinutes}`);
-  return flags;
 }

@@ -4,7 +4,11 @@
  * (`capacity.ts`) and the AWS-calls bench (`test/bench/pricing.ts`) price with.
  */
 
-/** DynamoDB on-demand, SQS standard, Lambda on ARM, HTTP API, CloudWatch Logs (standard ingestion), X-Ray. */
+/**
+ * DynamoDB on-demand, SQS standard, Lambda on ARM, HTTP API, CloudWatch Logs
+ * (standard ingestion), X-Ray, EventBridge custom events (per event of up to
+ * 64 KB, on any bus; 2026 list price).
+ */
 export const PRICE = {
   wru: 0.625 / 1e6,
   rru: 0.125 / 1e6,
@@ -14,6 +18,7 @@ export const PRICE = {
   httpApiRequest: 1.0 / 1e6,
   logsGb: 0.5,
   xrayTrace: 5.0 / 1e6,
+  eventBridgeEvent: 1.0 / 1e6,
 } as const;
 
 /**

@@ -12,14 +12,12 @@ import { Command, InvalidArgumentError } from 'commander';
 import {
   type CapacityReport,
   capacity,
-  contextFlags,
   type Deployment,
   defaultDeployment,
-  quotaRequests,
   referenceWorkload,
-  settingsFor,
   type Workload,
 } from '../../infra/capacity.ts';
+import { contextFlags, quotaRequests, settingsFor } from '../../infra/capacity-settings.ts';
 import { REFERENCE_WORKLOAD, throttleFor } from '../../infra/sizing.ts';
 
 const number =
@@ -44,7 +42,7 @@ export function formatReport(report: CapacityReport, suggested: Deployment): str
       `activeIndexShards ${d.activeIndexShards}; account: ${d.accountConcurrency} Lambda executions, ${d.apiQuota} API requests/s`,
     '',
     `Per task: ${t.apiRequests} API requests, ${t.ddbWrites} DynamoDB writes (${t.tableWcu} WCU + ${t.indexWcu} index WCU), ` +
-      `${t.ddbReads} reads (${t.rcu} RCU), ${t.sqsRequests} SQS requests, ${t.workerRuns} worker run(s)`,
+      `${t.ddbReads} reads (${t.rcu} RCU), ${t.sqsRequests} SQS requests, ${t.workerRuns} worker run(s), ${t.events} lifecycle event(s)`,
     '',
     '| component | per second |',
     '|---|--:|',
@@ -54,6 +52,7 @@ export function formatReport(report: CapacityReport, suggested: Deployment): str
     `| DynamoDB reads (RCU) | ${round(rates.ddbReads)} (${round(rates.rcu)}) |`,
     `| index WCU per shard (key \`activeShard\`, ${d.activeIndexShards} shards) | ${round(rates.indexWcuPerShard)} |`,
     `| SQS requests | ${round(rates.sqsRequests)} |`,
+    `| EventBridge PutEvents (one event each) | ${round(rates.events)} |`,
     '',
     `Concurrency: MCP function ${round(c.mcp)}, worker ${round(c.workerInvocations)} invocations (${round(c.workerRecords)} tasks at ` +
       `once), all functions ${round(c.total)}`,
@@ -75,7 +74,7 @@ export function formatReport(report: CapacityReport, suggested: Deployment): str
     '',
     `Monthly cost (30 days, list prices, us-east-1): ${usd(report.monthlyUsd.total)} — DynamoDB ${usd(report.monthlyUsd.dynamodb)}, ` +
       `Lambda ${usd(report.monthlyUsd.lambda)}, HTTP API ${usd(report.monthlyUsd.api)}, SQS ${usd(report.monthlyUsd.sqs)}, logs ` +
-      `${usd(report.monthlyUsd.logs)}, sweeper ${usd(report.monthlyUsd.sweeper)}`,
+      `${usd(report.monthlyUsd.logs)}, events ${usd(report.monthlyUsd.events)}, sweeper ${usd(report.monthlyUsd.sweeper)}`,
   ];
   const flags = contextFlags(suggested);
   const quotas = quotaRequests(suggested);
@@ -131,6 +130,7 @@ export function main(argv: string[] = process.argv): void {
     .option('--duration <seconds>', "the tool's running time per task", number(0), REFERENCE_WORKLOAD.taskSeconds)
     .option('--polls <n>', 'tasks/get calls per task', number(0), REFERENCE_WORKLOAD.pollsPerTask)
     .option('--input-rounds <n>', 'questions answered per task', number(0), 0)
+    .option('--person-questions <n>', 'of those, questions only a person may answer (each one event)', number(0), 0)
     .option('--steps <n>', 'step checkpoints per task', number(0), 0)
     .option('--waiting-share <share>', 'share of calls (0–1) that wait inside the request for the result', number(0, 1), 0)
     .option('--owners <n>', 'principals creating the tasks, evenly (matters with --max-unfinished)', number(1), 1)
@@ -139,6 +139,7 @@ export function main(argv: string[] = process.argv): void {
     .option('--active-index-shards <n>', 'the deployment’s activeIndexShards', number(1, 64), defaults.activeIndexShards)
     .option('--account-concurrency <n>', "the account's Lambda concurrency quota", number(1), defaults.accountConcurrency)
     .option('--max-unfinished <n>', 'the deployment’s maxUnfinishedTasks (default: no cap)', number(1))
+    .option('--events <on|off>', 'the deployment’s lifecycle events', 'on')
     .option('--json', 'print the report as JSON')
     .option('--docs-table', 'print the capacity table of docs/capacity.md and exit')
     .option('--write-docs', 'render the capacity table into docs/capacity.md and exit')
@@ -160,6 +161,7 @@ export function main(argv: string[] = process.argv): void {
         taskSeconds: options.duration,
         pollsPerTask: options.polls,
         inputRounds: options.inputRounds,
+        personQuestions: Math.min(options.personQuestions, options.inputRounds),
         steps: options.steps,
         waitingShare: options.waitingShare,
         owners: options.owners,
@@ -169,6 +171,7 @@ export function main(argv: string[] = process.argv): void {
         workerMaxConcurrency: options.workerMaxConcurrency,
         activeIndexShards: options.activeIndexShards,
         accountConcurrency: options.accountConcurrency,
+        events: options.events !== 'off',
         ...(options.maxUnfinished === undefined ? {} : { maxUnfinishedTasks: options.maxUnfinished }),
         ...sizedThrottle(options.workerMaxConcurrency, options.throttleRate),
       };

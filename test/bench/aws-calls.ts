@@ -101,7 +101,7 @@ async function clientsWithoutTasks(finishedTaskId: string): Promise<void> {
   console.log(
     `| one task_status call (no waitSeconds) | ${per(status.rcu)} | ${TASK_STATUS_MIN.rcu} | ${per(status.wcu)} | 0 | ` +
       `${per(status.ddbRequests)} | ${TASK_STATUS_MIN.ddbRequests} | ${per(status.sqsRequests)} | 0 | ${per(status.invocations)} | 0 ` +
-      `|`,
+      `| ${per(status.events)} | 0 |`,
   );
   console.log('');
   console.log(

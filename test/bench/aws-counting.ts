@@ -14,8 +14,11 @@
  *   mapping makes them whether or not tasks run.
  * - Worker invocations: the mapping's receives from the task queue that
  *   delivered messages (each is one invocation of the worker handler).
+ * - EventBridge: every `PutEvents` the functions' client makes, and the
+ *   events (entries) it carries: what EventBridge bills.
  */
 import { type AttributeValue, type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { ACTIVE_INDEX } from '../../shared/tasks/dynamodb-schema.ts';
 
@@ -28,6 +31,8 @@ export interface Figures {
   ddbRequests: number;
   sqsRequests: number;
   invocations: number;
+  /** Lifecycle events published (`PutEvents` entries; each is billed as one custom event). */
+  events: number;
 }
 
 /**
@@ -56,6 +61,8 @@ export interface Meter {
   failedConditions: number;
   sqsRequests: number;
   invocations: number;
+  /** `PutEvents` entries the functions sent (lifecycle events). */
+  events: number;
   /** Requests to the MCP endpoint (API Gateway + one MCP function invocation each). */
   apiRequests: number;
   /** Bytes the functions logged through the sink (what CloudWatch Logs ingests, before Lambda's own lines). */
@@ -72,6 +79,7 @@ function emptyMeter(): Meter {
     failedConditions: 0,
     sqsRequests: 0,
     invocations: 0,
+    events: 0,
     apiRequests: 0,
     logBytes: 0,
   };
@@ -260,10 +268,36 @@ export function meterSqs(client: SQSClient, role: 'functions' | 'mapping', taskQ
   );
 }
 
+/** Counts the functions' `PutEvents` requests and the events (entries) they carry. */
+export function meterEventBridge(client: EventBridgeClient): void {
+  (client.middlewareStack as DynamoDBClient['middlewareStack']).add(
+    (next, context) => async (args) => {
+      const command = String(context.commandName).replace(/Command$/, '');
+      flow.inFlight += 1;
+      try {
+        const output = await next(args);
+        bump(`EventBridge.${command}`);
+        if (command === 'PutEvents') meter.events += ((args.input as { Entries?: unknown[] }).Entries ?? []).length;
+        return output;
+      } finally {
+        flow.inFlight -= 1;
+      }
+    },
+    { step: 'initialize', name: 'bench-meter-eventbridge' },
+  );
+}
+
 /** The figures of a meter, to set next to the minimum. */
 export function figuresOf(m: Meter): Figures {
   const ddbRequests = [...m.commands].filter(([key]) => key.startsWith('DynamoDB.')).reduce((sum, [, n]) => sum + n, 0);
-  return { rcu: m.rcu, wcu: m.tableWcu + m.indexWcu, ddbRequests, sqsRequests: m.sqsRequests, invocations: m.invocations };
+  return {
+    rcu: m.rcu,
+    wcu: m.tableWcu + m.indexWcu,
+    ddbRequests,
+    sqsRequests: m.sqsRequests,
+    invocations: m.invocations,
+    events: m.events,
+  };
 }
 
 /** The commands a meter counted, as `Service.Command×n` (per call when `per` calls were made). */

@@ -13,13 +13,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { LOCAL_CREDENTIALS } from '../../bin/local/sqs.ts';
 import { type LocalStack, REGION, startLocalStack } from '../../bin/local/stack.ts';
 import { readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { ENV } from '../../shared/config.ts';
+import { EventBridgePublisher } from '../../shared/events/eventbridge.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
 import type { TaskRecord, TaskStatus } from '../../shared/tasks/model.ts';
+import { startEventBridgeFake } from '../support/eventbridge-fake.ts';
 import { rpc } from '../support/mcp-http.ts';
 import {
   detail,
@@ -28,6 +31,7 @@ import {
   flow,
   meter,
   meterDynamoDb,
+  meterEventBridge,
   meterSqs,
   type PollCost,
   type Row,
@@ -61,6 +65,10 @@ export async function openCountingStack(): Promise<CountingStack> {
   let quiet!: DynamoDBClient;
   // The step_sequence fixture lives in the test toolset and records its side effects here.
   process.env['TASKS_TEST_EFFECTS_DIR'] = effectsDir;
+  // Lifecycle events go through the EventBridge adapter on a metered client, to a local PutEvents endpoint.
+  const bus = await startEventBridgeFake();
+  const eventBridge = new EventBridgeClient({ endpoint: bus.url, region: REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+  meterEventBridge(eventBridge);
   const stack = await startLocalStack({
     port: 0,
     dataDir,
@@ -71,6 +79,7 @@ export async function openCountingStack(): Promise<CountingStack> {
       [ENV.cancelCheckMs]: process.env[ENV.cancelCheckMs] ?? '60000',
     },
     log: jsonLog((line) => void (meter.logBytes += Buffer.byteLength(line))),
+    events: new EventBridgePublisher({ client: eventBridge, busName: 'bench' }),
     // The sweeper runs once at start-up (uncounted) and not again during the bench.
     sweepIntervalMs: 3_600_000,
     instrument: ({ dynamodb, sqs, poller, endpoints }) => {
@@ -117,6 +126,8 @@ export async function openCountingStack(): Promise<CountingStack> {
     async close() {
       quiet.destroy();
       await stack.close();
+      eventBridge.destroy();
+      await bus.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -7,6 +7,7 @@ export const ROW_RCU = 1;
 /**
  * Simple task. DynamoDB: create (put) + claim (lease) + finish (outcome) = 3 row writes, no read; index:
  * create enters it, finish leaves it (the claim leaves `sweepAt` alone). SQS: send + receive + delete.
+ * EventBridge: its end (`Task Completed`).
  */
 export const SIMPLE_MIN: Figures = {
   ddbRequests: 3,
@@ -14,6 +15,7 @@ export const SIMPLE_MIN: Figures = {
   wcu: 3 * ROW_WCU + ENTER + LEAVE,
   sqsRequests: 3,
   invocations: 1,
+  events: 1,
 };
 /**
  * One input round: the simple task's run twice, plus the answer. DynamoDB: create + claim + suspend
@@ -21,7 +23,8 @@ export const SIMPLE_MIN: Figures = {
  * claim + finish = 6 writes, 1 read; index: enter (create), move (suspend: `sweepAt` becomes the wait's
  * deadline, `TASKS_MAX_INPUT_WAIT_MS`), move (answer resumes), leave (finish); neither claim moves it.
  * The deadline costs the round two index writes (it was leave + enter before waits could end). SQS:
- * send/receive/delete for each run (the answer enqueues the second).
+ * send/receive/delete for each run (the answer enqueues the second). EventBridge: its end only (the
+ * question is the client's to answer, not a person's: no `Task Waiting For Person`).
  */
 export const INPUT_ROUND_MIN: Figures = {
   ddbRequests: 7,
@@ -29,6 +32,7 @@ export const INPUT_ROUND_MIN: Figures = {
   wcu: 6 * ROW_WCU + ENTER + MOVE + MOVE + LEAVE,
   sqsRequests: 6,
   invocations: 2,
+  events: 1,
 };
 /**
  * A 10-step job in one invocation: the simple task plus one query of the step checkpoints (a replay
@@ -43,6 +47,7 @@ export const TEN_STEP_MIN: Figures = {
   wcu: (3 + STEPS) * ROW_WCU + ENTER + LEAVE,
   sqsRequests: 3,
   invocations: 1,
+  events: 1,
 };
 /** `tasks/get`: one strongly consistent read of the row. */
 export const GET_MIN = { ddbRequests: 1, rcu: ROW_RCU };
@@ -62,6 +67,6 @@ export const FALLBACK_CALL_MIN: Figures = {
  * read (nothing there), the create's conditional put refused (a refused put is billed as a write)
  * and the task it found read; nothing queued, nothing run.
  */
-export const REPEAT_JOIN_MIN: Figures = { rcu: 2 * ROW_RCU, wcu: 1, ddbRequests: 3, sqsRequests: 0, invocations: 0 };
+export const REPEAT_JOIN_MIN: Figures = { rcu: 2 * ROW_RCU, wcu: 1, ddbRequests: 3, sqsRequests: 0, invocations: 0, events: 0 };
 /** `task_status` without `waitSeconds`: one strongly consistent read of the row, as `tasks/get`. */
 export const TASK_STATUS_MIN = GET_MIN;

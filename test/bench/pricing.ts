@@ -15,8 +15,8 @@ export function costReport(rows: Row[], gets: PollCost[]): string[] {
       `(BENCH_POLLS_PER_TASK):`,
     '',
   ];
-  out.push('| scenario | DynamoDB | SQS | Lambda | HTTP API | Logs | total | of which polls | X-Ray if tracing on |');
-  out.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|');
+  out.push('| scenario | DynamoDB | SQS | Lambda | HTTP API | Logs | EventBridge | total | of which polls | X-Ray if tracing on |');
+  out.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const row of rows) {
     const get = gets.find((g) => g.scenario === row.scenario);
     const m = row.meter;
@@ -34,6 +34,8 @@ export function costReport(rows: Row[], gets: PollCost[]): string[] {
       lambda: invocations * PRICE.lambdaRequest + gbSeconds * PRICE.lambdaGbSecond,
       api: apiRequests * PRICE.httpApiRequest,
       logs: (logBytes / 1024 ** 3) * PRICE.logsGb,
+      // Lifecycle events: one billed custom event each (under 64 KB).
+      events: f.events * PRICE.eventBridgeEvent,
     };
     const pollShare =
       pollRcu * PRICE.rru +
@@ -45,7 +47,7 @@ export function costReport(rows: Row[], gets: PollCost[]): string[] {
     const k = 1000;
     out.push(
       `| ${row.scenario} | ${usd(parts.dynamodb * k)} | ${usd(parts.sqs * k)} | ${usd(parts.lambda * k)} | ${usd(parts.api * k)} | ` +
-        `${usd(parts.logs * k)} | ${usd(total * k)} | ${usd(pollShare * k)} | +${usd(xray * k)} |`,
+        `${usd(parts.logs * k)} | ${usd(parts.events * k)} | ${usd(total * k)} | ${usd(pollShare * k)} | +${usd(xray * k)} |`,
     );
   }
   out.push('');
@@ -56,6 +58,7 @@ export function costReport(rows: Row[], gets: PollCost[]): string[] {
     `own time, at ${ASSUMED.memoryGb * 1024} MB; ${ASSUMED.platformLogBytes} bytes of Lambda platform lines per invocation, ` +
       `${ASSUMED.accessLogBytes} bytes of access log`,
   );
-  out.push('per request. Measured: DynamoDB units, SQS requests, invocations, requests and the bytes the functions log.');
+  out.push('per request. Measured: DynamoDB units, SQS requests, invocations, requests, EventBridge events and the bytes the');
+  out.push('functions log.');
   return out;
 }

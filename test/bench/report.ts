@@ -16,6 +16,7 @@ export const FIGURE_COLUMNS: ReadonlyArray<[string, keyof Figures]> = [
   ['DynamoDB requests', 'ddbRequests'],
   ['SQS requests', 'sqsRequests'],
   ['worker invocations', 'invocations'],
+  ['EventBridge events', 'events'],
 ];
 
 /** Prints the report of the measured scenarios and of one `tasks/get` of each finished task. */
@@ -51,6 +52,7 @@ export function report(rows: Row[], gets: PollCost[]): void {
   out.push('Index writes: enter 1 (create), leave 1 (finish); moving sweepAt costs 2: a lease renewal (claims and progress');
   out.push('writes leave sweepAt alone, so a run within its first lease never moves), and a wait for input starting (sweepAt');
   out.push('becomes its deadline) and ending by an answer; partial answers leave it alone.');
+  out.push('EventBridge: one lifecycle event at each end (the input round asks the client, not a person: no question event).');
   out.push("Not counted: the mapping's empty long polls (constant, not per task). Corrected: dynalite reports 0 RCU for a");
   out.push("Query that returns nothing (a first run's checkpoint query); AWS bills the minimum read (1 RCU, strongly consistent).");
   out.push(...costReport(rows, gets));

@@ -45,6 +45,7 @@ describe('capacity model against the counting bench', () => {
           sqsRequests: model.sqsRequests,
           invocations: model.workerRuns,
           apiRequests: model.apiRequests,
+          events: model.events,
         };
       };
       // The writes that come with running time (progress throttled to one per interval, lease renewals)
@@ -61,9 +62,15 @@ describe('capacity model against the counting bench', () => {
         );
       }
       assert.deepEqual(
-        { rcu: got.rcu, sqsRequests: got.sqsRequests, invocations: got.invocations, apiRequests: got.apiRequests },
-        { rcu: fastest.rcu, sqsRequests: fastest.sqsRequests, invocations: fastest.invocations, apiRequests: fastest.apiRequests },
-        'reads, queue requests, runs and API requests do not depend on the timing',
+        { rcu: got.rcu, sqsRequests: got.sqsRequests, invocations: got.invocations, apiRequests: got.apiRequests, events: got.events },
+        {
+          rcu: fastest.rcu,
+          sqsRequests: fastest.sqsRequests,
+          invocations: fastest.invocations,
+          apiRequests: fastest.apiRequests,
+          events: fastest.events,
+        },
+        'reads, queue requests, runs, API requests and events do not depend on the timing',
       );
     });
   }

@@ -3,17 +3,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { CAPACITY_DOC, docsTable, withDocsTable } from '../../../bin/scripts/capacity.ts';
-import {
-  capacity,
-  contextFlags,
-  defaultDeployment,
-  defaultServedLoad,
-  perTask,
-  quotaRequests,
-  referenceWorkload,
-  settingsFor,
-} from '../../../infra/capacity.ts';
+import { AWS_LIMITS } from '../../../infra/aws-limits.ts';
+import { capacity, defaultDeployment, defaultServedLoad, perTask, referenceWorkload } from '../../../infra/capacity.ts';
+import { contextFlags, quotaRequests, settingsFor } from '../../../infra/capacity-settings.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../../infra/event-sources.ts';
+import { PRICE } from '../../../infra/prices.ts';
 import { throttleFor } from '../../../infra/sizing.ts';
 
 describe('capacity model', () => {
@@ -86,6 +80,31 @@ describe('capacity model', () => {
       capacity(referenceWorkload(1)).limits.find((l) => l.name === 'worker concurrency')!.capacity,
       DEFAULT_WORKER_MAX_CONCURRENCY * WORKER_BATCH_SIZE,
     );
+  });
+});
+
+describe('capacity model: lifecycle events', () => {
+  it('counts one event per task at its end and one per question for a person, priced per event, limited by PutEvents', () => {
+    const plain = capacity(referenceWorkload(100));
+    const asked = capacity({ ...referenceWorkload(100), inputRounds: 2, personQuestions: 1 });
+    assert.equal(plain.perTask.events, 1);
+    assert.equal(asked.perTask.events, 2);
+    assert.equal(plain.rates.events, 100);
+    const month = 100 * 30 * 24 * 3600;
+    assert.ok(Math.abs(plain.monthlyUsd.events - month * PRICE.eventBridgeEvent) < 1e-6, `${plain.monthlyUsd.events}`);
+    const putEvents = plain.limits.find((limit) => limit.name === 'EventBridge PutEvents')!;
+    assert.equal(putEvents.capacity, AWS_LIMITS.putEventsPerSecond);
+    assert.equal(putEvents.demand, 100);
+  });
+
+  it('with -c events=off: no event, no cost, nothing against the PutEvents quota, and the flag in the suggested settings', () => {
+    const off = { ...defaultDeployment(), events: false };
+    const report = capacity(referenceWorkload(100), off);
+    assert.equal(report.perTask.events, 0);
+    assert.equal(report.monthlyUsd.events, 0);
+    assert.equal(report.limits.find((limit) => limit.name === 'EventBridge PutEvents')?.demand, 0);
+    assert.ok(report.monthlyUsd.total < capacity(referenceWorkload(100)).monthlyUsd.total);
+    assert.deepEqual(contextFlags(off), ['-c events=off']);
   });
 });
 
