@@ -13,9 +13,9 @@
  * notice of it, never a condition of it. Delivery is at most once (see
  * docs/operators.md, "Lifecycle events").
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import { errorName, type Log } from '../log.ts';
 import { withMetrics } from '../metrics.ts';
+import { delay } from '../runtime/delay.ts';
 import type { TaskRecord } from '../tasks/model.ts';
 import { type EventContext, eventsOf, type TaskEvent } from './task-events.ts';
 
@@ -42,7 +42,7 @@ export class MemoryEventPublisher implements EventPublisher {
 export const PUBLISH_ATTEMPTS = 3;
 
 /** The delay before the first retry; the second waits twice as long. */
-export const RETRY_DELAY_MS = 100;
+const RETRY_DELAY_MS = 100;
 
 export interface LifecycleEventsDeps {
   publisher: EventPublisher;
