@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
-import { bundledStack, bundleWorker, functions, type Json, ROOT, removeSynthesized, resourcesOf, type Synthesized } from './synth.ts';
+import { bundledStack, bundleWorker, functions, type Json, only, ROOT, removeSynthesized, resourcesOf, type Synthesized } from './synth.ts';
 
 let base: Synthesized;
 
@@ -153,5 +153,8 @@ describe('bundle contents', () => {
       for (const pkg of has) assert.ok(packages.has(pkg), `${name} bundles ${pkg}`);
       for (const pkg of lacks) assert.ok(!packages.has(pkg), `${name} must not bundle ${pkg}`);
     }
+    // The state-key function publishes nothing: the EventBridge client is imported by path, by the publishers only.
+    const [, stateKey] = only(base.json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes('requestState'));
+    assert.ok(!packagesIn(stateKey).has('@aws-sdk/client-eventbridge'), 'the state-key function must not bundle the EventBridge client');
   });
 });

@@ -9,13 +9,16 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import * as z from 'zod';
 import { createDeadLetterHandler } from '../../../functions/dlq/app.ts';
+import { eventBridgePublisher } from '../../../functions/lib/eventbridge.ts';
 import { lifecycleEvents } from '../../../functions/lib/events.ts';
 import { createSweeperHandler } from '../../../functions/sweeper/app.ts';
 import { createWorkerHandler } from '../../../functions/worker/app.ts';
 import { TaskActions } from '../../../shared/actions/task-actions.ts';
 import { type Config, ENV, loadConfig } from '../../../shared/config.ts';
+import { EventBridgePublisher } from '../../../shared/events/eventbridge.ts';
 import { type EventPublisher, MemoryEventPublisher } from '../../../shared/events/publisher.ts';
 import { DETAIL_TYPES, type PersonQuestionDetail, type TaskEvent } from '../../../shared/events/task-events.ts';
 import type { LogEvent } from '../../../shared/log.ts';
@@ -225,7 +228,10 @@ describe('lifecycle events from the dead-letter handler and the sweeper', () => 
 });
 
 describe('without a publisher (events off)', () => {
-  it('the functions compose no lifecycle events', () => {
+  it('a deployed function without TASKS_EVENT_BUS (-c events=off) gets no publisher, and composes no lifecycle events', () => {
+    assert.equal(eventBridgePublisher(config, new EventBridgeClient({ region: 'us-east-1' })), undefined);
+    const withBus = loadConfig({ [ENV.tableName]: 't', [ENV.queueUrl]: 'https://sqs.invalid/q', [ENV.eventBusName]: 'bus' });
+    assert.ok(eventBridgePublisher(withBus, new EventBridgeClient({ region: 'us-east-1' })) instanceof EventBridgePublisher);
     assert.equal(lifecycleEvents({ log: () => {}, config }), undefined);
     assert.equal(lifecycleEvents({ log: () => {}, config, eventPublisher: undefined }), undefined);
   });
