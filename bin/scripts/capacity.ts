@@ -28,6 +28,11 @@ const number =
     return value;
   };
 
+const onOrOff = (raw: string): string => {
+  if (raw !== 'on' && raw !== 'off') throw new InvalidArgumentError('expected on or off');
+  return raw;
+};
+
 const round = (value: number, digits = 1) => (value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(digits));
 const usd = (value: number) => `$${value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(2)}`;
 const percent = (value: number) => `${Math.round(value * 100)}%`;
@@ -139,7 +144,7 @@ export function main(argv: string[] = process.argv): void {
     .option('--active-index-shards <n>', 'the deployment’s activeIndexShards', number(1, 64), defaults.activeIndexShards)
     .option('--account-concurrency <n>', "the account's Lambda concurrency quota", number(1), defaults.accountConcurrency)
     .option('--max-unfinished <n>', 'the deployment’s maxUnfinishedTasks (default: no cap)', number(1))
-    .option('--events <on|off>', 'the deployment’s lifecycle events', 'on')
+    .option('--events <on|off>', 'the deployment’s lifecycle events (`-c events`)', onOrOff, 'on')
     .option('--json', 'print the report as JSON')
     .option('--docs-table', 'print the capacity table of docs/capacity.md and exit')
     .option('--write-docs', 'render the capacity table into docs/capacity.md and exit')

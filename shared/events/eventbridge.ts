@@ -10,6 +10,7 @@ import { EVENT_SOURCE, type TaskEvent } from './task-events.ts';
 /** `PutEvents` takes at most this many entries. */
 export const MAX_ENTRIES_PER_PUT = 10;
 
+/** Sends task events to one bus, with the events' `source`, as one `PutEvents` request per set. */
 export class EventBridgePublisher implements EventPublisher {
   readonly #client: EventBridgeClient;
   readonly #busName: string;

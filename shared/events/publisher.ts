@@ -44,6 +44,7 @@ export const PUBLISH_ATTEMPTS = 3;
 /** The delay before the first retry; the second waits twice as long. */
 const RETRY_DELAY_MS = 100;
 
+/** What {@link LifecycleEvents} is built from, once per function. */
 export interface LifecycleEventsDeps {
   publisher: EventPublisher;
   log: Log;
