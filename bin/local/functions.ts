@@ -11,6 +11,7 @@ import { sqsQueue } from '../../functions/lib/sqs.ts';
 import { createSweeperHandler, type SweeperHandler } from '../../functions/sweeper/app.ts';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
 import { type Config, ENV, loadConfig } from '../../shared/config.ts';
+import type { DeploymentLinks } from '../../shared/links.ts';
 import type { Log } from '../../shared/log.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
@@ -24,6 +25,8 @@ import { localTools } from './tools.ts';
 export interface FunctionsOptions {
   options: Pick<LocalStackOptions, 'decorate' | 'settingsFile'>;
   config: Config;
+  /** Links to the stack, whose URL is known once its HTTP adapter listens. */
+  links: DeploymentLinks;
   env: Record<string, string | undefined>;
   emulators: Emulators;
   log: Log;
@@ -58,7 +61,7 @@ export function functionsConfig(
 }
 
 /** Builds the worker, the dead-letter handler and the sweeper, and the parts they share with the MCP function. */
-export function composeFunctions({ options, config, env, emulators, log }: FunctionsOptions): LocalFunctions {
+export function composeFunctions({ options, config, links, env, emulators, log }: FunctionsOptions): LocalFunctions {
   const { sqs, functionsSqs } = emulators;
   // Leases this life takes, so that a graceful stop can hand their tasks back.
   const leases = trackLeases(dynamoDbStore(config, emulators.dynamodb));
@@ -71,6 +74,7 @@ export function composeFunctions({ options, config, env, emulators, log }: Funct
       cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env })),
     ),
     log,
+    links,
   };
   return {
     deps,

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { FunctionDeps } from '../../functions/lib/deps.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from '../../infra/event-sources.ts';
 import type { Config } from '../../shared/config.ts';
+import { DeploymentLinks } from '../../shared/links.ts';
 import { jsonLog, type Log } from '../../shared/log.ts';
 import { sweepWindow } from '../../shared/tasks/rules.ts';
 import { startSweeps, startWorkerSource } from './background.ts';
@@ -57,7 +58,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const env = options.env ?? process.env;
     const config = functionsConfig(env, { tableName, queueUrl: sqs.queueUrl, visibilityTimeoutSeconds });
     options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints });
-    const { deps, leases, worker, deadLetter, sweeper } = composeFunctions({ options, config, env, emulators, log });
+    // The stack's own URL, once its HTTP adapter listens (unless the environment names another, e.g. a tunnel's).
+    let publicUrl = config.publicUrl;
+    const links = new DeploymentLinks(() => publicUrl);
+    const { deps, leases, worker, deadLetter, sweeper } = composeFunctions({ options, config, links, env, emulators, log });
 
     // The queue is empty, whatever the table says: put the previous life's work back first.
     const recovery = await recoverPreviousLife(emulators, tableName, config, deps, log);
@@ -76,6 +80,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const queueUrl = sqs.queueUrl;
     const endpoint = await startEndpoint({ stack: options, env, config, tableName, queueUrl, deps, dataDir, log }, cleanup);
+    publicUrl = endpoint.config.publicUrl;
     const { activeIndexShards } = config;
     cleanup.push(await writeOutputs(dataDir, { tableName, activeIndexShards, sqs, endpoints, mcpEndpointUrl: endpoint.url }));
     return {

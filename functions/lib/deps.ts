@@ -8,6 +8,7 @@
  * Types only: importing this module adds nothing to a bundle.
  */
 import type { Config } from '../../shared/config.ts';
+import type { DeploymentLinks } from '../../shared/links.ts';
 import type { Log } from '../../shared/log.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
@@ -21,4 +22,6 @@ export interface FunctionDeps {
   tools: ReadonlyMap<string, ToolDefinition>;
   log: Log;
   now?: () => number;
+  /** Links to the deployment (default: from `config.publicUrl`); the local stack's are settled once it listens. */
+  links?: DeploymentLinks;
 }

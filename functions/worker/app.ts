@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { DeploymentLinks } from '../../shared/links.ts';
 import { errorName, withLogContext } from '../../shared/log.ts';
 import { parseTaskMessage } from '../../shared/queue/queue.ts';
 import { type Disposition, processTaskMessage } from '../../shared/runtime/worker.ts';
@@ -17,6 +18,7 @@ export type WorkerHandler = (
  */
 export function createWorkerHandler(deps: FunctionDeps): WorkerHandler {
   const { log } = deps;
+  const links = deps.links ?? new DeploymentLinks(deps.config.publicUrl);
   return async (event, context) => {
     const remainingMs = context ? () => context.getRemainingTimeInMillis() : undefined;
     const dispositions = await Promise.all(
@@ -28,7 +30,7 @@ export function createWorkerHandler(deps: FunctionDeps): WorkerHandler {
             return 'done';
           }
           return withLogContext({ taskId: message.taskId }, () =>
-            processTaskMessage(message, { ...deps, settings: deps.config, ...(remainingMs ? { remainingMs } : {}) }).catch(
+            processTaskMessage(message, { ...deps, settings: deps.config, links, ...(remainingMs ? { remainingMs } : {}) }).catch(
               (error: unknown) => {
                 log({ event: 'worker-error', error: errorName(error) });
                 return 'retry' as const;

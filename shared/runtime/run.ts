@@ -1,4 +1,10 @@
-import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
+import {
+  ANSWERED_BY_META,
+  type ClientCapabilities,
+  type InputRequest,
+  type JsonRpcErrorObject,
+  type QuestionRecord,
+} from '../tasks/model.ts';
 import { MISSING_CAPABILITY } from '../wire.ts';
 import {
   type CallKind,
@@ -12,7 +18,6 @@ import {
 } from './replay-checks.ts';
 import { sleep as abortableSleep } from './sleep.ts';
 import {
-  ANSWERED_BY_META,
   type ProgressAmount,
   RetryableError,
   type TaskContext,

@@ -120,12 +120,6 @@ export interface ElicitParams {
   answeredBy?: 'person';
 }
 
-/**
- * The `_meta` key of an input request's params marking a question only a
- * person may answer (`'person'`), as {@link ElicitParams.answeredBy} asked.
- */
-export const ANSWERED_BY_META = 'dev.mcp-tasks-serverless/answeredBy';
-
 export interface ElicitAnswer {
   action: 'accept' | 'decline' | 'cancel';
   content?: Record<string, unknown>;
