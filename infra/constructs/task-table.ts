@@ -85,6 +85,27 @@ export class TaskTable extends Construct {
   }
 
   /**
+   * What the console needs and no more: reading rows (`GetItem`), a page of
+   * them (`BatchGetItem`) and a task's steps (`Query` on the table), its
+   * list (`Query` on the list index), and answering and cancelling
+   * (`UpdateItem`: conditional writes of the row, and of an owner's
+   * unfinished-task set when a cap is on). Each names its resource exactly:
+   * no wildcard, no put or delete.
+   */
+  grantConsole(grantee: TaskFunction): void {
+    Grant.addToPrincipal({
+      grantee: grantee.function,
+      actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      resourceArns: [this.table.tableArn],
+    });
+    Grant.addToPrincipal({
+      grantee: grantee.function,
+      actions: ['dynamodb:Query'],
+      resourceArns: [`${this.table.tableArn}/index/${LIST_INDEX.name}`],
+    });
+  }
+
+  /**
    * What the sweeper needs and no more: `Query` on the active-tasks index
    * (finding due tasks) and `UpdateItem` on the table (moving a due task's
    * `sweepAt` on, conditionally, before re-enqueueing it). Both name their
