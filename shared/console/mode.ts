@@ -15,7 +15,7 @@ export type ConsoleMode =
   | { kind: 'open' }
   /** An open endpoint: a task's page by its id only, as `tasks/get` reads it; no list. */
   | { kind: 'by-id' }
-  /** The endpoint requires tokens but the console has no sign-in configured: it shows no task. */
+  /** The endpoint has an issuer (or requires tokens) but the console no client there: it shows no task. */
   | { kind: 'off' };
 
 type ConsoleConfig = Pick<Config, 'console' | 'consoleIssuer' | 'consoleClientId' | 'consoleClientSecret' | 'auth'>;
@@ -26,7 +26,8 @@ export function consoleMode(config: ConsoleConfig): ConsoleMode {
   if (issuer !== undefined && clientId !== undefined) {
     return { kind: 'sign-in', issuer, clientId, ...(clientSecret === undefined ? {} : { clientSecret }) };
   }
-  if (config.auth !== undefined) return { kind: 'off' };
+  // An issuer without the console's client (or an endpoint that requires tokens): nobody can sign in, so nothing shows.
+  if (issuer !== undefined || config.auth !== undefined) return { kind: 'off' };
   return { kind: config.console };
 }
 

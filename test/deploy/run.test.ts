@@ -118,7 +118,12 @@ function endToEnd(target: () => Deployment, options: () => RpcOptions) {
     assert.equal(update.status, 200, update.text);
     const done = await pollUntil(d, taskId, (task) => TERMINAL.has(task.status), options());
     assert.equal(done.status, 'completed', outcome(done));
-    assert.deepEqual(done.result?.['structuredContent'], { approved: true, comment: 'go' });
+    assert.deepEqual(done.result?.['structuredContent'], {
+      approved: true,
+      action: 'ship',
+      comment: 'go',
+      message: 'Approved and done: ship (go)',
+    });
   });
 
   it('cancels a working task', async () => {
