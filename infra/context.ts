@@ -74,6 +74,22 @@ export const CONTEXT = {
       'alone, tasks are bound to its issuer + `sub`',
   },
   jwtAudience: { meaning: "the JWT authorizer's audiences (comma-separated), given with `jwtIssuer`" },
+  console: {
+    default: 'by-id',
+    meaning:
+      "an open endpoint's console (see [The console](console.md)): `by-id` shows a task's page by its id only; `open` also lists every " +
+      'task, to anyone who can reach the endpoint. With an issuer people sign in and see their own tasks (refused with `open`)',
+  },
+  consoleClientId: {
+    shown: "the user pool's own console client with `cognito`",
+    meaning:
+      "the console's client id at the issuer people sign in with (the first `authIssuer`, else `jwtIssuer`): a public client " +
+      '(authorization code + PKCE) whose callback is the `ConsoleCallbackUrl` output. Without it, the console of an endpoint with an ' +
+      'issuer shows no task',
+  },
+  consoleClientSecret: {
+    meaning: "a Secrets Manager secret (name or ARN) holding that client's secret, only for an issuer that requires one",
+  },
   toolset: { default: 'product', meaning: 'which tools the endpoint serves: `product`, `conformance` or `all`' },
   removalPolicy: {
     default: 'retain',
@@ -189,6 +205,10 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
   const alarmTopicArn = read.text('alarmTopicArn');
   const maxUnfinished = read.has('maxUnfinishedTasks') ? read.integer('maxUnfinishedTasks') : undefined;
   const maxInputWaitDays = read.has('maxInputWaitDays') ? read.integer('maxInputWaitDays') : undefined;
+  const consoleMode = read.text('console');
+  if (consoleMode !== 'by-id' && consoleMode !== 'open') throw new Error(`Context "console" must be by-id or open, got "${consoleMode}"`);
+  const consoleClientId = read.text('consoleClientId');
+  const consoleClientSecret = read.text('consoleClientSecret');
   if (maxInputWaitDays !== undefined && maxInputWaitDays > MAX_INPUT_WAIT_DAYS) {
     throw new Error(`Context "maxInputWaitDays" must be at most ${MAX_INPUT_WAIT_DAYS}, got ${maxInputWaitDays}`);
   }
@@ -210,6 +230,11 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     ...(clientFallback === 'off' ? { clientFallback: false } : {}),
     ...(events === 'off' ? { events: false } : {}),
     ...(maxInputWaitDays ? { maxInputWait: Duration.days(maxInputWaitDays) } : {}),
+    console: {
+      ...(consoleMode === 'open' ? { open: true } : {}),
+      ...(consoleClientId ? { clientId: consoleClientId } : {}),
+      ...(consoleClientSecret ? { clientSecret: consoleClientSecret } : {}),
+    },
   };
 }
 

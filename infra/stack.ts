@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, type RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
 import { settingStoresOf } from '../shared/runtime/settings.ts';
@@ -61,6 +62,18 @@ export interface TasksStackProps extends StackProps {
   readonly maxInputWait?: Duration;
   /** `false`: no lifecycle events (no bus, no grant, no `TASKS_EVENT_BUS`); default: published to a bus of the stack's. */
   readonly events?: boolean;
+  /** The console's sign-in and, for an open endpoint, whether it lists every task (see {@link ConsoleProps}). */
+  readonly console?: ConsoleProps;
+}
+
+/** The console's settings (see docs/console.md). */
+export interface ConsoleProps {
+  /** An open endpoint's console lists every task (`-c console=open`); default: tasks by id only. Only without an issuer. */
+  readonly open?: boolean;
+  /** The console's client id at the issuer people sign in with (the first `authIssuer`, else `jwtIssuer`); the user pool makes its own. */
+  readonly clientId?: string;
+  /** The Secrets Manager secret (name or ARN) holding that client's secret, for an issuer that requires one. */
+  readonly clientSecret?: string;
 }
 
 /** The resource server's settings (see `shared/auth/settings.ts`); lists may be empty. */
@@ -89,6 +102,8 @@ export class TasksStack extends Stack {
   /** The sweeper and the dead-letter handler, on the sweep schedule. */
   readonly sweeps: SweepSchedule;
   readonly mcp: TaskFunction;
+  /** The console, `/console` on the API's origin. */
+  readonly console: TaskFunction;
   readonly api: Api;
   readonly stateKey: StateKey;
   readonly operations: Operations;
@@ -168,10 +183,12 @@ export class TasksStack extends Stack {
     events?.grantPublish(this.mcp);
 
     const auth = this.#resourceServer(props);
+    this.console = this.#console(props, auth);
     this.api = new Api(this, 'Api', {
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
       handler: this.mcp.function,
+      console: this.console.function,
       throttle: props.throttle,
       allowedOrigins,
       ...(props.jwt ? { jwt: props.jwt } : {}),
@@ -189,6 +206,7 @@ export class TasksStack extends Stack {
       if (auth.clientIds.length) fn.addEnvironment(ENV.authClientIds, auth.clientIds.join(','));
       if (auth.authorizationServers.length) fn.addEnvironment(ENV.authServers, auth.authorizationServers.join(','));
     }
+    this.#links(props);
     this.operations = new Operations(this, 'Operations', {
       api: this.api,
       mcp: this.mcp,
@@ -210,6 +228,80 @@ export class TasksStack extends Stack {
     new CfnOutput(this, OPS_OUTPUTS.activeIndexShards, {
       value: String(activeIndexShards),
       description: 'Partitions of the index of unfinished tasks (operator commands)',
+    });
+  }
+
+  /**
+   * The console function: the task table's reads, answers and cancels
+   * (`grantConsole`), the task queue (a resume after the last answer), the
+   * state key its cookie keys derive from, and the client secret when one is
+   * given. Its sign-in issuer: the user pool (whose console client is made
+   * once the API's URL is known: {@link TasksStack.#links}), else the first
+   * configured issuer; without a client id there, a console of an endpoint
+   * that requires tokens shows nothing.
+   */
+  #console(props: TasksStackProps, auth: ResourceServerProps | undefined): TaskFunction {
+    const settings = props.console ?? {};
+    const issuer = this.userPool?.issuer ?? auth?.issuers[0] ?? props.jwt?.issuer;
+    if (settings.open && issuer) throw new Error('Context "console=open" is for an open endpoint only: with an issuer, people sign in');
+    const clientId = this.userPool ? undefined : settings.clientId;
+    const fn = new TaskFunction(this, 'Console', {
+      logRetention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+      tracing: props.tracing,
+      entry: FUNCTION_ENTRIES.console,
+      description: "MCP tasks: the console (a person's tasks in a browser, /console)",
+      // Cold starts load Hono, the answer validator and two AWS clients: more memory is more CPU.
+      memorySize: 512,
+      // Room for a sign-in's calls to the issuer (discovery, token).
+      timeout: Duration.seconds(15),
+      environment: {
+        ...this.tasks.environment,
+        [ENV.stateKeyParameter]: this.stateKey.parameterName,
+        ...(settings.open ? { [ENV.console]: 'open' } : {}),
+        ...(issuer ? { [ENV.consoleIssuer]: issuer } : {}),
+        ...(clientId ? { [ENV.consoleClientId]: clientId } : {}),
+        ...(settings.clientSecret ? { [ENV.consoleClientSecret]: settings.clientSecret } : {}),
+        ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
+      },
+      settingStores: { ssmParameter: false, secretsManager: settings.clientSecret !== undefined },
+    });
+    fn.function.node.addDependency(this.stateKey.resource);
+    this.stateKey.grantRead(fn.role);
+    this.table.grantConsole(fn);
+    this.tasks.queue.grantSendMessages(fn.function);
+    // A cancel from a task's page ends the task here: its event too.
+    this.events?.grantPublish(fn);
+    if (settings.clientSecret) {
+      const secret = settings.clientSecret.startsWith('arn:')
+        ? Secret.fromSecretCompleteArn(this, 'ConsoleClientSecret', settings.clientSecret)
+        : Secret.fromSecretNameV2(this, 'ConsoleClientSecret', settings.clientSecret);
+      secret.grantRead(fn.function);
+    }
+    return fn;
+  }
+
+  /**
+   * Every link given to people and models is built from the HTTP API's own
+   * URL (`TASKS_PUBLIC_URL`, never a request's `Host`): on the MCP function
+   * (the fallback's texts), the worker (a waiting task's status) and the
+   * console (its callback, its origin). The user pool's console client is
+   * sent back to the same URL's `/console/callback`. Functions that create
+   * tasks list them for their owners when the console signs people in or is
+   * open: they are told so (`TASKS_CONSOLE`, `TASKS_CONSOLE_CLIENT_ID`).
+   */
+  #links(props: TasksStackProps): void {
+    const publicUrl = this.api.httpApi.apiEndpoint;
+    for (const fn of [this.mcp, this.worker, this.console]) fn.function.addEnvironment(ENV.publicUrl, publicUrl);
+    const settings = props.console ?? {};
+    const clientId = this.userPool ? this.userPool.addConsoleClient(`${publicUrl}/console/callback`).userPoolClientId : settings.clientId;
+    if (this.userPool && clientId) this.console.function.addEnvironment(ENV.consoleClientId, clientId);
+    if (clientId) this.mcp.function.addEnvironment(ENV.consoleClientId, clientId);
+    if (settings.open) this.mcp.function.addEnvironment(ENV.console, 'open');
+    new CfnOutput(this, 'ConsoleUrl', { value: `${publicUrl}/console`, description: "The console: a person's tasks in a browser" });
+    new CfnOutput(this, 'ConsoleCallbackUrl', {
+      value: `${publicUrl}/console/callback`,
+      description: "The console's sign-in callback: register it with the console's client at your issuer",
     });
   }
 

@@ -165,6 +165,36 @@ export const SETTINGS = {
       'unset: no events',
     "the stack's bus, on the functions that publish (none with `-c events=off`); `npm start` prints the events instead",
   ),
+  console: {
+    env: 'TASKS_CONSOLE',
+    meaning:
+      'the console of an open endpoint (no issuer): `by-id` shows a task by its id only, as `tasks/get` does; `open` also lists every ' +
+      'task, to anyone who can reach the endpoint (see [The console](console.md)). With console sign-in set, each person sees their own',
+    shown: '`by-id` (`open` under `npm start` without `LOCAL_AUTH`)',
+    deployed: '`-c console=open`, else the default',
+    read: (raw): 'by-id' | 'open' => {
+      if (raw === undefined || raw === '' || raw === 'by-id') return 'by-id';
+      if (raw === 'open') return 'open';
+      throw new Error(`TASKS_CONSOLE must be by-id or open, got "${raw}"`);
+    },
+  },
+  consoleIssuer: optional(
+    'TASKS_CONSOLE_ISSUER',
+    "the issuer people sign in to the console with (OAuth authorization code + PKCE); it must give them the subject their MCP clients' " +
+      'tokens carry',
+    "the user pool's with `cognito`, else the first `authIssuer` (or `jwtIssuer`)",
+  ),
+  consoleClientId: optional(
+    'TASKS_CONSOLE_CLIENT_ID',
+    "the console's client id at that issuer; with both set, the console signs people in and lists each one's tasks",
+    "the user pool's console client with `cognito`, else `-c consoleClientId=…`",
+  ),
+  consoleClientSecret: optional(
+    'TASKS_CONSOLE_CLIENT_SECRET',
+    "the Secrets Manager secret (name or ARN) holding the console client's secret, for issuers that require one (the console reads " +
+      'it once per execution environment)',
+    '`-c consoleClientSecret=…`',
+  ),
   allowedOrigins: {
     env: 'TASKS_ALLOWED_ORIGINS',
     meaning:

@@ -5,20 +5,58 @@
  * chooses.
  */
 export class DeploymentLinks {
-  readonly #base: string | undefined;
+  readonly #base: () => string | undefined;
 
-  /** `baseUrl`: `https://…` or `http://…`, without a trailing slash; `undefined` when the deployment's URL is not known. */
-  constructor(baseUrl: string | undefined) {
-    this.#base = baseUrl?.replace(/\/+$/, '');
+  /**
+   * `baseUrl`: `https://…` or `http://…`, trailing slashes ignored;
+   * `undefined` when the deployment's URL is not known. A function is read
+   * at each use: the local stack knows its URL only once it listens, after
+   * the functions are composed.
+   */
+  constructor(baseUrl: string | undefined | (() => string | undefined)) {
+    this.#base = typeof baseUrl === 'function' ? () => trimmed(baseUrl()) : () => trimmed(baseUrl);
   }
 
   /** The MCP endpoint, `<base>/mcp`. */
   get endpoint(): string | undefined {
-    return this.#base === undefined ? undefined : `${this.#base}/mcp`;
+    return this.#under('/mcp');
   }
 
-  /** A task's page in the console, `<base>/console/tasks/<id>` (the id escaped as a path segment). */
-  taskPage(taskId: string): string | undefined {
-    return this.#base === undefined ? undefined : `${this.#base}/console/tasks/${encodeURIComponent(taskId)}`;
+  /** The deployment's origin (`scheme://host[:port]`): where the console's forms must come from. */
+  get origin(): string | undefined {
+    const base = this.#base();
+    return base === undefined ? undefined : new URL(base).origin;
   }
+
+  /** The console's list of a person's tasks, `<base>/console`. */
+  get console(): string | undefined {
+    return this.#under(CONSOLE_PATH);
+  }
+
+  /** Where the identity provider sends a person back after signing in to the console, `<base>/console/callback`. */
+  get consoleCallback(): string | undefined {
+    return this.#under(`${CONSOLE_PATH}/callback`);
+  }
+
+  /** A task's page in the console, `<base>/console/tasks/<id>` (the id percent-encoded). */
+  taskPage(taskId: string): string | undefined {
+    return this.#under(taskPagePath(taskId));
+  }
+
+  #under(path: string): string | undefined {
+    const base = this.#base();
+    return base === undefined ? undefined : `${base}${path}`;
+  }
+}
+
+/** The path the console is served under, on the endpoint's origin. */
+export const CONSOLE_PATH = '/console';
+
+/** A task page's path, `/console/tasks/<id>`: what the console links to within itself, and what {@link DeploymentLinks.taskPage} prefixes. */
+export function taskPagePath(taskId: string): string {
+  return `${CONSOLE_PATH}/tasks/${encodeURIComponent(taskId)}`;
+}
+
+function trimmed(base: string | undefined): string | undefined {
+  return base?.replace(/\/+$/, '');
 }

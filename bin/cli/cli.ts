@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import { select } from '@inquirer/prompts';
 import { Command, CommanderError, Option } from 'commander';
 import ora, { type Ora } from 'ora';
+import { DeploymentLinks } from '../../shared/links.ts';
 import { opsCommand } from '../ops/cli.ts';
 import { GivenAnswers } from './answers.ts';
 import { type FollowOutcome, type InputRequest, type InputResponses, McpError, resultText, type Task, TasksClient } from './client.ts';
@@ -96,7 +97,10 @@ export function buildProgram(): Command {
       });
       if (outcome.kind === 'result') return printResult(outcome.result, globals);
       if (options.detach) return printTask(outcome.task, globals);
-      if (!globals.json) process.stderr.write(`Task ${outcome.task.taskId} (resume with: mcp-tasks watch ${outcome.task.taskId})\n`);
+      if (!globals.json) {
+        const { taskId } = outcome.task;
+        process.stderr.write(`Task ${taskId} (resume with: mcp-tasks watch ${taskId}; its page: ${taskPage(globals, taskId)})\n`);
+      }
       await followToEnd(client, outcome.task, onInput, globals, options.input);
     },
   );
@@ -106,6 +110,7 @@ export function buildProgram(): Command {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const client = await makeClient(globals);
       const onInput = inputHandler(GivenAnswers.parse(options.answer, options.answersFile), options.input, globals);
+      if (!globals.json) process.stderr.write(`Task ${taskId} (its page: ${taskPage(globals, taskId)})\n`);
       await followToEnd(client, { taskId, pollIntervalMs: 0 }, onInput, globals, options.input);
     },
   );
@@ -135,12 +140,17 @@ export function buildProgram(): Command {
       globals,
     )(task.inputRequests ?? {});
     if (!answers) {
-      describeInput(taskId, task.inputRequests ?? {});
+      describeInput(taskId, task.inputRequests ?? {}, globals);
       throw new Exit(EXIT_NEEDS_INPUT);
     }
     await client.answer(taskId, answers);
     if (globals.json) process.stdout.write(`${JSON.stringify({ taskId, answered: Object.keys(answers) })}\n`);
-    else process.stderr.write(`Answered ${Object.keys(answers).join(', ')} (follow with: mcp-tasks watch ${taskId})\n`);
+    else {
+      const page = taskPage(globals, taskId);
+      process.stderr.write(
+        `Answered ${Object.keys(answers).join(', ')} (follow with: mcp-tasks watch ${taskId}, or on its page: ${page})\n`,
+      );
+    }
   });
 
   program
@@ -351,7 +361,7 @@ async function followToEnd(
       status.stop();
       if (outcome.reason === 'input_required') {
         if (globals.json) printTask(outcome.task, globals);
-        else describeInput(taskId, outcome.task.inputRequests ?? {});
+        else describeInput(taskId, outcome.task.inputRequests ?? {}, globals);
         throw new Exit(EXIT_NEEDS_INPUT);
       }
       return finish(outcome.task, globals);
@@ -434,14 +444,25 @@ class StatusLine {
   }
 }
 
-function describeInput(taskId: string, requests: Record<string, InputRequest>): void {
-  process.stderr.write(`Task ${taskId} waits for input:\n`);
+/**
+ * A task's page in the console of the deployment the CLI talks to: the
+ * endpoint URL it was given (`…/mcp`) is the deployment's own, and the
+ * console is served beside it.
+ */
+function taskPage(globals: GlobalOptions, taskId: string): string {
+  const url = new URL(globals.url);
+  const base = url.pathname.endsWith('/mcp') ? `${url.origin}${url.pathname.slice(0, -'/mcp'.length)}` : url.origin;
+  return new DeploymentLinks(base).taskPage(taskId)!;
+}
+
+function describeInput(taskId: string, requests: Record<string, InputRequest>, globals: GlobalOptions): void {
+  process.stderr.write(`Task ${taskId} waits for input (its page: ${taskPage(globals, taskId)}):\n`);
   for (const [key, request] of Object.entries(requests)) {
     const message = typeof request.params?.['message'] === 'string' ? request.params['message'] : request.method;
     const schema = request.params?.['requestedSchema'];
     process.stderr.write(`  ${key}: ${message}${schema ? ` ${JSON.stringify(schema)}` : ''}\n`);
   }
-  process.stderr.write(`Answer with: mcp-tasks answer ${taskId} --answer <key>.<field>=<value>\n`);
+  process.stderr.write(`Answer on its page, or with: mcp-tasks answer ${taskId} --answer <key>.<field>=<value>\n`);
 }
 
 function finish(task: Task, globals: GlobalOptions): void {

@@ -30,6 +30,8 @@ export interface LocalAuthServerOptions {
   scopes: () => string[];
   /** Confidential clients registered at start (client credentials). */
   clients?: { clientId: string; clientSecret: string; scope?: string }[];
+  /** Public clients registered at start (authorization code + PKCE, e.g. the console): their callbacks. */
+  publicClients?: { clientId: string; redirectUris: string[] }[];
   /** Access token lifetime (default 10 minutes). */
   accessTokenTtlSeconds?: number;
   log: Log;
@@ -65,14 +67,24 @@ export async function startLocalAuthServer(options: LocalAuthServerOptions): Pro
   const provider = new Provider(issuer, {
     jwks: { keys: [signingKey] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
-    clients: (options.clients ?? []).map((client) => ({
-      client_id: client.clientId,
-      client_secret: client.clientSecret,
-      grant_types: ['client_credentials'],
-      response_types: [],
-      redirect_uris: [],
-      ...(client.scope ? { scope: client.scope } : {}),
-    })),
+    clients: [
+      ...(options.clients ?? []).map((client) => ({
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        ...(client.scope ? { scope: client.scope } : {}),
+      })),
+      ...(options.publicClients ?? []).map((client) => ({
+        client_id: client.clientId,
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        redirect_uris: client.redirectUris,
+        token_endpoint_auth_method: 'none',
+        scope: 'openid',
+      })),
+    ],
     // Whoever logs in on the development login page is that account.
     findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
     pkce: { required: () => true },

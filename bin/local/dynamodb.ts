@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
-import { ACTIVE_INDEX, TABLE_KEYS } from '../../shared/tasks/dynamodb-schema.ts';
+import { ACTIVE_INDEX, LIST_INDEX, TABLE_KEYS } from '../../shared/tasks/dynamodb-schema.ts';
 
 /** A running dynalite (DynamoDB API) on 127.0.0.1. */
 export interface LocalDynamoDb {
@@ -33,12 +33,12 @@ export async function startDynalite(options: { path?: string; port?: number } = 
 }
 
 /**
- * Creates the task table if it does not exist: the key schema and the sparse
- * active-task index (keys only) that the CDK stack declares. dynalite has no
+ * Creates the task table if it does not exist: the key schema, the sparse
+ * active-task index and the list index (both keys only) that the CDK stack declares. dynalite has no
  * TTL support (UpdateTimeToLive is unknown to it), which is harmless: reads
  * decide expiry themselves (a task row from `createdAt + ttlMs`, an
  * idempotency key from its `expiresAt`). dynalite cannot add an index to an existing
- * table either, so a table kept on disk from before the index existed is
+ * table either, so a table kept on disk from before an index existed is
  * reported rather than silently used without it.
  */
 export async function ensureTaskTable(client: DynamoDBClient, tableName: string): Promise<void> {
@@ -52,6 +52,8 @@ export async function ensureTaskTable(client: DynamoDBClient, tableName: string)
           { AttributeName: TABLE_KEYS.sort, AttributeType: 'S' },
           { AttributeName: ACTIVE_INDEX.partition, AttributeType: 'S' },
           { AttributeName: ACTIVE_INDEX.sort, AttributeType: 'N' },
+          { AttributeName: LIST_INDEX.partition, AttributeType: 'S' },
+          { AttributeName: LIST_INDEX.sort, AttributeType: 'S' },
         ],
         KeySchema: [
           { AttributeName: TABLE_KEYS.partition, KeyType: 'HASH' },
@@ -66,6 +68,14 @@ export async function ensureTaskTable(client: DynamoDBClient, tableName: string)
             ],
             Projection: { ProjectionType: 'KEYS_ONLY' },
           },
+          {
+            IndexName: LIST_INDEX.name,
+            KeySchema: [
+              { AttributeName: LIST_INDEX.partition, KeyType: 'HASH' },
+              { AttributeName: LIST_INDEX.sort, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
+          },
         ],
       }),
     );
@@ -73,9 +83,9 @@ export async function ensureTaskTable(client: DynamoDBClient, tableName: string)
     if (!(error instanceof ResourceInUseException)) throw error;
   }
   const { Table: table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-  if (!table?.GlobalSecondaryIndexes?.some((index) => index.IndexName === ACTIVE_INDEX.name)) {
-    throw new Error(
-      `Table ${tableName} has no ${ACTIVE_INDEX.name} index (it predates it): delete the local data directory to recreate it`,
-    );
+  for (const name of [ACTIVE_INDEX.name, LIST_INDEX.name]) {
+    if (!table?.GlobalSecondaryIndexes?.some((index) => index.IndexName === name)) {
+      throw new Error(`Table ${tableName} has no ${name} index (it predates it): delete the local data directory to recreate it`);
+    }
   }
 }

@@ -3,11 +3,14 @@
  * function and, with auth on, the embedded authorization server and the
  * function's resource-server settings.
  */
+import { type ConsoleHandler, createConsoleHandler } from '../../functions/console/app.ts';
 import type { FunctionDeps } from '../../functions/lib/deps.ts';
 import { createMcpHandler, type McpHandler } from '../../functions/mcp/app.ts';
 import { METADATA_PATH } from '../../shared/auth/resource-server.ts';
 import { list } from '../../shared/auth/settings.ts';
 import { type Config, ENV, loadConfig } from '../../shared/config.ts';
+import { purposeKeys } from '../../shared/keys.ts';
+import { CONSOLE_PATH, DeploymentLinks } from '../../shared/links.ts';
 import type { Log } from '../../shared/log.ts';
 import type { LocalAuthServer } from './auth-server.ts';
 import type { Cleanup } from './cleanup.ts';
@@ -36,55 +39,79 @@ export interface LocalEndpoint {
   mcp: McpHandler;
   /** The MCP function's configuration. */
   config: Config;
+  /** The console function, served under `/console`. */
+  console: ConsoleHandler;
   /** The embedded authorization server's issuer, when auth is on. */
   issuer?: string;
 }
 
+/** The console's client at the embedded authorization server (a public client: code + PKCE). */
+export const LOCAL_CONSOLE_CLIENT_ID = 'mcp-tasks-console';
+
 /**
- * Starts the authorization server (with auth on) and the HTTP adapter, then
- * composes the MCP function. With auth, the canonical resource is the
- * endpoint's own URL, known once the adapter is listening (the port may be
- * picked then): the MCP function is composed right after, before any request
- * is read. The local server answers loopback pages only (DNS rebinding), and
- * seals `requestState` with a key kept in the data directory.
+ * Starts the HTTP adapter, then (with auth on) the authorization server, and
+ * composes the MCP and console functions. Both depend on the endpoint's own
+ * URL, known once the adapter is listening (the port may be picked then):
+ * the canonical resource, the links given to people, the console's callback
+ * registered at the authorization server. The functions are composed right
+ * after, before any request is read. The local server answers loopback pages
+ * only (DNS rebinding), and seals `requestState` and the console's cookies
+ * with keys from the secret kept in the data directory.
  */
 export async function startEndpoint(options: EndpointOptions, cleanup: Cleanup): Promise<LocalEndpoint> {
   const { env, log } = options;
   const { auth } = options.stack;
   let mcp: McpHandler | undefined;
-  let resource = env[ENV.authResource] ?? '';
-  const scopes = auth?.scopes ?? (env[ENV.authScopes] ? list(env[ENV.authScopes]) : [LOCAL_AUTH_SCOPE]);
-  const toolScopes = [...options.deps.tools.values()].flatMap((tool) => tool.scopes ?? []);
-  const authServer = auth ? await startAuthServer(auth, () => resource, [...scopes, ...toolScopes], log) : undefined;
-  if (authServer) cleanup.push(authServer.close);
+  let consoleFunction: ConsoleHandler | undefined;
   const http = await startHttpAdapter({
     handler: (event) => mcp!(event),
     port: options.stack.port,
-    ...(authServer ? { extraPaths: [METADATA_PATH, `${METADATA_PATH}/mcp`] } : {}),
+    ...(auth ? { extraPaths: [METADATA_PATH, `${METADATA_PATH}/mcp`] } : {}),
+    routes: [{ path: CONSOLE_PATH, prefix: true, handler: (event) => consoleFunction!(event) }],
     log,
   });
   cleanup.push(http.close);
-  resource ||= http.url;
-  const functionConfig = authServer ? resourceServerConfig(options, { issuer: authServer.issuer, resource, scopes }) : options.config;
   // Links given to people and models name this endpoint (unless the environment names another, e.g. a tunnel's).
-  const config: Config = { ...functionConfig, publicUrl: functionConfig.publicUrl ?? http.url.replace(/\/mcp$/, '') };
+  const publicUrl = options.config.publicUrl ?? http.url.replace(/\/mcp$/, '');
+  const links = new DeploymentLinks(publicUrl);
+  const resource = env[ENV.authResource] || http.url;
+  const scopes = auth?.scopes ?? (env[ENV.authScopes] ? list(env[ENV.authScopes]) : [LOCAL_AUTH_SCOPE]);
+  const toolScopes = [...options.deps.tools.values()].flatMap((tool) => tool.scopes ?? []);
+  const authServer = auth ? await startAuthServer(auth, resource, [...scopes, ...toolScopes], links.consoleCallback!, log) : undefined;
+  if (authServer) cleanup.push(authServer.close);
+  const functionConfig = authServer ? resourceServerConfig(options, { issuer: authServer.issuer, resource, scopes }) : options.config;
+  const config: Config = { ...functionConfig, publicUrl };
+  const keys = purposeKeys(localStateKey(options.dataDir));
   mcp = createMcpHandler({
     ...options.deps,
     config,
     originPolicy: { kind: 'loopback' },
     requestStateKey: localStateKey(options.dataDir),
   });
-  return { url: http.url, mcp, config, ...(authServer ? { issuer: authServer.issuer } : {}) };
+  consoleFunction = createConsoleHandler({
+    ...options.deps,
+    config: { ...config, ...(authServer ? { consoleIssuer: authServer.issuer, consoleClientId: LOCAL_CONSOLE_CLIENT_ID } : {}) },
+    links,
+    keys,
+  });
+  return { url: http.url, mcp, console: consoleFunction, config, ...(authServer ? { issuer: authServer.issuer } : {}) };
 }
 
 /** The embedded authorization server, issuing tokens for `resource` with the endpoint's and the tools' scopes. */
-async function startAuthServer(auth: LocalAuthOptions, resource: () => string, scopes: string[], log: Log): Promise<LocalAuthServer> {
+async function startAuthServer(
+  auth: LocalAuthOptions,
+  resource: string,
+  scopes: string[],
+  consoleCallback: string,
+  log: Log,
+): Promise<LocalAuthServer> {
   // Loaded only when asked for: oidc-provider warns about the Node version on import, which
   // `npm start` without LOCAL_AUTH would print for nothing.
   const { startLocalAuthServer } = await import('./auth-server.ts');
   return startLocalAuthServer({
     port: auth.port ?? 0,
-    resource,
+    resource: () => resource,
+    publicClients: [{ clientId: LOCAL_CONSOLE_CLIENT_ID, redirectUris: [consoleCallback] }],
     ...(auth.otherResources ? { otherResources: auth.otherResources } : {}),
     scopes: () => [...new Set(scopes)],
     log,

@@ -12,6 +12,7 @@ import { createSweeperHandler, type SweeperHandler } from '../../functions/sweep
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
 import { type Config, ENV, loadConfig } from '../../shared/config.ts';
 import type { EventPublisher } from '../../shared/events/publisher.ts';
+import type { DeploymentLinks } from '../../shared/links.ts';
 import type { Log } from '../../shared/log.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
@@ -27,6 +28,8 @@ export interface FunctionsOptions {
   /** Where the functions' lifecycle events go; none: events off. */
   eventPublisher: EventPublisher | undefined;
   config: Config;
+  /** Links to the stack, whose URL is known once its HTTP adapter listens. */
+  links: DeploymentLinks;
   env: Record<string, string | undefined>;
   emulators: Emulators;
   log: Log;
@@ -66,7 +69,7 @@ export function functionsConfig(
 }
 
 /** Builds the worker, the dead-letter handler and the sweeper, and the parts they share with the MCP function. */
-export function composeFunctions({ options, config, env, emulators, log, eventPublisher }: FunctionsOptions): LocalFunctions {
+export function composeFunctions({ options, config, links, env, emulators, log, eventPublisher }: FunctionsOptions): LocalFunctions {
   const { sqs, functionsSqs } = emulators;
   // Leases this life takes, so that a graceful stop can hand their tasks back.
   const leases = trackLeases(dynamoDbStore(config, emulators.dynamodb));
@@ -80,6 +83,7 @@ export function composeFunctions({ options, config, env, emulators, log, eventPu
     ),
     log,
     eventPublisher,
+    links,
   };
   return {
     deps,

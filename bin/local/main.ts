@@ -94,4 +94,5 @@ The resource metadata clients start from:
 `);
   console.log(`Authorization server ready at ${issuer}`);
 }
+console.log(`Console (your tasks in a browser) at ${url.replace(/\/mcp$/, '/console')}`);
 console.log(`MCP endpoint ready at ${url} (started in ${Math.round(process.uptime() * 1000)} ms)`);

@@ -5,6 +5,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { ConsoleHandler } from '../../functions/console/app.ts';
 import type { DeadLetterHandler } from '../../functions/dlq/app.ts';
 import type { McpHandler } from '../../functions/mcp/app.ts';
 import type { SweeperHandler } from '../../functions/sweeper/app.ts';
@@ -98,7 +99,7 @@ export interface LocalStack {
   store: TaskStore;
   queue: TaskQueue;
   /** The handlers the stack runs, as the factories built them (tests call them with events of their own). */
-  handlers: { mcp: McpHandler; worker: WorkerHandler; deadLetter: DeadLetterHandler; sweeper: SweeperHandler };
+  handlers: { mcp: McpHandler; console: ConsoleHandler; worker: WorkerHandler; deadLetter: DeadLetterHandler; sweeper: SweeperHandler };
   /** The embedded authorization server's issuer, when auth is on. */
   issuer?: string;
   /** What the start-up recovery found and did, and how long it took. */

@@ -2,15 +2,16 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { FunctionDeps } from '../../functions/lib/deps.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from '../../infra/event-sources.ts';
-import type { Config } from '../../shared/config.ts';
+import { type Config, ENV } from '../../shared/config.ts';
 import { MemoryEventPublisher } from '../../shared/events/publisher.ts';
+import { DeploymentLinks } from '../../shared/links.ts';
 import { jsonLog, type Log } from '../../shared/log.ts';
 import { sweepWindow } from '../../shared/tasks/rules.ts';
 import { startSweeps, startWorkerSource } from './background.ts';
 import { Cleanup } from './cleanup.ts';
 import { lockDataDir, writeOutputs } from './data-dir.ts';
 import { type Emulators, startEmulators } from './emulators.ts';
-import { startEndpoint } from './endpoint.ts';
+import { LOCAL_CONSOLE_CLIENT_ID, startEndpoint } from './endpoint.ts';
 import { LOCAL_DEFAULTS } from './environment.ts';
 import { composeFunctions, functionsConfig } from './functions.ts';
 import type { LocalStack, LocalStackOptions } from './options.ts';
@@ -55,13 +56,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const maxReceiveCount = options.maxReceiveCount ?? LOCAL_DEFAULTS.maxReceiveCount;
     const emulators = await startEmulators({ dbPath, tableName, maxReceiveCount, visibilityTimeoutSeconds }, cleanup);
     const { sqs, dynamodb, functionsSqs, pollerSqs, endpoints } = emulators;
-    const env = options.env ?? process.env;
+    const env = withConsoleDefaults(options.env ?? process.env, options.auth !== undefined);
     const config = functionsConfig(env, { tableName, queueUrl: sqs.queueUrl, visibilityTimeoutSeconds, port: options.port });
     options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints });
+    // The stack's own URL, once its HTTP adapter listens (unless the environment names another, e.g. a tunnel's).
+    let publicUrl = config.publicUrl;
+    const links = new DeploymentLinks(() => publicUrl);
     // Events go to the given publisher, nowhere (`off`), or by default to memory, for tests to read.
     const recorded = new MemoryEventPublisher();
     const eventPublisher = options.events === 'off' ? undefined : (options.events ?? recorded);
-    const { deps, leases, worker, deadLetter, sweeper } = composeFunctions({ options, config, env, emulators, log, eventPublisher });
+    const { deps, leases, worker, deadLetter, sweeper } = composeFunctions({ options, config, links, env, emulators, log, eventPublisher });
 
     // The queue is empty, whatever the table says: put the previous life's work back first.
     const recovery = await recoverPreviousLife(emulators, tableName, config, deps, log);
@@ -80,6 +84,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const queueUrl = sqs.queueUrl;
     const endpoint = await startEndpoint({ stack: options, env, config, tableName, queueUrl, deps, dataDir, log }, cleanup);
+    publicUrl = endpoint.config.publicUrl;
     const { activeIndexShards } = config;
     cleanup.push(await writeOutputs(dataDir, { tableName, activeIndexShards, sqs, endpoints, mcpEndpointUrl: endpoint.url }));
     return {
@@ -87,7 +92,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       config: endpoint.config,
       store: deps.store,
       queue: deps.queue,
-      handlers: { mcp: endpoint.mcp, worker, deadLetter, sweeper },
+      handlers: { mcp: endpoint.mcp, console: endpoint.console, worker, deadLetter, sweeper },
       recovery,
       events: recorded.events,
       workerStats: () => workers.poller.stats(),
@@ -98,6 +103,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await cleanup.close();
     throw error;
   }
+}
+
+/**
+ * The console under `npm start`: open (it lists every task, to this machine
+ * only: the server answers loopback pages) without auth; with auth, people
+ * sign in at the embedded authorization server (`endpoint.ts` registers the
+ * console's client there), which the functions that create tasks know from
+ * its client id. The environment may say otherwise.
+ */
+function withConsoleDefaults(env: Record<string, string | undefined>, auth: boolean): Record<string, string | undefined> {
+  return auth ? { [ENV.consoleClientId]: LOCAL_CONSOLE_CLIENT_ID, ...env } : { [ENV.console]: 'open', ...env };
 }
 
 /** The start-up recovery (`recovery.ts`), timed and logged. */

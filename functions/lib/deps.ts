@@ -9,6 +9,7 @@
  */
 import type { Config } from '../../shared/config.ts';
 import type { EventPublisher } from '../../shared/events/publisher.ts';
+import type { DeploymentLinks } from '../../shared/links.ts';
 import type { Log } from '../../shared/log.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
@@ -24,4 +25,6 @@ export interface FunctionDeps {
   /** Where lifecycle events go (EventBridge when deployed); absent: none are published (`-c events=off`). */
   eventPublisher?: EventPublisher | undefined;
   now?: () => number;
+  /** Links to the deployment (default: from `config.publicUrl`); the local stack's are settled once it listens. */
+  links?: DeploymentLinks;
 }

@@ -11,7 +11,7 @@ import type { FunctionDeps } from './deps.ts';
  * titles nor configuration: end events carry no link.
  */
 export function lifecycleEvents(
-  deps: Pick<FunctionDeps, 'eventPublisher' | 'log'> & {
+  deps: Pick<FunctionDeps, 'eventPublisher' | 'log' | 'links'> & {
     config?: Pick<Config, 'publicUrl' | 'maxInputWaitMs'>;
     tools?: FunctionDeps['tools'];
   },
@@ -22,7 +22,7 @@ export function lifecycleEvents(
     publisher: deps.eventPublisher,
     log: deps.log,
     context: {
-      links: new DeploymentLinks(config?.publicUrl),
+      links: deps.links ?? new DeploymentLinks(config?.publicUrl),
       ...(config ? { maxInputWaitMs: config.maxInputWaitMs } : {}),
       ...(tools ? { titleOf: (name: string) => tools.get(name)?.title } : {}),
     },

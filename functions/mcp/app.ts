@@ -42,7 +42,7 @@ export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): 
     settings: deps.config,
     clientFallback: deps.config.clientFallback,
     originPolicy,
-    links: new DeploymentLinks(deps.config.publicUrl),
+    links: deps.links ?? new DeploymentLinks(deps.config.publicUrl),
     signIn: deps.config.auth !== undefined,
   });
   const auth: ResourceServer | undefined = deps.config.auth

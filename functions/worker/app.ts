@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { DeploymentLinks } from '../../shared/links.ts';
 import { errorName, withLogContext } from '../../shared/log.ts';
 import { parseTaskMessage } from '../../shared/queue/queue.ts';
 import { type Disposition, processTaskMessage } from '../../shared/runtime/worker.ts';
@@ -19,6 +20,7 @@ export type WorkerHandler = (
 export function createWorkerHandler(deps: FunctionDeps): WorkerHandler {
   const { log } = deps;
   const events = lifecycleEvents(deps);
+  const links = deps.links ?? new DeploymentLinks(deps.config.publicUrl);
   return async (event, context) => {
     const remainingMs = context ? () => context.getRemainingTimeInMillis() : undefined;
     const dispositions = await Promise.all(
@@ -33,6 +35,7 @@ export function createWorkerHandler(deps: FunctionDeps): WorkerHandler {
             processTaskMessage(message, {
               ...deps,
               settings: deps.config,
+              links,
               ...(remainingMs ? { remainingMs } : {}),
               ...(events ? { events } : {}),
             }).catch((error: unknown) => {

@@ -24,6 +24,12 @@ export interface ApiProps {
   /** The MCP function behind `POST /mcp`. */
   readonly handler: IFunction;
   /**
+   * The console function behind `/console` and `/console/{proxy+}` (any
+   * method), without an authorizer: its pages are for browsers, which carry
+   * a session cookie, not a bearer token; the function signs people in itself.
+   */
+  readonly console?: IFunction;
+  /**
    * An HTTP API JWT authorizer on `POST /mcp`. With {@link ApiProps.resourceServer}
    * it is only a pre-filter (its 401 carries no `resource_metadata`, so
    * clients cannot discover the authorization server from it).
@@ -60,6 +66,9 @@ export const MCP_REQUEST_HEADERS = [
 
 /** The path MCP clients call. */
 export const MCP_PATH = '/mcp';
+
+/** The console's routes: its front page and everything under it. */
+export const CONSOLE_PATHS = ['/console', '/console/{proxy+}'] as const;
 
 /** Where RFC 9728 puts the metadata of the resource at {@link MCP_PATH}, and the root fallback. */
 export const METADATA_PATHS = ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource'] as const;
@@ -161,6 +170,8 @@ export class Api extends Construct {
       }
     }
 
+    if (props.console) this.#consoleRoutes(props.console);
+
     this.endpointUrl = `${this.httpApi.apiEndpoint}${MCP_PATH}`;
     new CfnOutput(this, 'McpEndpointUrl', { value: this.endpointUrl, description: 'The URL MCP clients call (POST, Streamable HTTP)' });
 
@@ -195,6 +206,21 @@ export class Api extends Construct {
         value: `JWT from ${props.jwt.issuer} for ${props.jwt.audience.join(', ')}`,
         description: 'Whether the endpoint requires a token',
       });
+    }
+  }
+
+  #consoleRoutes(handler: IFunction): void {
+    const integration = new HttpLambdaIntegration('ConsoleIntegration', handler);
+    for (const path of CONSOLE_PATHS) {
+      for (const route of this.httpApi.addRoutes({ path, methods: [HttpMethod.ANY], integration })) {
+        Validations.of(route).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason:
+            'The console serves browsers, which carry a session cookie rather than a bearer token: the console function signs people ' +
+            'in itself (OAuth authorization code + PKCE at the issuer) and checks the sealed session, the origin and the form token on ' +
+            "every request; an open endpoint's console shows tasks by id only unless the operator opens it.",
+        });
+      }
     }
   }
 }

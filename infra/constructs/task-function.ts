@@ -84,6 +84,7 @@ export const FUNCTION_ENTRIES = {
   deadLetter: 'functions/dlq/handler.ts',
   sweeper: 'functions/sweeper/handler.ts',
   stateKey: 'functions/state-key/handler.ts',
+  console: 'functions/console/handler.ts',
 } as const;
 
 export type FunctionEntry = (typeof FUNCTION_ENTRIES)[keyof typeof FUNCTION_ENTRIES];

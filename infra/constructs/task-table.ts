@@ -2,7 +2,7 @@ import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, type CfnTable, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { ACTIVE_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
+import { ACTIVE_INDEX, LIST_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
 import type { TaskFunction } from './task-function.ts';
 
 export interface TaskTableProps {
@@ -16,7 +16,8 @@ export interface TaskTableProps {
 
 /**
  * The task table, laid out by `shared/tasks/dynamodb-schema.ts`: `pk`/`sk`
- * keys, `expiresAt` as the TTL attribute, and the sparse index of active tasks.
+ * keys, `expiresAt` as the TTL attribute, the sparse index of active tasks and
+ * the list index (a person's tasks, newest first).
  *
  * - On-demand capacity: traffic is bursty (a poll per task per second while
  *   clients wait) and idle most of the time; nothing to size, nothing paid at rest.
@@ -55,6 +56,16 @@ export class TaskTable extends Construct {
       sortKey: { name: ACTIVE_INDEX.sort, type: AttributeType.NUMBER },
       projectionType: ProjectionType.KEYS_ONLY,
     });
+    // Keys only too, and keys written once: a task row's list entry is made by
+    // the put that creates the row and no later write changes it, so a task
+    // costs this index one write in its life. A page reads the rows it lists
+    // in one batch. Generic key names: every kind of listed entry shares it.
+    this.table.addGlobalSecondaryIndex({
+      indexName: LIST_INDEX.name,
+      partitionKey: { name: LIST_INDEX.partition, type: AttributeType.STRING },
+      sortKey: { name: LIST_INDEX.sort, type: AttributeType.STRING },
+      projectionType: ProjectionType.KEYS_ONLY,
+    });
   }
 
   /**
@@ -69,7 +80,28 @@ export class TaskTable extends Construct {
       id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/index/*]`,
       reason:
         'grantReadWriteData scopes the statement to this table and its indexes; "index/*" names the indexes of this one table (only ' +
-        'the active-tasks index exists), not other resources.',
+        'the active-tasks and list indexes exist), not other resources.',
+    });
+  }
+
+  /**
+   * What the console needs and no more: reading rows (`GetItem`), a page of
+   * them (`BatchGetItem`) and a task's steps (`Query` on the table), its
+   * list (`Query` on the list index), and answering and cancelling
+   * (`UpdateItem`: conditional writes of the row, and of an owner's
+   * unfinished-task set when a cap is on). Each names its resource exactly:
+   * no wildcard, no put or delete.
+   */
+  grantConsole(grantee: TaskFunction): void {
+    Grant.addToPrincipal({
+      grantee: grantee.function,
+      actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      resourceArns: [this.table.tableArn],
+    });
+    Grant.addToPrincipal({
+      grantee: grantee.function,
+      actions: ['dynamodb:Query'],
+      resourceArns: [`${this.table.tableArn}/index/${LIST_INDEX.name}`],
     });
   }
 

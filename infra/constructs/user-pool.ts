@@ -28,6 +28,8 @@ export class McpUserPool extends Construct {
   readonly userPool: UserPool;
   readonly userClient: UserPoolClient;
   readonly serviceClient: UserPoolClient;
+  /** The console's client, once {@link McpUserPool.addConsoleClient} made it. */
+  consoleClient?: UserPoolClient;
   /** The token issuer (`https://cognito-idp.<region>.amazonaws.com/<pool id>`). */
   readonly issuer: string;
 
@@ -87,5 +89,24 @@ export class McpUserPool extends Construct {
       description: 'Client id for scripts (client credentials; the secret is in the Cognito console)',
     });
     new CfnOutput(this, 'Scope', { value: USER_POOL_SCOPE, description: 'The scope to request' });
+  }
+
+  /**
+   * The console's app client: authorization code with PKCE, no secret (a
+   * public client), the `openid` scope only (the console calls no API with
+   * its tokens: it needs to know who signed in), sent back to `callbackUrl`
+   * (the console's own, from the HTTP API's endpoint). The same pool gives
+   * the console and the MCP clients the same subject for a person.
+   */
+  addConsoleClient(callbackUrl: string): UserPoolClient {
+    this.consoleClient = this.userPool.addClient('ConsoleClient', {
+      generateSecret: false,
+      oAuth: { flows: { authorizationCodeGrant: true }, scopes: [OAuthScope.OPENID], callbackUrls: [callbackUrl] },
+      idTokenValidity: Duration.hours(1),
+      accessTokenValidity: Duration.hours(1),
+      refreshTokenValidity: Duration.days(1),
+      preventUserExistenceErrors: true,
+    });
+    return this.consoleClient;
   }
 }

@@ -7,15 +7,8 @@
  */
 
 import { schemaMismatch } from '../runtime/json-schema.ts';
-import { ANSWERED_BY_META } from '../runtime/tool.ts';
 import { checkAnswers, LimitExceededError } from '../tasks/limits.ts';
-import type { InputRequest } from '../tasks/model.ts';
-
-/** Whether only a person may answer this question (`answeredBy: 'person'`). */
-export function forPersonOnly(request: InputRequest): boolean {
-  const meta = request.params?.['_meta'] as Record<string, unknown> | undefined;
-  return meta?.[ANSWERED_BY_META] === 'person';
-}
+import { forPersonOnly, type InputRequest } from '../tasks/model.ts';
 
 /** The responses to record, or why nothing is. */
 export type AnswerCheck =

@@ -20,8 +20,10 @@ import {
   type AnswerResult,
   type CancelOptions,
   type CancelResult,
+  type ListOptions,
   TaskIdTakenError,
   TaskNotFoundError,
+  type TaskPage,
   type TaskStore,
 } from '../tasks/store.ts';
 
@@ -126,6 +128,21 @@ export class TaskActions {
     const task = await this.read(taskId, principal);
     if (!task) throw new TaskNotFoundError(taskId);
     return task;
+  }
+
+  /** A page of the tasks `principal` owns, newest first, each as `read` would give it (see `TaskStore.list`). */
+  list(principal: string, options: ListOptions): Promise<TaskPage> {
+    return this.deps.store.list(principal, this.deps.now(), options);
+  }
+
+  /**
+   * The task and its recorded steps by name, as `principal` may see them:
+   * the steps are read only once `read` has found the task, so another
+   * principal's id reads like an unknown one. Throws {@link TaskNotFoundError}.
+   */
+  async withSteps(taskId: string, principal: string): Promise<{ task: TaskRecord; steps: Map<string, unknown> }> {
+    const task = await this.readOwn(taskId, principal);
+    return { task, steps: await this.deps.store.loadSteps(taskId) };
   }
 
   /**

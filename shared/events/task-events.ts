@@ -14,10 +14,10 @@
  *
  * No AWS SDK in here: this module is part of every bundle.
  */
-import { forPersonOnly } from '../actions/answers.ts';
+
 import type { DeploymentLinks } from '../links.ts';
-import { EVENT_MESSAGE_META } from '../runtime/tool.ts';
 import type { InputRequest, TaskRecord, TaskStatus } from '../tasks/model.ts';
+import { EVENT_MESSAGE_META, forPersonOnly } from '../tasks/model.ts';
 
 /** The events' `source`. */
 export const EVENT_SOURCE = 'dev.mcp-tasks-serverless';

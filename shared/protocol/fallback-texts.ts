@@ -7,13 +7,12 @@
  */
 import * as z from 'zod';
 import type { AnswerCheck } from '../actions/answers.ts';
-import { forPersonOnly } from '../actions/answers.ts';
 import type { TaskSettings } from '../config.ts';
 import { formatDuration } from '../durations.ts';
 import type { DeploymentLinks } from '../links.ts';
 import type { ToolResult } from '../runtime/tool.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
-import { isTerminal, type TaskRecord } from '../tasks/model.ts';
+import { forPersonOnly, isTerminal, type TaskRecord } from '../tasks/model.ts';
 import type { CancelResult } from '../tasks/store.ts';
 
 export const TASK_STATUS = 'task_status';
@@ -148,18 +147,27 @@ function followUp(taskId: string): string {
   return `call ${TASK_STATUS} with {"taskId": "${taskId}", "waitSeconds": 20}, and again while it says the task is working`;
 }
 
-/** Where and how the person answers a question meant for them, in words and as fields. */
+/**
+ * Where and how the person answers a question meant for them, in words and
+ * as fields: the task's page in the console first (when the deployment's URL
+ * is known), the command line second.
+ */
 function personWays(taskId: string, context: TextContext): { text: string; fields: Record<string, unknown> } {
   const { endpoint } = context.links;
+  const page = context.links.taskPage(taskId);
   const cli = `node bin/mcp-tasks.js${endpoint ? ` --url ${endpoint}` : ''}`;
   const command = `${cli} answer ${taskId}`;
   const signIn = context.signIn ? ` signed in as the same identity that started this task (\`${cli} login\` first)` : '';
+  const onPage = page
+    ? `on the task's page, ${page}${context.signIn ? ' (signed in as the identity that started this task)' : ''}; or `
+    : '';
   return {
     text:
-      `in a client that supports MCP tasks, or with the mcp-tasks command line of this server's repository: in a checkout of it, ` +
+      `${onPage}in a client that supports MCP tasks, or with the mcp-tasks command line of this server's repository: in a checkout of it, ` +
       `after \`npm ci\`, run \`${command}\`${signIn}`,
     fields: {
       answeredBy: 'the user, not you',
+      ...(page ? { page } : {}),
       command,
       commandFrom: "a checkout of this server's repository, after npm ci",
       ...(context.signIn ? { signIn: 'as the identity that started this task' } : {}),

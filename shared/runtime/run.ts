@@ -1,4 +1,11 @@
-import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
+import {
+  ANSWERED_BY_META,
+  type ClientCapabilities,
+  EVENT_MESSAGE_META,
+  type InputRequest,
+  type JsonRpcErrorObject,
+  type QuestionRecord,
+} from '../tasks/model.ts';
 import { MISSING_CAPABILITY } from '../wire.ts';
 import { delay } from './delay.ts';
 import {
@@ -12,8 +19,6 @@ import {
   versionChange,
 } from './replay-checks.ts';
 import {
-  ANSWERED_BY_META,
-  EVENT_MESSAGE_META,
   type ProgressAmount,
   RetryableError,
   type TaskContext,

@@ -128,19 +128,6 @@ export interface ElicitParams {
   eventMessage?: boolean;
 }
 
-/**
- * The `_meta` key of an input request's params marking a question only a
- * person may answer (`'person'`), as {@link ElicitParams.answeredBy} asked.
- */
-export const ANSWERED_BY_META = 'dev.mcp-tasks-serverless/answeredBy';
-
-/**
- * The `_meta` key of an input request's params marking a question whose
- * `message` may go out in lifecycle events (`true`), as
- * {@link ElicitParams.eventMessage} asked.
- */
-export const EVENT_MESSAGE_META = 'dev.mcp-tasks-serverless/eventMessage';
-
 export interface ElicitAnswer {
   action: 'accept' | 'decline' | 'cancel';
   content?: Record<string, unknown>;

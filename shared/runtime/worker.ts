@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskSettings } from '../config.ts';
 import type { LifecycleEvents } from '../events/publisher.ts';
+import type { DeploymentLinks } from '../links.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
-import { MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
+import { forPersonOnly, MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { isFirstRun, pastAttemptCap, progressedPastMark, retriesExhausted } from '../tasks/rules.ts';
 import { LeaseLostError, type ReleaseOptions, TaskRowRejectedError, type TaskStore } from '../tasks/store.ts';
 import { BARE_INTERNAL_ERROR, INTERNAL_ERROR, INVALID_PARAMS } from '../wire.ts';
@@ -28,6 +29,8 @@ export interface WorkerDeps {
   log: Log;
   /** Lifecycle events of the outcomes written here (a question for a person, an end); absent: none. */
   events?: LifecycleEvents;
+  /** Where a person answers (the task's page): named in the status of a task that waits for one. */
+  links?: DeploymentLinks;
 }
 
 /**
@@ -236,7 +239,7 @@ class TaskRun {
         return this.handOver('retry', now() + Math.min(backoff, MAX_DELAY_SECONDS * 1000), { handedOver: false });
       }
       default:
-        return this.finish(toTaskOutcome(outcome));
+        return this.finish(namingThePage(toTaskOutcome(outcome), task.taskId, this.deps.links));
     }
   }
 
@@ -318,6 +321,18 @@ class TaskRun {
     });
     return 'retry';
   }
+}
+
+/**
+ * A wait on a question only a person may answer gets a short status naming
+ * the task's page, where they answer it: whoever reads the task's status
+ * (a client, its model) can send them there. No link goes into the question
+ * itself (form-mode elicitations carry none).
+ */
+export function namingThePage(outcome: TaskOutcome, taskId: string, links: DeploymentLinks | undefined): TaskOutcome {
+  if (outcome.status !== 'input_required' || !Object.values(outcome.inputRequests).some(forPersonOnly)) return outcome;
+  const page = links?.taskPage(taskId);
+  return page ? { ...outcome, statusMessage: `Waiting for a person to answer on the task's page: ${page}` } : outcome;
 }
 
 /** Maps a finished run to a task outcome (spec items 50–52: tool errors complete, protocol errors fail). */

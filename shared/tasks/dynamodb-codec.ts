@@ -7,8 +7,10 @@ import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import {
   ACTIVE_INDEX,
+  activeShards,
   DEFAULT_ACTIVE_INDEX_SHARDS,
   EXPIRES_AT_MS,
+  LIST_INDEX,
   RESULT_SK_PREFIX,
   SLOTS_PK_PREFIX,
   SLOTS_SK,
@@ -17,7 +19,9 @@ import {
   TASK_ROW_SK,
   TTL_ATTRIBUTE,
 } from './dynamodb-schema.ts';
+import { listSortKey } from './listing.ts';
 import { isTerminal, type TaskBase, type TaskRecord, type TaskStatus } from './model.ts';
+import type { StorePolicy } from './store.ts';
 import { expiresAtSeconds } from './ttl.ts';
 
 export type Item = Record<string, AttributeValue>;
@@ -65,6 +69,38 @@ export function fingerprintOf(task: Pick<TaskBase, 'tool' | 'arguments'>): strin
 /** The item listing an owner's unfinished task ids (only with a cap). */
 export function slotKey(owner: string): Item {
   return { [TABLE_KEYS.partition]: { S: `${SLOTS_PK_PREFIX}${sha256(owner)}` }, [TABLE_KEYS.sort]: { S: SLOTS_SK } };
+}
+
+/** What places a task in its owner's list: whether tasks are listed, and how many partitions the shared owner's list spans. */
+export type ListLayout = Pick<StorePolicy, 'listing' | 'activeIndexShards'>;
+
+/** `owner#<hash>`: the list partition of an owner's tasks (hashed: a principal may be long, and is no key of anything else). */
+function ownerList(owner: string): string {
+  return `owner#${sha256(owner)}`;
+}
+
+/**
+ * The list partitions of `owner`'s tasks: one, or for the shared owner of an
+ * open endpoint, one per index shard (`owner#<hash>#s<n>`: prefix-stable, as
+ * the active index's shards, so the count may grow and every reader still
+ * reads every partition an earlier count wrote).
+ */
+export function listPartitions(owner: string, layout: ListLayout): string[] {
+  if (layout.listing?.sharedOwner !== owner) return [ownerList(owner)];
+  return activeShards(layout.activeIndexShards ?? DEFAULT_ACTIVE_INDEX_SHARDS).map((shard) => `${ownerList(owner)}#${shard}`);
+}
+
+/**
+ * The list index keys of a new task row (none when the layout lists no
+ * tasks): written once, by the put that creates the row, and never changed.
+ */
+export function listKeys(task: Pick<TaskBase, 'owner' | 'taskId' | 'createdAt'>, layout: ListLayout): Item {
+  if (!layout.listing) return {};
+  const partition =
+    layout.listing.sharedOwner === task.owner
+      ? `${ownerList(task.owner)}#${activeShardOf(task.taskId, layout.activeIndexShards ?? DEFAULT_ACTIVE_INDEX_SHARDS)}`
+      : ownerList(task.owner);
+  return { [LIST_INDEX.partition]: { S: partition }, [LIST_INDEX.sort]: { S: listSortKey(task.createdAt, task.taskId) } };
 }
 
 /** The size of a task's row (DynamoDB's rules, slightly overestimated): what the size budgets are measured with. */

@@ -71,11 +71,15 @@ export async function putChunks(table: StoreTable, taskId: string, id: string, d
   return count;
 }
 
-/** Strongly consistent `BatchGetItem` of `keys` (all of this table), repeated for what DynamoDB leaves unprocessed. */
-export async function batchGet(table: StoreTable, keys: Item[]): Promise<Item[]> {
+/**
+ * `BatchGetItem` of `keys` (all of this table), repeated for what DynamoDB
+ * leaves unprocessed: strongly consistent unless `consistent` is false (half
+ * the read units, for reads that may lag a write by a moment).
+ */
+export async function batchGet(table: StoreTable, keys: Item[], consistent = true): Promise<Item[]> {
   const items: Item[] = [];
   for (let start = 0; start < keys.length; start += 100) {
-    let pending: KeysAndAttributes | undefined = { Keys: keys.slice(start, start + 100), ConsistentRead: true };
+    let pending: KeysAndAttributes | undefined = { Keys: keys.slice(start, start + 100), ConsistentRead: consistent };
     for (let idle = 0; pending?.Keys?.length; ) {
       const requested: number = pending.Keys.length;
       const output: BatchGetItemCommandOutput = await table.client.send(
@@ -84,7 +88,7 @@ export async function batchGet(table: StoreTable, keys: Item[]): Promise<Item[]>
       items.push(...(output.Responses?.[table.tableName] ?? []));
       pending = output.UnprocessedKeys?.[table.tableName];
       idle = (pending?.Keys?.length ?? 0) < requested ? 0 : idle + 1;
-      if (idle >= MAX_IDLE_BATCH_ROUNDS) throw new Error('Result chunks could not be read');
+      if (idle >= MAX_IDLE_BATCH_ROUNDS) throw new Error('Batch read could not be completed');
       if (idle > 0) await backoff(idle);
     }
   }

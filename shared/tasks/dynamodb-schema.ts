@@ -45,6 +45,24 @@ export function activeShards(count: number): string[] {
   return Array.from({ length: count }, (_, index) => `s${index}`);
 }
 
+/**
+ * The list index: entries a person's pages list, newest first. Its keys are
+ * generic so that every kind of entry a page lists shares this one index (a
+ * table takes one new index per CloudFormation update): `listKey` names the
+ * list (`owner#<hash of the principal>` for the tasks a principal owns,
+ * `owner#<hash>#s<n>` for the one principal that owns every task of an open
+ * endpoint), `listSort` orders it (`<createdAt, 15 digits>#<task id>`).
+ *
+ * Keys only, and both keys are written once, by the put that creates the
+ * row, and never change: no later write of the row touches the index, so a
+ * task costs it one write in its whole life (DynamoDB writes an index only
+ * when a write adds, changes or removes its keys or projected attributes).
+ * A page of entries is read in one query per list partition and its rows in
+ * one `BatchGetItem`. Rows written before the index existed carry no
+ * `listKey` and are simply not listed.
+ */
+export const LIST_INDEX = { name: 'ListIndex', partition: 'listKey', sort: 'listSort' } as const;
+
 /** Sort-key prefixes of the items a task keeps besides its row (`sk = 'task'`). */
 export const STEP_SK_PREFIX = 'step#';
 export const RESULT_SK_PREFIX = 'result#';

@@ -4,6 +4,7 @@ import { activeIndexEntries } from './dynamodb-active-index.ts';
 import { fromItem, type Item, itemBytes, number, toItem } from './dynamodb-codec.ts';
 import { createOnce } from './dynamodb-idempotent.ts';
 import { loadJournal, saveStep } from './dynamodb-journal.ts';
+import { listPage } from './dynamodb-list.ts';
 import { putChunks, readRow, withResult } from './dynamodb-results.ts';
 import { ACTIVE_INDEX, activeShards, INLINE_ROW_LIMIT_BYTES, RESULT_REF } from './dynamodb-schema.ts';
 import { freeSlot, takeSlot } from './dynamodb-slots.ts';
@@ -33,11 +34,13 @@ import {
   type FailOptions,
   type HeartbeatOptions,
   LeaseLostError,
+  type ListOptions,
   type NewTask,
   type ReleaseOptions,
   type StepRecord,
   type StorePolicy,
   TaskIdTakenError,
+  type TaskPage,
   TaskRowRejectedError,
   type TaskStore,
 } from './store.ts';
@@ -80,8 +83,8 @@ import { expiresAtSeconds } from './ttl.ts';
  * write guards (`dynamodb-update.ts`), rows with chunked results
  * (`dynamodb-results.ts`), idempotent creation (`dynamodb-idempotent.ts`),
  * the cap on unfinished tasks (`dynamodb-slots.ts`), the step journal
- * (`dynamodb-journal.ts`) and the reads of the active-task index
- * (`dynamodb-active-index.ts`).
+ * (`dynamodb-journal.ts`), the reads of the active-task index
+ * (`dynamodb-active-index.ts`) and the owners' task lists (`dynamodb-list.ts`).
  */
 export class DynamoDbTaskStore implements TaskStore {
   readonly #policy: StorePolicy;
@@ -267,6 +270,10 @@ export class DynamoDbTaskStore implements TaskStore {
         };
       },
     );
+  }
+
+  async list(owner: string, now: number, options: ListOptions): Promise<TaskPage> {
+    return listPage(this.#table, owner, now, options);
   }
 
   async loadSteps(taskId: string): Promise<Map<string, unknown>> {

@@ -14,7 +14,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { BARE_INTERNAL_ERROR } from '../wire.ts';
-import { type Item, number, rowKey, toItem } from './dynamodb-codec.ts';
+import { type Item, listKeys, number, rowKey, toItem } from './dynamodb-codec.ts';
 import {
   ACTIVE_INDEX,
   CLEARABLE,
@@ -43,9 +43,14 @@ export function shardsOf(policy: Pick<StorePolicy, 'activeIndexShards'>): number
 /** How often `answer`, `cancel`, `fail` and idempotent `create` re-read and retry after losing a race. */
 export const MAX_ATTEMPTS = 5;
 
-/** The row, if absent: false when a row with this task id exists. */
+/**
+ * The row, if absent: false when a row with this task id exists. The one
+ * write of a row's list index keys (no later write changes them, so none
+ * touches that index again).
+ */
 export function putRow(table: StoreTable, record: TaskRecord): Promise<boolean> {
-  return putItem(table, toItem(record, shardsOf(table.policy)), 'attribute_not_exists(#pk)', { '#pk': TABLE_KEYS.partition });
+  const item = { ...toItem(record, shardsOf(table.policy)), ...listKeys(record, table.policy) };
+  return putItem(table, item, 'attribute_not_exists(#pk)', { '#pk': TABLE_KEYS.partition });
 }
 
 /** One conditional `PutItem`; false when the condition failed. */

@@ -1,3 +1,4 @@
+import { checkPage, listSortKey } from './listing.ts';
 import { isExpired, isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
 import { isDue, visible } from './rules.ts';
 import {
@@ -8,11 +9,13 @@ import {
   type FailOptions,
   type HeartbeatOptions,
   IdempotencyConflictError,
+  type ListOptions,
   type NewTask,
   type ReleaseOptions,
   type StepRecord,
   type StorePolicy,
   TaskIdTakenError,
+  type TaskPage,
   type TaskStore,
   TooManyTasksError,
 } from './store.ts';
@@ -43,6 +46,8 @@ export class InMemoryTaskStore implements TaskStore {
   /** Positions of the steps recorded with one, by task and name. */
   readonly #positions = new Map<string, Map<string, number>>();
   readonly #idempotency = new Map<string, { taskId: string; fingerprint: string }>();
+  /** Tasks created while the policy lists them (the DynamoDB store's list index entries). */
+  readonly #listed = new Set<string>();
   readonly #policy: StorePolicy;
 
   constructor(policy: StorePolicy) {
@@ -75,6 +80,7 @@ export class InMemoryTaskStore implements TaskStore {
     if (scope !== undefined) this.#idempotency.set(scope, { taskId: task.taskId, fingerprint });
     const record = newTaskRecord(task, this.#policy);
     this.#tasks.set(task.taskId, copy(record));
+    if (this.#policy.listing) this.#listed.add(task.taskId);
     return { task: copy(record), created: true };
   }
 
@@ -117,6 +123,22 @@ export class InMemoryTaskStore implements TaskStore {
 
   async cancel(taskId: string, owner: string, now: number, options: CancelOptions = {}): Promise<CancelOutcome> {
     return this.#apply(taskId, decideCancel(taskId, this.#tasks.get(taskId), owner, now, this.#policy, options));
+  }
+
+  async list(owner: string, now: number, options: ListOptions): Promise<TaskPage> {
+    const { limit, after } = checkPage(options);
+    const entries = [...this.#listed]
+      .map((taskId) => this.#tasks.get(taskId)!)
+      .filter((task) => task.owner === owner)
+      .map((task) => ({ key: listSortKey(task.createdAt, task.taskId), task }))
+      .filter((entry) => after === undefined || entry.key < after)
+      .sort((a, b) => (a.key < b.key ? 1 : -1));
+    const page = entries.slice(0, limit);
+    const tasks = page.flatMap((entry) => {
+      const shown = visible(entry.task, owner, now);
+      return shown ? [copy(shown)] : [];
+    });
+    return { tasks, ...(entries.length > limit ? { next: page.at(-1)!.key } : {}) };
   }
 
   async loadSteps(taskId: string): Promise<Map<string, unknown>> {

@@ -41,6 +41,25 @@ export interface InputRequest {
   params?: Record<string, unknown>;
 }
 
+/**
+ * The `_meta` key of an input request's params marking a question only a
+ * person may answer (`'person'`), as a tool's `elicit(key, { answeredBy })` asked.
+ */
+export const ANSWERED_BY_META = 'dev.mcp-tasks-serverless/answeredBy';
+
+/**
+ * The `_meta` key of an input request's params marking a question whose
+ * `message` may go out in lifecycle events (`true`), as the tool's
+ * `eventMessage` (or the question's) asked.
+ */
+export const EVENT_MESSAGE_META = 'dev.mcp-tasks-serverless/eventMessage';
+
+/** Whether only a person may answer this question (`answeredBy: 'person'`). */
+export function forPersonOnly(request: InputRequest): boolean {
+  const meta = request.params?.['_meta'] as Record<string, unknown> | undefined;
+  return meta?.[ANSWERED_BY_META] === 'person';
+}
+
 /** A JSON-RPC error object, as carried by a `failed` task (spec §1.3). */
 export interface JsonRpcErrorObject {
   code: number;
@@ -149,7 +168,13 @@ export type TaskOutcome =
   | { status: 'completed'; result: Record<string, unknown> }
   | { status: 'failed'; error: JsonRpcErrorObject; statusMessage?: string }
   | { status: 'cancelled'; statusMessage?: string }
-  | { status: 'input_required'; inputRequests: Record<string, InputRequest>; questions?: Record<string, QuestionRecord> };
+  | {
+      status: 'input_required';
+      inputRequests: Record<string, InputRequest>;
+      questions?: Record<string, QuestionRecord>;
+      /** Written with the wait (absent: the message stays as it was). */
+      statusMessage?: string;
+    };
 
 /** Whether a lease is live at `now` (a worker is running the handler). */
 export function isRunning(task: TaskRecord, now: number): boolean {

@@ -126,6 +126,33 @@ export interface StorePolicy {
    * {@link TooManyTasksError} beyond it. Absent: no cap, and no cost.
    */
   maxUnfinishedTasks?: number;
+  /**
+   * Whether `create` lists tasks for their owner ({@link TaskStore.list}),
+   * which costs one index write per task, at creation only. Absent: tasks are
+   * not listed (a deployment whose console does not list them pays nothing).
+   * `sharedOwner`: the principal that owns every task of an open endpoint,
+   * whose list the DynamoDB store spreads over `activeIndexShards`
+   * partitions, as it spreads the unfinished tasks.
+   */
+  listing?: { sharedOwner?: string };
+}
+
+/** Which page of an owner's tasks {@link TaskStore.list} reads. */
+export interface ListOptions {
+  /** At most this many tasks (1 to {@link MAX_LIST_PAGE}). */
+  limit: number;
+  /** The `next` of the page before: the tasks created before that page's last one. */
+  after?: string;
+}
+
+/** The most tasks one page lists (`BatchGetItem` reads at most 100 items). */
+export const MAX_LIST_PAGE = 100;
+
+/** A page of an owner's tasks, newest first. */
+export interface TaskPage {
+  tasks: TaskRecord[];
+  /** Where the next page starts (pass it as `after`); absent on the last page. */
+  next?: string;
 }
 
 /** What `heartbeat` writes besides checking the lease. */
@@ -268,8 +295,18 @@ export interface TaskStore {
   cancel(taskId: string, owner: string, now: number, options?: CancelOptions): Promise<CancelOutcome>;
 
   /**
-   * The step checkpoints recorded for a task, by name (one query). Only the
-   * operator's `ops inspect` reads them this way; workers read `loadJournal`.
+   * A page of `owner`'s listed tasks, newest first (creation time, then id),
+   * each as `get` would show it at `now`: expired tasks are left out (a page
+   * may then hold fewer than `limit`). Only tasks created under a policy with
+   * `listing` are listed. Throws {@link InvalidPageError} for a malformed
+   * `after` or `limit`.
+   */
+  list(owner: string, now: number, options: ListOptions): Promise<TaskPage>;
+
+  /**
+   * The step checkpoints recorded for a task, by name (one query). The
+   * operator's `ops inspect` and the console's task page read them this way;
+   * workers read `loadJournal`.
    */
   loadSteps(taskId: string): Promise<Map<string, unknown>>;
 
@@ -363,6 +400,14 @@ export class TaskIdTakenError extends TasksError {
   constructor(readonly taskId: string) {
     super('Task id taken by a task that cannot be joined');
     this.name = 'TaskIdTakenError';
+  }
+}
+
+/** A page cursor or size that {@link TaskStore.list} cannot take (a caller's mistake: cursors are opaque). */
+export class InvalidPageError extends ClientError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidPageError';
   }
 }
 

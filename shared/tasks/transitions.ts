@@ -28,6 +28,7 @@ import { TasksError } from '../errors.ts';
 import { checkBudget, type LimitExceededError, MAX_ANSWERS_BYTES } from './limits.ts';
 import {
   canTransition,
+  forPersonOnly,
   isRunning,
   isTerminal,
   type JsonRpcErrorObject,
@@ -62,6 +63,9 @@ import {
   TaskNotFoundError,
 } from './store.ts';
 import { extendedTtl } from './ttl.ts';
+
+/** The `statusMessage` of a task resumed by a person's answers. */
+export const ANSWERED_MESSAGE = 'Answered; the task goes on';
 
 /** What an operation answers, and the record to store after it (absent: nothing changes). */
 export interface Decision<R> {
@@ -211,6 +215,7 @@ export function applyOutcome(
         ...common,
         ...(maxInputWaitMs === undefined ? {} : { sweepAt: now + maxInputWaitMs, keptUntil: now + maxInputWaitMs + retentionMs }),
         attempts: 0, // waiting for answers is a clean hand-over
+        ...withStatusMessage(outcome.statusMessage ?? common.statusMessage),
         status: 'input_required',
         inputRequests: outcome.inputRequests,
         issuedKeys: [...new Set([...common.issuedKeys, ...Object.keys(outcome.inputRequests)])],
@@ -302,7 +307,14 @@ export function decideAnswer(
   // The row keeps every answer: together they stay within the per-task budget.
   checkBudget('inputResponses (all answers of the task)', inputResponses, MAX_ANSWERS_BYTES);
   const resumed = Object.keys(outstanding).length === 0;
-  const written = { inputResponses, lastUpdatedAt: now, version: task.version + 1 };
+  // The message of a wait on a person (the worker names the task's page in it) no longer holds once they answered.
+  const person = resumed && accepted.some((key) => forPersonOnly(inputRequests[key]!));
+  const written = {
+    inputResponses,
+    lastUpdatedAt: now,
+    version: task.version + 1,
+    ...(person ? { statusMessage: ANSWERED_MESSAGE } : {}),
+  };
   if (resumed) checkTransition(task, 'working');
   const next: TaskRecord = resumed
     ? { ...rest, ...written, status: 'working', sweepAt: now + sweepWindow(policy) }

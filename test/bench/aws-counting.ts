@@ -5,9 +5,9 @@
  * - DynamoDB: every call the functions' client makes is counted, with
  *   `ReturnConsumedCapacity: 'TOTAL'` added to it by a middleware and the
  *   returned `ConsumedCapacity` summed. dynalite reports the table's units
- *   only; the sparse `active-tasks` index's write units are added from the
- *   item's index attributes before and after each write, by AWS's rules (see
- *   {@link indexWriteUnits}). Units dynalite does not report at all (a failed
+ *   only; the write units of the indexes (the sparse `active-tasks` one and
+ *   the list index) are added from the item's index attributes before and
+ *   after each write, by AWS's rules (see {@link indexWriteUnits}). Units dynalite does not report at all (a failed
  *   conditional write) are computed from item sizes and flagged.
  * - SQS: the functions' sends, and the event source mapping's receives that
  *   delivered messages and its deletes. Empty long polls are left out: the
@@ -20,7 +20,7 @@
 import { type AttributeValue, type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { ACTIVE_INDEX } from '../../shared/tasks/dynamodb-schema.ts';
+import { ACTIVE_INDEX, LIST_INDEX } from '../../shared/tasks/dynamodb-schema.ts';
 
 type Item = Record<string, AttributeValue>;
 
@@ -170,27 +170,29 @@ async function meteredWrite<T extends { output?: unknown }>(
     meter.computedUnits += 1;
     meter.tableWcu += Math.max(1, Math.ceil(Math.max(itemBytes(before ?? {}), itemBytes(after ?? {})) / 1024));
   } else meter.tableWcu += units;
-  if (key) meter.indexWcu += indexWriteUnits(before, after);
+  if (key) meter.indexWcu += INDEXES.reduce((sum, index) => sum + indexWriteUnits(index, before, after), 0);
   else if (command === 'BatchWriteItem') {
     // Only result chunks are batch-written; a put of an item carrying the index attributes would enter the index.
     const requests = Object.values((input['RequestItems'] ?? {}) as Record<string, Array<{ PutRequest?: { Item: Item } }>>).flat();
-    meter.indexWcu += requests.filter((request) => request.PutRequest?.Item[ACTIVE_INDEX.partition]).length * ENTER;
+    meter.indexWcu += requests.filter((request) => INDEXES.some((index) => request.PutRequest?.Item[index.partition])).length * ENTER;
   }
   return output;
 }
 
+/** The table's keys-only indexes: the sparse one of unfinished tasks, and the list index (keys written once, at creation). */
+const INDEXES = [ACTIVE_INDEX, LIST_INDEX] as const;
+
 /**
- * Write units of the sparse, keys-only `active-tasks` index caused by one
- * write, by AWS's rules for global secondary indexes: an item gaining the
- * index key is one index write, losing it is one, changing its value is two
- * (delete + put); a write that leaves the key alone costs the index nothing
- * (keys-only projection). An index entry (keys + 100 bytes) is under 1 KB.
+ * Write units of one keys-only index caused by one write, by AWS's rules for
+ * global secondary indexes: an item gaining the index key is one index
+ * write, losing it is one, changing its value is two (delete + put); a write
+ * that leaves the key alone costs the index nothing (keys-only projection).
+ * An index entry (keys + 100 bytes) is under 1 KB.
  */
-function indexWriteUnits(before: Item | undefined, after: Item | undefined): number {
+function indexWriteUnits(index: (typeof INDEXES)[number], before: Item | undefined, after: Item | undefined): number {
+  const value = (attribute: AttributeValue | undefined) => attribute?.S ?? attribute?.N;
   const indexKey = (item: Item | undefined) =>
-    item?.[ACTIVE_INDEX.partition] && item[ACTIVE_INDEX.sort]
-      ? `${item[ACTIVE_INDEX.partition]!.S}/${item[ACTIVE_INDEX.sort]!.N}`
-      : undefined;
+    item?.[index.partition] && item[index.sort] ? `${value(item[index.partition])}/${value(item[index.sort])}` : undefined;
   const was = indexKey(before);
   const is = indexKey(after);
   if (was === is) return 0;

@@ -66,6 +66,26 @@ const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
   deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
   sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
   stateKey: ['@aws-sdk/client-ssm'],
+  // The console reads and answers tasks (DynamoDB, SQS for the resume), derives its cookie keys from the state key
+  // (SSM), checks answers with the MCP SDK's JSON Schema validator, serves pages (Hono) and signs people in
+  // (openid-client, jose).
+  console: [
+    '@aws-sdk/client-dynamodb',
+    '@aws-sdk/client-sqs',
+    '@aws-sdk/client-eventbridge',
+    '@aws-sdk/client-ssm',
+    '@modelcontextprotocol/server',
+    'hono',
+    'hono/aws-lambda',
+    'hono/body-limit',
+    'hono/cookie',
+    'hono/html',
+    'hono/jsx-renderer',
+    'hono/jsx/jsx-runtime',
+    'hono/secure-headers',
+    'jose',
+    'openid-client',
+  ],
 };
 
 /**
@@ -90,6 +110,25 @@ const TOUCH: Record<string, { imports: string; uses: string }> = {
   },
   zod: { imports: "import * as z from 'zod';", uses: 'z.object({ value: z.string() })' },
   jose: { imports: "import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';", uses: '[createRemoteJWKSet, decodeJwt, jwtVerify]' },
+  hono: { imports: "import { Hono } from 'hono';", uses: 'new Hono()' },
+  'hono/aws-lambda': { imports: "import { handle } from 'hono/aws-lambda';", uses: 'handle' },
+  'hono/body-limit': { imports: "import { bodyLimit } from 'hono/body-limit';", uses: 'bodyLimit' },
+  'hono/cookie': { imports: "import { getCookie, setCookie } from 'hono/cookie';", uses: '[getCookie, setCookie]' },
+  'hono/html': { imports: "import { raw } from 'hono/html';", uses: 'raw' },
+  'hono/jsx-renderer': { imports: "import { jsxRenderer } from 'hono/jsx-renderer';", uses: 'jsxRenderer' },
+  'hono/jsx/jsx-runtime': { imports: "import { jsx } from 'hono/jsx/jsx-runtime';", uses: 'jsx' },
+  'hono/secure-headers': { imports: "import { secureHeaders } from 'hono/secure-headers';", uses: 'secureHeaders' },
+  'openid-client': {
+    imports: "import { authorizationCodeGrant, buildAuthorizationUrl, discovery } from 'openid-client';",
+    uses: '[authorizationCodeGrant, buildAuthorizationUrl, discovery]',
+  },
+};
+
+/** Where a function uses another export of a package than {@link TOUCH}'s: the console uses the MCP SDK for its answer validator only. */
+const TOUCH_FOR: Partial<Record<keyof typeof FUNCTION_ENTRIES, Record<string, { imports: string; uses: string }>>> = {
+  console: {
+    '@modelcontextprotocol/server': { imports: "import { fromJsonSchema } from '@modelcontextprotocol/server';", uses: 'fromJsonSchema' },
+  },
 };
 
 /**
@@ -157,9 +196,10 @@ function directPackages(metafile: Metafile): string[] {
   return [...specifiers].sort();
 }
 
-function bareEntry(packages: string[]): string {
+function bareEntry(name: keyof typeof FUNCTION_ENTRIES, packages: string[]): string {
   const lines = packages.map((specifier, i) => {
-    const touch = TOUCH[specifier] ?? { imports: `import * as package${i} from '${specifier}';`, uses: `package${i}` };
+    const touch = TOUCH_FOR[name]?.[specifier] ??
+      TOUCH[specifier] ?? { imports: `import * as package${i} from '${specifier}';`, uses: `package${i}` };
     return `${touch.imports}\nexport const touched${i} = ${touch.uses};`;
   });
   return `${lines.join('\n')}\nexport async function handler() { return ${packages.length}; }\n`;
@@ -212,6 +252,7 @@ const ENVIRONMENT = {
   [ENV.tableName]: 'placeholder-table',
   [ENV.queueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/placeholder-queue',
   [ENV.stateKeyParameter]: '/placeholder/request-state-key',
+  [ENV.publicUrl]: 'https://placeholder.execute-api.us-east-1.amazonaws.com',
 };
 
 const PROBE = `
@@ -270,7 +311,7 @@ try {
     const fn = await bundle(join(workDir, name, 'index.mjs'), { entry });
     const uses = USES[name];
     const unused = directPackages(fn.metafile).filter((specifier) => !uses.includes(specifier));
-    const bare = await bundle(join(workDir, `${name}-bare`, 'index.mjs'), { contents: bareEntry(uses) });
+    const bare = await bundle(join(workDir, `${name}-bare`, 'index.mjs'), { contents: bareEntry(name, uses) });
     measured.push({ name, uses, unused, fn, bare, starts: { fn: [], bare: [] } });
   }
 

@@ -5,14 +5,20 @@ import { ENTER, type Figures, LEAVE, MOVE } from './aws-counting.ts';
 export const ROW_WCU = 1;
 export const ROW_RCU = 1;
 /**
+ * The list index: where a console lists tasks (`npm start`'s open console does, as a deployment whose
+ * console signs people in), the create's put writes the task's list keys: one index write, and no
+ * later write touches them. A deployment whose console lists nothing writes none.
+ */
+export const LISTED = 1;
+/**
  * Simple task. DynamoDB: create (put) + claim (lease) + finish (outcome) = 3 row writes, no read; index:
- * create enters it, finish leaves it (the claim leaves `sweepAt` alone). SQS: send + receive + delete.
- * EventBridge: its end (`Task Completed`).
+ * create enters it, finish leaves it (the claim leaves `sweepAt` alone); the create lists it. SQS: send +
+ * receive + delete. EventBridge: its end (`Task Completed`).
  */
 export const SIMPLE_MIN: Figures = {
   ddbRequests: 3,
   rcu: 0,
-  wcu: 3 * ROW_WCU + ENTER + LEAVE,
+  wcu: 3 * ROW_WCU + ENTER + LEAVE + LISTED,
   sqsRequests: 3,
   invocations: 1,
   events: 1,
@@ -29,7 +35,7 @@ export const SIMPLE_MIN: Figures = {
 export const INPUT_ROUND_MIN: Figures = {
   ddbRequests: 7,
   rcu: 1 * ROW_RCU,
-  wcu: 6 * ROW_WCU + ENTER + MOVE + MOVE + LEAVE,
+  wcu: 6 * ROW_WCU + ENTER + MOVE + MOVE + LEAVE + LISTED,
   sqsRequests: 6,
   invocations: 2,
   events: 1,
@@ -44,7 +50,7 @@ export const STEPS = 10;
 export const TEN_STEP_MIN: Figures = {
   ddbRequests: 3 + 1 + STEPS,
   rcu: 1 * ROW_RCU,
-  wcu: (3 + STEPS) * ROW_WCU + ENTER + LEAVE,
+  wcu: (3 + STEPS) * ROW_WCU + ENTER + LEAVE + LISTED,
   sqsRequests: 3,
   invocations: 1,
   events: 1,

@@ -31,7 +31,7 @@ export function report(rows: Row[], gets: PollCost[]): void {
     out.push(`| ${row.scenario} | ${cells.join(' | ')} |`);
   }
   out.push('');
-  out.push('Where the units come from (WCU = table, as dynalite reports it, + the sparse index, by AWS rules):');
+  out.push('Where the units come from (WCU = table, as dynalite reports it, + the indexes (active and list), by AWS rules):');
   for (const row of rows) {
     const computed =
       row.meter.computedUnits > 0 ? `; ${row.meter.computedUnits} figure(s) computed by AWS rules where dynalite reports none or 0` : '';
@@ -51,7 +51,9 @@ export function report(rows: Row[], gets: PollCost[]): void {
   out.push('(read + write) + second claim, SQS and invocation ×2; 10-step = simple + 1 checkpoint query + 10 checkpoint puts.');
   out.push('Index writes: enter 1 (create), leave 1 (finish); moving sweepAt costs 2: a lease renewal (claims and progress');
   out.push('writes leave sweepAt alone, so a run within its first lease never moves), and a wait for input starting (sweepAt');
-  out.push('becomes its deadline) and ending by an answer; partial answers leave it alone.');
+  out.push('becomes its deadline) and ending by an answer; partial answers leave it alone. The list index: 1 at create (where a');
+  out.push("console lists tasks, as npm start's does), never again: its keys never change. Listing a page: a query per list");
+  out.push('partition (keys only) and one eventually consistent BatchGetItem, half a read unit per 4 KB of each listed row.');
   out.push('EventBridge: one lifecycle event at each end (the input round asks the client, not a person: no question event).');
   out.push("Not counted: the mapping's empty long polls (constant, not per task). Corrected: dynalite reports 0 RCU for a");
   out.push("Query that returns nothing (a first run's checkpoint query); AWS bills the minimum read (1 RCU, strongly consistent).");

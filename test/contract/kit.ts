@@ -14,12 +14,16 @@ import type { InputRequest, JsonRpcErrorObject, TaskRecord } from '../../shared/
 import type { NewTask, StorePolicy, TaskStore } from '../../shared/tasks/store.ts';
 import { newTask as newTaskFrom } from '../support/factories.ts';
 
+/** The principal that owns every task of an open endpoint, in the list cases: its list spans several partitions. */
+export const SHARED_OWNER = 'local';
+
 /** The policy every store under test must be built with (its `leaseMs` is the lease the cases take). */
 export const CONTRACT_POLICY: StorePolicy = {
   retentionMs: 3_600_000,
   sweepGraceMs: 60_000,
   leaseMs: 10_000,
   stepRetentionMs: 30 * 86_400_000,
+  listing: { sharedOwner: SHARED_OWNER },
 };
 
 /** What `makeStore` hands the suite; `close` runs once, after the last case. */

@@ -19,6 +19,7 @@ import { describeFail } from './fail.contract.ts';
 import { describeFinish } from './finish.contract.ts';
 import { describeHeartbeat } from './heartbeat.contract.ts';
 import { contractKit, type StoreUnderTest } from './kit.ts';
+import { describeList } from './list.contract.ts';
 import { describeRelease } from './release.contract.ts';
 import { describeSteps } from './steps.contract.ts';
 import { describeSweep } from './sweep.contract.ts';
@@ -53,6 +54,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     describeCancel(kit);
     describeTerminalTasks(kit);
     describeSteps(kit);
+    describeList(kit);
     describeSweep(kit);
     describeIdempotentCreate(kit);
     describeJoiningCreate(kit);

@@ -35,7 +35,8 @@ export const VARIANTS = {
   jwt: { context: { jwtIssuer: 'https://issuer.example.com/', jwtAudience: 'mcp-tasks' }, bundled: false },
   observability: { context: { dashboard: true, tracing: true }, bundled: false },
   eventsOff: { context: { events: 'off' }, bundled: false },
-  toolsetAll: { context: { toolset: 'all' }, bundled: true },
+  // Its console is open (it lists every task): the list index's reads are exercised there.
+  toolsetAll: { context: { toolset: 'all', console: 'open' }, bundled: true },
 } as const satisfies Record<string, Variant>;
 
 export type VariantName = keyof typeof VARIANTS;
@@ -89,6 +90,7 @@ export const FUNCTION_ROLES = {
   deadLetter: 'dead-lettered',
   sweeper: 'sweeper',
   stateKey: 'requestState sealing key',
+  console: 'the console',
 } as const;
 
 export type FunctionRole = keyof typeof FUNCTION_ROLES;

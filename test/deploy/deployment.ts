@@ -453,9 +453,9 @@ function httpApi(routes: Map<string, FunctionRole>, functions: Record<FunctionRo
     async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
       const url = new URL(request.url ?? '/', 'http://127.0.0.1');
       const method = request.method ?? 'GET';
-      const routeKey = `${method} ${url.pathname}`;
-      const role = routes.get(routeKey);
-      if (!role) {
+      const routeKey = routeOf(routes, method, url.pathname);
+      const role = routeKey === undefined ? undefined : routes.get(routeKey);
+      if (!role || routeKey === undefined) {
         response.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"Not Found"}');
         return;
       }
@@ -508,6 +508,21 @@ function httpApi(routes: Map<string, FunctionRole>, functions: Record<FunctionRo
       response.end(result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64') : (result.body ?? ''));
     },
   };
+}
+
+/**
+ * The route a request takes, as the HTTP API matches them: the method and
+ * path exactly, else `ANY` on the path, else a `{proxy+}` route whose prefix
+ * the path extends (the console's `/console/{proxy+}`).
+ */
+function routeOf(routes: Map<string, FunctionRole>, method: string, path: string): string | undefined {
+  for (const key of [`${method} ${path}`, `ANY ${path}`]) if (routes.has(key)) return key;
+  for (const key of routes.keys()) {
+    const [routeMethod, routePath = ''] = key.split(' ');
+    if (!routePath.endsWith('/{proxy+}') || (routeMethod !== method && routeMethod !== 'ANY')) continue;
+    if (path.startsWith(routePath.slice(0, -'{proxy+}'.length))) return key;
+  }
+  return undefined;
 }
 
 async function readAll(request: IncomingMessage): Promise<string> {

@@ -79,6 +79,28 @@ async function eventsOf(d: Deployment, taskId: string, count: number, timeoutMs 
   return of();
 }
 
+/** A console page: its session cookie (the first page of an open console starts one) and its form token. */
+async function consolePage(url: string): Promise<{ cookie: string; token: string; html: string }> {
+  const response = await fetch(url);
+  assert.equal(response.status, 200, url);
+  const cookie = response.headers
+    .getSetCookie()
+    .map((line) => line.split(';')[0])
+    .join('; ');
+  const html = await response.text();
+  return { cookie, token: /name="token" value="([^"]+)"/.exec(html)?.[1] ?? '', html };
+}
+
+/** A console form posted as its page does: same origin, the session's cookie. */
+function postForm(url: string, cookie: string, fields: Record<string, string>): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { origin: new URL(url).origin, cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields),
+  });
+}
+
 function outcome(task: TaskView): string {
   return `${task.status}: ${task.statusMessage ?? ''} ${JSON.stringify(task.error ?? task.result ?? {})}`;
 }
@@ -218,6 +240,30 @@ describe('the default stack (endpoint open), run from its bundles', () => {
     assert.deepEqual([failed?.fn, failed?.detailType], ['deadLetter', 'Task Failed']);
   });
 
+  it('serves the console from its bundle: a task by id, its live state, an answer and a cancel posted from its page', async () => {
+    const front = open.url.replace(/\/mcp$/, '');
+    const created = resultOf(await rpc(open.url, 'tools/call', { name: 'approval_gate', arguments: { action: 'ship' } }));
+    const taskId = String(created['taskId']);
+    await pollUntil(open, taskId, (task) => task.status === 'input_required');
+    const { cookie, token, html } = await consolePage(`${front}/console/tasks/${taskId}`);
+    assert.match(html, /<h1>approval_gate<\/h1>/);
+    const live = await fetch(`${front}/console/tasks/${taskId}/live`, { headers: { cookie } });
+    assert.equal(((await live.json()) as { status: string }).status, 'input_required');
+    const answered = await postForm(`${front}/console/tasks/${taskId}/answer`, cookie, { token, key: 'approval', 'field.approve': 'true' });
+    assert.equal(answered.status, 303);
+    assert.equal((await pollUntil(open, taskId, (task) => TERMINAL.has(task.status))).status, 'completed');
+
+    const items = Array.from({ length: 200 }, (_, i) => `item ${i}`);
+    const long = String(
+      resultOf(await rpc(open.url, 'tools/call', { name: 'batch_process', arguments: { items, delayMs: 100 } }))['taskId'],
+    );
+    const cancelled = await postForm(`${front}/console/tasks/${long}/cancel`, cookie, { token, confirm: 'yes' });
+    assert.equal(cancelled.status, 303);
+    assert.equal((await pollUntil(open, long, (task) => TERMINAL.has(task.status))).status, 'cancelled');
+    // An open endpoint's console lists nothing unless the operator opens it.
+    assert.match((await consolePage(`${front}/console`)).html, /Find a task by its id/);
+  });
+
   it('runs the sweeper on the schedule', async () => {
     const results = await open.tick();
     assert.deepEqual(Object.keys(results.get('sweeper') as object).sort(), ['expired', 'requeued']);
@@ -242,11 +288,23 @@ describe('the authIssuer + authResource stack, run from its bundles', () => {
     () => secured,
     () => ({ headers: { Authorization: `Bearer ${token}` } }),
   );
+
+  it('has a console that shows no task: the endpoint requires tokens and no console client is configured', async () => {
+    const response = await fetch(`${secured.url.replace(/\/mcp$/, '')}/console`);
+    assert.equal(response.status, 403);
+    assert.match(await response.text(), /Sign-in is not set up/);
+  });
 });
 
 describe('the toolset=all stack, run from its bundles', () => {
   it('serves exactly the product tools and the conformance fixtures', async () => {
     assert.deepEqual(await servedToolProblems(everything), []);
+  });
+
+  it("lists every task on its open console (console=open), from the list index and the rows' batch read", async () => {
+    const task = await runTask(everything, 'batch_process', { items: ['x'], delayMs: 0 });
+    const { html } = await consolePage(`${everything.url.replace(/\/mcp$/, '')}/console`);
+    assert.ok(html.includes(`data-task="${task.taskId}"`), 'the task is listed');
   });
 
   it('answers an inline input round with a requestState sealed by the key the custom resource created', async () => {

@@ -63,7 +63,10 @@ describe('mcp-tasks CLI, scripted', () => {
     const run = await cli(['call', 'long_computation', '{"seconds":2,"label":"cli"}'], { viaNpx: true });
     assert.equal(run.code, 0, explain(run));
     assert.match(run.stdout, /^Computed cli in 2 s: [0-9a-f]{16}\n$/);
-    assert.match(run.stderr, /^Task [0-9a-f-]{36} \(resume with: mcp-tasks watch [0-9a-f-]{36}\)$/m);
+    assert.match(
+      run.stderr,
+      /^Task ([0-9a-f-]{36}) \(resume with: mcp-tasks watch \1; its page: http:\/\/127\.0\.0\.1:\d+\/console\/tasks\/\1\)$/m,
+    );
     assert.match(run.stderr, /\] working$/m);
     assert.match(run.stderr, /\] completed(: Computed 2 of 2 s)?$/m);
     assert.doesNotMatch(run.stderr, /\u001b\[/, 'no terminal escapes off a terminal');
@@ -107,7 +110,10 @@ describe('mcp-tasks CLI, scripted', () => {
 
     const got = await cli(['get', task.taskId]);
     assert.equal(got.code, 0, explain(got));
-    assert.match(got.stdout, /input_required\nwaiting for approval: Approve: rotate keys\?/);
+    // The status names the task's page, where a person answers the approval.
+    const page = `${new URL(stack.url).origin}/console/tasks/${task.taskId}`;
+    assert.ok(got.stdout.includes(`input_required  Waiting for a person to answer on the task's page: ${page}\n`), got.stdout);
+    assert.match(got.stdout, /\nwaiting for approval: Approve: rotate keys\?/);
 
     const answered = await cli(['answer', task.taskId, '--answer', 'approval.approve=true']);
     assert.equal(answered.code, 0, explain(answered));

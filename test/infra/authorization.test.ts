@@ -52,7 +52,13 @@ function resolvedEnvironment(fn: Json, apiUrl: string): Record<string, string> {
   return Object.fromEntries(
     Object.entries(env).map(([name, value]) => [
       name,
-      typeof value === 'string' ? value : name === ENV.authResource ? apiUrl : 'resolved-at-deploy',
+      typeof value === 'string'
+        ? value
+        : name === ENV.authResource
+          ? apiUrl
+          : name === ENV.publicUrl
+            ? apiUrl.replace(/\/mcp$/, '')
+            : 'resolved-at-deploy',
     ]),
   );
 }
@@ -91,7 +97,10 @@ describe('an existing issuer (authIssuer)', () => {
   });
 
   it('routes the metadata documents to the MCP function, unauthenticated, and leaves the challenge to the function', () => {
-    const routes = resourcesOf(s.json, 'AWS::ApiGatewayV2::Route').map(([, r]) => r['Properties']);
+    // The console's routes go to a function of its own (test/infra/console.test.ts).
+    const routes = resourcesOf(s.json, 'AWS::ApiGatewayV2::Route')
+      .map(([, r]) => r['Properties'])
+      .filter((r) => !String(r['RouteKey']).includes('/console'));
     const byKey = new Map(routes.map((r) => [r['RouteKey'], r]));
     assert.deepEqual([...byKey.keys()].sort(), [
       'GET /.well-known/oauth-protected-resource',
@@ -196,8 +205,12 @@ describe('a user pool the stack creates (cognito=true)', () => {
     assert.match(JSON.stringify(env[ENV.authIssuers]), /cognito-idp\..*amazonaws\.com/);
     assert.equal(env[ENV.authScopes], USER_POOL_SCOPE);
     const clientIds = JSON.stringify(env[ENV.authClientIds]);
-    const clientLogicalIds = resourcesOf(s.json, 'AWS::Cognito::UserPoolClient').map(([id]) => id);
-    for (const id of clientLogicalIds) assert.ok(clientIds.includes(id), `${id} is an accepted client`);
+    const clients = resourcesOf(s.json, 'AWS::Cognito::UserPoolClient').map(([id]) => id);
+    // The console's client signs people in to the console only: its tokens are never the endpoint's to accept.
+    const mcpClients = clients.filter((id) => !id.includes('ConsoleClient'));
+    assert.equal(mcpClients.length, clients.length - 1);
+    for (const id of mcpClients) assert.ok(clientIds.includes(id), `${id} is an accepted client`);
+    assert.ok(!clientIds.includes(clients.find((id) => id.includes('ConsoleClient'))!), 'the console client is not');
   });
 
   it('passes cdk-nag (optional MFA and the Essentials plan acknowledged with reasons)', () => {

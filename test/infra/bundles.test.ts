@@ -15,6 +15,8 @@ import { ENV } from '../../shared/config.ts';
 import { bundledStack, bundleWorker, functions, type Json, only, ROOT, removeSynthesized, resourcesOf, type Synthesized } from './synth.ts';
 
 let base: Synthesized;
+/** What `TASKS_PUBLIC_URL` (the API's endpoint, a token) stands for here: a URL, as the setting requires. */
+const PLACEHOLDER_URL = 'https://placeholder.execute-api.us-east-1.amazonaws.com';
 
 before(() => {
   base = bundledStack();
@@ -36,10 +38,11 @@ describe('bundles', () => {
 
       // Tokens (Ref, GetAtt) have no value before deployment: placeholders stand in (a URL where the setting reads one).
       const variables = fn['Properties']['Environment']['Variables'] as Json;
-      const placeholder = (name: string) =>
-        name === ENV.publicUrl ? 'https://placeholder.example.com' : `placeholder-${name.toLowerCase()}`;
       const environment = Object.fromEntries(
-        Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : placeholder(name)]),
+        Object.entries(variables).map(([name, value]) => [
+          name,
+          typeof value === 'string' ? value : name === ENV.publicUrl ? PLACEHOLDER_URL : `placeholder-${name.toLowerCase()}`,
+        ]),
       );
       const child = spawnSync(
         nodeBinary,
@@ -99,7 +102,7 @@ describe('bundle contents', () => {
       const fixtures = sources.filter((source) => source.startsWith('functions/fixtures/'));
       assert.deepEqual(fixtures, [], `${name} must not bundle fixtures`);
     }
-    for (const name of ['deadLetter', 'sweeper'] as const) {
+    for (const name of ['deadLetter', 'sweeper', 'console'] as const) {
       assert.deepEqual(
         ownSourcesIn(fns[name][1]).filter((source) => source.startsWith('functions/tools/')),
         [],
@@ -146,6 +149,20 @@ describe('bundle contents', () => {
       deadLetter: {
         has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
         lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'],
+      },
+      // Pages (Hono), sign-in (openid-client, jose), answers checked with the MCP SDK's validator; no tool runs here, and the
+      // Secrets Manager client only comes with a console client secret.
+      console: {
+        has: [
+          '@aws-sdk/client-dynamodb',
+          '@aws-sdk/client-sqs',
+          '@aws-sdk/client-eventbridge',
+          'hono',
+          'openid-client',
+          'jose',
+          '@modelcontextprotocol/server',
+        ],
+        lacks: ['oidc-provider', 'koa', 'playwright-core', '@aws-sdk/client-secrets-manager'],
       },
     };
     for (const [name, { has, lacks }] of Object.entries(expected) as Array<[keyof typeof fns, { has: string[]; lacks: string[] }]>) {

@@ -16,7 +16,7 @@ import { CONTEXT } from '../../infra/context.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import { type DurableTimings, durableTimings, HANDOVER_RESERVE, timingProblems, VISIBILITY_TIMEOUT_FACTOR } from '../../infra/timings.ts';
 import { DEFAULT_SETTINGS, ENV } from '../../shared/config.ts';
-import { ACTIVE_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
+import { ACTIVE_INDEX, LIST_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
 import {
   arnOf,
   asList,
@@ -33,6 +33,9 @@ import {
 } from './synth.ts';
 
 const stacks = templateStacks();
+
+/** The MCP endpoint's route (the console's have a function of their own: test/infra/console.test.ts). */
+const isMcpRoute = (route: Json) => String(route['Properties']['RouteKey']).includes('/mcp');
 
 describe('task table', () => {
   it('uses the key schema, TTL attribute and sparse index the code uses', () => {
@@ -52,6 +55,14 @@ describe('task table', () => {
         ],
         Projection: { ProjectionType: 'KEYS_ONLY' },
       },
+      {
+        IndexName: LIST_INDEX.name,
+        KeySchema: [
+          { AttributeName: LIST_INDEX.partition, KeyType: 'HASH' },
+          { AttributeName: LIST_INDEX.sort, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
     ]);
     const types = Object.fromEntries((props['AttributeDefinitions'] as Json[]).map((d) => [d['AttributeName'], d['AttributeType']]));
     assert.deepEqual(types, {
@@ -59,6 +70,8 @@ describe('task table', () => {
       [TABLE_KEYS.sort]: 'S',
       [ACTIVE_INDEX.partition]: 'S',
       [ACTIVE_INDEX.sort]: 'N',
+      [LIST_INDEX.partition]: 'S',
+      [LIST_INDEX.sort]: 'S',
     });
   });
 
@@ -335,8 +348,8 @@ describe('sweeper', () => {
 describe('functions', () => {
   it('run on the one runtime constant, ARM64, with active tracing and their own log group', () => {
     const fns = resourcesOf(stacks.base.json, 'AWS::Lambda::Function');
-    // The four task functions and the requestState key's custom resource.
-    assert.equal(fns.length, 5);
+    // The four task functions, the console and the requestState key's custom resource.
+    assert.equal(fns.length, 6);
     // Tracing is a setting, off by default (cost: see docs/deploying.md); on when asked for.
     for (const [id, fn] of resourcesOf(stacks.jwt.json, 'AWS::Lambda::Function'))
       assert.deepEqual(fn['Properties']['TracingConfig'], { Mode: 'Active' }, id);
@@ -470,11 +483,15 @@ describe('IAM', () => {
 
 describe('api', () => {
   it('routes POST /mcp to the MCP function on a throttled, access-logged $default stage', () => {
-    const [, route] = only(stacks.base.json, 'AWS::ApiGatewayV2::Route');
+    const [, route] = only(stacks.base.json, 'AWS::ApiGatewayV2::Route', isMcpRoute);
     assert.equal(route['Properties']['RouteKey'], 'POST /mcp');
-    const [, integration] = only(stacks.base.json, 'AWS::ApiGatewayV2::Integration');
+    const [integrationId, integration] = only(
+      stacks.base.json,
+      'AWS::ApiGatewayV2::Integration',
+      (i) => JSON.stringify(i['Properties']['IntegrationUri']) === JSON.stringify(arnOf(functions(stacks.base.json).mcp[0])),
+    );
     assert.equal(integration['Properties']['IntegrationType'], 'AWS_PROXY');
-    assert.deepEqual(integration['Properties']['IntegrationUri'], arnOf(functions(stacks.base.json).mcp[0]));
+    assert.ok(JSON.stringify(route['Properties']['Target']).includes(integrationId), 'the route targets it');
 
     const [, stage] = only(stacks.base.json, 'AWS::ApiGatewayV2::Stage');
     assert.equal(stage['Properties']['StageName'], '$default');
@@ -493,7 +510,7 @@ describe('api', () => {
 
   it('is open without JWT context, and says so in its outputs and in a synth warning', () => {
     assert.equal(resourcesOf(stacks.base.json, 'AWS::ApiGatewayV2::Authorizer').length, 0);
-    const [, route] = only(stacks.base.json, 'AWS::ApiGatewayV2::Route');
+    const [, route] = only(stacks.base.json, 'AWS::ApiGatewayV2::Route', isMcpRoute);
     assert.ok(route['Properties']['AuthorizationType'] === undefined || route['Properties']['AuthorizationType'] === 'NONE');
     const outputs = Object.values(stacks.base.json['Outputs'] as Record<string, Json>);
     assert.ok(
@@ -514,7 +531,7 @@ describe('api', () => {
       Audience: ['mcp-tasks', 'other-client'],
     });
     assert.deepEqual(authorizer['Properties']['IdentitySource'], ['$request.header.Authorization']);
-    const [, route] = only(stacks.jwt.json, 'AWS::ApiGatewayV2::Route');
+    const [, route] = only(stacks.jwt.json, 'AWS::ApiGatewayV2::Route', isMcpRoute);
     assert.equal(route['Properties']['AuthorizationType'], 'JWT');
     assert.deepEqual(route['Properties']['AuthorizerId'], refTo(authorizerId));
     assert.ok(!warnings(stacks.jwt).some((w) => w.includes(OPEN_ENDPOINT_WARNING)));

@@ -131,6 +131,7 @@ export function functions(json: Json) {
     worker: byDescription('runs queued tasks'),
     deadLetter: byDescription('dead-lettered'),
     sweeper: byDescription('sweeper'),
+    console: byDescription('the console'),
   };
 }
 

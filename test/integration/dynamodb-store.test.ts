@@ -17,6 +17,7 @@ import {
   IDEMPOTENCY_GRACE_MS,
   IDEMPOTENCY_PK_PREFIX,
   IDEMPOTENCY_SK,
+  LIST_INDEX,
   RESULT_CHUNK_BYTES,
   RESULT_SK_PREFIX,
   STEP_SK_PREFIX,
@@ -563,5 +564,64 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     await assert.rejects(store.saveStep(task.taskId, 'x'.repeat(1020), 1, T0 + 2));
     await assert.rejects(store.saveStep(task.taskId, 'lone \ud800 surrogate', 1, T0 + 2));
     assert.equal(await store.saveStep(task.taskId, 'y'.repeat(1019), 1, T0 + 2), 1);
+  });
+
+  it('ensureTaskTable creates the list index, keys only, string keys', async () => {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const index = Table?.GlobalSecondaryIndexes?.find((candidate) => candidate.IndexName === LIST_INDEX.name);
+    assert.ok(index);
+    assert.deepEqual(index.KeySchema, [
+      { AttributeName: LIST_INDEX.partition, KeyType: 'HASH' },
+      { AttributeName: LIST_INDEX.sort, KeyType: 'RANGE' },
+    ]);
+    assert.equal(index.Projection?.ProjectionType, 'KEYS_ONLY');
+    const types = Object.fromEntries((Table?.AttributeDefinitions ?? []).map((a) => [a.AttributeName, a.AttributeType]));
+    assert.equal(types[LIST_INDEX.partition], 'S');
+    assert.equal(types[LIST_INDEX.sort], 'S');
+  });
+
+  it('the list keys are written by the create and left alone by every later write of the task', async () => {
+    const owner = `owner-${randomUUID()}`;
+    const { task } = await store.create(newTask({ owner, now: T0, ttlMs: 60_000 }));
+    const written = await rawRow(task.taskId);
+    const keys = { listKey: written[LIST_INDEX.partition], listSort: written[LIST_INDEX.sort] };
+    assert.match(keys.listKey?.S ?? '', /^owner#[0-9a-f]{64}$/);
+    assert.equal(keys.listSort?.S, `${String(T0).padStart(15, '0')}#${task.taskId}`);
+    const claimed = await store.claim(task.taskId, 'w1', T0 + 1, LEASE);
+    assert.ok(claimed);
+    await store.heartbeat(task.taskId, 'w1', T0 + 2, { leaseMs: LEASE, statusMessage: 'half way' });
+    await store.finish(claimed, 'w1', { status: 'completed', result: { content: [] } }, T0 + 3);
+    const after = await rawRow(task.taskId);
+    assert.deepEqual({ listKey: after[LIST_INDEX.partition], listSort: after[LIST_INDEX.sort] }, keys);
+    // Every write since the create named attributes other than the list keys: none touched the index.
+    const writes = await commandsOf(async () => {
+      const { task: other } = await store.create(newTask({ owner, now: T0 + 10, ttlMs: 60_000 }));
+      await store.cancel(other.taskId, owner, T0 + 11);
+    });
+    assert.deepEqual(writes, ['PutItem', 'GetItem', 'UpdateItem']);
+    const page = await commandsOf(() => store.list(owner, T0 + 20, { limit: 10 }));
+    assert.deepEqual(page, ['Query', 'BatchGetItem'], 'a page of one partition: one query, one batch read');
+  });
+
+  it('rows written before the index existed (no list keys) keep working and are not listed', async () => {
+    const owner = `owner-${randomUUID()}`;
+    const { task } = await store.create(newTask({ owner, now: T0, ttlMs: 60_000 }));
+    const row = await rawRow(task.taskId);
+    delete row[LIST_INDEX.partition];
+    delete row[LIST_INDEX.sort];
+    await client.send(new PutItemCommand({ TableName: tableName, Item: row }));
+    assert.deepEqual(await store.list(owner, T0 + 1, { limit: 10 }), { tasks: [] });
+    assert.equal((await store.get(task.taskId, owner, T0 + 1))?.status, 'working');
+    assert.equal(await store.cancel(task.taskId, owner, T0 + 2), 'cancelled');
+    assert.equal((await rawRow(task.taskId))[LIST_INDEX.partition], undefined, 'a later write does not list it either');
+  });
+
+  it('a store whose policy lists nothing writes no list keys', async () => {
+    const { listing: _listing, ...unlisted } = CONTRACT_POLICY;
+    const quiet = new DynamoDbTaskStore({ client, tableName, policy: unlisted });
+    const owner = `owner-${randomUUID()}`;
+    const { task } = await quiet.create(newTask({ owner, now: T0, ttlMs: 60_000 }));
+    assert.equal((await rawRow(task.taskId))[LIST_INDEX.partition], undefined);
+    assert.deepEqual(await quiet.list(owner, T0 + 1, { limit: 10 }), { tasks: [] });
   });
 });

@@ -42,6 +42,7 @@ export const NOT_IN_A_FUNCTION = [
   'fauxqs',
   'oidc-provider',
   'ora',
+  'playwright-core',
   'tsx',
 ] as const;
 
@@ -161,7 +162,7 @@ export function importCycles(tree: SourceTree, aliases: Readonly<Record<string, 
   return cycles;
 }
 
-const SOURCE = /\.(?:ts|js|mjs)$/;
+const SOURCE = /\.(?:ts|tsx|js|mjs)$/;
 
 /** The project's sources under the given folders, read from disk. */
 export function readTree(root: string, folders: readonly string[]): Map<string, string> {

@@ -82,7 +82,9 @@ describe('loadConfig', () => {
               ? 'off'
               : key === 'publicUrl'
                 ? 'https://tasks.example.com'
-                : '7';
+                : key === 'console'
+                  ? 'open'
+                  : '7';
       const config: Record<string, unknown> = loadConfig({ ...base, [setting.env]: raw });
       assert.notDeepEqual(config[key], defaults[key], `${setting.env} is read into ${key}`);
     }

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DETAIL_TYPES, EVENTS_VERSION, eventsOf, MAX_EVENT_MESSAGE_CHARS } from '../../../shared/events/task-events.ts';
 import { DeploymentLinks } from '../../../shared/links.ts';
-import { ANSWERED_BY_META, EVENT_MESSAGE_META } from '../../../shared/runtime/tool.ts';
 import type { InputRequest, TaskBase, TaskRecord } from '../../../shared/tasks/model.ts';
+import { ANSWERED_BY_META, EVENT_MESSAGE_META } from '../../../shared/tasks/model.ts';
 
 const CREATED = Date.parse('2026-12-01T10:00:00.000Z');
 const WAIT_MS = 7 * 86_400_000;

@@ -14,9 +14,10 @@ import { callFallbackTool, type FallbackDeps } from '../../../shared/protocol/fa
 import { describeTask } from '../../../shared/protocol/fallback-texts.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { runTool } from '../../../shared/runtime/run.ts';
-import { ANSWERED_BY_META, defineTool, type ToolResult } from '../../../shared/runtime/tool.ts';
+import { defineTool, type ToolResult } from '../../../shared/runtime/tool.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
 import type { InputRequest, TaskRecord } from '../../../shared/tasks/model.ts';
+import { ANSWERED_BY_META } from '../../../shared/tasks/model.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 
 const NOW = 1_000_000;
@@ -108,9 +109,12 @@ describe('the fallback tools', () => {
     assert.equal(reply.isError, undefined, 'not shaped as a mistake to fix');
     assert.match(textOf(reply), /not for you to answer/);
     const command = 'node bin/mcp-tasks.js --url http://127.0.0.1:3000/mcp answer t3';
+    const page = 'http://127.0.0.1:3000/console/tasks/t3';
     assert.ok(textOf(reply).includes(`\`${command}\``), textOf(reply));
+    assert.ok(textOf(reply).indexOf(page) < textOf(reply).indexOf(command), 'the page first, the command second');
     assert.deepEqual(reply.structuredContent?.['person'], {
       answeredBy: 'the user, not you',
+      page,
       command,
       commandFrom: "a checkout of this server's repository, after npm ci",
     });

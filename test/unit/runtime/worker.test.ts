@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import * as z from 'zod';
 import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
+import { DeploymentLinks } from '../../../shared/links.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { defineTool, RetryableError, type ToolDefinition } from '../../../shared/runtime/tool.ts';
 import { processTaskMessage, type WorkerDeps } from '../../../shared/runtime/worker.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
 import type { HeartbeatOptions } from '../../../shared/tasks/store.ts';
+import { ANSWERED_MESSAGE } from '../../../shared/tasks/transitions.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 import { sleep } from '../../support/wait.ts';
 
@@ -68,7 +70,22 @@ const asks = defineTool({
   },
 });
 
-const tools: ReadonlyMap<string, ToolDefinition> = new Map([counted, flaky, waitsForCancel, reportsProgress, asks].map((t) => [t.name, t]));
+const asksPerson = defineTool({
+  name: 'asks_person',
+  description: '',
+  inputSchema: z.object({}),
+  execution: 'task',
+  answeredBy: 'person',
+  handler: async (_a, ctx) => {
+    await ctx.progress('checking');
+    const answer = await ctx.elicit('ok', { message: 'OK?', requestedSchema: { type: 'object', properties: {} } });
+    return `answered ${answer.action}`;
+  },
+});
+
+const tools: ReadonlyMap<string, ToolDefinition> = new Map(
+  [counted, flaky, waitsForCancel, reportsProgress, asks, asksPerson].map((t) => [t.name, t]),
+);
 
 function deps(overrides: Partial<WorkerDeps['settings']> = {}): WorkerDeps {
   return {
@@ -105,6 +122,30 @@ beforeEach(() => {
 });
 
 describe('processTaskMessage', () => {
+  it("names the task's page in the status of a wait on a person, and no more once they answered", async () => {
+    const links = new DeploymentLinks('https://tasks.example.com/');
+    const taskId = await create('asks_person');
+    await processTaskMessage({ taskId, reason: 'start' }, { ...deps(), links });
+    const waiting = await store.get(taskId, OWNER, Date.now());
+    assert.equal(waiting?.status, 'input_required');
+    assert.equal(
+      waiting?.statusMessage,
+      `Waiting for a person to answer on the task's page: https://tasks.example.com/console/tasks/${taskId}`,
+    );
+    const request = waiting?.status === 'input_required' ? waiting.inputRequests['ok'] : undefined;
+    assert.doesNotMatch(JSON.stringify(request), /https?:/, 'no link inside the question itself');
+    await store.answer(taskId, OWNER, { ok: { action: 'accept', content: {} } }, Date.now());
+    assert.equal((await store.get(taskId, OWNER, Date.now()))?.statusMessage, ANSWERED_MESSAGE);
+
+    // A question anyone may answer, or no known URL: the status is left as the tool wrote it.
+    const plain = await create('asks');
+    await processTaskMessage({ taskId: plain, reason: 'start' }, { ...deps(), links });
+    assert.equal((await store.get(plain, OWNER, Date.now()))?.statusMessage, undefined);
+    const unknown = await create('asks_person');
+    await processTaskMessage({ taskId: unknown, reason: 'start' }, { ...deps(), links: new DeploymentLinks(undefined) });
+    assert.equal((await store.get(unknown, OWNER, Date.now()))?.statusMessage, 'checking');
+  });
+
   it('runs a task to completed and records the result with resultType complete', async () => {
     const taskId = await create('counted');
     assert.equal(await processTaskMessage({ taskId, reason: 'start' }, deps()), 'done');

@@ -103,3 +103,12 @@ describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
     assert.deepEqual(failed.status === 'failed' && failed.error, { code: -32603, message: 'Gave up', data: { attempts: 3 } });
   });
 });
+
+describe('InMemoryTaskStore listing', () => {
+  it('lists nothing created while its policy lists no tasks', async () => {
+    const store = new InMemoryTaskStore(storePolicy());
+    const { task } = await store.create(newTask({ owner: 'alice' }));
+    assert.deepEqual(await store.list('alice', 1, { limit: 10 }), { tasks: [] });
+    assert.equal((await store.get(task.taskId, 'alice', 1))?.status, 'working');
+  });
+});

@@ -1,0 +1,27 @@
+/** Lambda entry of the console function: composed once per execution environment (see `app.ts`). */
+import { ENV, loadConfig } from '../../shared/config.ts';
+import { purposeKeys } from '../../shared/keys.ts';
+import { jsonLog } from '../../shared/log.ts';
+import { dynamoDbStore } from '../lib/dynamodb.ts';
+import { eventBridgePublisher } from '../lib/eventbridge.ts';
+import { secretsManagerFetcher } from '../lib/secrets-manager.ts';
+import { sqsQueue } from '../lib/sqs.ts';
+import { ssmStateKey } from '../lib/state-key.ts';
+import { createConsoleHandler } from './app.ts';
+
+const config = loadConfig();
+if (!config.stateKeyParameter) throw new Error(`Missing required environment variable ${ENV.stateKeyParameter}`);
+if (!config.publicUrl) throw new Error(`Missing required environment variable ${ENV.publicUrl}`);
+const secretId = config.consoleClientSecret;
+export const handler = createConsoleHandler({
+  config,
+  store: dynamoDbStore(config),
+  queue: sqsQueue(config),
+  log: jsonLog(),
+  eventPublisher: eventBridgePublisher(config),
+  keys: purposeKeys(ssmStateKey(config.stateKeyParameter)),
+  // The stack sets this flag at build time (esbuild `define`) only when the console has a client secret:
+  // otherwise the Secrets Manager client is not bundled.
+  // (The sign-in reads it once, with the issuer's metadata, and again only after a failure.)
+  ...(process.env.TASKS_READS_SECRETS_MANAGER === 'true' && secretId ? { clientSecret: () => secretsManagerFetcher()(secretId) } : {}),
+});

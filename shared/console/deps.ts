@@ -1,0 +1,23 @@
+/** What the console's routes are built from (see `createConsoleApp` in `app.tsx`). */
+import type { TaskActions } from '../actions/task-actions.ts';
+import type { TaskSettings } from '../config.ts';
+import type { DeploymentLinks } from '../links.ts';
+import type { Log } from '../log.ts';
+import type { ConsoleMode } from './mode.ts';
+import type { Keys } from './session.ts';
+import type { SignIn } from './sign-in.ts';
+
+export interface ConsoleDeps {
+  actions: TaskActions;
+  mode: ConsoleMode;
+  /** The deployment's links: its origin (forms must come from it), the callback and task pages. Its base URL must be known. */
+  links: DeploymentLinks;
+  keys: Keys;
+  settings: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs'>;
+  /** The open endpoint's one principal: whose tasks an open console shows. */
+  localPrincipal: string;
+  /** The sign-in, in `sign-in` mode. */
+  signIn?: SignIn;
+  log: Log;
+  now: () => number;
+}

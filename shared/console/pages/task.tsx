@@ -1,0 +1,170 @@
+/**
+ * A task's page: tool, arguments, status and message (kept current by the
+ * live script at the task's poll interval), the open questions as forms,
+ * the recorded steps, the result as the tool returned it (or the error),
+ * and cancel behind a confirmation.
+ */
+import { raw } from 'hono/html';
+import { taskPagePath } from '../../links.ts';
+import { isTerminal, type TaskRecord } from '../../tasks/model.ts';
+import { LIVE_SCRIPT } from '../live-script.ts';
+import { type Block, jsonText, type LiveView, type ResultView } from '../view.ts';
+import { Question, type Refusal } from './question.tsx';
+
+/** Most characters of one step's value the page shows (the rest is cut, and said so). */
+const STEP_SHOWN_CHARS = 20_000;
+
+export interface TaskPageProps {
+  task: TaskRecord;
+  live: LiveView;
+  steps: Map<string, unknown>;
+  formToken: string;
+  nonce: string | undefined;
+  refusal?: Refusal;
+}
+
+export function TaskPage(props: TaskPageProps) {
+  const { task, live } = props;
+  const path = taskPagePath(task.taskId);
+  const questions = task.status === 'input_required' ? Object.entries(task.inputRequests) : [];
+  return (
+    <div
+      id="task"
+      data-live={`${path}/live`}
+      data-poll={String(live.pollIntervalMs)}
+      data-status={task.status}
+      data-questions={JSON.stringify(live.questions)}
+    >
+      <h1>{task.tool}</h1>
+      <dl>
+        <dt>Status</dt>
+        <dd>
+          <span id="status" class="status">
+            {task.status}
+          </span>{' '}
+          <span id="status-message">{task.statusMessage ?? ''}</span>
+        </dd>
+        <dt>Last change</dt>
+        <dd id="updated">{live.lastUpdatedAt}</dd>
+        <dt>Task id</dt>
+        <dd>{task.taskId}</dd>
+      </dl>
+      <p id="live-state" role="status" />
+      <p id="notice" hidden>
+        The task asks something new. <a href={path}>Reload the page</a> to answer it.
+      </p>
+      <section id="questions" hidden={questions.length === 0}>
+        <h2>Waiting for answers</h2>
+        {questions.map(([key, request]) => (
+          <Question
+            taskId={task.taskId}
+            questionKey={key}
+            request={request}
+            formToken={props.formToken}
+            {...(props.refusal ? { refusal: props.refusal } : {})}
+          />
+        ))}
+      </section>
+      <Outcome result={live.result} />
+      <section id="failure" hidden={task.status !== 'failed'}>
+        <h2>Failed</h2>
+        <p id="failure-message">{task.status === 'failed' ? task.error.message : ''}</p>
+      </section>
+      <Cancel path={path} formToken={props.formToken} hidden={isTerminal(task.status) || live.cancelRequested} />
+      <p id="cancel-state">{live.cancelRequested ? 'Cancellation requested: the task stops at its next check.' : ''}</p>
+      <section>
+        <h2>Arguments</h2>
+        <pre>{jsonText(task.arguments)}</pre>
+      </section>
+      <Steps steps={props.steps} />
+      <script nonce={props.nonce}>{raw(LIVE_SCRIPT)}</script>
+    </div>
+  );
+}
+
+function Outcome(props: { result: ResultView | undefined }) {
+  return (
+    <section id="outcome" hidden={!props.result}>
+      <h2>Result</h2>
+      <p id="result-error" class="problems" hidden={!props.result?.isError}>
+        The tool reported an error.
+      </p>
+      <div id="result" data-filled={props.result ? 'yes' : 'no'}>
+        {props.result?.blocks.map((block) => (
+          <BlockView block={block} />
+        ))}
+      </div>
+    </section>
+  );
+}
+
+/** One block of a result: the same elements the live script builds. */
+function BlockView(props: { block: Block }) {
+  const { block } = props;
+  switch (block.kind) {
+    case 'image':
+      return <img src={block.src} alt={block.alt} />;
+    case 'audio':
+      // A tool's audio comes with no captions to offer.
+      // biome-ignore lint/a11y/useMediaCaption: the result carries no caption track
+      return <audio controls src={block.src} />;
+    case 'link':
+      return block.href ? (
+        <p>
+          <a href={block.href} rel="noopener noreferrer nofollow">
+            {block.text}
+          </a>
+        </p>
+      ) : (
+        <p>{`${block.text} (${block.target})`}</p>
+      );
+    case 'json':
+      return (
+        <figure>
+          <figcaption>{block.label}</figcaption>
+          <pre>{block.text}</pre>
+        </figure>
+      );
+    case 'text':
+      return <pre>{block.text}</pre>;
+  }
+}
+
+function Cancel(props: { path: string; formToken: string; hidden: boolean }) {
+  return (
+    <section id="cancel" hidden={props.hidden}>
+      <details>
+        <summary>Cancel this task…</summary>
+        <form method="post" action={`${props.path}/cancel`}>
+          <input type="hidden" name="token" value={props.formToken} />
+          <p>The tool stops at its next check; what it already did is not undone.</p>
+          <button type="submit" name="confirm" value="yes">
+            Yes, cancel the task
+          </button>
+        </form>
+      </details>
+    </section>
+  );
+}
+
+function Steps(props: { steps: Map<string, unknown> }) {
+  if (props.steps.size === 0) return null;
+  return (
+    <section>
+      <h2>Recorded steps</h2>
+      {[...props.steps].map(([name, value]) => {
+        const text = jsonText(value);
+        return (
+          <figure>
+            <figcaption>{name}</figcaption>
+            <pre>
+              {text.length > STEP_SHOWN_CHARS
+                ? `${text.slice(0, STEP_SHOWN_CHARS)}\n… (${text.length - STEP_SHOWN_CHARS} more characters)`
+                : text}
+            </pre>
+          </figure>
+        );
+      })}
+    </section>
+  );
+}

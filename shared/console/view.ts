@@ -1,0 +1,133 @@
+/**
+ * What the console shows of a task, as plain data: the pages render it
+ * (escaped by the JSX renderer) and the live route sends it to the page's
+ * script (which sets it with `textContent` and attributes only). Everything a
+ * task carries is untrusted: arguments, messages, questions, steps, results.
+ * Here it is sorted into text, and into the two things that become
+ * attributes: links, which must be `http:` or `https:`, and media, which
+ * must be base64 `data:` URLs of an image or audio type (anything else is
+ * shown as text).
+ */
+import type { TaskSettings } from '../config.ts';
+import { pollIntervalMs } from '../protocol/render.ts';
+import { isTerminal, type TaskRecord, type TaskStatus } from '../tasks/model.ts';
+
+/** One piece of a tool's result, as the page shows it. */
+export type Block =
+  | { kind: 'text'; text: string }
+  | { kind: 'image'; src: string; alt: string }
+  | { kind: 'audio'; src: string }
+  /** `href` only when the target is `http:` or `https:`; otherwise the page shows `text` and the target as text. */
+  | { kind: 'link'; text: string; target: string; href?: string }
+  | { kind: 'json'; label: string; text: string };
+
+/** A tool's result (`CallToolResult`) as blocks; `isError`: the tool reported an error. */
+export interface ResultView {
+  isError: boolean;
+  blocks: Block[];
+}
+
+/** What the live route answers and the page's script shows. */
+export interface LiveView {
+  status: TaskStatus;
+  statusMessage?: string;
+  lastUpdatedAt: string;
+  /** When to read again (the task's poll interval, as `tasks/get` advertises it). */
+  pollIntervalMs: number;
+  /** The keys of the open questions. */
+  questions: string[];
+  cancelRequested: boolean;
+  result?: ResultView;
+  error?: { code: number; message: string };
+}
+
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp']);
+const AUDIO_TYPES = new Set(['audio/mpeg', 'audio/wav', 'audio/x-wav', 'audio/ogg', 'audio/webm', 'audio/aac', 'audio/flac', 'audio/mp4']);
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** `target` as a link's `href` when it is an `http:` or `https:` URL; `undefined` for anything else (`javascript:`, `data:`, relative). */
+export function safeHref(target: unknown): string | undefined {
+  if (typeof target !== 'string' || !URL.canParse(target)) return undefined;
+  const url = new URL(target);
+  return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : undefined;
+}
+
+/** A `data:` URL for base64 `data` of `mimeType`, when that is an image (or audio) type the page shows; else `undefined`. */
+export function mediaSrc(kind: 'image' | 'audio', mimeType: unknown, data: unknown): string | undefined {
+  const types = kind === 'image' ? IMAGE_TYPES : AUDIO_TYPES;
+  if (typeof mimeType !== 'string' || !types.has(mimeType.toLowerCase())) return undefined;
+  if (typeof data !== 'string' || !BASE64.test(data)) return undefined;
+  return `data:${mimeType.toLowerCase()};base64,${data}`;
+}
+
+/** `value` as indented JSON, for the page (arguments, steps, structured content). */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+/** A tool's result as the page shows it: each content item, then the structured content. */
+export function resultView(result: Record<string, unknown>): ResultView {
+  const content = Array.isArray(result['content']) ? (result['content'] as unknown[]) : [];
+  const blocks = content.map(contentBlock);
+  if (result['structuredContent'] !== undefined) {
+    blocks.push({ kind: 'json', label: 'Structured content', text: jsonText(result['structuredContent']) });
+  }
+  return { isError: result['isError'] === true, blocks };
+}
+
+function contentBlock(item: unknown): Block {
+  const entry = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  switch (entry['type']) {
+    case 'text':
+      return { kind: 'text', text: text(entry['text']) };
+    case 'image':
+    case 'audio': {
+      const kind = entry['type'];
+      const src = mediaSrc(kind, entry['mimeType'], entry['data']);
+      if (src) return kind === 'image' ? { kind, src, alt: `Image (${text(entry['mimeType'])})` } : { kind, src };
+      return { kind: 'text', text: `[${kind} of type ${text(entry['mimeType']) || 'unknown'}: not shown]` };
+    }
+    case 'resource_link':
+      return link(text(entry['title']) || text(entry['name']) || text(entry['uri']), entry['uri']);
+    case 'resource': {
+      const resource = (entry['resource'] ?? {}) as Record<string, unknown>;
+      if (typeof resource['text'] === 'string') return { kind: 'json', label: text(resource['uri']) || 'Resource', text: resource['text'] };
+      return link(text(resource['uri']) || 'Resource', resource['uri']);
+    }
+    default:
+      return { kind: 'json', label: 'Content', text: jsonText(item) };
+  }
+}
+
+function link(label: string, target: unknown): Block {
+  const href = safeHref(target);
+  return { kind: 'link', text: label, target: typeof target === 'string' ? target : '', ...(href ? { href } : {}) };
+}
+
+/** The live state of a task, for the page's script. */
+export function liveView(
+  task: TaskRecord,
+  now: number,
+  settings: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs'>,
+): LiveView {
+  return {
+    status: task.status,
+    ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+    lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
+    pollIntervalMs: pollIntervalMs(task, { now, settings }),
+    questions: task.status === 'input_required' ? Object.keys(task.inputRequests) : [],
+    cancelRequested: task.cancelRequested && !isTerminal(task.status),
+    ...(task.status === 'completed' ? { result: resultView(task.result) } : {}),
+    ...(task.status === 'failed' ? { error: { code: task.error.code, message: task.error.message } } : {}),
+  };
+}
+
+/** How long ago `at` was, as a person reads it (`5 s`, `3 min`, `2 h`, `4 d`). */
+export function age(at: number, now: number): string {
+  const seconds = Math.max(0, Math.round((now - at) / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h`;
+  return `${Math.floor(seconds / 86_400)} d`;
+}
