@@ -72,6 +72,12 @@ export interface Deployment {
   maxUnfinishedTasks?: number;
   /** Lifecycle events published (`-c events`, on by default). */
   events: boolean;
+  /**
+   * The console lists each person's tasks (an issuer, or `-c console=open`):
+   * each task's list-index entry, one index write at creation. Off on an open
+   * endpoint whose console shows tasks by id only (the default).
+   */
+  listed: boolean;
 }
 
 /** Billed time per request not measured here (`prices.ts`), and the sweeper's cost per due task. */
@@ -93,6 +99,7 @@ export function defaultDeployment(): Deployment {
     accountConcurrency: AWS_LIMITS.accountConcurrency,
     apiQuota: AWS_LIMITS.httpApiRequestsPerSecond,
     events: true,
+    listed: false,
   };
 }
 
@@ -150,9 +157,12 @@ function slotItemBytes(unfinished: number): number {
 /**
  * The per-task counts of {@link PerTask} for a workload; with a cap on
  * unfinished tasks (`maxUnfinishedTasks`), each task also writes its owner's
- * slot set twice (take, free), in units of the set's size.
+ * slot set twice (take, free), in units of the set's size; where the console
+ * lists tasks (`listed`, default on: the local stack's), its create writes the
+ * list index once.
  */
-export function perTask(workload: Workload, maxUnfinishedTasks?: number): PerTask {
+export function perTask(workload: Workload, options: { maxUnfinishedTasks?: number; listed?: boolean } = {}): PerTask {
+  const { maxUnfinishedTasks, listed = true } = options;
   const timings = durableTimings();
   const runMs = workload.taskSeconds * 1000;
   const budgetMs = timings.invocationBudget.toMilliseconds();
@@ -174,7 +184,7 @@ export function perTask(workload: Workload, maxUnfinishedTasks?: number): PerTas
     ddbWrites,
     ddbReads,
     tableWcu: ddbWrites - slotWrites + slotWcu,
-    indexWcu: 1 + 1 + 4 * workload.inputRounds + 2 * renewals + 2 * handOvers,
+    indexWcu: 1 + 1 + 4 * workload.inputRounds + 2 * renewals + 2 * handOvers + (listed ? 1 : 0),
     rcu: ddbReads,
     sqsRequests: 3 * runs,
     workerRuns: runs,
@@ -247,7 +257,13 @@ export interface CapacityReport {
 
 /** The model: a workload on a deployment (default: {@link defaultDeployment}). */
 export function capacity(workload: Workload, deployment: Deployment = defaultDeployment()): CapacityReport {
-  const task = { ...perTask(workload, deployment.maxUnfinishedTasks), ...(deployment.events ? {} : { events: 0 }) };
+  const task = {
+    ...perTask(workload, {
+      listed: deployment.listed,
+      ...(deployment.maxUnfinishedTasks === undefined ? {} : { maxUnfinishedTasks: deployment.maxUnfinishedTasks }),
+    }),
+    ...(deployment.events ? {} : { events: 0 }),
+  };
   const r = workload.tasksPerSecond;
   const rates = {
     apiRequests: r * task.apiRequests,
@@ -257,7 +273,8 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
     ddbReads: r * task.ddbReads,
     tableWcu: r * task.tableWcu,
     rcu: r * task.rcu,
-    indexWcuPerShard: (r * task.indexWcu) / deployment.activeIndexShards,
+    // The sparse index's share: the list index's entry is on its owner's partition.
+    indexWcuPerShard: (r * (task.indexWcu - (deployment.listed ? 1 : 0))) / deployment.activeIndexShards,
     sqsRequests: r * task.sqsRequests,
     events: r * task.events,
   };

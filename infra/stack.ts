@@ -194,8 +194,6 @@ export class TasksStack extends Stack {
       ...(props.jwt ? { jwt: props.jwt } : {}),
       ...(auth ? { resourceServer: { issuers: auth.issuers } } : {}),
     });
-    // The worker's question events link to the task's page on this API (the MCP function's own URL would be a cycle).
-    if (events) this.worker.function.addEnvironment(ENV.publicUrl, this.api.httpApi.apiEndpoint);
     if (auth) {
       const fn = this.mcp.function;
       fn.addEnvironment(ENV.authIssuers, auth.issuers.join(','));

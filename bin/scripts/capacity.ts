@@ -145,6 +145,7 @@ export function main(argv: string[] = process.argv): void {
     .option('--account-concurrency <n>', "the account's Lambda concurrency quota", number(1), defaults.accountConcurrency)
     .option('--max-unfinished <n>', 'the deployment’s maxUnfinishedTasks (default: no cap)', number(1))
     .option('--events <on|off>', 'the deployment’s lifecycle events (`-c events`)', onOrOff, 'on')
+    .option('--listed <on|off>', 'the console lists tasks (an issuer, or `-c console=open`): one index write per task', onOrOff, 'off')
     .option('--json', 'print the report as JSON')
     .option('--docs-table', 'print the capacity table of docs/capacity.md and exit')
     .option('--write-docs', 'render the capacity table into docs/capacity.md and exit')
@@ -177,6 +178,7 @@ export function main(argv: string[] = process.argv): void {
         activeIndexShards: options.activeIndexShards,
         accountConcurrency: options.accountConcurrency,
         events: options.events !== 'off',
+        listed: options.listed === 'on',
         ...(options.maxUnfinished === undefined ? {} : { maxUnfinishedTasks: options.maxUnfinished }),
         ...sizedThrottle(options.workerMaxConcurrency, options.throttleRate),
       };

@@ -51,10 +51,10 @@ describe('lifecycle events (default: on)', () => {
     assert.deepEqual(on.json['Outputs'][EVENT_OUTPUTS.busArn]['Value'], arnOf(busId));
   });
 
-  it('grant events:PutEvents on that bus only, to exactly the worker, the MCP function, the sweeper and the dead-letter handler', () => {
+  it('grant events:PutEvents on that bus only, to exactly the worker, the MCP function, the console, the sweeper and the dead-letter handler', () => {
     const [busId] = only(on.json, 'AWS::Events::EventBus');
     const fns = functions(on.json);
-    const publishers = [fns.mcp, fns.worker, fns.sweeper, fns.deadLetter].map(([, fn]) => roleLogicalIdOf(fn)).sort();
+    const publishers = [fns.mcp, fns.worker, fns.console, fns.sweeper, fns.deadLetter].map(([, fn]) => roleLogicalIdOf(fn)).sort();
     const grants = eventStatements(on.json);
     assert.deepEqual(grants.map((grant) => grant.role).sort(), publishers, 'one statement per publishing role, none for any other');
     for (const { statement } of grants) {
@@ -87,7 +87,6 @@ describe('lifecycle events with -c events=off', () => {
     for (const [name, [, fn]] of Object.entries(functions(off.json))) {
       const variables = fn['Properties']['Environment']['Variables'] as Json;
       assert.equal(variables[ENV.eventBusName], undefined, name);
-      assert.equal(variables[ENV.publicUrl], undefined, name);
     }
     assert.equal(off.json['Outputs'][EVENT_OUTPUTS.busName], undefined);
     assert.equal(off.json['Outputs'][EVENT_OUTPUTS.busArn], undefined);

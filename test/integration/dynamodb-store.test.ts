@@ -612,7 +612,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     await client.send(new PutItemCommand({ TableName: tableName, Item: row }));
     assert.deepEqual(await store.list(owner, T0 + 1, { limit: 10 }), { tasks: [] });
     assert.equal((await store.get(task.taskId, owner, T0 + 1))?.status, 'working');
-    assert.equal(await store.cancel(task.taskId, owner, T0 + 2), 'cancelled');
+    assert.equal((await store.cancel(task.taskId, owner, T0 + 2)).result, 'cancelled');
     assert.equal((await rawRow(task.taskId))[LIST_INDEX.partition], undefined, 'a later write does not list it either');
   });
 

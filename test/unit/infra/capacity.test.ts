@@ -53,7 +53,7 @@ describe('capacity model', () => {
     const many = capacity({ ...workload, owners: 100 }, capped);
     assert.ok(slot(many)!.utilisation < 0.1, `100 principals: ${slot(many)!.utilisation}`);
     assert.equal(slot(capacity(workload)), undefined, 'no cap, no slot set');
-    assert.equal(perTask(workload, 1000).ddbWrites, perTask(workload).ddbWrites + 2, 'take and free');
+    assert.equal(perTask(workload, { maxUnfinishedTasks: 1000 }).ddbWrites, perTask(workload).ddbWrites + 2, 'take and free');
   });
 
   it('the settings it suggests serve 10, 100 and 1,000 tasks a second with no limit reached', () => {
