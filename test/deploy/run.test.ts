@@ -260,6 +260,13 @@ describe('the default stack (endpoint open), run from its bundles', () => {
     const cancelled = await postForm(`${front}/console/tasks/${long}/cancel`, cookie, { token, confirm: 'yes' });
     assert.equal(cancelled.status, 303);
     assert.equal((await pollUntil(open, long, (task) => TERMINAL.has(task.status))).status, 'cancelled');
+    // A waiting task cancelled from its page ends there, in the console function, which publishes its end.
+    const waiting = String(resultOf(await rpc(open.url, 'tools/call', { name: 'approval_gate', arguments: { action: 'hold' } }))['taskId']);
+    await pollUntil(open, waiting, (task) => task.status === 'input_required');
+    const stopped = await postForm(`${front}/console/tasks/${waiting}/cancel`, cookie, { token, confirm: 'yes' });
+    assert.equal(stopped.status, 303);
+    const [, ended] = await eventsOf(open, waiting, 2);
+    assert.deepEqual([ended?.fn, ended?.detailType], ['console', 'Task Cancelled']);
     // An open endpoint's console lists nothing unless the operator opens it.
     assert.match((await consolePage(`${front}/console`)).html, /Find a task by its id/);
   });
