@@ -1,11 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { LogEventName } from './log-events.ts';
 
 /**
  * One structured log event. `event` names what happened; the other fields are
  * ids, names, counts and outcomes: never tool arguments, answers or tokens.
  */
 export interface LogEvent {
-  event: string;
+  /** What happened: a name of the table of log events. */
+  event: LogEventName;
   [field: string]: unknown;
 }
 

@@ -13,6 +13,7 @@ import {
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { LOG_EVENTS } from '../../shared/log-events.ts';
 import { METRICS_NAMESPACE, TASK_METRICS, type TaskMetric } from '../../shared/metrics.ts';
 import { MAX_DELAY_SECONDS } from '../../shared/queue/queue.ts';
 import type { Api } from './api.ts';
@@ -85,7 +86,7 @@ function taskAlarms(scope: Construct): Alarm[] {
     alarm(scope, 'FailedTaskRate', {
       alarmDescription:
         `More than ${FAILED_TASK_RATE_THRESHOLD * 100}% of the tasks that ended in two of three ` +
-        `${FAILED_RATE_PERIOD.toHumanString()} periods failed. Look for "task-ended" lines with "status":"failed" in the worker logs.`,
+        `${FAILED_RATE_PERIOD.toHumanString()} periods failed. Look for "${LOG_EVENTS.taskEnded}" lines with "status":"failed" in the worker logs.`,
       metric: taskMetric('TaskFailed', Stats.AVERAGE, FAILED_RATE_PERIOD),
       threshold: FAILED_TASK_RATE_THRESHOLD,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -117,7 +118,7 @@ function queueAlarms(scope: Construct, props: OperationsProps): Alarm[] {
     alarm(scope, 'DeadLetterQueueNotDrained', {
       alarmDescription:
         `A dead-lettered message is older than ${deadLetterAllowed.toHumanString()}: the dead-letter handler cannot ` +
-        `mark its task failed. Check its logs for "dead-letter-error".`,
+        `mark its task failed. Check its logs for "${LOG_EVENTS.deadLetterError}".`,
       metric: deadLetterQueue.metricApproximateAgeOfOldestMessage({ period: fiveMinutes, statistic: Stats.MAXIMUM }),
       threshold: deadLetterAllowed.toSeconds(),
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,

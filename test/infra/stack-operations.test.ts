@@ -13,6 +13,7 @@ import { createApp } from '../../infra/app.ts';
 import { FAILED_TASK_RATE_THRESHOLD } from '../../infra/constructs/operations.ts';
 import { CONTEXT } from '../../infra/context.ts';
 import { ENV } from '../../shared/config.ts';
+import { LOG_EVENTS } from '../../shared/log-events.ts';
 import { METRICS_NAMESPACE } from '../../shared/metrics.ts';
 import {
   arnOf,
@@ -33,6 +34,16 @@ import {
 const stacks = templateStacks();
 
 describe('operations', () => {
+  it("alarms' runbook texts name only log events the code writes (the table of log events)", () => {
+    const descriptions = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').map(([, alarm]) =>
+      String(alarm['Properties']['AlarmDescription']),
+    );
+    const named = descriptions.flatMap((text) => [...text.matchAll(/"([a-z]+(?:-[a-z]+)+)"/g)].map((match) => match[1]!));
+    assert.ok(named.length >= 2, `the runbooks name log events: ${named.join(', ')}`);
+    const known = new Set<string>(Object.values(LOG_EVENTS));
+    for (const event of named) assert.ok(known.has(event), `"${event}" is a log event`);
+  });
+
   it('alarms on the DLQ, dead-lettered tasks, worker errors, sweeper errors, queue age and API 5xx', () => {
     const alarms = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm['Properties'] as Json);
     // Six alarms of one metric each ($0.10 apiece at list price): the failed-task
