@@ -31,7 +31,7 @@ export interface ContextKey {
 }
 
 /** Loopback callbacks of the project's CLI and of the MCP Inspector, for the user pool's client. */
-export const DEFAULT_CALLBACK_URLS = ['http://127.0.0.1:33418/callback', 'http://localhost:6274/oauth/callback'] as const;
+const DEFAULT_CALLBACK_URLS = ['http://127.0.0.1:33418/callback', 'http://localhost:6274/oauth/callback'] as const;
 
 /** The context keys the stack reads. Keep the order: `docs/configuration.md` shows it. */
 export const CONTEXT = {

@@ -22,7 +22,7 @@ export const HANDOVER_RESERVE = Duration.millis(HANDOVER_RESERVE_MS);
  * time between checkpoints, not a job; the visibility timeout, DLQ delay and
  * backlog alarm grow with it. Why 5 minutes: `docs/durability.md`.
  */
-export const WORKER_TIMEOUT = Duration.minutes(5);
+const WORKER_TIMEOUT = Duration.minutes(5);
 
 /**
  * A step that starts just before the invocation budget runs out must still
@@ -30,7 +30,7 @@ export const WORKER_TIMEOUT = Duration.minutes(5);
  * steps. The budget is therefore the timeout minus this (at least the
  * runtime's {@link HANDOVER_RESERVE}).
  */
-export const LONGEST_STEP = Duration.minutes(1);
+const LONGEST_STEP = Duration.minutes(1);
 
 /**
  * The lease a worker holds on a running task, renewed every third of its
@@ -38,7 +38,7 @@ export const LONGEST_STEP = Duration.minutes(1);
  * Why 3 minutes (a renewal a minute, recovery within 6 minutes):
  * `docs/durability.md`.
  */
-export const LEASE = Duration.minutes(3);
+const LEASE = Duration.minutes(3);
 
 /**
  * How long past its next expected event (delivery of its start, continuation
@@ -46,7 +46,7 @@ export const LEASE = Duration.minutes(3);
  * sweeper re-enqueues it: SQS → Lambda delivery with room. How it moves with
  * claims and renewals: the timeline in `docs/durability.md`.
  */
-export const SWEEP_GRACE = Duration.minutes(2);
+const SWEEP_GRACE = Duration.minutes(2);
 
 /** How often the sweeper runs, unless context says otherwise (EventBridge's finest rate is a minute). */
 export const DEFAULT_SWEEP_INTERVAL = Duration.minutes(1);

@@ -38,7 +38,7 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
 /** The longest retention that may be configured: results are not an archive. */
-export const MAX_RETENTION_MS = 30 * DAY;
+const MAX_RETENTION_MS = 30 * DAY;
 
 const STACK_SETS = 'set by the stack';
 

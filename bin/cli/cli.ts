@@ -35,7 +35,7 @@ import { DEFAULT_CALLBACK_PORT } from './login.ts';
 import { type LoginOptions, login } from './login-command.ts';
 import { LoginStore } from './login-store.ts';
 
-export function buildProgram(): Command {
+function buildProgram(): Command {
   const program = new Command('mcp-tasks')
     .description('Call tools on an MCP Tasks server and follow their tasks')
     .addOption(new Option('--url <url>', 'MCP endpoint').env('MCP_TASKS_URL').default(DEFAULT_URL))

@@ -275,7 +275,7 @@ export function resultText(result: Record<string, unknown> | undefined): string 
 }
 
 /** Parses a JSON body, or every `data:` event of an SSE body (2025-era answers are SSE-framed). */
-export function parseMessages(text: string, contentType: string): Array<Record<string, unknown>> {
+function parseMessages(text: string, contentType: string): Array<Record<string, unknown>> {
   const parse = (raw: string): Array<Record<string, unknown>> => {
     try {
       const value: unknown = JSON.parse(raw);

@@ -166,7 +166,7 @@ export function describeInput(taskId: string, requests: Record<string, InputRequ
   process.stderr.write(`Answer on its page, or with: mcp-tasks answer ${taskId} --answer <key>.<field>=<value>\n`);
 }
 
-export function finish(task: Task, globals: GlobalOptions): void {
+function finish(task: Task, globals: GlobalOptions): void {
   if (globals.json) printTask(task, globals);
   else if (task.status === 'completed') process.stdout.write(`${resultText(task.result) || JSON.stringify(task.result)}\n`);
   else if (task.status === 'failed') process.stderr.write(`Task ${task.taskId} failed: ${task.error?.message ?? 'no reason given'}\n`);

@@ -26,7 +26,7 @@ export class LoginError extends TasksError {
 }
 
 /** `$MCP_TASKS_CONFIG_DIR`, else `$XDG_CONFIG_HOME/mcp-tasks`, else `~/.config/mcp-tasks`. */
-export function configDir(env: Record<string, string | undefined> = process.env): string {
+function configDir(env: Record<string, string | undefined> = process.env): string {
   return env['MCP_TASKS_CONFIG_DIR'] || join(env['XDG_CONFIG_HOME'] || join(homedir(), '.config'), 'mcp-tasks');
 }
 

@@ -43,7 +43,7 @@ export interface Discovery {
  * metadata document and the scopes to request; without one, the well-known
  * locations are tried.
  */
-export async function discover(endpoint: string, fetcher: typeof fetch = fetch): Promise<Discovery> {
+async function discover(endpoint: string, fetcher: typeof fetch = fetch): Promise<Discovery> {
   const url = new URL(endpoint);
   const path = url.pathname.replace(/\/$/, '');
   const challenge = await challengeOf(endpoint, fetcher);

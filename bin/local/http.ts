@@ -9,7 +9,7 @@ import { errorName, type Log } from '../../shared/log.ts';
 export type HttpApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
 
 /** API Gateway's request payload quota; larger requests are answered 413 before the function runs. */
-export const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
 const CLOSE_GRACE_MS = 5000;
 
@@ -181,7 +181,7 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 }
 
 /** The request as an HTTP API payload 2.0 event, as API Gateway builds it. */
-export function toEvent(req: IncomingMessage, url: URL, body: Buffer, route: string, requestId: string): APIGatewayProxyEventV2 {
+function toEvent(req: IncomingMessage, url: URL, body: Buffer, route: string, requestId: string): APIGatewayProxyEventV2 {
   // API Gateway lower-cases header names and joins repeated headers with commas;
   // cookies travel in their own field.
   const headers: Record<string, string> = {};

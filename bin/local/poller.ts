@@ -139,7 +139,7 @@ function failedIds(response: SQSBatchResponse | void, records: SQSRecord[]): Set
 }
 
 /** One received message as Lambda presents it in an `SQSEvent`. */
-export function toRecord(message: Message, queueArn: string, region: string): SQSRecord {
+function toRecord(message: Message, queueArn: string, region: string): SQSRecord {
   const attributes = message.Attributes ?? {};
   const messageAttributes: SQSMessageAttributes = {};
   for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {

@@ -18,7 +18,7 @@ export interface OpsOptions {
 }
 
 /** `90s`, `15m`, `2h`, `7d`, or milliseconds. */
-export function parseDuration(text: string): number {
+function parseDuration(text: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(text.trim());
   if (!match) throw new Error(`Not a duration: "${text}" (e.g. 90s, 15m, 2h, 7d)`);
   const size = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] ?? 'ms']!;

@@ -38,7 +38,7 @@ const usd = (value: number) => `$${value >= 100 ? Math.round(value).toLocaleStri
 const percent = (value: number) => `${Math.round(value * 100)}%`;
 
 /** The report of one workload, as Markdown-ish text. */
-export function formatReport(report: CapacityReport, suggested: Deployment): string {
+function formatReport(report: CapacityReport, suggested: Deployment): string {
   const { workload: w, perTask: t, rates, concurrency: c, deployment: d } = report;
   const lines = [
     `Workload: ${w.tasksPerSecond} tasks/s, ${w.taskSeconds} s of work each, ${w.pollsPerTask} polls, ${w.inputRounds} input round(s), ` +
@@ -127,7 +127,7 @@ export function withDocsTable(doc: string): string {
   return doc.replace(marked, (_whole, open: string, close: string) => `${open}${docsTable()}\n${close}`);
 }
 
-export function main(argv: string[] = process.argv): void {
+function main(argv: string[] = process.argv): void {
   const defaults = defaultDeployment();
   const program = new Command('capacity')
     .description('What the deployed stack needs for a workload: rates, concurrency, the first limit, settings and monthly cost')

@@ -17,7 +17,7 @@ import { LOCAL_ENV } from '../local/environment.ts';
 export const CONFIGURATION_PAGE = fileURLToPath(new URL('../../docs/configuration.md', import.meta.url));
 
 /** The Configuration table: every `TASKS_*` variable, its `npm start` default and what the stack sets. */
-export function settingsTable(): string {
+function settingsTable(): string {
   const stackTimings = timingsEnvironment(durableTimings());
   const rows = Object.values(SETTINGS).map((setting) => {
     const timing = stackTimings[setting.env];
@@ -29,7 +29,7 @@ export function settingsTable(): string {
 }
 
 /** The deploy parameters: every context key, its default and meaning. */
-export function contextTable(): string {
+function contextTable(): string {
   const rows = Object.entries(CONTEXT).map(([key, entry]) => {
     const shown = 'shown' in entry ? entry.shown : 'default' in entry ? `\`${entry.default}\`` : 'none';
     return `| \`${key}\` | ${shown} | ${entry.meaning} |`;
@@ -38,7 +38,7 @@ export function contextTable(): string {
 }
 
 /** `npm start`'s own variables. */
-export function localTable(): string {
+function localTable(): string {
   const rows = Object.values(LOCAL_ENV).map((entry) => `| \`${entry.env}\` | ${entry.shown} | ${entry.meaning} |`);
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }

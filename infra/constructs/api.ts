@@ -53,7 +53,7 @@ export interface ApiProps {
 }
 
 /** Request headers an MCP client sends (Streamable HTTP, 2026-07-28). */
-export const MCP_REQUEST_HEADERS = [
+const MCP_REQUEST_HEADERS = [
   'authorization',
   'content-type',
   'accept',
@@ -65,7 +65,7 @@ export const MCP_REQUEST_HEADERS = [
 ];
 
 /** The path MCP clients call. */
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 
 /** The console's routes: its front page and everything under it. */
 export const CONSOLE_PATHS = ['/console', '/console/{proxy+}'] as const;

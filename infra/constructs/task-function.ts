@@ -21,7 +21,7 @@ export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
  * runs, and it is the newest Node available on the build machines, where the
  * bundle-start test imports every bundle.
  */
-export const BUNDLE_TARGET = 'node22';
+const BUNDLE_TARGET = 'node22';
 
 /** The repository root: esbuild resolves `node_modules` and `tsconfig.json` from here. */
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -53,7 +53,7 @@ export const BUNDLING: BundlingOptions = {
 };
 
 /** No tool reads a setting: no setting store's client is bundled. */
-export const NO_SETTING_STORES: SettingStores = { ssmParameter: false, secretsManager: false };
+const NO_SETTING_STORES: SettingStores = { ssmParameter: false, secretsManager: false };
 
 /**
  * The stack's bundling for a function with this environment. Its

@@ -11,7 +11,7 @@ export interface McpUserPoolProps {
 }
 
 /** The resource server identifier in the pool: scopes are `mcp-tasks/<scope>`. */
-export const USER_POOL_RESOURCE_SERVER = 'mcp-tasks';
+const USER_POOL_RESOURCE_SERVER = 'mcp-tasks';
 /** The one scope the pool defines for the endpoint. */
 export const USER_POOL_SCOPE = `${USER_POOL_RESOURCE_SERVER}/tasks`;
 

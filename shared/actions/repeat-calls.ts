@@ -22,7 +22,7 @@ import { canonicalJson } from '../canonical-json.ts';
 export const REPEAT_WINDOW_MS = 10 * 60_000;
 
 /** Ids per window, taken in turn as the tasks under them end; past the last, a call starts a task under a fresh id. */
-export const REPEAT_SLOTS = 3;
+const REPEAT_SLOTS = 3;
 
 /** The ids a call from `principal` to `tool` with `args` derives at `now`: this window's in turn, then the previous one's. */
 export function repeatCallIds(

@@ -28,7 +28,7 @@ import {
 } from '../tasks/store.ts';
 
 /** How often a waiting request reads the task: at most one strongly consistent read a second. */
-export const WAIT_READ_MS = 1_000;
+const WAIT_READ_MS = 1_000;
 
 export interface TaskActionDeps {
   store: TaskStore;

@@ -12,7 +12,7 @@
  */
 
 /** Prefix of every principal built from a token (a bare `sub` or `local` never starts like this). */
-export const PRINCIPAL_PREFIX = 'jwt|';
+const PRINCIPAL_PREFIX = 'jwt|';
 
 /** The principal of `subject` at `issuer`; a missing subject is refused, never mapped to a shared principal. */
 export function principalFor(issuer: string, subject: string): string {

@@ -126,7 +126,7 @@ const PUBLIC_CORS = {
 };
 
 /** The header value of a credential-less challenge: where to find the metadata, and which scopes to ask for. */
-export function challengeHeader(options: { scopes: string[]; metadataUrl: string }): string {
+function challengeHeader(options: { scopes: string[]; metadataUrl: string }): string {
   const parts = [`resource_metadata="${quote(options.metadataUrl)}"`];
   if (options.scopes.length > 0) parts.push(`scope="${quote(options.scopes.join(' '))}"`);
   return `Bearer ${parts.join(', ')}`;

@@ -35,7 +35,7 @@ export function list(raw: string | undefined): string[] {
 }
 
 /** Whether `url` is an https URL, or http on a loopback host (local development only). */
-export function isSecureOrLoopback(url: URL): boolean {
+function isSecureOrLoopback(url: URL): boolean {
   return url.protocol === 'https:' || (url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname));
 }
 

@@ -113,7 +113,7 @@ function invalid(description: string): OAuthError {
  * The issuer's `jwks_uri`, from its OpenID Connect discovery document or,
  * failing that, its RFC 8414 metadata. The document must name the same issuer.
  */
-export async function discoverJwksUri(issuer: string, fetcher: typeof fetch = fetch): Promise<string> {
+async function discoverJwksUri(issuer: string, fetcher: typeof fetch = fetch): Promise<string> {
   const base = new URL(issuer);
   const path = base.pathname.replace(/\/$/, '');
   const candidates = [

@@ -31,7 +31,7 @@ import { taskRoutes } from './task-routes.tsx';
 /** What the console is built from. */
 
 /** Largest body a console POST may have: a form's answers stay within the per-answer budget (64 KiB) with room for its encoding. */
-export const MAX_FORM_BYTES = 256 * 1024;
+const MAX_FORM_BYTES = 256 * 1024;
 
 // What `c.render` takes: the page's body and its title (Hono's declaration merging).
 declare module 'hono' {

@@ -17,7 +17,7 @@ import { refused } from './sign-in-routes.tsx';
 import { liveView } from './view.ts';
 
 /** Tasks per page of the list. */
-export const LIST_PAGE_SIZE = 25;
+const LIST_PAGE_SIZE = 25;
 
 // biome-ignore lint/suspicious/noExplicitAny: any route's context (its path and input types differ)
 type C = Context<ConsoleEnv, any, any>;

@@ -34,7 +34,7 @@ import { clientCapabilities, declaresTasks, describeTool, TaskAwareServer } from
 import { registerTaskMethods } from './task-methods.ts';
 
 /** The server's `serverInfo`: its name and the package's version. */
-export const SERVER_INFO = { name: 'mcp-tasks-serverless', version: packageJson.version } as const;
+const SERVER_INFO = { name: 'mcp-tasks-serverless', version: packageJson.version } as const;
 
 export interface EndpointDeps {
   store: TaskStore;

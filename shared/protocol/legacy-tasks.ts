@@ -68,7 +68,7 @@ export function wantsLegacyTask(params: Record<string, unknown>): boolean {
 }
 
 /** The 2025-11-25 `Task`: `ttl` and `pollInterval`, and a tool error shows as `failed`. */
-export function legacyTask(task: TaskRecord, context: RenderContext) {
+function legacyTask(task: TaskRecord, context: RenderContext) {
   const { taskId, status, statusMessage, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs } = taskFields(task, context);
   const toolError = task.status === 'completed' && task.result['isError'] === true;
   return {

@@ -17,7 +17,7 @@ export interface StateBinding {
 }
 
 /** How long a minted `requestState` may be echoed back (a person answering a form). */
-export const REQUEST_STATE_TTL_SECONDS = 15 * 60;
+const REQUEST_STATE_TTL_SECONDS = 15 * 60;
 
 /** The smallest key the sealer accepts (HMAC-SHA256: 256 bits). */
 export const REQUEST_STATE_KEY_BYTES = 32;

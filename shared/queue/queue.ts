@@ -2,7 +2,7 @@
  * Why a task message was sent. The worker treats all of them the same way
  * (claim, replay, settle); the reason is for logs and metrics.
  */
-export const TASK_MESSAGE_REASONS = ['start', 'resume', 'continue', 'wake', 'retry', 'sweep'] as const;
+const TASK_MESSAGE_REASONS = ['start', 'resume', 'continue', 'wake', 'retry', 'sweep'] as const;
 export type TaskMessageReason = (typeof TASK_MESSAGE_REASONS)[number];
 
 /** A queue message carries only what locates the task; all state is in the store. */

@@ -36,7 +36,7 @@ export const SWEEP_MAX_PARALLELISM = 32;
  * {@link SWEEP_DEADLINE_MARGIN_MS} bounds it): below the sweeper's timeout,
  * so runs end before the next one starts.
  */
-export const SWEEP_RUN_BUDGET_MS = 20_000;
+const SWEEP_RUN_BUDGET_MS = 20_000;
 
 /** Time left for the last page's writes and sends when a run stops starting pages. */
 export const SWEEP_DEADLINE_MARGIN_MS = 5_000;

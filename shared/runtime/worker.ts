@@ -329,14 +329,14 @@ class TaskRun {
  * (a client, its model) can send them there. No link goes into the question
  * itself (form-mode elicitations carry none).
  */
-export function namingThePage(outcome: TaskOutcome, taskId: string, links: DeploymentLinks | undefined): TaskOutcome {
+function namingThePage(outcome: TaskOutcome, taskId: string, links: DeploymentLinks | undefined): TaskOutcome {
   if (outcome.status !== 'input_required' || !Object.values(outcome.inputRequests).some(forPersonOnly)) return outcome;
   const page = links?.taskPage(taskId);
   return page ? { ...outcome, statusMessage: `Waiting for a person to answer on the task's page: ${page}` } : outcome;
 }
 
 /** Maps a finished run to a task outcome (spec items 50–52: tool errors complete, protocol errors fail). */
-export function toTaskOutcome(outcome: Extract<RunOutcome, { kind: 'result' | 'protocol-error' | 'input' | 'cancelled' }>): TaskOutcome {
+function toTaskOutcome(outcome: Extract<RunOutcome, { kind: 'result' | 'protocol-error' | 'input' | 'cancelled' }>): TaskOutcome {
   switch (outcome.kind) {
     case 'result': {
       const result = { ...outcome.result, resultType: 'complete' };

@@ -118,7 +118,7 @@ export function itemBytes(item: Item): number {
   return total;
 }
 
-export function valueBytes(value: AttributeValue): number {
+function valueBytes(value: AttributeValue): number {
   if (value.S !== undefined) return Buffer.byteLength(value.S, 'utf8');
   if (value.N !== undefined) return 21;
   if (value.B !== undefined) return value.B.length;
@@ -131,7 +131,7 @@ export function number(value: number): AttributeValue {
   return { N: String(value) };
 }
 
-export function json(value: unknown): AttributeValue {
+function json(value: unknown): AttributeValue {
   return { S: JSON.stringify(value) };
 }
 
@@ -250,6 +250,6 @@ export function readNumber(item: Item, name: string): number {
   return Number(value);
 }
 
-export function readJson<T>(item: Item, name: string): T {
+function readJson<T>(item: Item, name: string): T {
   return JSON.parse(readString(item, name)) as T;
 }

@@ -79,11 +79,7 @@ export async function createOnce(
  * exists already, it is the same call's task (written by a concurrent
  * retry) unless owner or fingerprint differ, which is a task id collision.
  */
-export async function putRowOrFind(
-  table: StoreTable,
-  record: WorkingTask,
-  fingerprint: string,
-): Promise<{ task: TaskRecord; created: boolean }> {
+async function putRowOrFind(table: StoreTable, record: WorkingTask, fingerprint: string): Promise<{ task: TaskRecord; created: boolean }> {
   if (await putRow(table, record)) return { task: fromItem(toItem(record, shardsOf(table.policy))), created: true };
   const item = await readRow(table, record.taskId);
   const existing = item && fromItem(item);

@@ -33,7 +33,7 @@ export async function takeSlot(table: StoreTable, owner: string, taskId: string,
 }
 
 /** Removes ids of ended (or long missing) tasks from an owner's set; whether any was removed. */
-export async function dropEnded(table: StoreTable, owner: string, now: number): Promise<boolean> {
+async function dropEnded(table: StoreTable, owner: string, now: number): Promise<boolean> {
   const { Item: slots } = await table.client.send(
     new GetItemCommand({ TableName: table.tableName, Key: slotKey(owner), ConsistentRead: true }),
   );

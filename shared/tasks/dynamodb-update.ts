@@ -182,7 +182,7 @@ export function changes(
 }
 
 /** `ExpressionAttributeNames` for every `#name` the expressions use (DynamoDB rejects unused ones). */
-export function attributeNames(...expressions: string[]): Record<string, string> {
+function attributeNames(...expressions: string[]): Record<string, string> {
   const names: Record<string, string> = {};
   for (const [placeholder, name] of expressions.join(' ').matchAll(/#(\w+)/g)) names[placeholder] = name!;
   return names;
@@ -200,7 +200,7 @@ export const ROW_REJECTED_ERROR = BARE_INTERNAL_ERROR;
  * DynamoDB's refusal of a write as a domain error: `ValidationException`
  * (item too large, or an invalid value) can never succeed on a retry.
  */
-export function rejection(error: unknown, taskId: string): unknown {
+function rejection(error: unknown, taskId: string): unknown {
   if (!(error instanceof Error) || error.name !== 'ValidationException') return error;
   return new TaskRowRejectedError(taskId, /item size/i.test(error.message) ? 'size' : 'validation', { cause: error });
 }

@@ -9,7 +9,7 @@
 /** The statuses of `io.modelcontextprotocol/tasks` (spec §1.1). */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
-export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 
 /** A terminal task never changes again (spec §2). */
 export function isTerminal(status: TaskStatus): boolean {
