@@ -26,21 +26,37 @@ export interface TasksStackProps extends StackProps {
    * The tools whose `needs` (settings, secrets, permissions) the functions
    * are granted. Default: the toolset's catalogue, which is what the bundles
    * serve; pass a list only to check grants without bundling (tests).
+   * @default the toolset's catalogue
    */
   readonly tools?: readonly ToolDefinition[];
   /** For the table and the log groups; `RETAIN` unless this is a throw-away stack. */
   readonly removalPolicy: RemovalPolicy;
-  /** An HTTP API JWT authorizer; with {@link TasksStackProps.auth} only a pre-filter. */
+  /**
+   * An HTTP API JWT authorizer; with {@link TasksStackProps.auth} only a pre-filter.
+   * @default none
+   */
   readonly jwt?: JwtSettings;
-  /** The MCP function as an OAuth resource server. Without it or `jwt` the endpoint is open (and the stack says so). */
+  /**
+   * The MCP function as an OAuth resource server. Without it or `jwt` the endpoint is open (and the stack says so).
+   * @default none: an open endpoint
+   */
   readonly auth?: ResourceServerProps;
-  /** A Cognito user pool the stack creates as the authorization server (added to `auth`'s issuers). */
+  /**
+   * A Cognito user pool the stack creates as the authorization server (added to `auth`'s issuers).
+   * @default none: no user pool
+   */
   readonly cognito?: { readonly domainPrefix: string; readonly callbackUrls: string[] };
   readonly throttle: ApiThrottle;
   readonly logRetention: RetentionDays;
   readonly workerMaxConcurrency: number;
-  /** Partitions of the index of unfinished tasks (`TASKS_ACTIVE_INDEX_SHARDS` on every function); default 4. It may grow, never shrink. */
+  /**
+   * Partitions of the index of unfinished tasks (`TASKS_ACTIVE_INDEX_SHARDS` on every function). It may grow, never shrink.
+   * @default 4
+   */
   readonly activeIndexShards?: number;
+  /**
+   * @default none: the alarms only change state
+   */
   readonly alarmTopicArn?: string;
   /** How often the sweeper looks for stuck tasks (whole minutes; checked against the other timings in `infra/timings.ts`). */
   readonly sweepInterval: Duration;
@@ -51,35 +67,63 @@ export interface TasksStackProps extends StackProps {
   /**
    * Origins whose browser pages may call the endpoint (exact, e.g.
    * `https://app.example.com`): checked by the MCP function and configured
-   * as the HTTP API's CORS. Default: none.
+   * as the HTTP API's CORS.
+   * @default `[]`
    */
   readonly allowedOrigins?: string[];
-  /** Most unfinished tasks per principal; default: no cap. */
+  /**
+   * Most unfinished tasks per principal.
+   * @default no cap
+   */
   readonly maxUnfinishedTasks?: number;
-  /** `false`: serve clients without the tasks extension strictly (`TASKS_CLIENT_FALLBACK=off`); default: the fallback. */
+  /**
+   * `false`: serve clients without the tasks extension strictly (`TASKS_CLIENT_FALLBACK=off`).
+   * @default `true`
+   */
   readonly clientFallback?: boolean;
-  /** The longest a task may wait for input; default: the functions' (`TASKS_MAX_INPUT_WAIT_MS`). */
+  /**
+   * The longest a task may wait for input.
+   * @default the functions' (`TASKS_MAX_INPUT_WAIT_MS`)
+   */
   readonly maxInputWait?: Duration;
-  /** `false`: no lifecycle events (no bus, no grant, no `TASKS_EVENT_BUS`); default: published to a bus of the stack's. */
+  /**
+   * `false`: no lifecycle events (no bus, no grant, no `TASKS_EVENT_BUS`).
+   * @default `true`
+   */
   readonly events?: boolean;
-  /** The console's sign-in and, for an open endpoint, whether it lists every task (see {@link ConsoleProps}). */
+  /**
+   * The console's sign-in and, for an open endpoint, whether it lists every task (see {@link ConsoleProps}).
+   * @default tasks by id on an open endpoint; sign-in where the stack has an issuer
+   */
   readonly console?: ConsoleProps;
 }
 
 /** The console's settings (see docs/console.md). */
 export interface ConsoleProps {
-  /** An open endpoint's console lists every task (`-c console=open`); default: tasks by id only. Only without an issuer. */
+  /**
+   * An open endpoint's console lists every task (`-c console=open`). Only without an issuer.
+   * @default `false`
+   */
   readonly open?: boolean;
-  /** The console's client id at the issuer people sign in with (the first `authIssuer`, else `jwtIssuer`); the user pool makes its own. */
+  /**
+   * The console's client id at the issuer people sign in with (the first `authIssuer`, else `jwtIssuer`); the user pool makes its own.
+   * @default the user pool's console client, when the stack makes one
+   */
   readonly clientId?: string;
-  /** The Secrets Manager secret (name or ARN) holding that client's secret, for an issuer that requires one. */
+  /**
+   * The Secrets Manager secret (name or ARN) holding that client's secret, for an issuer that requires one.
+   * @default none
+   */
   readonly clientSecret?: string;
 }
 
 /** The resource server's settings (see `shared/auth/settings.ts`); lists may be empty. */
 export interface ResourceServerProps {
   readonly issuers: string[];
-  /** The canonical endpoint URL (default: the HTTP API's `…/mcp` URL); set it for a custom domain. */
+  /**
+   * The canonical endpoint URL; set it for a custom domain.
+   * @default the HTTP API's `…/mcp` URL
+   */
   readonly resource?: string;
   readonly scopes: string[];
   readonly audiences: string[];

@@ -27,18 +27,21 @@ export interface ApiProps {
    * The console function behind `/console` and `/console/{proxy+}` (any
    * method), without an authorizer: its pages are for browsers, which carry
    * a session cookie, not a bearer token; the function signs people in itself.
+   * @default none: no `/console` routes
    */
   readonly console?: IFunction;
   /**
    * An HTTP API JWT authorizer on `POST /mcp`. With {@link ApiProps.resourceServer}
    * it is only a pre-filter (its 401 carries no `resource_metadata`, so
    * clients cannot discover the authorization server from it).
+   * @default none: the function decides alone
    */
   readonly jwt?: JwtSettings;
   /**
    * The function is an OAuth resource server (it verifies tokens and answers
    * challenges itself): the Protected Resource Metadata routes are added, to
    * the same function, unauthenticated. Describes the authorization for the outputs.
+   * @default none: an open endpoint
    */
   readonly resourceServer?: { readonly issuers: string[] };
   readonly throttle: ApiThrottle;
@@ -48,6 +51,7 @@ export interface ApiProps {
    * Origins whose browser pages may call the endpoint: the HTTP API answers
    * their CORS preflight and adds the CORS headers; the MCP function refuses
    * any other `Origin` with 403 (the same list, `TASKS_ALLOWED_ORIGINS`).
+   * @default `[]`: no browser origin
    */
   readonly allowedOrigins?: string[];
 }

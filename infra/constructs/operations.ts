@@ -35,7 +35,10 @@ export interface OperationsProps {
   readonly sweepInterval: Duration;
   /** Whether to create the dashboard ($3 a month at list price). */
   readonly dashboard: boolean;
-  /** An existing SNS topic that receives alarm and OK notifications; without it the alarms only change state. */
+  /**
+   * An existing SNS topic that receives alarm and OK notifications; without it the alarms only change state.
+   * @default none: the alarms only change state
+   */
   readonly alarmTopicArn?: string;
 }
 

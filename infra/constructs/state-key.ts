@@ -8,7 +8,10 @@ import { FUNCTION_ENTRIES, TaskFunction } from './task-function.ts';
 export interface StateKeyProps {
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
-  /** Active X-Ray tracing, as the stack's other functions. */
+  /**
+   * Active X-Ray tracing, as the stack's other functions.
+   * @default `false`
+   */
   readonly tracing?: boolean;
 }
 

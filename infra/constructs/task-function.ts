@@ -100,14 +100,29 @@ export interface TaskFunctionProps {
   readonly logRetention: RetentionDays;
   /** Applied to the function's log group. */
   readonly removalPolicy: RemovalPolicy;
+  /**
+   * @default Lambda's (`Terminate`)
+   */
   readonly recursiveLoop?: RecursiveLoop;
-  /** The setting stores the tools this function runs read (default: none); fixes which clients are bundled. */
+  /**
+   * The setting stores the tools this function runs read; fixes which clients are bundled.
+   * @default none
+   */
   readonly settingStores?: SettingStores;
-  /** Asynchronous invocations only (the sweeper's schedule): retries after a function error (Lambda's default is 2). */
+  /**
+   * Asynchronous invocations only (the sweeper's schedule): retries after a function error.
+   * @default 2 (Lambda's)
+   */
   readonly retryAttempts?: number;
-  /** Asynchronous invocations only: how long an event may wait to be processed (Lambda's default is 6 hours). */
+  /**
+   * Asynchronous invocations only: how long an event may wait to be processed.
+   * @default 6 hours (Lambda's)
+   */
   readonly maxEventAge?: Duration;
-  /** Active X-Ray tracing (the stack's `tracing` setting, off by default: see the cost section of docs/deploying.md). */
+  /**
+   * Active X-Ray tracing (the stack's `tracing` setting, off by default: see the cost section of docs/deploying.md).
+   * @default `false`
+   */
   readonly tracing?: boolean;
 }
 

@@ -18,7 +18,10 @@ export interface TaskWorkerProps {
   readonly timings: DurableTimings;
   /** Upper bound on concurrent worker invocations the queue may drive (2–1000). */
   readonly maxConcurrency: number;
-  /** The setting stores the tools the worker runs read (bundles their clients; the grants are the stack's). */
+  /**
+   * The setting stores the tools the worker runs read (bundles their clients; the grants are the stack's).
+   * @default none
+   */
   readonly settingStores?: SettingStores;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
