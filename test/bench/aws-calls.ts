@@ -25,13 +25,19 @@ import { detail, figuresOf, meter, resetMeter } from './aws-counting.ts';
 import { countScenarios, openCountingStack } from './aws-scenarios.ts';
 import { FALLBACK_CALL_MIN, REPEAT_JOIN_MIN, TASK_STATUS_MIN } from './minima.ts';
 import { FIGURE_COLUMNS, report } from './report.ts';
+import { roundCost, type TaskCost } from './round-cost.ts';
 
 const bench = await openCountingStack();
 const { stack, until, statusOf, quiescent, createTask } = bench;
 try {
   const { rows, gets } = await countScenarios(bench);
   report(rows, gets);
-  await clientsWithoutTasks(rows[0]!.taskId);
+  const fallback = await clientsWithoutTasks(rows[0]!.taskId);
+  const simple = rows[0]!;
+  const task = { figures: simple.measured, logBytes: simple.meter.logBytes, apiRequests: simple.meter.apiRequests };
+  const round = roundCost({ task, fallback });
+  console.log(round.lines.join('\n'));
+  if (round.over.length > 0) process.exitCode = 1;
   await localConcurrency();
 } finally {
   await bench.close();
@@ -46,7 +52,7 @@ await restartRecovery();
  * run by the worker, waited on by the request), and one `task_status` call
  * of a finished task. Measured like the scenarios above, next to the minimum.
  */
-async function clientsWithoutTasks(finishedTaskId: string): Promise<void> {
+async function clientsWithoutTasks(finishedTaskId: string): Promise<TaskCost> {
   const withoutTasks = { capabilities: { elicitation: {} }, timeoutMs: 30_000 };
   await quiescent();
   resetMeter();
@@ -58,6 +64,7 @@ async function clientsWithoutTasks(finishedTaskId: string): Promise<void> {
   if (text !== 'Computed result after 0.01s') throw new Error(`bench: the fallback call did not answer its result: ${call.text}`);
   await quiescent();
   const measured = figuresOf(meter);
+  const callCost = { figures: measured, logBytes: meter.logBytes, apiRequests: meter.apiRequests };
   const callDetail = detail(meter);
 
   await quiescent();
@@ -116,6 +123,7 @@ async function clientsWithoutTasks(finishedTaskId: string): Promise<void> {
     '- past the budget the call costs at most one read a second of the budget (20), the task what any task costs, and each task_status ' +
       'with waitSeconds at most one read a second more',
   );
+  return callCost;
 }
 
 // --- the local stack's concurrency and restart recovery -----------------------------------
