@@ -6,8 +6,9 @@
 
 import { MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb-schema.ts';
 import { AWS_LIMITS } from './aws-limits.ts';
-import { capacity, type Deployment, defaultDeployment, type Workload } from './capacity.ts';
+import { capacity, type Deployment, defaultDeployment } from './capacity.ts';
 import { WORKER_BATCH_SIZE } from './event-sources.ts';
+import type { Workload } from './per-task.ts';
 import { throttleFor } from './sizing.ts';
 
 /**

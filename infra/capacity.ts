@@ -11,7 +11,7 @@
  * source settings (`event-sources.ts`), the functions' settings
  * (`shared/config.ts`), the index layout (`dynamodb-schema.ts`) and the
  * sweeper's paging (`shared/runtime/sweeper.ts`). What a task costs in AWS
- * calls is counted per write and read the store makes (the table below);
+ * calls is counted per write and read the store makes (`per-task.ts`);
  * `test/integration/capacity-model.test.ts` compares those counts with the
  * ones the AWS-calls bench measures on the local stack. What cannot be
  * measured here (Lambda billed time per request) comes from `prices.ts`;
@@ -25,37 +25,10 @@ import { SWEEP_DEADLINE_MARGIN_MS, SWEEP_MAX_PARALLELISM, SWEEP_PAGE } from '../
 import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb-schema.ts';
 import { AWS_LIMITS } from './aws-limits.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from './event-sources.ts';
+import { type PerTask, perTask, slotItemBytes, unfinishedPerOwner, type Workload } from './per-task.ts';
 import { ASSUMED, PRICE } from './prices.ts';
 import { REFERENCE_WORKLOAD, throttleFor } from './sizing.ts';
-import { DEFAULT_SWEEP_INTERVAL, durableTimings, SWEEPER_TIMEOUT } from './timings.ts';
-
-/** What the clients do. */
-export interface Workload {
-  /** Tasks created a second. */
-  tasksPerSecond: number;
-  /** The tool's own running time per task, in seconds (all runs together). */
-  taskSeconds: number;
-  /** `tasks/get` calls per task. */
-  pollsPerTask: number;
-  /** Questions answered per task (`tasks/update`), each a suspension and a second run. */
-  inputRounds: number;
-  /** Of those, questions only a person may answer: each publishes a `Task Waiting For Person` event (default 0). */
-  personQuestions?: number;
-  /** Step checkpoints per task (0: a tool without steps). */
-  steps: number;
-  /**
-   * Share (0–1) of `tools/call` requests that wait inside the request for the
-   * result (the synchronous budget, or a client without tasks), holding an
-   * MCP invocation for the task's time, at most `TASKS_SYNC_BUDGET_MS`.
-   */
-  waitingShare: number;
-  /**
-   * Principals creating the tasks, evenly (default 1: an open endpoint has
-   * one). Matters only with a cap on unfinished tasks, whose set is one item
-   * per principal.
-   */
-  owners?: number;
-}
+import { DEFAULT_SWEEP_INTERVAL, SWEEPER_TIMEOUT } from './timings.ts';
 
 /** The settings a deployment moves its limits with (context keys, and the account quotas a request raises). */
 export interface Deployment {
@@ -80,9 +53,6 @@ export interface Deployment {
   listed: boolean;
 }
 
-/** Billed time per request not measured here (`prices.ts`), and the sweeper's cost per due task. */
-const MCP_SECONDS = ASSUMED.mcpMs / 1000;
-const WORKER_OVERHEAD_SECONDS = ASSUMED.workerMs / 1000;
 /** One due task: a conditional write and an SQS send, assumed 25 ms together on AWS. */
 const SWEEP_TASK_MS = 25;
 const SECONDS_A_MONTH = 30 * 24 * 3600;
@@ -106,98 +76,6 @@ export function defaultDeployment(): Deployment {
 /** The workload the defaults are sized for ({@link REFERENCE_WORKLOAD}) at `tasksPerSecond`. */
 export function referenceWorkload(tasksPerSecond: number): Workload {
   return { tasksPerSecond, ...REFERENCE_WORKLOAD, inputRounds: 0, steps: 0, waitingShare: 0 };
-}
-
-/**
- * One task's AWS calls, create → result, as the store and the worker make
- * them (the AWS-calls bench measures the same on the local stack):
- *
- * - DynamoDB writes: create 1; each run claims and ends (finishes, suspends
- *   or hands over) = 2; each answer 1 (after 1 read); each step checkpoint 1;
- *   progress writes (steps report progress, throttled to one per
- *   `TASKS_PROGRESS_INTERVAL_MS`); a lease renewal every third of the lease.
- * - DynamoDB reads: each `tasks/get` 1 (strongly consistent, rows under
- *   4 KB); each answer 1; a step-structured run queries its checkpoints
- *   once; a cancellation check every `TASKS_CANCEL_CHECK_MS` of running
- *   time (except the ticks that renew the lease instead).
- * - Index writes (the sparse index, keys only): entering 1, leaving 1,
- *   moving `sweepAt` 2: twice per input round (the wait's deadline, the
- *   answer), once per renewal and per hand-over.
- * - SQS: send, receive and delete per run (a batch shares a receive and a
- *   delete; the model counts batches of one, as a quiet queue delivers).
- * - A run hands over to a continuation every invocation budget
- *   (`TASKS_INVOCATION_BUDGET_MS`).
- * - Lifecycle events: one at the end, one per question for a person; each
- *   is one `PutEvents` request and one billed event (under 64 KB).
- */
-export interface PerTask {
-  apiRequests: number;
-  ddbWrites: number;
-  ddbReads: number;
-  /** Table write units (rows under 1 KB: one per write). */
-  tableWcu: number;
-  indexWcu: number;
-  /** Read units (one per strongly consistent read under 4 KB; a checkpoint query is counted as one). */
-  rcu: number;
-  sqsRequests: number;
-  workerRuns: number;
-  /** Worker seconds per task: the tool's time plus the per-run overhead. */
-  workerSeconds: number;
-  /** MCP seconds per task: every request's billed time, and the waiting calls' wait. */
-  mcpSeconds: number;
-  /** Lifecycle events published (`PutEvents` requests); 0 with events off. */
-  events: number;
-}
-
-/** Bytes of an owner's slot set: its key and attributes, and a task id (a UUID) per unfinished task. */
-function slotItemBytes(unfinished: number): number {
-  return 100 + 37 * unfinished;
-}
-
-/**
- * The per-task counts of {@link PerTask} for a workload; with a cap on
- * unfinished tasks (`maxUnfinishedTasks`), each task also writes its owner's
- * slot set twice (take, free), in units of the set's size; where the console
- * lists tasks (`listed`, default on: the local stack's), its create writes the
- * list index once.
- */
-export function perTask(workload: Workload, options: { maxUnfinishedTasks?: number; listed?: boolean } = {}): PerTask {
-  const { maxUnfinishedTasks, listed = true } = options;
-  const timings = durableTimings();
-  const runMs = workload.taskSeconds * 1000;
-  const budgetMs = timings.invocationBudget.toMilliseconds();
-  const handOvers = Math.max(0, Math.ceil(runMs / budgetMs) - 1);
-  const runs = 1 + workload.inputRounds + handOvers;
-  const leaseMs = timings.lease.toMilliseconds();
-  const renewals = Math.floor(runMs / (leaseMs / 3));
-  const cancelReads = Math.max(0, Math.floor(runMs / DEFAULT_SETTINGS.cancelCheckMs) - renewals);
-  const progressWrites = workload.steps > 0 ? Math.min(workload.steps, 1 + Math.floor(runMs / DEFAULT_SETTINGS.progressIntervalMs)) : 0;
-  const slotWrites = maxUnfinishedTasks === undefined ? 0 : 2;
-  const slotWcu = slotWrites * Math.ceil(slotItemBytes(unfinishedPerOwner(workload, maxUnfinishedTasks)) / 1024);
-  const ddbWrites = 1 + 2 * runs + workload.inputRounds + workload.steps + progressWrites + renewals + slotWrites;
-  const checkpointQueries = workload.steps > 0 ? runs : 0;
-  const ddbReads = workload.pollsPerTask + workload.inputRounds + checkpointQueries + cancelReads;
-  const apiRequests = 1 + workload.pollsPerTask + workload.inputRounds;
-  const waitSeconds = Math.min(workload.taskSeconds + WORKER_OVERHEAD_SECONDS, DEFAULT_SETTINGS.syncBudgetMs / 1000);
-  return {
-    apiRequests,
-    ddbWrites,
-    ddbReads,
-    tableWcu: ddbWrites - slotWrites + slotWcu,
-    indexWcu: 1 + 1 + 4 * workload.inputRounds + 2 * renewals + 2 * handOvers + (listed ? 1 : 0),
-    rcu: ddbReads,
-    sqsRequests: 3 * runs,
-    workerRuns: runs,
-    workerSeconds: workload.taskSeconds + runs * WORKER_OVERHEAD_SECONDS,
-    mcpSeconds: apiRequests * MCP_SECONDS + workload.waitingShare * waitSeconds,
-    events: 1 + (workload.personQuestions ?? 0),
-  };
-}
-
-/** Unfinished tasks per owner at a time (Little's law over the task's run and a second of queueing), at most the cap. */
-function unfinishedPerOwner(workload: Workload, cap = Number.POSITIVE_INFINITY): number {
-  const unfinished = (workload.tasksPerSecond * (workload.taskSeconds + 1)) / (workload.owners ?? 1);
-  return Math.min(cap, Math.ceil(unfinished));
 }
 
 /** One limit: what the workload asks of it, what it allows, and what moves it. */

@@ -9,15 +9,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import {
-  type CapacityReport,
-  capacity,
-  type Deployment,
-  defaultDeployment,
-  referenceWorkload,
-  type Workload,
-} from '../../infra/capacity.ts';
+import { type CapacityReport, capacity, type Deployment, defaultDeployment, referenceWorkload } from '../../infra/capacity.ts';
 import { contextFlags, quotaRequests, settingsFor } from '../../infra/capacity-settings.ts';
+import type { Workload } from '../../infra/per-task.ts';
 import { REFERENCE_WORKLOAD, throttleFor } from '../../infra/sizing.ts';
 
 const number =

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { startLocalStack } from '../../bin/local/stack.ts';
-import { perTask } from '../../infra/capacity.ts';
+import { perTask } from '../../infra/per-task.ts';
 import { ASSUMED } from '../../infra/prices.ts';
 import { ENV } from '../../shared/config.ts';
 import { jsonLog } from '../../shared/log.ts';

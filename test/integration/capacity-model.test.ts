@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { perTask, type Workload } from '../../infra/capacity.ts';
+import { perTask, type Workload } from '../../infra/per-task.ts';
 import type { PollCost, Row } from '../bench/aws-counting.ts';
 import { type CountingStack, countScenarios, openCountingStack } from '../bench/aws-scenarios.ts';
 import { STEPS } from '../bench/minima.ts';

@@ -4,9 +4,10 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { CAPACITY_DOC, docsTable, withDocsTable } from '../../../bin/scripts/capacity.ts';
 import { AWS_LIMITS } from '../../../infra/aws-limits.ts';
-import { capacity, defaultDeployment, defaultServedLoad, perTask, referenceWorkload } from '../../../infra/capacity.ts';
+import { capacity, defaultDeployment, defaultServedLoad, referenceWorkload } from '../../../infra/capacity.ts';
 import { contextFlags, quotaRequests, settingsFor } from '../../../infra/capacity-settings.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../../infra/event-sources.ts';
+import { perTask } from '../../../infra/per-task.ts';
 import { PRICE } from '../../../infra/prices.ts';
 import { throttleFor } from '../../../infra/sizing.ts';
 
