@@ -31,6 +31,8 @@ import { sleep, waitFor } from '../support/wait.ts';
 const VISIBILITY_TIMEOUT_SECONDS = 1;
 const MAX_RECEIVE_COUNT = 3;
 const INVOCATION_BUDGET_MS = 300;
+/** How long a task may take to end: generous, the machine may be busy; nothing here asserts how fast anything is. */
+const SETTLE_MS = 60_000;
 
 describe('durable execution on the local stack', () => {
   let root: string;
@@ -108,7 +110,7 @@ describe('durable execution on the local stack', () => {
     await waitForEffects(label, effectsDir, (effects) => effects.length > 0);
     await deps.queue.send({ taskId, reason: 'start' });
 
-    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 10_000);
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', SETTLE_MS);
     assert.equal(done.status, 'completed', JSON.stringify(done));
     // And one after the outcome was written.
     await deps.queue.send({ taskId, reason: 'start' });
@@ -156,7 +158,7 @@ describe('durable execution on the local stack', () => {
   it('(c) ends a poison task `failed` through the DLQ after maxReceiveCount attempts', async () => {
     const label = uniqueLabel('poison');
     const taskId = await createTask(stack.url, 'poison', { label });
-    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 20_000, 100);
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', SETTLE_MS, 100);
 
     assert.equal(done.status, 'failed', JSON.stringify(done));
     assert.equal(done.error?.code, -32603);
@@ -175,7 +177,7 @@ describe('durable execution on the local stack', () => {
     const label = uniqueLabel('step-then-crash');
     const steps = MAX_RECEIVE_COUNT + 2;
     const taskId = await createTask(stack.url, 'step_then_crash', { label, steps });
-    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 20_000, 100);
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', SETTLE_MS, 100);
 
     assert.equal(done.status, 'completed', JSON.stringify(done));
     assert.deepEqual(
@@ -204,7 +206,7 @@ describe('durable execution on the local stack', () => {
     assert.equal(failNextStart, false, 'the start message was attempted');
     assert.equal(logsOf(taskId, 'enqueue-failed').length, 1);
 
-    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 10_000, 100);
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', SETTLE_MS, 100);
     assert.equal(done.status, 'completed', JSON.stringify(done));
     assert.deepEqual(readEffects(label, effectsDir), ['ran']);
     assert.deepEqual(sentFor(taskId), ['sweep'], 'enqueued by the sweeper');
@@ -213,7 +215,7 @@ describe('durable execution on the local stack', () => {
   it('(e) completes a job longer than the invocation budget through continuations', async () => {
     const label = uniqueLabel('continue');
     const taskId = await createTask(stack.url, 'step_sequence', { label, steps: 6, stepMs: 150 });
-    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 15_000, 100);
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', SETTLE_MS, 100);
 
     assert.equal(done.status, 'completed', JSON.stringify(done));
     assert.deepEqual(done.result?.['structuredContent'], { sum: 21 });
@@ -229,7 +231,7 @@ describe('durable execution on the local stack', () => {
   it('(f) retries a RetryableError and completes on the third attempt', async () => {
     const label = uniqueLabel('flaky');
     const taskId = await createTask(stack.url, 'flaky', { label, failures: 2 });
-    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 15_000, 100);
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', SETTLE_MS, 100);
 
     assert.equal(done.status, 'completed', JSON.stringify(done));
     assert.deepEqual(done.result?.['content'], [{ type: 'text', text: 'succeeded on attempt 3' }]);
@@ -253,7 +255,7 @@ describe('durable execution on the local stack', () => {
     }
     assert.deepEqual(readEffects(label, effectsDir), ['before']);
 
-    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 10_000, 100);
+    const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', SETTLE_MS, 100);
     assert.equal(done.status, 'completed', JSON.stringify(done));
     const sleptMs = (done.result?.['structuredContent'] as { sleptMs?: number } | undefined)?.sleptMs;
     assert.ok(typeof sleptMs === 'number' && sleptMs >= 1500, `slept ${sleptMs} ms`);
@@ -281,7 +283,7 @@ describe('durable execution on the local stack', () => {
     assert.equal(racing[0], racing[1]);
 
     for (const taskId of [first, racing[0]!]) {
-      const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', 10_000, 100);
+      const done = await pollUntil(stack.url, taskId, (task) => task.status !== 'working', SETTLE_MS, 100);
       assert.equal(done.status, 'completed', JSON.stringify(done));
     }
     assert.equal(await createTask(stack.url, 'counter', args, { idempotencyKey: key }), first, 'still the same task once it finished');
