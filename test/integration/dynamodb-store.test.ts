@@ -1,28 +1,16 @@
 import assert from 'node:assert/strict';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import {
-  type AttributeValue,
-  DescribeTableCommand,
-  DynamoDBClient,
-  GetItemCommand,
-  PutItemCommand,
-  QueryCommand,
-} from '@aws-sdk/client-dynamodb';
-import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/local/dynamodb.ts';
+import { DescribeTableCommand, type DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { ensureTaskTable, type LocalDynamoDb } from '../../bin/local/dynamodb.ts';
 import { activeShardOf } from '../../shared/tasks/dynamodb-codec.ts';
 import {
   ACTIVE_INDEX,
   DEFAULT_ACTIVE_INDEX_SHARDS,
-  IDEMPOTENCY_GRACE_MS,
-  IDEMPOTENCY_PK_PREFIX,
-  IDEMPOTENCY_SK,
-  LIST_INDEX,
   RESULT_CHUNK_BYTES,
   RESULT_SK_PREFIX,
   STEP_SK_PREFIX,
   TABLE_KEYS,
-  TASK_ROW_SK,
   TTL_ATTRIBUTE,
 } from '../../shared/tasks/dynamodb-schema.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
@@ -30,22 +18,8 @@ import { MAX_RESULT_BYTES, type TaskRecord } from '../../shared/tasks/model.ts';
 import { type HeartbeatOptions, LeaseLostError } from '../../shared/tasks/store.ts';
 import { expiresAtSeconds } from '../../shared/tasks/ttl.ts';
 import { CONTRACT_POLICY, describeTaskStore } from '../contract/task-store.contract.ts';
+import { type Item, localTable, probeTable, type TableProbe } from '../support/dynalite-table.ts';
 import { newTask } from '../support/factories.ts';
-
-type Item = Record<string, AttributeValue>;
-
-/** A fresh in-memory dynalite with the task table under a unique name. */
-async function localTable(): Promise<{ local: LocalDynamoDb; client: DynamoDBClient; tableName: string }> {
-  const local = await startDynalite();
-  const client = new DynamoDBClient({
-    endpoint: local.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
-  });
-  const tableName = `tasks-${randomUUID()}`;
-  await ensureTaskTable(client, tableName);
-  return { local, client, tableName };
-}
 
 describeTaskStore('DynamoDbTaskStore on dynalite', async () => {
   const { local, client, tableName } = await localTable();
@@ -69,51 +43,20 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   let client: DynamoDBClient;
   let tableName: string;
   let store: DynamoDbTaskStore;
-  const sent: Array<{ command: string; output: unknown }> = [];
+  let probe: TableProbe;
+  const commandsOf = (action: () => Promise<unknown>) => probe.commandsOf(action);
+  const rawItem = (pk: string, sk: string) => probe.rawItem(pk, sk);
+  const rawRow = (taskId: string) => probe.rawRow(taskId);
 
   before(async () => {
     ({ local, client, tableName } = await localTable());
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const result = await next(args).catch((error: unknown) => {
-          sent.push({ command: String(context.commandName), output: error });
-          throw error;
-        });
-        sent.push({ command: String(context.commandName), output: result.output });
-        return result;
-      },
-      { step: 'initialize', name: 'countCommands' },
-    );
+    probe = probeTable(client, tableName);
     store = new DynamoDbTaskStore({ client, tableName, policy: CONTRACT_POLICY });
   });
   after(async () => {
     client.destroy();
     await local.close();
   });
-
-  /** The commands `action` sent, in order. */
-  async function commandsOf(action: () => Promise<unknown>): Promise<string[]> {
-    sent.length = 0;
-    await action();
-    return sent.map((entry) => entry.command.replace(/Command$/, ''));
-  }
-
-  async function rawItem(pk: string, sk: string): Promise<Item | undefined> {
-    const { Item } = await client.send(
-      new GetItemCommand({
-        TableName: tableName,
-        Key: { [TABLE_KEYS.partition]: { S: pk }, [TABLE_KEYS.sort]: { S: sk } },
-        ConsistentRead: true,
-      }),
-    );
-    return Item;
-  }
-
-  async function rawRow(taskId: string): Promise<Item> {
-    const row = await rawItem(taskId, TASK_ROW_SK);
-    assert.ok(row);
-    return row;
-  }
 
   /** Every item of a task's partition whose sort key starts with `prefix`. */
   async function itemsOf(taskId: string, prefix: string): Promise<Item[]> {
@@ -151,24 +94,6 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   }
 
   const echoTask = (taskId = randomUUID(), now = T0) => newTask({ taskId, arguments: { text: 'hi' }, now, ttlMs: 60_000 });
-
-  const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
-  const keyPk = (owner: string, key: string) => IDEMPOTENCY_PK_PREFIX + sha256(`${owner}\u0000${key}`);
-  /** Writes alice's idempotency-key item for `key` by hand, as a first call would have left it. */
-  const putKeyItem = (key: string, taskId: string, createdAt: number, options: { fingerprint?: string; expiresAtSeconds?: number } = {}) =>
-    client.send(
-      new PutItemCommand({
-        TableName: tableName,
-        Item: {
-          [TABLE_KEYS.partition]: { S: keyPk('alice', key) },
-          [TABLE_KEYS.sort]: { S: IDEMPOTENCY_SK },
-          taskId: { S: taskId },
-          fingerprint: { S: options.fingerprint ?? sha256(JSON.stringify(['echo', { text: 'hi' }])) },
-          createdAt: { N: String(createdAt) },
-          [TTL_ATTRIBUTE]: { N: String(options.expiresAtSeconds ?? Math.ceil((createdAt + RETENTION + IDEMPOTENCY_GRACE_MS) / 1000)) },
-        },
-      }),
-    );
 
   async function claimedTask(now = T0 + 1): Promise<TaskRecord> {
     const { task } = await store.create(echoTask(randomUUID(), now - 1));
@@ -224,9 +149,9 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   it('heartbeat learns cancelRequested without the row coming back', async () => {
     const task = await claimedTask();
     const returned = async (options: HeartbeatOptions) => {
-      sent.length = 0;
+      probe.sent.length = 0;
       await store.heartbeat(task.taskId, 'w1', T0 + 5, options);
-      return Object.keys((sent[0]?.output as { Attributes?: Item } | undefined)?.Attributes ?? {}).sort();
+      return Object.keys((probe.sent[0]?.output as { Attributes?: Item } | undefined)?.Attributes ?? {}).sort();
     };
     assert.deepEqual(await returned({ leaseMs: LEASE, statusMessage: 'busy' }), [
       'cancelRequested',
@@ -244,7 +169,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     const taskId = randomUUID();
     /** The update expression of the single request `action` sent. */
     const expressionOf = async (action: () => Promise<unknown>) => {
-      sent.length = 0;
+      probe.sent.length = 0;
       const requests: string[] = [];
       client.middlewareStack.add(
         (next) => async (args) => {
@@ -299,7 +224,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   it('sweeper requests: findDue queries each shard of the index, reschedule is one UpdateItem', async () => {
     assert.equal(DEFAULT_ACTIVE_INDEX_SHARDS, 4);
     assert.deepEqual(await commandsOf(() => store.findDue(T0, 10)), Array(DEFAULT_ACTIVE_INDEX_SHARDS).fill('Query'));
-    for (const entry of sent) assert.equal(entry.command, 'QueryCommand');
+    for (const entry of probe.sent) assert.equal(entry.command, 'QueryCommand');
     const { task } = await store.create(echoTask());
     assert.deepEqual(await commandsOf(() => store.reschedule(task.taskId, T0 + GRACE, T0 + 2 * GRACE)), ['UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.reschedule(task.taskId, T0 + GRACE, T0 + 2 * GRACE)), ['UpdateItem']);
@@ -502,126 +427,10 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     assert.deepEqual(await commandsOf(async () => assert.equal(await store.get(task.taskId, 'mallory', T0 + 3), undefined)), ['GetItem']);
   });
 
-  // --- idempotency -------------------------------------------------------------
-
-  it('create with a key costs two PutItems; a repeat reads the key and finds the row', async () => {
-    const key = randomUUID();
-    const taskId = randomUUID();
-    assert.deepEqual(await commandsOf(() => store.create(echoTask(taskId), { idempotencyKey: key })), ['PutItem', 'PutItem']);
-    const keyItem = await rawItem(keyPk('alice', key), IDEMPOTENCY_SK);
-    assert.ok(keyItem);
-    assert.equal(keyItem['taskId']?.S, taskId);
-    assert.equal(keyItem['fingerprint']?.S, sha256(JSON.stringify(['echo', { text: 'hi' }])));
-    assert.equal(keyItem[TTL_ATTRIBUTE]?.N, String(Math.ceil((T0 + RETENTION + IDEMPOTENCY_GRACE_MS) / 1000)));
-
-    assert.deepEqual(await commandsOf(() => store.create(echoTask(), { idempotencyKey: key })), [
-      'PutItem',
-      'GetItem',
-      'PutItem',
-      'GetItem',
-    ]);
-  });
-
-  it('a create that finds the key but no row (its first call died in between) writes the row under the recorded id', async () => {
-    const key = randomUUID();
-    const recordedId = randomUUID();
-    await putKeyItem(key, recordedId, T0);
-    const recovered = await store.create(echoTask(randomUUID(), T0 + 5_000), { idempotencyKey: key });
-    assert.equal(recovered.created, true);
-    assert.equal(recovered.task.taskId, recordedId);
-    assert.equal((await store.get(recordedId, 'alice', T0 + 5_001))?.status, 'working');
-    assert.deepEqual(await store.create(echoTask(randomUUID(), T0 + 6_000), { idempotencyKey: key }), {
-      task: recovered.task,
-      created: false,
-    });
-  });
-
-  it('a key whose task is long gone (row deleted by TTL) starts over with a new task', async () => {
-    const key = randomUUID();
-    const goneId = randomUUID();
-    await putKeyItem(key, goneId, T0);
-    const later = T0 + RETENTION + 1;
-    const fresh = await store.create(echoTask(randomUUID(), later), { idempotencyKey: key });
-    assert.equal(fresh.created, true);
-    assert.notEqual(fresh.task.taskId, goneId);
-    assert.equal(await rawItem(goneId, TASK_ROW_SK), undefined, 'the gone task is not brought back');
-    assert.equal((await rawItem(keyPk('alice', key), IDEMPOTENCY_SK))?.['taskId']?.S, fresh.task.taskId);
-  });
-
-  it('an expired key item that DynamoDB has not deleted yet counts as absent', async () => {
-    const key = randomUUID();
-    await putKeyItem(key, randomUUID(), T0 - 10 * IDEMPOTENCY_GRACE_MS, {
-      fingerprint: 'something else entirely',
-      expiresAtSeconds: Math.floor(T0 / 1000) - 1,
-    });
-    const taskId = randomUUID();
-    assert.deepEqual(await commandsOf(() => store.create(echoTask(taskId), { idempotencyKey: key })), ['PutItem', 'PutItem']);
-    assert.equal((await rawItem(keyPk('alice', key), IDEMPOTENCY_SK))?.['taskId']?.S, taskId);
-  });
-
   it('refuses step names that cannot be a sort key', async () => {
     const task = await claimedTask();
     await assert.rejects(store.saveStep(task.taskId, 'x'.repeat(1020), 1, T0 + 2));
     await assert.rejects(store.saveStep(task.taskId, 'lone \ud800 surrogate', 1, T0 + 2));
     assert.equal(await store.saveStep(task.taskId, 'y'.repeat(1019), 1, T0 + 2), 1);
-  });
-
-  it('ensureTaskTable creates the list index, keys only, string keys', async () => {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    const index = Table?.GlobalSecondaryIndexes?.find((candidate) => candidate.IndexName === LIST_INDEX.name);
-    assert.ok(index);
-    assert.deepEqual(index.KeySchema, [
-      { AttributeName: LIST_INDEX.partition, KeyType: 'HASH' },
-      { AttributeName: LIST_INDEX.sort, KeyType: 'RANGE' },
-    ]);
-    assert.equal(index.Projection?.ProjectionType, 'KEYS_ONLY');
-    const types = Object.fromEntries((Table?.AttributeDefinitions ?? []).map((a) => [a.AttributeName, a.AttributeType]));
-    assert.equal(types[LIST_INDEX.partition], 'S');
-    assert.equal(types[LIST_INDEX.sort], 'S');
-  });
-
-  it('the list keys are written by the create and left alone by every later write of the task', async () => {
-    const owner = `owner-${randomUUID()}`;
-    const { task } = await store.create(newTask({ owner, now: T0, ttlMs: 60_000 }));
-    const written = await rawRow(task.taskId);
-    const keys = { listKey: written[LIST_INDEX.partition], listSort: written[LIST_INDEX.sort] };
-    assert.match(keys.listKey?.S ?? '', /^owner#[0-9a-f]{64}$/);
-    assert.equal(keys.listSort?.S, `${String(T0).padStart(15, '0')}#${task.taskId}`);
-    const claimed = await store.claim(task.taskId, 'w1', T0 + 1, LEASE);
-    assert.ok(claimed);
-    await store.heartbeat(task.taskId, 'w1', T0 + 2, { leaseMs: LEASE, statusMessage: 'half way' });
-    await store.finish(claimed, 'w1', { status: 'completed', result: { content: [] } }, T0 + 3);
-    const after = await rawRow(task.taskId);
-    assert.deepEqual({ listKey: after[LIST_INDEX.partition], listSort: after[LIST_INDEX.sort] }, keys);
-    // Every write since the create named attributes other than the list keys: none touched the index.
-    const writes = await commandsOf(async () => {
-      const { task: other } = await store.create(newTask({ owner, now: T0 + 10, ttlMs: 60_000 }));
-      await store.cancel(other.taskId, owner, T0 + 11);
-    });
-    assert.deepEqual(writes, ['PutItem', 'GetItem', 'UpdateItem']);
-    const page = await commandsOf(() => store.list(owner, T0 + 20, { limit: 10 }));
-    assert.deepEqual(page, ['Query', 'BatchGetItem'], 'a page of one partition: one query, one batch read');
-  });
-
-  it('rows written before the index existed (no list keys) keep working and are not listed', async () => {
-    const owner = `owner-${randomUUID()}`;
-    const { task } = await store.create(newTask({ owner, now: T0, ttlMs: 60_000 }));
-    const row = await rawRow(task.taskId);
-    delete row[LIST_INDEX.partition];
-    delete row[LIST_INDEX.sort];
-    await client.send(new PutItemCommand({ TableName: tableName, Item: row }));
-    assert.deepEqual(await store.list(owner, T0 + 1, { limit: 10 }), { tasks: [] });
-    assert.equal((await store.get(task.taskId, owner, T0 + 1))?.status, 'working');
-    assert.equal((await store.cancel(task.taskId, owner, T0 + 2)).result, 'cancelled');
-    assert.equal((await rawRow(task.taskId))[LIST_INDEX.partition], undefined, 'a later write does not list it either');
-  });
-
-  it('a store whose policy lists nothing writes no list keys', async () => {
-    const { listing: _listing, ...unlisted } = CONTRACT_POLICY;
-    const quiet = new DynamoDbTaskStore({ client, tableName, policy: unlisted });
-    const owner = `owner-${randomUUID()}`;
-    const { task } = await quiet.create(newTask({ owner, now: T0, ttlMs: 60_000 }));
-    assert.equal((await rawRow(task.taskId))[LIST_INDEX.partition], undefined);
-    assert.deepEqual(await quiet.list(owner, T0 + 1, { limit: 10 }), { tasks: [] });
   });
 });
