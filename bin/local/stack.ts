@@ -4,12 +4,13 @@ import type { FunctionDeps } from '../../functions/lib/deps.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from '../../infra/event-sources.ts';
 import { type Config, ENV } from '../../shared/config.ts';
 import { MemoryEventPublisher } from '../../shared/events/publisher.ts';
+import { purposeKeys } from '../../shared/keys.ts';
 import { DeploymentLinks } from '../../shared/links.ts';
 import { jsonLog, type Log } from '../../shared/log.ts';
 import { sweepWindow } from '../../shared/tasks/rules.ts';
 import { startSweeps, startWorkerSource } from './background.ts';
 import { Cleanup } from './cleanup.ts';
-import { lockDataDir, writeOutputs } from './data-dir.ts';
+import { localStateKey, lockDataDir, writeOutputs } from './data-dir.ts';
 import { type Emulators, startEmulators } from './emulators.ts';
 import { LOCAL_CONSOLE_CLIENT_ID, startEndpoint } from './endpoint.ts';
 import { LOCAL_DEFAULTS } from './environment.ts';
@@ -65,7 +66,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Events go to the given publisher, nowhere (`off`), or by default to memory, for tests to read.
     const recorded = new MemoryEventPublisher();
     const eventPublisher = options.events === 'off' ? undefined : (options.events ?? recorded);
-    const { deps, leases, worker, deadLetter, sweeper } = composeFunctions({ options, config, links, env, emulators, log, eventPublisher });
+    const keys = purposeKeys(localStateKey(dataDir));
+    const functions = { options, config, links, env, emulators, log, eventPublisher, keys };
+    const { deps, leases, worker, deadLetter, sweeper } = composeFunctions(functions);
 
     // The queue is empty, whatever the table says: put the previous life's work back first.
     const recovery = await recoverPreviousLife(emulators, tableName, config, deps, log);
