@@ -38,6 +38,8 @@ export const LOG_EVENTS = {
   heartbeatFailed: 'heartbeat-failed',
   hostRefused: 'host-refused',
   httpAdapterError: 'http-adapter-error',
+  jobSystemCalledBack: 'job-system-called-back',
+  jobSystemError: 'job-system-error',
   leaseLost: 'lease-lost',
   localAuthServerError: 'local-auth-server-error',
   localAuthServerStarted: 'local-auth-server-started',
