@@ -43,11 +43,19 @@ export class DeploymentLinks {
     return this.#under(taskPagePath(taskId));
   }
 
+  /** A callback's URL, `<base>/callbacks/<token>` (the token is the capability: never logged or stored). */
+  callback(token: string): string | undefined {
+    return this.#under(`${CALLBACKS_PATH}/${token}`);
+  }
+
   #under(path: string): string | undefined {
     const base = this.#base();
     return base === undefined ? undefined : `${base}${path}`;
   }
 }
+
+/** The path callbacks are completed under, on the endpoint's origin. */
+export const CALLBACKS_PATH = '/callbacks';
 
 /** The path the console is served under, on the endpoint's origin. */
 export const CONSOLE_PATH = '/console';

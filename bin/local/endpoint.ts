@@ -3,6 +3,8 @@
  * function and, with auth on, the embedded authorization server and the
  * function's resource-server settings.
  */
+
+import { createCallbacksHandler } from '../../functions/callbacks/app.ts';
 import { type ConsoleHandler, createConsoleHandler } from '../../functions/console/app.ts';
 import type { FunctionDeps } from '../../functions/lib/deps.ts';
 import { createMcpHandler, type McpHandler } from '../../functions/mcp/app.ts';
@@ -10,7 +12,7 @@ import { METADATA_PATH } from '../../shared/auth/resource-server.ts';
 import { list } from '../../shared/auth/settings.ts';
 import { type Config, ENV, loadConfig } from '../../shared/config.ts';
 import { purposeKeys } from '../../shared/keys.ts';
-import { CONSOLE_PATH, DeploymentLinks } from '../../shared/links.ts';
+import { CALLBACKS_PATH, CONSOLE_PATH, DeploymentLinks } from '../../shared/links.ts';
 import type { Log } from '../../shared/log.ts';
 import type { LocalAuthServer } from './auth-server.ts';
 import type { Cleanup } from './cleanup.ts';
@@ -63,11 +65,16 @@ export async function startEndpoint(options: EndpointOptions, cleanup: Cleanup):
   const { auth } = options.stack;
   let mcp: McpHandler | undefined;
   let consoleFunction: ConsoleHandler | undefined;
+  // No principal and no JWT on `/callbacks/*`: the token in the path is the capability.
+  const callbacks = createCallbacksHandler({ ...options.deps, keys: options.deps.keys ?? purposeKeys(localStateKey(options.dataDir)) });
   const http = await startHttpAdapter({
     handler: (event) => mcp!(event),
     port: options.stack.port,
     ...(auth ? { extraPaths: [METADATA_PATH, `${METADATA_PATH}/mcp`] } : {}),
-    routes: [{ path: CONSOLE_PATH, prefix: true, handler: (event) => consoleFunction!(event) }],
+    routes: [
+      { path: CONSOLE_PATH, prefix: true, handler: (event) => consoleFunction!(event) },
+      { path: CALLBACKS_PATH, prefix: true, handler: callbacks },
+    ],
     log,
   });
   cleanup.push(http.close);

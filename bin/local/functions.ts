@@ -10,6 +10,7 @@ import { dynamoDbStore } from '../../functions/lib/dynamodb.ts';
 import { sqsQueue } from '../../functions/lib/sqs.ts';
 import { createSweeperHandler, type SweeperHandler } from '../../functions/sweeper/app.ts';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
+import type { CallbackKeys } from '../../shared/callback-tokens.ts';
 import { type Config, ENV, loadConfig } from '../../shared/config.ts';
 import type { EventPublisher } from '../../shared/events/publisher.ts';
 import type { DeploymentLinks } from '../../shared/links.ts';
@@ -33,6 +34,8 @@ export interface FunctionsOptions {
   env: Record<string, string | undefined>;
   emulators: Emulators;
   log: Log;
+  /** The keys per purpose, from the secret in the data directory (callback tokens). */
+  keys: CallbackKeys;
 }
 
 /** The functions' parts and the handlers the stack runs without a request (the MCP function is the endpoint's). */
@@ -69,7 +72,7 @@ export function functionsConfig(
 }
 
 /** Builds the worker, the dead-letter handler and the sweeper, and the parts they share with the MCP function. */
-export function composeFunctions({ options, config, links, env, emulators, log, eventPublisher }: FunctionsOptions): LocalFunctions {
+export function composeFunctions({ options, config, links, env, emulators, log, eventPublisher, keys }: FunctionsOptions): LocalFunctions {
   const { sqs, functionsSqs } = emulators;
   // Leases this life takes, so that a graceful stop can hand their tasks back.
   const leases = trackLeases(dynamoDbStore(config, emulators.dynamodb));
@@ -84,6 +87,7 @@ export function composeFunctions({ options, config, links, env, emulators, log, 
     log,
     eventPublisher,
     links,
+    keys,
   };
   return {
     deps,

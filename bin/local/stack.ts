@@ -4,18 +4,21 @@ import type { FunctionDeps } from '../../functions/lib/deps.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from '../../infra/event-sources.ts';
 import { type Config, ENV } from '../../shared/config.ts';
 import { MemoryEventPublisher } from '../../shared/events/publisher.ts';
+import { purposeKeys } from '../../shared/keys.ts';
 import { DeploymentLinks } from '../../shared/links.ts';
 import { jsonLog, type Log } from '../../shared/log.ts';
 import { sweepWindow } from '../../shared/tasks/rules.ts';
 import { startSweeps, startWorkerSource } from './background.ts';
 import { Cleanup } from './cleanup.ts';
-import { lockDataDir, writeOutputs } from './data-dir.ts';
+import { localStateKey, lockDataDir, writeOutputs } from './data-dir.ts';
 import { type Emulators, startEmulators } from './emulators.ts';
 import { LOCAL_CONSOLE_CLIENT_ID, startEndpoint } from './endpoint.ts';
 import { LOCAL_DEFAULTS } from './environment.ts';
 import { composeFunctions, functionsConfig } from './functions.ts';
+import { startJobSystem } from './job-system.ts';
 import type { LocalStack, LocalStackOptions } from './options.ts';
 import { type RecoveryReport, recoverAtStart } from './recovery.ts';
+import { settingVariable } from './settings.ts';
 
 export { REGION } from './emulators.ts';
 // The stack's public names, importable from this one module.
@@ -56,7 +59,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const maxReceiveCount = options.maxReceiveCount ?? LOCAL_DEFAULTS.maxReceiveCount;
     const emulators = await startEmulators({ dbPath, tableName, maxReceiveCount, visibilityTimeoutSeconds }, cleanup);
     const { sqs, dynamodb, functionsSqs, pollerSqs, endpoints } = emulators;
-    const env = withConsoleDefaults(options.env ?? process.env, options.auth !== undefined);
+    // The simulated job system `external_job`'s callback mode calls (unless the environment names another).
+    const jobSystem = await startJobSystem(log);
+    cleanup.push(jobSystem.close);
+    const env = withConsoleDefaults({ [JOB_SYSTEM_VARIABLE]: jobSystem.url, ...(options.env ?? process.env) }, options.auth !== undefined);
     const config = functionsConfig(env, { tableName, queueUrl: sqs.queueUrl, visibilityTimeoutSeconds, port: options.port });
     options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints });
     // The stack's own URL, once its HTTP adapter listens (unless the environment names another, e.g. a tunnel's).
@@ -65,7 +71,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Events go to the given publisher, nowhere (`off`), or by default to memory, for tests to read.
     const recorded = new MemoryEventPublisher();
     const eventPublisher = options.events === 'off' ? undefined : (options.events ?? recorded);
-    const { deps, leases, worker, deadLetter, sweeper } = composeFunctions({ options, config, links, env, emulators, log, eventPublisher });
+    const keys = purposeKeys(localStateKey(dataDir));
+    const functions = { options, config, links, env, emulators, log, eventPublisher, keys };
+    const { deps, leases, worker, deadLetter, sweeper } = composeFunctions(functions);
 
     // The queue is empty, whatever the table says: put the previous life's work back first.
     const recovery = await recoverPreviousLife(emulators, tableName, config, deps, log);
@@ -104,6 +112,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     throw error;
   }
 }
+
+/** The variable of `external_job`'s `jobSystemUrl` setting (`settings.ts`). */
+const JOB_SYSTEM_VARIABLE = settingVariable('external_job', 'jobSystemUrl');
 
 /**
  * The console under `npm start`: open (it lists every task, to this machine

@@ -7,6 +7,7 @@
  *
  * Types only: importing this module adds nothing to a bundle.
  */
+import type { CallbackKeys } from '../../shared/callback-tokens.ts';
 import type { Config } from '../../shared/config.ts';
 import type { EventPublisher } from '../../shared/events/publisher.ts';
 import type { DeploymentLinks } from '../../shared/links.ts';
@@ -27,4 +28,6 @@ export interface FunctionDeps {
   now?: () => number;
   /** Links to the deployment (default: from `config.publicUrl`); the local stack's are settled once it listens. */
   links?: DeploymentLinks;
+  /** The keys per purpose (`purposeKeys`): the worker seals callback tokens with one; absent: a callback fails its step. */
+  keys?: CallbackKeys;
 }

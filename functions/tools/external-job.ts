@@ -1,22 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
-import { defineTool } from '#tool';
+import { defineTool, RetryableError, type TaskContext, ToolError, type ToolResult } from '#tool';
 
 /**
- * Wraps an external job system: submit a job, then check its status every
- * `pollEverySeconds` until it is done, and return its output.
+ * Wraps an external job system, in one of two modes:
  *
- * Submitting and each status check are steps, so a restart never submits
- * twice and never repeats a check it already recorded; the waits between
- * checks are durable sleeps, so no compute runs while the job does.
+ * - `poll`: submit a job, then check its status every `pollEverySeconds`
+ *   until it is done. Submitting and each status check are steps, the waits
+ *   between checks durable sleeps: the pattern for systems without webhooks.
+ *   Each check is a wake-up through the queue, an invocation and a few
+ *   writes, and the answer comes up to one interval after the job is done.
+ * - `callback`: hand the job system a callback URL (`ctx.callback`) and
+ *   suspend; the system posts the job's output there when it is done, which
+ *   resumes the task at once. No compute and no writes while the job runs.
  *
- * The external system is simulated: a job finishes `durationSeconds` after it
- * was submitted. Swap `submit` and `status` for real calls to use it.
+ * The job system is simulated. In poll mode, a job finishes
+ * `durationSeconds` after it was submitted (swap `submit` and `status` for
+ * real calls). In callback mode the job goes to the HTTP job system the
+ * `jobSystemUrl` setting names (`POST <url>/jobs` with the job and its
+ * callback URL; `DELETE <url>/jobs/<id>` on cancel): `npm start` runs a
+ * simulated one and sets it; a deployment names a real one in the SSM
+ * parameter, and without it callback mode ends at once with a tool error
+ * rather than wait for a callback nobody would make.
  */
 export const externalJob = defineTool({
   name: 'external_job',
   title: 'External job',
-  description: 'Submits a job to an external system and waits for it to finish, checking its status periodically.',
+  description:
+    'Submits a job to an external system and waits for it to finish: by checking its status periodically (mode "poll"), or by ' +
+    'having the system call back when it is done (mode "callback").',
   inputSchema: z.object({
     input: z.string().max(10_000).describe('What the job should work on'),
     durationSeconds: z
@@ -26,16 +38,29 @@ export const externalJob = defineTool({
       .max(7 * 24 * 3600)
       .default(30)
       .describe('How long the simulated job runs'),
+    mode: z
+      .enum(['poll', 'callback'])
+      .default('poll')
+      .describe('"poll": check its status periodically; "callback": the job system calls back'),
     pollEverySeconds: z
       .number()
       .int()
       .min(1)
       .max(24 * 3600)
       .default(10)
-      .describe('How often to check its status'),
+      .describe('How often to check its status (mode "poll")'),
+    timeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(8 * 24 * 3600)
+      .optional()
+      .describe('How long to wait for the callback (mode "callback"; default: the duration plus ten minutes)'),
   }),
   execution: 'task',
-  handler: async ({ input, durationSeconds, pollEverySeconds }, ctx) => {
+  needs: { settings: { jobSystemUrl: { ssmParameter: '/mcp-tasks/external-job/job-system-url' } } },
+  handler: async ({ input, durationSeconds, mode, pollEverySeconds, timeoutSeconds }, ctx) => {
+    if (mode === 'callback') return byCallback(input, durationSeconds, timeoutSeconds ?? durationSeconds + 600, ctx);
     const job = await ctx.step('submit', async () => submit(input, durationSeconds));
     await ctx.progress(`Submitted job ${job.jobId}`);
     for (let check = 1; ; check++) {
@@ -52,6 +77,33 @@ export const externalJob = defineTool({
     }
   },
 });
+
+/** Callback mode: the job system is handed the callback's URL (the callback's id is the job's, so a re-sent job is the same job). */
+async function byCallback(input: string, durationSeconds: number, timeoutSeconds: number, ctx: TaskContext): Promise<ToolResult> {
+  let jobSystem: string;
+  try {
+    jobSystem = (await ctx.setting('jobSystemUrl')).replace(/\/+$/, '');
+  } catch (error) {
+    throw new ToolError('Callback mode needs a job system that calls back: set the jobSystemUrl setting, or use mode "poll"', {
+      cause: error,
+    });
+  }
+  const done = await ctx.callback<{ jobId: string; output: string }>('job', {
+    timeoutMs: timeoutSeconds * 1000,
+    waitingMessage: 'Waiting for the job system to call back',
+    submit: async ({ id, url }) => {
+      const body = JSON.stringify({ jobId: id, input, durationSeconds, callbackUrl: url });
+      const response = await fetch(`${jobSystem}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      if (!response.ok) throw new RetryableError(`The job system answered ${response.status}`);
+    },
+    onCancel: async ({ id }) => {
+      const response = await fetch(`${jobSystem}/jobs/${encodeURIComponent(id)}`, { method: 'DELETE' });
+      if (!response.ok && response.status !== 404) throw new RetryableError(`The job system answered ${response.status} to the cancel`);
+    },
+  });
+  const message = `Job ${done.jobId} succeeded (called back): ${done.output}`;
+  return { content: [{ type: 'text', text: message }], structuredContent: { jobId: done.jobId, output: done.output, message } };
+}
 
 interface SubmittedJob {
   jobId: string;

@@ -68,7 +68,8 @@ export class InlineRunner {
         throw new ProtocolError(INTERNAL_ERROR, 'The tool failed transiently; try again');
       case 'sleep':
       case 'continue':
-        // Without a journal steps run directly and sleeps wait in-process: neither suspends.
+      case 'callbacks':
+        // Without a journal steps run directly and sleeps wait in-process, and a callback is a tool error: none suspends.
         throw new Error(`Inline run suspended as ${outcome.kind}`);
     }
   }

@@ -11,11 +11,14 @@ export interface RenderContext {
 /**
  * The suggested poll interval: short while a task is young, growing with its
  * age (a tenth of it) up to a ceiling. Most polling happens on long tasks,
- * so this is the biggest lever on what polling costs.
+ * so this is the biggest lever on what polling costs. A task suspended on
+ * callbacks gets the ceiling at once.
  */
 export function pollIntervalMs(task: TaskRecord, { now, settings }: RenderContext): number {
   if (isTerminal(task.status)) return settings.maxPollIntervalMs;
   const floor = Math.max(task.pollIntervalMs, settings.pollIntervalMs);
+  // Suspended on an outside system's callback: nothing changes until it calls, so polls may be as far apart as allowed.
+  if (task.callbackWait !== undefined && task.lease === undefined) return Math.max(floor, settings.maxPollIntervalMs);
   return Math.min(Math.max(floor, Math.round((now - task.createdAt) / 10)), Math.max(floor, settings.maxPollIntervalMs));
 }
 

@@ -1,3 +1,4 @@
+import type { CallbackWait, CallbackWaitEntry } from '../tasks/callbacks-model.ts';
 import {
   ANSWERED_BY_META,
   type ClientCapabilities,
@@ -7,6 +8,7 @@ import {
   type QuestionRecord,
 } from '../tasks/model.ts';
 import { MISSING_CAPABILITY } from '../wire.ts';
+import { awaitCallback, type CallbackHost, type CallbackState } from './callbacks.ts';
 import { delay } from './delay.ts';
 import {
   type CallKind,
@@ -19,6 +21,8 @@ import {
   versionChange,
 } from './replay-checks.ts';
 import {
+  CallbackFailedError,
+  CallbackTimedOutError,
   type ProgressAmount,
   RetryableError,
   type TaskContext,
@@ -41,6 +45,8 @@ export type RunOutcome =
   | { kind: 'input'; inputRequests: Record<string, InputRequest>; questions?: Record<string, QuestionRecord> }
   /** Waiting for a durable timer: run again at `wakeAt` (epoch ms). */
   | { kind: 'sleep'; wakeAt: number }
+  /** Waiting for outside systems (`ctx.callback`): the worker records the wait, and no message is queued. */
+  | { kind: 'callbacks'; wait: CallbackWait; statusMessage: string }
   /** Out of invocation time at a step boundary: run again at once, in a new invocation. */
   | { kind: 'continue' }
   /** The handler asked to be retried later. */
@@ -82,6 +88,8 @@ export interface RunOptions {
   fresh?: boolean;
   /** The tool version recorded on the task, if any; checked against the tool's own before recorded work is replayed. */
   recordedVersion?: string;
+  /** The task's callbacks (`ctx.callback`); without them (inline calls) a callback is a tool error. */
+  callbacks?: CallbackState;
   /** True once the invocation should hand over to a continuation at the next step boundary. */
   shouldYield?: () => boolean;
   now?: () => number;
@@ -158,6 +166,8 @@ class Replay {
   private readonly newQuestions: Record<string, QuestionRecord> = {};
   private readonly questions: Record<string, QuestionRecord>;
   private wakeAt: number | undefined;
+  private readonly waits: Record<string, CallbackWaitEntry> = {};
+  private waitMessage = '';
   private yielded = false;
   private stuck!: () => void;
   private suspending = false;
@@ -205,6 +215,7 @@ class Replay {
       listRoots: (key) => this.ask(key, { method: 'roots/list', params: {} }, 'roots'),
       step: (name, fn) => this.durableStep('step', name, fn),
       sleep: (ms) => this.sleep(ms),
+      callback: (name, callbackOptions) => awaitCallback(this.callbackHost(), name, callbackOptions),
       // The composition root binds settings to the catalogue (`bindSettings` in `settings.ts`).
       setting: (key) => Promise.reject(new Error(`Tool "${tool.name}" reads setting "${key}", but no settings are bound to the catalogue`)),
     };
@@ -220,6 +231,10 @@ class Replay {
         ? { kind: 'input', inputRequests: this.pending, questions: this.newQuestions }
         : { kind: 'input', inputRequests: this.pending };
     }
+    if (Object.keys(this.waits).length > 0) {
+      const wait: CallbackWait = { callbacks: this.waits, ...(this.wakeAt === undefined ? {} : { wakeAt: this.wakeAt }) };
+      return { kind: 'callbacks', wait, statusMessage: this.waitMessage };
+    }
     if (this.wakeAt !== undefined) return { kind: 'sleep', wakeAt: this.wakeAt };
     if (this.yielded) return { kind: 'continue' };
     throw new Error('Run suspended without a reason');
@@ -233,6 +248,24 @@ class Replay {
 
   detach(): void {
     this.options.cancel.removeEventListener('abort', this.onCancel);
+  }
+
+  /** What `ctx.callback` needs of this replay (`callbacks.ts`). */
+  private callbackHost(): CallbackHost {
+    const { options } = this;
+    return {
+      taskId: options.journal ? options.taskId : undefined,
+      state: options.callbacks,
+      now: this.now,
+      step: (name, fn) => this.durableStep('step', name, fn),
+      cancelStep: (name, fn) => this.durableStep('step', name, fn, true),
+      cancelReason: () => options.cancel.reason,
+      wait: (callbackId, entry, message) => {
+        this.waits[callbackId] = entry;
+        this.waitMessage ||= message;
+        return this.suspend<never>();
+      },
+    };
   }
 
   private suspend<T>(): Promise<T> {
@@ -298,8 +331,10 @@ class Replay {
    * invocation dies before the value is recorded; it then runs again on the
    * next replay. Steps are at-least-once; make their effects idempotent.
    */
-  private async durableStep<T>(kind: 'step' | 'sleep', name: string, fn: () => Promise<T>): Promise<T> {
-    this.options.cancel.throwIfAborted(); // a cancelled task starts no new step
+  private async durableStep<T>(kind: 'step' | 'sleep', name: string, fn: () => Promise<T>, evenIfCancelled = false): Promise<T> {
+    // A cancelled task starts no new step; a run carrying a cancel to `onCancel`s replays the recorded ones.
+    const cancelling = this.options.callbacks?.cancelling === true;
+    if (!cancelling) this.options.cancel.throwIfAborted();
     const position = ++this.calls;
     const journal = this.options.journal;
     if (!journal) return fn();
@@ -310,6 +345,7 @@ class Replay {
       const changed = this.versionChanged();
       return changed ? this.fail<T>(changed) : (entry.value as T);
     }
+    if (cancelling && !evenIfCancelled) this.options.cancel.throwIfAborted();
     if (this.options.shouldYield?.()) {
       this.yielded = true;
       return this.suspend<T>();
@@ -342,7 +378,8 @@ class Replay {
 }
 
 function mapThrown(error: unknown, cancel: AbortSignal): RunOutcome {
-  if (error instanceof ToolError) return { kind: 'result', result: { content: [{ type: 'text', text: error.message }], isError: true } };
+  if (error instanceof ToolError || error instanceof CallbackFailedError || error instanceof CallbackTimedOutError)
+    return { kind: 'result', result: { content: [{ type: 'text', text: error.message }], isError: true } };
   if (error instanceof ToolProtocolError) return { kind: 'protocol-error', error: error.toJSON() };
   if (cancel.aborted) return { kind: 'cancelled' };
   if (error instanceof RetryableError) return { kind: 'retry', error };

@@ -105,6 +105,60 @@ export interface TaskContext {
    * step (checkpoints are stored in the task table).
    */
   setting(key: string): Promise<string>;
+  /**
+   * Waits for an outside system: creates callback `name` (its `id` is stable
+   * across replays, the outside system may deduplicate on it), runs
+   * `options.submit` with its id and URL in a step (at least once, recorded
+   * once), and suspends the task, with no compute, until something is posted
+   * to the URL. Returns the posted `result`; throws
+   * {@link CallbackFailedError} for a posted `error` and
+   * {@link CallbackTimedOutError} past `timeoutMs` (or `heartbeatTimeoutMs`
+   * without a heartbeat). Callbacks awaited together resume the task once
+   * each is settled or past its deadline. Needs a task.
+   */
+  callback<T = unknown>(name: string, options: CallbackOptions): Promise<T>;
+}
+
+/** A callback as its submit function gets it: hand `url` to the outside system. */
+export interface CallbackHandle {
+  id: string;
+  /** `POST` `{"result": …}`, `{"error": {"message": …}}` or `{"heartbeat": true}` here. */
+  url: string;
+}
+
+export interface CallbackOptions {
+  /** Hands the callback to the outside system (a step: at least once, recorded once). */
+  submit: (callback: CallbackHandle) => Promise<void>;
+  /** The longest wait for the outside system, from the callback's creation. */
+  timeoutMs: number;
+  /** The longest gap between heartbeats (from the creation, then from the last heartbeat). */
+  heartbeatTimeoutMs?: number;
+  /** Runs once (as a step) when the task is cancelled while waiting: tell the outside system. */
+  onCancel?: (callback: { id: string }) => Promise<void>;
+  /** The task's `statusMessage` while it waits (default: names the callback). */
+  waitingMessage?: string;
+}
+
+/** The outside system posted an `error` to the callback. Uncaught, the task completes with it as a tool error. */
+export class CallbackFailedError extends TasksError {
+  constructor(
+    readonly callback: string,
+    readonly error: { message: string; code?: string; data?: unknown },
+  ) {
+    super(`Callback ${callback} failed: ${error.message}`);
+    this.name = 'CallbackFailedError';
+  }
+}
+
+/** The callback's deadline passed (`timeout`) or its heartbeats stopped (`heartbeat`). Uncaught, the task completes with it as a tool error. */
+export class CallbackTimedOutError extends TasksError {
+  constructor(
+    readonly callback: string,
+    readonly reason: 'timeout' | 'heartbeat',
+  ) {
+    super(reason === 'timeout' ? `Callback ${callback} timed out` : `Callback ${callback} missed its heartbeat`);
+    this.name = 'CallbackTimedOutError';
+  }
 }
 
 export interface ElicitParams {

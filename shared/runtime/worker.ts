@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import type { CallbackKeys } from '../callback-tokens.ts';
 import type { TaskSettings } from '../config.ts';
 import type { LifecycleEvents } from '../events/publisher.ts';
 import type { DeploymentLinks } from '../links.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
+import { cancelRunsOnCancel } from '../tasks/callbacks-model.ts';
 import { forPersonOnly, MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { isFirstRun, pastAttemptCap, progressedPastMark, retriesExhausted } from '../tasks/rules.ts';
 import { LeaseLostError, type ReleaseOptions, TaskRowRejectedError, type TaskStore } from '../tasks/store.ts';
 import { BARE_INTERNAL_ERROR, INTERNAL_ERROR, INVALID_PARAMS } from '../wire.ts';
+import { callbackState } from './callbacks.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { type TaskJournal, taskJournal } from './journal.ts';
 import { REPLAY_WIRE_REASONS } from './replay-checks.ts';
@@ -31,6 +34,8 @@ export interface WorkerDeps {
   events?: LifecycleEvents;
   /** Where a person answers (the task's page): named in the status of a task that waits for one. */
   links?: DeploymentLinks;
+  /** The keys per purpose: callback URLs carry a token sealed under one (absent: a callback fails its step). */
+  keys?: CallbackKeys;
 }
 
 /**
@@ -133,7 +138,9 @@ class TaskRun {
 
   /** Step 2 and 3: run the handler, then settle. */
   async run(): Promise<Disposition> {
-    if (this.task.cancelRequested) return this.finish({ status: 'cancelled' });
+    // A cancel ends the task, unless its run waits on callbacks with an `onCancel`: that run replays to carry it to them.
+    const cancelling = this.task.cancelRequested && cancelRunsOnCancel(this.task);
+    if (this.task.cancelRequested && !cancelling) return this.finish({ status: 'cancelled' });
     if (pastAttemptCap(this.task, this.deps.settings.maxAttempts)) {
       const capped = await this.checkProgress();
       if (capped) return capped;
@@ -142,10 +149,12 @@ class TaskRun {
     if (!tool) return this.finish({ status: 'failed', error: { code: INVALID_PARAMS, message: `Unknown tool: ${this.task.tool}` } });
 
     const cancel = new AbortController();
+    if (cancelling) cancel.abort();
     const heartbeat = startHeartbeat(this.deps, this.task, this.leaseOwner, cancel, this.now);
     try {
-      const outcome = await this.runHandler(tool, cancel.signal, heartbeat.progress);
+      const outcome = await this.runHandler(tool, cancel.signal, heartbeat.progress, cancelling);
       heartbeat.stop();
+      if (cancelling) return await this.finish(toTaskOutcome({ kind: 'cancelled' }));
       return await this.settle(outcome, cancel.signal.aborted);
     } catch (error) {
       return await this.recover(error);
@@ -187,7 +196,12 @@ class TaskRun {
   }
 
   /** Runs the handler once, replaying the journal, until it ends or suspends. */
-  private async runHandler(tool: ToolDefinition, signal: AbortSignal, progress: (message: string) => Promise<void>): Promise<RunOutcome> {
+  private async runHandler(
+    tool: ToolDefinition,
+    signal: AbortSignal,
+    progress: (message: string) => Promise<void>,
+    cancelling: boolean,
+  ): Promise<RunOutcome> {
     const { task, now } = this;
     const { invocationBudgetMs } = this.deps.settings;
     const deadline = now() + Math.min(invocationBudgetMs, (this.deps.remainingMs?.() ?? Infinity) - HANDOVER_RESERVE_MS);
@@ -198,6 +212,7 @@ class TaskRun {
       cancel: signal,
       progress,
       journal: this.steps,
+      callbacks: callbackState(task, this.deps, cancelling),
       ...(task.questions === undefined ? {} : { questions: task.questions }),
       fresh: this.firstRun,
       ...(task.toolVersion === undefined ? {} : { recordedVersion: task.toolVersion }),
@@ -216,7 +231,10 @@ class TaskRun {
     const { task, now } = this;
     const { maxAttempts, retryBaseDelayMs } = this.deps.settings;
     // A cancel seen while the run was handing over wins over the hand-over.
-    if (cancelled && (outcome.kind === 'sleep' || outcome.kind === 'continue' || outcome.kind === 'retry')) {
+    if (
+      cancelled &&
+      (outcome.kind === 'sleep' || outcome.kind === 'continue' || outcome.kind === 'retry' || outcome.kind === 'callbacks')
+    ) {
       return this.finish(toTaskOutcome({ kind: 'cancelled' }));
     }
     // A clean hand-over records how many steps the task has: the mark later progress is measured from.
@@ -228,6 +246,8 @@ class TaskRun {
         return this.handOver('wake', outcome.wakeAt, clean);
       case 'continue':
         return this.handOver('continue', now(), clean);
+      case 'callbacks':
+        return this.awaitCallbacks(outcome, clean);
       case 'retry': {
         if (retriesExhausted(task, maxAttempts)) {
           const statusMessage = `Gave up after ${task.attempts} attempts: ${outcome.error.message}`;
@@ -305,6 +325,27 @@ class TaskRun {
     await this.deps.store.release(taskId, this.leaseOwner, resumeAt, release);
     const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((resumeAt - this.now()) / 1000)));
     await this.deps.queue.send({ taskId, reason }, delaySeconds > 0 ? { delaySeconds } : undefined);
+    return 'done';
+  }
+
+  /**
+   * Suspend on callbacks: the lease is dropped and the wait recorded in one
+   * write; nothing is queued (a completion, or the sweeper at the wait's first
+   * deadline, wakes the task). A completion or a cancel that arrived during the
+   * run makes it go on at once instead.
+   */
+  private async awaitCallbacks(outcome: Extract<RunOutcome, { kind: 'callbacks' }>, clean: ReleaseOptions): Promise<'done'> {
+    const { taskId } = this.task;
+    const options = { seen: this.claimed.callbacks, wait: outcome.wait, statusMessage: outcome.statusMessage };
+    const mark = clean.progressMark === undefined ? {} : { progressMark: clean.progressMark };
+    const waiting = await this.deps.store
+      .awaitCallbacks(taskId, this.leaseOwner, { ...options, ...mark }, this.now())
+      .catch((error: unknown) => {
+        if (error instanceof LeaseLostError) return 'lost' as const;
+        throw error;
+      });
+    if (waiting === 'signalled') return this.handOver('continue', this.now(), clean);
+    this.log({ event: waiting === 'lost' ? 'lease-lost' : 'callback-wait', taskId, callbacks: Object.keys(outcome.wait.callbacks).length });
     return 'done';
   }
 

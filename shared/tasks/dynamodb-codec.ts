@@ -180,6 +180,8 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
   if (task.toolVersion !== undefined) item['toolVersion'] = { S: task.toolVersion };
   if (task.questions !== undefined) item['questions'] = json(task.questions);
   if (task.progressMark !== undefined) item['progressMark'] = number(task.progressMark);
+  if (task.callbacks !== undefined) item['callbacks'] = json(task.callbacks);
+  if (task.callbackWait !== undefined) item['callbackWait'] = json(task.callbackWait);
   if (task.status === 'input_required') item['inputRequests'] = json(task.inputRequests);
   if (task.status === 'completed') item['result'] = json(task.result);
   if (task.status === 'failed') item['error'] = json(task.error);
@@ -221,6 +223,8 @@ export function fromItem(item: Item): TaskRecord {
   if (item['toolVersion']) base.toolVersion = readString(item, 'toolVersion');
   if (item['questions']) base.questions = readJson(item, 'questions');
   if (item['progressMark']) base.progressMark = readNumber(item, 'progressMark');
+  if (item['callbacks']) base.callbacks = readJson(item, 'callbacks');
+  if (item['callbackWait']) base.callbackWait = readJson(item, 'callbackWait');
 
   const status = readString(item, 'status') as TaskStatus;
   switch (status) {

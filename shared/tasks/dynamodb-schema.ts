@@ -104,4 +104,13 @@ export const EXPIRES_AT_MS = 'expiresAtMs';
 export const RESULT_REF = 'resultRef';
 
 /** Optional attributes a write removes when the new record lacks them (`statusMessage` is never cleared). */
-export const CLEARABLE = ['leaseOwner', 'leaseUntil', 'inputRequests', 'result', 'error', 'sweepAt', ACTIVE_INDEX.partition] as const;
+export const CLEARABLE = [
+  'leaseOwner',
+  'leaseUntil',
+  'inputRequests',
+  'result',
+  'error',
+  'sweepAt',
+  'callbackWait',
+  ACTIVE_INDEX.partition,
+] as const;

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { CallbackStore } from './callbacks-store.ts';
 import { activeIndexEntries } from './dynamodb-active-index.ts';
+import { dynamoDbCallbacks } from './dynamodb-callbacks.ts';
 import { fromItem, type Item, itemBytes, number, toItem } from './dynamodb-codec.ts';
 import { createOnce } from './dynamodb-idempotent.ts';
 import { loadJournal, saveStep } from './dynamodb-journal.ts';
@@ -24,7 +26,7 @@ import {
   updateRow,
   versionOf,
 } from './dynamodb-update.ts';
-import { isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
+import { isRunning, isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
 import { heartbeatFields, leaseFor, releaseFields, visible } from './rules.ts';
 import {
   type AnswerResult,
@@ -89,10 +91,17 @@ import { expiresAtSeconds } from './ttl.ts';
 export class DynamoDbTaskStore implements TaskStore {
   readonly #policy: StorePolicy;
   readonly #table: StoreTable;
+  /** The callback operations (`dynamodb-callbacks.ts`). */
+  readonly #callbacks: CallbackStore;
+  readonly awaitCallbacks: CallbackStore['awaitCallbacks'];
+  readonly completeCallback: CallbackStore['completeCallback'];
+  readonly beatCallback: CallbackStore['beatCallback'];
 
   constructor(options: { client: DynamoDBClient; tableName: string; policy: StorePolicy }) {
     this.#policy = options.policy;
     this.#table = { client: options.client, tableName: options.tableName, policy: options.policy };
+    this.#callbacks = dynamoDbCallbacks(this.#table);
+    ({ awaitCallbacks: this.awaitCallbacks, completeCallback: this.completeCallback, beatCallback: this.beatCallback } = this.#callbacks);
   }
 
   async create(task: NewTask, options: CreateOptions = {}): Promise<{ task: TaskRecord; created: boolean }> {
@@ -257,7 +266,8 @@ export class DynamoDbTaskStore implements TaskStore {
       taskId,
       (task) => decideCancel(taskId, task, owner, now, this.#policy, options),
       (current, decision) => {
-        if (decision.result.result !== 'requested') return undefined;
+        // A suspended run woken to run its `onCancel` is written under the version read.
+        if (decision.result.result !== 'requested' || !isRunning(current, now)) return undefined;
         // Requesting cancellation of a running task only ever sets one flag:
         // concurrent cancels (and the worker's heartbeats) need not be ordered,
         // so the write is guarded by the rule (still this status, lease still

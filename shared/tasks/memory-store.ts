@@ -1,3 +1,5 @@
+import type { AwaitCallbacksOptions, CompletionResult, HeartbeatResult, PostedCompletion } from './callbacks-model.ts';
+import { decideAwaitCallbacks, decideBeatCallback, decideCompleteCallback } from './callbacks-transitions.ts';
 import { checkPage, listSortKey } from './listing.ts';
 import { isExpired, isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
 import { isDue, visible } from './rules.ts';
@@ -183,6 +185,18 @@ export class InMemoryTaskStore implements TaskStore {
 
   async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
     return this.#apply(taskId, decideExpireWait(this.#tasks.get(taskId), error, statusMessage, now, this.#policy));
+  }
+
+  async awaitCallbacks(taskId: string, leaseOwner: string, options: AwaitCallbacksOptions, now: number): Promise<'waiting' | 'signalled'> {
+    return this.#apply(taskId, decideAwaitCallbacks(taskId, this.#tasks.get(taskId), leaseOwner, options, now));
+  }
+
+  async completeCallback(taskId: string, callbackId: string, posted: PostedCompletion, now: number): Promise<CompletionResult> {
+    return this.#apply(taskId, decideCompleteCallback(this.#tasks.get(taskId), callbackId, posted, now, this.#policy));
+  }
+
+  async beatCallback(taskId: string, callbackId: string, now: number): Promise<HeartbeatResult> {
+    return this.#apply(taskId, decideBeatCallback(this.#tasks.get(taskId), callbackId, now));
   }
 
   /**

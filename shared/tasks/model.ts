@@ -6,6 +6,8 @@
  * needs translating between the row, the domain and the protocol.
  */
 
+import type { CallbackSettlement, CallbackWait } from './callbacks-model.ts';
+
 /** The statuses of `io.modelcontextprotocol/tasks` (spec §1.1). */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
@@ -131,6 +133,10 @@ export interface TaskBase {
    * steps than this made progress, which resets the attempt count.
    */
   progressMark?: number;
+  /** What outside systems posted to the task's callbacks, by callback id (absent: nothing yet). */
+  callbacks?: Record<string, CallbackSettlement>;
+  /** While a run is suspended on callbacks: the open ones and their deadlines (absent otherwise). */
+  callbackWait?: CallbackWait;
 }
 
 /** Where a question was asked among the handler's durable calls, and a fingerprint of what it asked (method and requested schema). */

@@ -1,5 +1,6 @@
 import { ClientError, TasksError } from '../errors.ts';
 import { IDEMPOTENCY_KEY } from '../wire.ts';
+import type { CallbackStore } from './callbacks-store.ts';
 import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, TaskOutcome, TaskRecord } from './model.ts';
 
 /** What `create` needs; the store fills in the bookkeeping fields. */
@@ -214,7 +215,7 @@ export interface StepRecord {
  * renewal: the trade-off, and the timeline of lease, `sweepAt` and the queue's
  * visibility timeout, are in `docs/durability.md`.
  */
-export interface TaskStore {
+export interface TaskStore extends CallbackStore {
   /**
    * Durably creates a `working` task, due for the sweeper at
    * `now + leaseMs + sweepGraceMs`; readable by `get` as soon as this

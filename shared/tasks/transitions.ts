@@ -25,6 +25,7 @@
  */
 
 import { TasksError } from '../errors.ts';
+import { cancelRunsOnCancel } from './callbacks-model.ts';
 import { checkBudget, type LimitExceededError, MAX_ANSWERS_BYTES } from './limits.ts';
 import {
   canTransition,
@@ -196,7 +197,7 @@ export function applyOutcome(
 ): TaskRecord {
   checkTransition(task, outcome.status);
   // The lease is released; no outcome leaves work for the sweeper to find, nor a wait's row expiry.
-  const { lease: _released, sweepAt: _swept, keptUntil: _kept, ...base } = task;
+  const { lease: _released, sweepAt: _swept, keptUntil: _kept, callbackWait: _wait, ...base } = task;
   const common = {
     ...withoutStatusFields(base),
     lastUpdatedAt: now,
@@ -230,7 +231,7 @@ function withStatusMessage(statusMessage: string | undefined): { statusMessage?:
 }
 
 /** The record without `status` and the fields only some statuses have. */
-function withoutStatusFields(task: Omit<TaskRecord, 'lease' | 'sweepAt' | 'keptUntil'>): Omit<WorkingTask, 'status'> {
+function withoutStatusFields(task: Omit<TaskRecord, 'lease' | 'sweepAt' | 'keptUntil' | 'callbackWait'>): Omit<WorkingTask, 'status'> {
   const { status: _s, ...rest } = task as Record<string, unknown>;
   delete rest['inputRequests'];
   delete rest['result'];
@@ -344,6 +345,9 @@ export function decideCancel(
   const requested = { ...task, cancelRequested: true };
   if (isRunning(task, now) && !options.atOnce)
     return { result: { result: 'requested' }, next: { ...requested, version: task.version + 1 } };
+  // Suspended on a callback with an `onCancel`: due at once, so that its run tells the outside system.
+  if (cancelRunsOnCancel(task) && !options.atOnce)
+    return { result: { result: 'requested' }, next: { ...requested, sweepAt: now, version: task.version + 1 } };
   const statusMessage = options.statusMessage === undefined ? {} : { statusMessage: options.statusMessage };
   const next = applyOutcome(requested, { status: 'cancelled', ...statusMessage }, now, policy.retentionMs);
   return { result: { result: 'cancelled', task: next }, next };

@@ -10,6 +10,7 @@
 import { after, before, describe } from 'node:test';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import { describeAnswer } from './answer.contract.ts';
+import { describeCallbacks } from './callbacks.contract.ts';
 import { describeCancel } from './cancel.contract.ts';
 import { describeClaim } from './claim.contract.ts';
 import { describeConcurrentCallers } from './concurrency.contract.ts';
@@ -48,6 +49,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     describeClaim(kit);
     describeHeartbeat(kit);
     describeFinish(kit);
+    describeCallbacks(kit);
     describeRelease(kit);
     describeFail(kit);
     describeAnswer(kit);

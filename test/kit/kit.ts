@@ -23,6 +23,7 @@
 import { type Journal, type JournalEntry, type RunOutcome, runTool } from '../../shared/runtime/run.ts';
 import { withSettings } from '../../shared/runtime/settings.ts';
 import type { ElicitAnswer, ToolDefinition, ToolResult } from '../../shared/runtime/tool.ts';
+import type { CallbackSettlement, PostedCompletion } from '../../shared/tasks/callbacks-model.ts';
 import type { ClientCapabilities, InputRequest, QuestionRecord } from '../../shared/tasks/model.ts';
 
 /** The clock a {@link ToolRun} replays against; durable sleeps wait on it, not on real time. */
@@ -68,6 +69,8 @@ export interface TestToolOptions {
    * worker whose invocation time runs low does (default: never).
    */
   stepsPerRun?: number;
+  /** {@link ToolRun.finish} lets open callbacks time out (the clock moves to their deadline) instead of failing the test. */
+  timeOutCallbacks?: boolean;
   /** `ctx.taskId` (default `test-task`). */
   taskId?: string;
 }
@@ -87,6 +90,10 @@ export interface ToolRun {
   readonly outcomes: readonly RunOutcome[];
   /** The input requests the last run is waiting on (empty unless its outcome is `input`). */
   readonly inputRequests: Readonly<Record<string, InputRequest>>;
+  /** The callbacks the last run waits on (`ctx.callback`), by id: the URL handed to the submit function (empty unless its outcome is `callbacks`). */
+  readonly callbacks: Readonly<Record<string, string>>;
+  /** Completes a callback as the outside system would (`{ result }` or `{ error }`); the first completion stands. Chainable. */
+  complete(callbackId: string, posted: PostedCompletion): ToolRun;
   /** Records an answer for an input key, as `tasks/update` does; chainable. */
   answer(key: string, answer: unknown): ToolRun;
   /** Cancels the task: the current run's `ctx.signal` aborts and later runs end `cancelled`. */
@@ -161,6 +168,13 @@ export function testTool(tool: ToolDefinition, args: Record<string, unknown>, op
   };
 
   const last = () => outcomes[outcomes.length - 1];
+  // Callbacks: the URLs handed out (a fake origin: nothing listens there) and what was posted to them.
+  const urls: Record<string, string> = {};
+  const settlements: Record<string, CallbackSettlement> = {};
+  const callbackState = () => ({
+    settlements: structuredClone(settlements),
+    url: async (callbackId: string) => (urls[callbackId] = `https://callbacks.test/callbacks/${callbackId}`),
+  });
   const run: ToolRun = {
     clock,
     checkpoints,
@@ -169,6 +183,14 @@ export function testTool(tool: ToolDefinition, args: Record<string, unknown>, op
     get inputRequests() {
       const outcome = last();
       return outcome?.kind === 'input' ? outcome.inputRequests : {};
+    },
+    get callbacks() {
+      const outcome = last();
+      return outcome?.kind === 'callbacks' ? Object.fromEntries(Object.keys(outcome.wait.callbacks).map((id) => [id, urls[id] ?? ''])) : {};
+    },
+    complete(callbackId, posted) {
+      settlements[callbackId] ??= { ...posted, at: clock.now() } as CallbackSettlement;
+      return run;
     },
     answer(key, answer) {
       answers[key] = answer;
@@ -195,6 +217,7 @@ export function testTool(tool: ToolDefinition, args: Record<string, unknown>, op
             cancel: cancel.signal,
             progress: async (message) => void progress.push(message),
             journal,
+            callbacks: callbackState(),
             shouldYield: () => options.stepsPerRun !== undefined && recordedThisRun >= options.stepsPerRun,
             now: () => clock.now(),
           });
@@ -227,6 +250,15 @@ export function testTool(tool: ToolDefinition, args: Record<string, unknown>, op
             break;
           case 'continue':
             break;
+          case 'callbacks': {
+            const open = Object.keys(outcome.wait.callbacks).filter((id) => !Object.hasOwn(settlements, id));
+            const due = Math.min(...Object.values(outcome.wait.callbacks).map((entry) => entry.timeoutAt));
+            if (open.length > 0 && options.timeOutCallbacks !== true) {
+              throw new Error(`testTool: "${tool.name}" waits for callback ${open.join(', ')}, which the test did not complete`);
+            }
+            if (open.length > 0) clock.set(Math.max(clock.now(), due));
+            break;
+          }
         }
       }
       throw new Error(`testTool: "${tool.name}" did not finish within ${maxRuns} runs; last outcome: ${JSON.stringify(last())}`);

@@ -1,6 +1,8 @@
 /** `external_job` through the tool author's test kit (`#tool-kit`). */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import { DEFAULT_START, testTool, textOf } from '#tool-kit';
 import { externalJob } from '../../../functions/tools/external-job.ts';
 
@@ -28,5 +30,61 @@ describe('external_job', () => {
     const result = await run.result();
     assert.match(textOf(result), /^Job [0-9a-f-]{36} succeeded after 1 status checks: processed 3 characters$/);
     assert.deepEqual([...run.checkpoints.keys()], ['submit', 'status#1']);
+  });
+
+  describe('callback mode', () => {
+    let posted: Array<{ url: string; method: string; body?: unknown }>;
+    let server: Server;
+    let base: string;
+    before(async () => {
+      server = createServer((req, res) => {
+        let text = '';
+        req.on('data', (chunk) => (text += String(chunk)));
+        req.on('end', () => {
+          posted.push({ url: req.url ?? '', method: req.method ?? '', ...(text ? { body: JSON.parse(text) } : {}) });
+          res.writeHead(req.method === 'POST' ? 202 : 200).end('{}');
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    beforeEach(() => {
+      posted = [];
+    });
+
+    it('hands the job system the callback URL once, suspends, and returns what it posts', async () => {
+      const run = testTool(externalJob, { input: 'abc', mode: 'callback', durationSeconds: 5 }, { settings: { jobSystemUrl: `${base}/` } });
+      const outcome = await run.once();
+      assert.equal(outcome.kind, 'callbacks');
+      const [[id, url]] = Object.entries(run.callbacks) as [[string, string]];
+      assert.deepEqual(posted, [{ url: '/jobs', method: 'POST', body: { jobId: id, input: 'abc', durationSeconds: 5, callbackUrl: url } }]);
+      assert.equal(outcome.kind === 'callbacks' && outcome.wait.callbacks[id]?.timeoutAt, DEFAULT_START + 605_000);
+      run.complete(id, { result: { jobId: id, output: 'processed 3 characters' } });
+      assert.equal(textOf(await run.result()), `Job ${id} succeeded (called back): processed 3 characters`);
+      assert.equal(posted.length, 1, 'the replay did not submit again');
+    });
+
+    it('a callback that never comes times out as a tool error', async () => {
+      const run = testTool(
+        externalJob,
+        { input: 'abc', mode: 'callback', timeoutSeconds: 60 },
+        {
+          settings: { jobSystemUrl: base },
+          timeOutCallbacks: true,
+        },
+      );
+      const result = await run.result();
+      assert.equal(result.isError, true);
+      assert.match(textOf(result), /timed out/);
+    });
+
+    it('without a job system, callback mode ends at once with a tool error: no wait for a callback nobody makes', async () => {
+      const run = testTool(externalJob, { input: 'abc', mode: 'callback' }, { settings: {} });
+      const result = await run.result();
+      assert.equal(result.isError, true);
+      assert.match(textOf(result), /needs a job system/);
+      assert.deepEqual(posted, []);
+    });
   });
 });

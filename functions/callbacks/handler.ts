@@ -1,0 +1,17 @@
+/** Lambda entry of the callbacks function: composed once per execution environment (see `app.ts`). */
+import { ENV, loadConfig } from '../../shared/config.ts';
+import { purposeKeys } from '../../shared/keys.ts';
+import { jsonLog } from '../../shared/log.ts';
+import { dynamoDbStore } from '../lib/dynamodb.ts';
+import { sqsQueue } from '../lib/sqs.ts';
+import { ssmStateKey } from '../lib/state-key.ts';
+import { createCallbacksHandler } from './app.ts';
+
+const config = loadConfig();
+if (!config.stateKeyParameter) throw new Error(`Missing required environment variable ${ENV.stateKeyParameter}`);
+export const handler = createCallbacksHandler({
+  store: dynamoDbStore(config),
+  queue: sqsQueue(config),
+  log: jsonLog(),
+  keys: purposeKeys(ssmStateKey(config.stateKeyParameter)),
+});
