@@ -31,6 +31,8 @@ export interface WorkerDeps {
   events?: LifecycleEvents;
   /** Where a person answers (the task's page): named in the status of a task that waits for one. */
   links?: DeploymentLinks;
+  /** Whether the deployment names approvers (`TASKS_APPROVERS`); without them a question needing another approver is refused. */
+  approvers?: boolean;
 }
 
 /**
@@ -195,6 +197,8 @@ class TaskRun {
       taskId: task.taskId,
       clientCapabilities: task.clientCapabilities,
       answers: task.inputResponses,
+      ...(task.decisions === undefined ? {} : { decisions: task.decisions }),
+      approvers: this.deps.approvers === true,
       cancel: signal,
       progress,
       journal: this.steps,
