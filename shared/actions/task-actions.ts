@@ -14,7 +14,7 @@ import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
 import { delay } from '../runtime/delay.ts';
-import { type AnswerOptions, type Decider, DecisionRefusedError } from '../tasks/approvals-model.ts';
+import { type AnswerOptions, type Decider, DecisionRefusedError, type WaitingPage } from '../tasks/approvals-model.ts';
 import { checkAnswers } from '../tasks/limits.ts';
 import { type ClientCapabilities, isTerminal, type TaskRecord } from '../tasks/model.ts';
 import {
@@ -129,6 +129,16 @@ export class TaskActions {
     const task = await this.read(taskId, principal);
     if (!task) throw new TaskNotFoundError(taskId);
     return task;
+  }
+
+  /** Another principal's task as an approver may open it: while it waits on a question for a person, else `undefined`. One read. */
+  readForApprover(taskId: string): Promise<TaskRecord | undefined> {
+    return this.deps.store.getWaitingForPerson(taskId, this.deps.now());
+  }
+
+  /** A page of the questions for a person waiting for a decision, every owner's, oldest first (see `TaskStore.listWaitingForPeople`). */
+  waitingForPeople(options: ListOptions): Promise<WaitingPage> {
+    return this.deps.store.listWaitingForPeople(this.deps.now(), options);
   }
 
   /** A page of the tasks `principal` owns, newest first, each as `read` would give it (see `TaskStore.list`). */
