@@ -54,6 +54,10 @@ export interface TasksStackProps extends StackProps {
    * as the HTTP API's CORS. Default: none.
    */
   readonly allowedOrigins?: string[];
+  /** Who may decide questions for a person of tasks they do not own (`group:<name>,scope:<name>`, `TASKS_APPROVERS`); default: nobody. */
+  readonly approvers?: string;
+  /** `form`: questions for a person always go out as forms (`TASKS_PERSON_QUESTIONS`); default: URL mode where it may. */
+  readonly personQuestions?: 'url' | 'form';
   /** Most unfinished tasks per principal; default: no cap. */
   readonly maxUnfinishedTasks?: number;
   /** `false`: serve clients without the tasks extension strictly (`TASKS_CLIENT_FALLBACK=off`); default: the fallback. */
@@ -135,6 +139,9 @@ export class TasksStack extends Stack {
         [ENV.activeIndexShards]: String(activeIndexShards),
         // Every function that writes a waiting task (or ends it) applies the same deadline.
         ...(props.maxInputWait ? { [ENV.maxInputWaitMs]: String(props.maxInputWait.toMilliseconds()) } : {}),
+        // Every function that asks, lists or decides a question for a person follows the same approvers rule.
+        ...(props.approvers ? { [ENV.approvers]: props.approvers } : {}),
+        ...(props.personQuestions === 'form' ? { [ENV.personQuestions]: 'form' } : {}),
       },
       timings,
     });

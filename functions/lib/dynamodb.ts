@@ -12,8 +12,8 @@ import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
  */
 export function dynamoDbStore(config: Config, client: DynamoDBClient = new DynamoDBClient({})): DynamoDbTaskStore {
   const listing = listingOf(config);
-  // Questions for a person are listed for approvers where a signed-in console lists tasks and approvers are named.
-  const approvals = listing !== undefined && hasApprovers(config.approvers);
+  // Questions for a person are listed for the approvers wherever approvers are named (their console lists them).
+  const approvals = hasApprovers(config.approvers);
   return new DynamoDbTaskStore({
     client,
     tableName: config.tableName,

@@ -56,9 +56,10 @@ export function personPageOf(
   links: DeploymentLinks,
 ): ((taskId: string) => string | undefined) | undefined {
   if (config.personQuestions !== 'url') return undefined;
-  const mode = consoleMode(config);
   const origin = links.origin;
   const loopback = origin !== undefined && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(origin).hostname);
-  if (mode.kind === 'sign-in' || ((mode.kind === 'open' || mode.kind === 'by-id') && loopback)) return (taskId) => links.taskPage(taskId);
-  return undefined;
+  // A function that does not serve the console knows its sign-in from the console's client id (as `listingOf`).
+  const signIn = config.consoleClientId !== undefined;
+  const open = config.consoleIssuer === undefined && config.auth === undefined;
+  return signIn || (open && loopback) ? (taskId) => links.taskPage(taskId) : undefined;
 }
