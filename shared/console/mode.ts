@@ -56,10 +56,14 @@ export function personPageOf(
   links: DeploymentLinks,
 ): ((taskId: string) => string | undefined) | undefined {
   if (config.personQuestions !== 'url') return undefined;
-  const origin = links.origin;
-  const loopback = origin !== undefined && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(origin).hostname);
   // A function that does not serve the console knows its sign-in from the console's client id (as `listingOf`).
-  const signIn = config.consoleClientId !== undefined;
-  const open = config.consoleIssuer === undefined && config.auth === undefined;
-  return signIn || (open && loopback) ? (taskId) => links.taskPage(taskId) : undefined;
+  if (config.consoleClientId !== undefined) return (taskId) => links.taskPage(taskId);
+  if (config.consoleIssuer !== undefined || config.auth !== undefined) return undefined;
+  // An open console: only on this machine's loopback (read at each use: the local stack knows its URL once it listens).
+  return (taskId) => {
+    const origin = links.origin;
+    return origin !== undefined && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(origin).hostname)
+      ? links.taskPage(taskId)
+      : undefined;
+  };
 }
