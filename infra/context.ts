@@ -9,6 +9,7 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
+import { parseApprovers } from '../shared/auth/approvers.ts';
 import { DEFAULT_SETTINGS, isOrigin } from '../shared/config.ts';
 import { formatDuration } from '../shared/durations.ts';
 import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb-schema.ts';
@@ -151,6 +152,19 @@ export const CONTEXT = {
       '`off` publishes no task lifecycle events: no event bus, no `events:PutEvents` grant, no `TASKS_EVENT_BUS` (see [Operating ' +
       'it](operators.md#lifecycle-events))',
   },
+  approvers: {
+    shown: 'none',
+    meaning:
+      'who may decide the questions for a person of tasks they do not own, on the console: `group:<name>` (a `cognito:groups` or ' +
+      '`groups` claim) and `scope:<name>` entries, comma-separated: `TASKS_APPROVERS` on every function (see [The ' +
+      'console](console.md#approvals))',
+  },
+  personQuestions: {
+    default: 'url',
+    meaning:
+      "`form` offers questions for a person as forms to every client; `url` (URL-mode elicitation to the task's page, for clients " +
+      'that declare it, where the page signs people in): `TASKS_PERSON_QUESTIONS` on every function',
+  },
   maxUnfinishedTasks: { shown: 'no cap', meaning: 'most unfinished tasks one principal may have at once (see [Limits](#limits))' },
   maxInputWaitDays: {
     shown: formatDuration(DEFAULT_SETTINGS.maxInputWaitMs),
@@ -203,6 +217,11 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
   const events = read.text('events');
   if (events !== 'on' && events !== 'off') throw new Error(`Context "events" must be on or off, got "${events}"`);
   const alarmTopicArn = read.text('alarmTopicArn');
+  const approvers = read.list('approvers').join(',');
+  parseApprovers(approvers, 'Context "approvers"');
+  const personQuestions = read.text('personQuestions');
+  if (personQuestions !== 'url' && personQuestions !== 'form')
+    throw new Error(`Context "personQuestions" must be url or form, got "${personQuestions}"`);
   const maxUnfinished = read.has('maxUnfinishedTasks') ? read.integer('maxUnfinishedTasks') : undefined;
   const maxInputWaitDays = read.has('maxInputWaitDays') ? read.integer('maxInputWaitDays') : undefined;
   const consoleMode = read.text('console');
@@ -227,6 +246,8 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     ...(alarmTopicArn ? { alarmTopicArn } : {}),
     ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
     ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),
+    ...(approvers ? { approvers } : {}),
+    ...(personQuestions === 'form' ? { personQuestions } : {}),
     ...(clientFallback === 'off' ? { clientFallback: false } : {}),
     ...(events === 'off' ? { events: false } : {}),
     ...(maxInputWaitDays ? { maxInputWait: Duration.days(maxInputWaitDays) } : {}),

@@ -72,6 +72,16 @@ export interface TasksStackProps extends StackProps {
    */
   readonly allowedOrigins?: string[];
   /**
+   * Who may decide questions for a person of tasks they do not own (`group:<name>,scope:<name>`, `TASKS_APPROVERS`).
+   * @default nobody
+   */
+  readonly approvers?: string;
+  /**
+   * `form`: questions for a person always go out as forms (`TASKS_PERSON_QUESTIONS`).
+   * @default URL mode where it may
+   */
+  readonly personQuestions?: 'url' | 'form';
+  /**
    * Most unfinished tasks per principal.
    * @default no cap
    */
@@ -179,6 +189,9 @@ export class TasksStack extends Stack {
         [ENV.activeIndexShards]: String(activeIndexShards),
         // Every function that writes a waiting task (or ends it) applies the same deadline.
         ...(props.maxInputWait ? { [ENV.maxInputWaitMs]: String(props.maxInputWait.toMilliseconds()) } : {}),
+        // Every function that asks, lists or decides a question for a person follows the same approvers rule.
+        ...(props.approvers ? { [ENV.approvers]: props.approvers } : {}),
+        ...(props.personQuestions === 'form' ? { [ENV.personQuestions]: 'form' } : {}),
       },
       timings,
     });

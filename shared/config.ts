@@ -8,6 +8,7 @@
  * `docs/configuration.md` is rendered from it (`bin/scripts/config-tables.ts`;
  * a test keeps it current).
  */
+import { type Approvers, parseApprovers } from './auth/approvers.ts';
 import { type AuthSettings, checkAuthSettings, list } from './auth/settings.ts';
 import { formatDuration } from './durations.ts';
 
@@ -195,6 +196,30 @@ export const SETTINGS = {
       'it once per execution environment)',
     '`-c consoleClientSecret=…`',
   ),
+  approvers: {
+    env: 'TASKS_APPROVERS',
+    meaning:
+      "who may decide the questions for a person (`answeredBy: 'person'`, `approval_gate`'s) of tasks they do not own, on the " +
+      'console: `group:<name>` (a `cognito:groups` or `groups` claim) and `scope:<name>` entries, comma-separated (see [The ' +
+      "console](console.md#approvals)). Unset: only a task's owner decides, and a question that needs another approver is refused",
+    shown: 'none',
+    deployed: '`-c approvers=…`',
+    read: (raw): Approvers => parseApprovers(raw, 'TASKS_APPROVERS'),
+  },
+  personQuestions: {
+    env: 'TASKS_PERSON_QUESTIONS',
+    meaning:
+      '`url`: a question for a person goes to a client that declares `elicitation.url` (with the tasks extension) as a URL-mode ' +
+      "elicitation naming the task's page, where it is decided, wherever that page identifies the person (console sign-in, or a " +
+      'loopback URL); `form`: always as a form, as other questions',
+    shown: '`url`',
+    deployed: '`-c personQuestions=form`, else the default',
+    read: (raw): 'url' | 'form' => {
+      if (raw === undefined || raw === '' || raw === 'url') return 'url';
+      if (raw === 'form') return 'form';
+      throw new Error(`TASKS_PERSON_QUESTIONS must be url or form, got "${raw}"`);
+    },
+  },
   allowedOrigins: {
     env: 'TASKS_ALLOWED_ORIGINS',
     meaning:

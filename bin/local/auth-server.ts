@@ -32,6 +32,10 @@ export interface LocalAuthServerOptions {
   clients?: { clientId: string; clientSecret: string; scope?: string }[];
   /** Public clients registered at start (authorization code + PKCE, e.g. the console): their callbacks. */
   publicClients?: { clientId: string; redirectUris: string[] }[];
+  /** Groups by login name: the `groups` claim of those accounts' ID tokens (an approver's group, see `TASKS_APPROVERS`). */
+  groups?: Record<string, string[]>;
+  /** Scopes the public clients may ask for besides `openid` (the approvers' scopes, for the console). */
+  publicClientScopes?: string[];
   /** Access token lifetime (default 10 minutes). */
   accessTokenTtlSeconds?: number;
   log: Log;
@@ -82,13 +86,19 @@ export async function startLocalAuthServer(options: LocalAuthServerOptions): Pro
         response_types: ['code'],
         redirect_uris: client.redirectUris,
         token_endpoint_auth_method: 'none',
-        scope: 'openid',
+        scope: ['openid', ...(options.publicClientScopes ?? [])].join(' '),
       })),
     ],
     // Whoever logs in on the development login page is that account.
-    findAccount: (_ctx: unknown, id: string) => ({ accountId: id, claims: () => ({ sub: id }) }),
+    // Accounts named in `groups` carry them as a `groups` claim, in the ID token too.
+    findAccount: (_ctx: unknown, id: string) => ({
+      accountId: id,
+      claims: () => ({ sub: id, ...(options.groups?.[id] ? { groups: options.groups[id] } : {}) }),
+    }),
+    claims: { openid: ['sub', 'groups'] },
+    conformIdTokenClaims: false,
     pkce: { required: () => true },
-    scopes: ['openid', 'offline_access', ...options.scopes()],
+    scopes: ['openid', 'offline_access', ...new Set([...options.scopes(), ...(options.publicClientScopes ?? [])])],
     clientDefaults: {
       grant_types: ['authorization_code'],
       response_types: ['code'],

@@ -84,10 +84,15 @@ export async function startEndpoint(options: EndpointOptions, cleanup: Cleanup):
   const resource = env[ENV.authResource] || http.url;
   const scopes = auth?.scopes ?? (env[ENV.authScopes] ? list(env[ENV.authScopes]) : [LOCAL_AUTH_SCOPE]);
   const toolScopes = [...options.deps.tools.values()].flatMap((tool) => tool.scopes ?? []);
-  const authServer = auth ? await startAuthServer(auth, resource, [...scopes, ...toolScopes], links.consoleCallback!, log) : undefined;
+  const approverScopes = options.config.approvers.scopes;
+  const authServer = auth
+    ? await startAuthServer(auth, resource, [...scopes, ...toolScopes], links.consoleCallback!, approverScopes, log)
+    : undefined;
   if (authServer) cleanup.push(authServer.close);
   const functionConfig = authServer ? resourceServerConfig(options, { issuer: authServer.issuer, resource, scopes }) : options.config;
-  const config: Config = { ...functionConfig, publicUrl };
+  // The MCP function knows the console's sign-in, as deployed: where a task's page identifies the person.
+  const signIn = authServer ? { consoleIssuer: authServer.issuer, consoleClientId: LOCAL_CONSOLE_CLIENT_ID } : {};
+  const config: Config = { ...functionConfig, publicUrl, ...signIn };
   const keys = purposeKeys(localStateKey(options.dataDir));
   mcp = createMcpHandler({
     ...options.deps,
@@ -110,6 +115,7 @@ async function startAuthServer(
   resource: string,
   scopes: string[],
   consoleCallback: string,
+  approverScopes: string[],
   log: Log,
 ): Promise<LocalAuthServer> {
   // Loaded only when asked for: oidc-provider warns about the Node version on import, which
@@ -120,6 +126,8 @@ async function startAuthServer(
     resource: () => resource,
     publicClients: [{ clientId: LOCAL_CONSOLE_CLIENT_ID, redirectUris: [consoleCallback] }],
     ...(auth.otherResources ? { otherResources: auth.otherResources } : {}),
+    ...(auth.groups ? { groups: auth.groups } : {}),
+    publicClientScopes: approverScopes,
     scopes: () => [...new Set(scopes)],
     log,
   });

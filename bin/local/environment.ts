@@ -62,6 +62,13 @@ export const LOCAL_ENV = {
     shown: '`PORT` + 1 (a free one when `PORT` is 0)',
     meaning: "that authorization server's port on 127.0.0.1",
   },
+  authGroups: {
+    env: 'LOCAL_AUTH_GROUPS',
+    shown: 'none',
+    meaning:
+      '`<login>=<group>[+<group>…]` entries (comma-separated): the `groups` claim that server gives those logins, e.g. `ada=approvers` ' +
+      'with `TASKS_APPROVERS=group:approvers` makes `ada` an approver on the console',
+  },
   authOtherResources: {
     env: 'LOCAL_AUTH_OTHER_RESOURCES',
     shown: 'none',
@@ -110,8 +117,25 @@ export function localStackEnvironment(env: Record<string, string | undefined>): 
               .split(',')
               .map((item) => item.trim())
               .filter(Boolean),
+            ...(value('authGroups') ? { groups: accountGroups(value('authGroups')!) } : {}),
           },
         }
       : {}),
   };
+}
+
+/** `LOCAL_AUTH_GROUPS`: `<login>=<group>[+<group>…]`, comma-separated. */
+function accountGroups(raw: string): Record<string, string[]> {
+  const groups: Record<string, string[]> = {};
+  for (const entry of raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)) {
+    const [login, names] = entry.split('=');
+    const list = (names ?? '').split('+').filter(Boolean);
+    if (!login || list.length === 0)
+      throw new Error(`${LOCAL_ENV.authGroups.env} must list <login>=<group>[+<group>] entries, got "${entry}"`);
+    groups[login] = list;
+  }
+  return groups;
 }

@@ -84,6 +84,8 @@ export interface LocalAuthOptions {
   scopes?: string[];
   /** Other resources the authorization server also issues tokens for (their tokens must be refused here). */
   otherResources?: string[];
+  /** Groups by login name, as the authorization server's `groups` claim (`LOCAL_AUTH_GROUPS`). */
+  groups?: Record<string, string[]>;
 }
 
 /** The endpoint-wide scope of a local stack with auth on, unless configured otherwise. */

@@ -119,6 +119,11 @@ export async function execute(
                 ? `${found.nextSweep.at} (in ${formatDuration(found.nextSweep.inMs, { approximate: true })}): ${found.nextSweep.action}`
                 : undefined,
               waitingForInput: found.waitingForInput?.join(', '),
+              decisions: found.decisions
+                ? Object.entries(found.decisions)
+                    .map(([key, d]) => `${key}: ${d.name ?? d.by} (${d.as}, ${d.via}) at ${d.at}`)
+                    .join('; ')
+                : undefined,
               steps: found.steps.length === 0 ? '(none)' : found.steps.join(', '),
             })
               .filter(([, value]) => value !== undefined)

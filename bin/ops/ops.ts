@@ -48,6 +48,8 @@ export interface TaskInspection {
   /** When the sweeper looks at the task next, and what it will do then. */
   nextSweep?: { at: string; inMs: number; action: 'requeue' | 'end-wait' };
   waitingForInput?: string[];
+  /** Who decided each question for a person, and when (never what they answered). */
+  decisions?: Record<string, { by: string; name?: string; as: 'owner' | 'approver'; via: 'page' | 'client'; at: string }>;
   /** Recorded step checkpoints, by name (values are not shown: they may be user data). */
   steps: string[];
   version: number;
@@ -113,6 +115,9 @@ export class Ops {
             },
           }),
       ...(task.status === 'input_required' ? { waitingForInput: Object.keys(task.inputRequests) } : {}),
+      ...(task.decisions === undefined
+        ? {}
+        : { decisions: Object.fromEntries(Object.entries(task.decisions).map(([key, d]) => [key, { ...d, at: iso(d.at) }])) }),
       steps,
       version: task.version,
     } satisfies TaskInspection;

@@ -42,6 +42,7 @@ export function createConsoleHandler(deps: ConsoleFunctionDeps): ConsoleHandler 
           issuer: mode.issuer,
           clientId: mode.clientId,
           redirectUri: links.consoleCallback!,
+          scopes: config.approvers.scopes,
           ...(deps.clientSecret ? { clientSecret: deps.clientSecret } : {}),
         }));
   const app = createConsoleApp({
@@ -50,6 +51,7 @@ export function createConsoleHandler(deps: ConsoleFunctionDeps): ConsoleHandler 
     links,
     keys: deps.keys,
     settings: config,
+    approvers: config.approvers,
     localPrincipal: config.localPrincipal,
     log,
     now,

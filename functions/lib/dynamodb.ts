@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { hasApprovers } from '../../shared/auth/approvers.ts';
 import type { Config } from '../../shared/config.ts';
 import { listingOf } from '../../shared/console/mode.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
@@ -11,5 +12,11 @@ import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
  */
 export function dynamoDbStore(config: Config, client: DynamoDBClient = new DynamoDBClient({})): DynamoDbTaskStore {
   const listing = listingOf(config);
-  return new DynamoDbTaskStore({ client, tableName: config.tableName, policy: { ...config, ...(listing ? { listing } : {}) } });
+  // Questions for a person are listed for the approvers wherever approvers are named (their console lists them).
+  const approvals = hasApprovers(config.approvers);
+  return new DynamoDbTaskStore({
+    client,
+    tableName: config.tableName,
+    policy: { ...config, ...(listing ? { listing } : {}), ...(approvals ? { approvals } : {}) },
+  });
 }

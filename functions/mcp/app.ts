@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { createResourceServer, type ResourceServer } from '../../shared/auth/resource-server.ts';
 import { createJwtVerifier, type TokenVerifier } from '../../shared/auth/verifier.ts';
+import { personPageOf } from '../../shared/console/mode.ts';
 import { DeploymentLinks } from '../../shared/links.ts';
 import { withLogContext } from '../../shared/log.ts';
 import { createEndpoint } from '../../shared/protocol/endpoint.ts';
@@ -36,14 +37,17 @@ export interface McpDeps extends FunctionDeps {
 export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): McpHandler {
   const originPolicy = deps.originPolicy ?? { kind: 'origins', origins: deps.config.allowedOrigins };
   const events = lifecycleEvents(deps);
+  const links = deps.links ?? new DeploymentLinks(deps.config.publicUrl);
+  const personPage = personPageOf(deps.config, links);
   const endpoint = createEndpoint({
     ...deps,
     ...(events ? { events } : {}),
     settings: deps.config,
     clientFallback: deps.config.clientFallback,
     originPolicy,
-    links: deps.links ?? new DeploymentLinks(deps.config.publicUrl),
+    links,
     signIn: deps.config.auth !== undefined,
+    ...(personPage ? { personPage } : {}),
   });
   const auth: ResourceServer | undefined = deps.config.auth
     ? createResourceServer({

@@ -6,7 +6,9 @@ import { defineTool } from '#tool';
  * elicitation. While it waits the task is `input_required` and nothing runs.
  * A decline (or a "no") ends the task with a tool-level refusal, not an error.
  * The question is for a person only: a client without tasks sees it through
- * `task_status`, but its model cannot answer it with `task_answer`.
+ * `task_status`, but its model cannot answer it with `task_answer`; with
+ * `fourEyes`, only an approver other than the caller decides it, on the
+ * task's page. Who decided is named in the result.
  */
 export const approvalGate = defineTool({
   name: 'approval_gate',
@@ -14,12 +16,17 @@ export const approvalGate = defineTool({
   description: 'Asks a person to approve an action (with an optional comment) before carrying it out.',
   inputSchema: z.object({
     action: z.string().min(1).max(500).describe('What will be done once approved, e.g. "deploy web@1.4.2 to production"'),
+    fourEyes: z
+      .boolean()
+      .optional()
+      .describe('true: an approver other than the caller must decide (refused at once where the deployment names no approvers)'),
   }),
   execution: 'task',
   // An approval is the person's to give: a model may not answer it on their behalf.
   answeredBy: 'person',
-  handler: async ({ action }, ctx) => {
+  handler: async ({ action, fourEyes }, ctx) => {
     const answer = await ctx.elicit('approval', {
+      ...(fourEyes ? { fourEyes } : {}),
       message: `Approve: ${action}?`,
       requestedSchema: {
         type: 'object',
@@ -32,16 +39,24 @@ export const approvalGate = defineTool({
     });
     const approved = answer.action === 'accept' && answer.content?.['approve'] === true;
     const comment = typeof answer.content?.['comment'] === 'string' ? answer.content['comment'] : undefined;
+    // Who decided (recorded with the answer): named in the result, so the caller knows whose approval it holds.
+    const decidedBy = answer.decidedBy
+      ? { decidedBy: answer.decidedBy.name ?? answer.decidedBy.by, decidedAt: new Date(answer.decidedBy.at).toISOString() }
+      : {};
     // `message` repeats the text: several clients hand their model only `structuredContent`.
     if (!approved) {
       const message = `Not approved: ${action}`;
-      return { content: [{ type: 'text', text: message }], structuredContent: { approved: false, action, message }, isError: true };
+      return {
+        content: [{ type: 'text', text: message }],
+        structuredContent: { approved: false, action, ...decidedBy, message },
+        isError: true,
+      };
     }
     await ctx.progress(`Approved; carrying out: ${action}`);
     const message = `Approved and done: ${action}${comment ? ` (${comment})` : ''}`;
     return {
       content: [{ type: 'text', text: message }],
-      structuredContent: { approved: true, action, ...(comment ? { comment } : {}), message },
+      structuredContent: { approved: true, action, ...(comment ? { comment } : {}), ...decidedBy, message },
     };
   },
 });

@@ -1,4 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { hasApprovers } from '../../shared/auth/approvers.ts';
 import { DeploymentLinks } from '../../shared/links.ts';
 import { errorName, withLogContext } from '../../shared/log.ts';
 import { parseTaskMessage } from '../../shared/queue/queue.ts';
@@ -36,6 +37,7 @@ export function createWorkerHandler(deps: FunctionDeps): WorkerHandler {
               ...deps,
               settings: deps.config,
               links,
+              approvers: hasApprovers(deps.config.approvers),
               ...(remainingMs ? { remainingMs } : {}),
               ...(events ? { events } : {}),
             }).catch((error: unknown) => {

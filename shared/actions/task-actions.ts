@@ -14,6 +14,7 @@ import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
 import { delay } from '../runtime/delay.ts';
+import { type AnswerOptions, type Decider, DecisionRefusedError, type WaitingPage } from '../tasks/approvals-model.ts';
 import { checkAnswers } from '../tasks/limits.ts';
 import { type ClientCapabilities, isTerminal, type TaskRecord } from '../tasks/model.ts';
 import {
@@ -130,6 +131,16 @@ export class TaskActions {
     return task;
   }
 
+  /** Another principal's task as an approver may open it: while it waits on a question for a person, else `undefined`. One read. */
+  readForApprover(taskId: string): Promise<TaskRecord | undefined> {
+    return this.deps.store.getWaitingForPerson(taskId, this.deps.now());
+  }
+
+  /** A page of the questions for a person waiting for a decision, every owner's, oldest first (see `TaskStore.listWaitingForPeople`). */
+  waitingForPeople(options: ListOptions): Promise<WaitingPage> {
+    return this.deps.store.listWaitingForPeople(this.deps.now(), options);
+  }
+
   /** A page of the tasks `principal` owns, newest first, each as `read` would give it (see `TaskStore.list`). */
   list(principal: string, options: ListOptions): Promise<TaskPage> {
     return this.deps.store.list(principal, this.deps.now(), options);
@@ -151,11 +162,48 @@ export class TaskActions {
    * Throws {@link LimitExceededError} for answers over the budgets (nothing
    * recorded) and {@link TaskNotFoundError} as `read` would find nothing.
    */
-  async answer(taskId: string, principal: string, responses: Record<string, unknown>): Promise<AnswerResult> {
+  async answer(taskId: string, principal: string, responses: Record<string, unknown>, options?: AnswerOptions): Promise<AnswerResult> {
     checkAnswers(responses);
-    const recorded = await this.deps.store.answer(taskId, principal, responses, this.deps.now());
+    const recorded = await this.#refusalsLogged(taskId, principal, () =>
+      this.deps.store.answer(taskId, principal, responses, this.deps.now(), options),
+    );
+    this.#decisionsLogged(taskId, principal, 'client', recorded);
     if (recorded.resumed) await this.enqueue(taskId, 'resume');
     return recorded;
+  }
+
+  /**
+   * Records answers given on a task's page by `decider`: its owner (any open
+   * question but one that needs another approver), or an approver of the
+   * deployment (questions for a person only, of any task). Who decided each
+   * question for a person is kept on the row and logged (never the answer).
+   * Throws {@link DecisionRefusedError} (nothing recorded) and
+   * {@link TaskNotFoundError} for anyone else.
+   */
+  async decide(taskId: string, decider: Decider, responses: Record<string, unknown>): Promise<AnswerResult> {
+    checkAnswers(responses);
+    const recorded = await this.#refusalsLogged(taskId, decider.principal, () =>
+      this.deps.store.decide(taskId, decider, responses, this.deps.now()),
+    );
+    this.#decisionsLogged(taskId, decider.principal, 'page', recorded);
+    if (recorded.resumed) await this.enqueue(taskId, 'resume');
+    return recorded;
+  }
+
+  async #refusalsLogged(taskId: string, principal: string, record: () => Promise<AnswerResult>): Promise<AnswerResult> {
+    try {
+      return await record();
+    } catch (error) {
+      if (error instanceof DecisionRefusedError) {
+        this.deps.log({ event: 'decision-refused', taskId, by: principal, reason: error.reason, keys: error.keys.length });
+      }
+      throw error;
+    }
+  }
+
+  #decisionsLogged(taskId: string, principal: string, via: 'page' | 'client', recorded: AnswerResult): void {
+    if (!recorded.decided?.length) return;
+    this.deps.log({ event: 'question-decided', taskId, by: principal, via, keys: recorded.decided, resumed: recorded.resumed });
   }
 
   /**

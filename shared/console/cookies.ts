@@ -9,6 +9,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { CookieOptions } from 'hono/utils/cookie';
 import { sameMac } from '../keys.ts';
 import type { DeploymentLinks } from '../links.ts';
+import type { Decider } from '../tasks/approvals-model.ts';
 import type { ConsoleMode } from './mode.ts';
 import { type Keys, newFormToken, SESSION_SECONDS, type Session, SIGN_IN_SECONDS, type SignInState, seal, unseal } from './session.ts';
 
@@ -32,6 +33,8 @@ export interface ConsoleSessions {
   takeSignIn(c: Context<ConsoleEnv>): Promise<SignInState | undefined>;
   /** Whose tasks this request may see: the signed-in person, an open console's one principal, or nobody. */
   principal(c: Context<ConsoleEnv>): string | undefined;
+  /** Who decides on this request's pages: its principal, what the page calls them, and whether they are an approver. */
+  decider(c: Context<ConsoleEnv>): Decider | undefined;
   /** Whether a posted form carries this session's form token. */
   tokenOk(c: Context<ConsoleEnv>, token: unknown): boolean;
 }
@@ -83,6 +86,12 @@ export function consoleSessions(deps: { mode: ConsoleMode; links: DeploymentLink
       if (open) return deps.localPrincipal;
       const session = c.get('session');
       return session?.kind === 'person' ? session.principal : undefined;
+    },
+    decider: (c) => {
+      const principal = open ? deps.localPrincipal : c.get('session')?.kind === 'person' ? c.get('session')?.principal : undefined;
+      if (mode.kind === 'off' || principal === undefined) return undefined;
+      const session = c.get('session');
+      return { principal, ...(session?.name === undefined ? {} : { name: session.name }), approver: session?.approver === true };
     },
     tokenOk: (c, token) => {
       const session = c.get('session');

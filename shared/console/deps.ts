@@ -1,5 +1,7 @@
 /** What the console's routes are built from (see `createConsoleApp` in `app.tsx`). */
+
 import type { TaskActions } from '../actions/task-actions.ts';
+import type { Approvers } from '../auth/approvers.ts';
 import type { TaskSettings } from '../config.ts';
 import type { DeploymentLinks } from '../links.ts';
 import type { Log } from '../log.ts';
@@ -14,6 +16,8 @@ export interface ConsoleDeps {
   links: DeploymentLinks;
   keys: Keys;
   settings: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs'>;
+  /** Who may decide questions for a person of tasks they do not own (`TASKS_APPROVERS`). */
+  approvers: Approvers;
   /** The open endpoint's one principal: whose tasks an open console shows. */
   localPrincipal: string;
   /** The sign-in, in `sign-in` mode. */

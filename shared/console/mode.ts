@@ -5,6 +5,7 @@
  * decide by it, so a task is listed exactly where a page can list it.
  */
 import type { Config } from '../config.ts';
+import type { DeploymentLinks } from '../links.ts';
 import type { StorePolicy } from '../tasks/store.ts';
 
 /** The console's mode. */
@@ -40,4 +41,29 @@ export function consoleMode(config: ConsoleConfig): ConsoleMode {
  */
 export function listingOf(config: Pick<Config, 'console' | 'consoleClientId' | 'localPrincipal'>): StorePolicy['listing'] {
   return config.consoleClientId !== undefined || config.console === 'open' ? { sharedOwner: config.localPrincipal } : undefined;
+}
+
+/**
+ * Where URL-mode elicitation may send a person to decide a question meant
+ * for them: the task's page, when `personQuestions` is `url` and that page
+ * identifies the person (they sign in to it, or it is served on a loopback
+ * address of this machine, the local stack's). On an open deployed endpoint
+ * the task id would be the page's only credential, which URL-mode
+ * elicitation may not rely on: there questions stay forms (`undefined`).
+ */
+export function personPageOf(
+  config: ConsoleConfig & Pick<Config, 'personQuestions'>,
+  links: DeploymentLinks,
+): ((taskId: string) => string | undefined) | undefined {
+  if (config.personQuestions !== 'url') return undefined;
+  // A function that does not serve the console knows its sign-in from the console's client id (as `listingOf`).
+  if (config.consoleClientId !== undefined) return (taskId) => links.taskPage(taskId);
+  if (config.consoleIssuer !== undefined || config.auth !== undefined) return undefined;
+  // An open console: only on this machine's loopback (read at each use: the local stack knows its URL once it listens).
+  return (taskId) => {
+    const origin = links.origin;
+    return origin !== undefined && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(origin).hostname)
+      ? links.taskPage(taskId)
+      : undefined;
+  };
 }

@@ -26,6 +26,8 @@ export interface Session {
   name?: string;
   /** The token every form of this session posts (compared in constant time). */
   formToken: string;
+  /** `true`: the deployment's approvers rule admitted them at sign-in (they decide questions for a person of any task). */
+  approver?: true;
 }
 
 /** A sign-in under way, between the redirect to the identity provider and its callback. */
@@ -92,9 +94,9 @@ export async function unseal(
 }
 
 function asSession(payload: Record<string, unknown>): Session | undefined {
-  const { kind, principal, name, formToken } = payload;
+  const { kind, principal, name, formToken, approver } = payload;
   if ((kind !== 'person' && kind !== 'open') || typeof principal !== 'string' || typeof formToken !== 'string') return undefined;
-  return { kind, principal, formToken, ...(typeof name === 'string' ? { name } : {}) };
+  return { kind, principal, formToken, ...(typeof name === 'string' ? { name } : {}), ...(approver === true ? { approver } : {}) };
 }
 
 function asSignIn(payload: Record<string, unknown>): SignInState | undefined {

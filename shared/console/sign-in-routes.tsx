@@ -6,6 +6,7 @@
  * /console/sign-out` ends it.
  */
 import type { Context, Hono } from 'hono';
+import { isApprover } from '../auth/approvers.ts';
 import { errorName } from '../log.ts';
 import type { ConsoleEnv, ConsoleSessions } from './cookies.ts';
 import type { ConsoleDeps } from './deps.ts';
@@ -32,7 +33,7 @@ export function signInRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions:
         title: 'Sign-in expired',
       });
     }
-    let person: { principal: string; name: string };
+    let person: Awaited<ReturnType<typeof signIn.finish>>;
     try {
       person = await signIn.finish(new URL(c.req.url).search, state);
     } catch (error) {
@@ -43,8 +44,15 @@ export function signInRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions:
         title: 'Sign-in failed',
       });
     }
-    await sessions.start(c, { kind: 'person', principal: person.principal, name: person.name, formToken: newFormToken() });
-    log({ event: 'console-signed-in' });
+    const approver = isApprover(deps.approvers, person.claims);
+    await sessions.start(c, {
+      kind: 'person',
+      principal: person.principal,
+      name: person.name,
+      formToken: newFormToken(),
+      ...(approver ? { approver } : {}),
+    });
+    log({ event: 'console-signed-in', approver });
     return c.redirect(state.next, 303);
   });
 

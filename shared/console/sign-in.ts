@@ -8,6 +8,7 @@
  * same subject (docs/console.md).
  */
 import * as oidc from 'openid-client';
+import { type ApproverClaims, approverClaims } from '../auth/approvers.ts';
 import { principalFor } from '../auth/principal.ts';
 import { CONSOLE_PATH } from '../links.ts';
 import type { SignInState } from './session.ts';
@@ -17,7 +18,7 @@ export interface SignIn {
   /** Where to send the person, and what to keep until they come back. */
   start(next: string): Promise<{ url: string; state: SignInState }>;
   /** Who came back to the callback with `search` (its query string), checked against `state`. */
-  finish(search: string, state: SignInState): Promise<{ principal: string; name: string }>;
+  finish(search: string, state: SignInState): Promise<{ principal: string; name: string; claims: ApproverClaims }>;
 }
 
 /** How the console signs people in. */
@@ -28,9 +29,11 @@ export interface SignInOptions {
   clientSecret?: () => Promise<string>;
   /** The callback URL registered at the issuer (`<base>/console/callback`): built from the deployment's URL, never the `Host`. */
   redirectUri: string;
+  /** Scopes asked for besides `openid`: the approvers' (`scope:<name>` of `TASKS_APPROVERS`), so a grant can show them. */
+  scopes?: string[];
 }
 
-/** The scopes the console asks for: who the person is, nothing else (it calls no API with the token). */
+/** The scope the console always asks for: who the person is (it calls no API with the token). */
 const SCOPE = 'openid';
 
 /** A sign-in through `openid-client` against `options.issuer`. */
@@ -47,7 +50,7 @@ export function oidcSignIn(options: SignInOptions): SignIn {
       const state: SignInState = { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier(), next };
       const url = oidc.buildAuthorizationUrl(config, {
         redirect_uri: options.redirectUri,
-        scope: SCOPE,
+        scope: [SCOPE, ...(options.scopes ?? [])].join(' '),
         code_challenge: await oidc.calculatePKCECodeChallenge(state.verifier),
         code_challenge_method: 'S256',
         state: state.state,
@@ -68,7 +71,11 @@ export function oidcSignIn(options: SignInOptions): SignIn {
       const claims = tokens.claims();
       if (!claims || typeof claims.sub !== 'string' || claims.sub === '') throw new Error('The ID token has no subject');
       const name = [claims['email'], claims['preferred_username'], claims['name']].find((c) => typeof c === 'string' && c !== '');
-      return { principal: principalFor(claims.iss, claims.sub), name: (name as string | undefined) ?? claims.sub };
+      return {
+        principal: principalFor(claims.iss, claims.sub),
+        name: (name as string | undefined) ?? claims.sub,
+        claims: approverClaims(claims, typeof tokens.scope === 'string' ? tokens.scope : undefined),
+      };
     },
   };
 }

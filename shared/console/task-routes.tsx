@@ -6,13 +6,17 @@
 import type { Context, Hono } from 'hono';
 import { checkGivenAnswers } from '../actions/answers.ts';
 import { taskPagePath } from '../links.ts';
+import { DecisionRefusedError } from '../tasks/approvals-model.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
+import { forPersonOnly } from '../tasks/model.ts';
+import type { AnswerResult } from '../tasks/store.ts';
 import type { ConsoleEnv, ConsoleSessions } from './cookies.ts';
 import type { ConsoleDeps } from './deps.ts';
 import { formContent, formFields, type PostedForm } from './forms.ts';
+import { ApproverTaskPage, WaitingList } from './pages/approvals.tsx';
 import { ById, Message, NotFound, TaskList } from './pages/list.tsx';
 import type { Refusal } from './pages/question.tsx';
-import { TaskPage } from './pages/task.tsx';
+import { FOUR_EYES_BLOCKED, TaskPage } from './pages/task.tsx';
 import { refused } from './sign-in-routes.tsx';
 import { liveView } from './view.ts';
 
@@ -46,8 +50,17 @@ export function taskRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: C
     if (mode.kind === 'by-id') return c.render(<ById />, { title: 'Find a task' });
     const after = c.req.query('after');
     const page = await actions.list(who, { limit: LIST_PAGE_SIZE, ...(after === undefined ? {} : { after }) });
+    const waiting = sessions.decider(c)?.approver ? await waitingPage(c.req.query('waiting')) : undefined;
     return c.render(
-      <TaskList tasks={page.tasks} {...(page.next ? { next: page.next } : {})} now={deps.now()} first={after === undefined} />,
+      <>
+        {c.req.query('decided') === undefined ? null : (
+          <p id="decided" role="status">
+            Your decision was recorded: the task goes on.
+          </p>
+        )}
+        {waiting ? <WaitingList questions={waiting.questions} {...(waiting.next ? { next: waiting.next } : {})} now={deps.now()} /> : null}
+        <TaskList tasks={page.tasks} {...(page.next ? { next: page.next } : {})} now={deps.now()} first={after === undefined} />
+      </>,
       {
         title: 'Your tasks',
       },
@@ -83,12 +96,15 @@ export function taskRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: C
     const who = sessions.principal(c);
     const form = (await c.req.parseBody({ all: true })) as PostedForm;
     if (who === undefined || !sessions.tokenOk(c, form['token'])) return refused(c, deps);
+    const decider = sessions.decider(c);
     const taskId = c.req.param('id');
-    const task = await readable(taskId, who);
-    if (!task) return notFound(c);
+    const own = await readable(taskId, who);
+    const task = own ?? (decider?.approver && taskId.length <= MAX_TASK_ID_LENGTH ? await actions.readForApprover(taskId) : undefined);
+    if (!task || !decider) return notFound(c);
     const key = typeof form['key'] === 'string' ? form['key'] : '';
     const request = task.status === 'input_required' ? task.inputRequests[key] : undefined;
-    if (task.status !== 'input_required' || !request) {
+    // An approver decides another's questions for a person only: any other key of theirs is not open to them.
+    if (task.status !== 'input_required' || !request || (!own && !forPersonOnly(request))) {
       c.status(409);
       return c.render(
         <Message heading="Not open" text="This question is no longer open: it was answered, or the task moved on. Nothing was recorded." />,
@@ -106,9 +122,16 @@ export function taskRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: C
       c.status(400);
       return renderTask(c, who, { key, problems, form });
     }
-    const { accepted, resumed } = await actions.answer(taskId, who, check.responses);
-    deps.log({ event: 'console-answered', taskId, accepted: accepted.length, resumed });
-    return c.redirect(taskPagePath(taskId), 303);
+    let recorded: AnswerResult;
+    try {
+      recorded = await actions.decide(taskId, decider, check.responses);
+    } catch (error) {
+      if (!(error instanceof DecisionRefusedError)) throw error;
+      c.status(403);
+      return renderTask(c, who, { key, problems: [error.reason === 'four-eyes' ? FOUR_EYES_BLOCKED : error.message], form });
+    }
+    deps.log({ event: 'console-answered', taskId, accepted: recorded.accepted.length, resumed: recorded.resumed });
+    return c.redirect(own ? taskPagePath(taskId) : '/console?decided=1', 303);
   });
 
   app.post('/tasks/:id/cancel', async (c) => {
@@ -133,9 +156,23 @@ export function taskRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: C
     return taskId.length > MAX_TASK_ID_LENGTH ? undefined : actions.read(taskId, who);
   }
 
+  /** A page of the questions waiting for an approver (a malformed cursor is refused, as the task list's is). */
+  async function waitingPage(after: string | undefined) {
+    const options = { limit: LIST_PAGE_SIZE, ...(after === undefined ? {} : { after }) };
+    return actions.waitingForPeople(options);
+  }
+
   async function renderTask(c: C, who: string, refusal: Refusal | undefined) {
     const taskId = c.req.param('id') ?? '';
-    if (taskId.length > MAX_TASK_ID_LENGTH || !(await actions.read(taskId, who))) return notFound(c);
+    if (taskId.length > MAX_TASK_ID_LENGTH) return notFound(c);
+    if (!(await actions.read(taskId, who))) {
+      const waiting = sessions.decider(c)?.approver ? await actions.readForApprover(taskId) : undefined;
+      if (!waiting) return notFound(c);
+      const token = c.get('session')?.formToken ?? '';
+      return c.render(<ApproverTaskPage task={waiting} formToken={token} now={deps.now()} {...(refusal ? { refusal } : {})} />, {
+        title: waiting.tool,
+      });
+    }
     const { task, steps } = await actions.withSteps(taskId, who);
     const session = c.get('session');
     const live = liveView(task, deps.now(), deps.settings);
@@ -146,6 +183,8 @@ export function taskRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: C
         steps={steps}
         formToken={session?.formToken ?? ''}
         nonce={c.get('secureHeadersNonce')}
+        now={deps.now()}
+        viewer={who}
         {...(refusal ? { refusal } : {})}
       />,
       { title: task.tool },

@@ -27,6 +27,7 @@ import {
   wantsLegacyTask,
 } from './legacy-tasks.ts';
 import type { OriginPolicy } from './origin.ts';
+import type { PersonPage } from './person-questions.ts';
 import { createTaskResult, type RenderContext } from './render.ts';
 import { requestStateSealer } from './request-state.ts';
 import { type CallFacts, type CallRoute, type Era, routeCall } from './router.ts';
@@ -59,6 +60,8 @@ export interface EndpointDeps {
   signIn?: boolean;
   /** Lifecycle events of what the task actions end here (a cancel); absent: none. */
   events?: LifecycleEvents;
+  /** Where questions for a person are decided, when URL-mode elicitation may send people there (`personPageOf`). */
+  personPage?: PersonPage;
 }
 
 /** A web-standard MCP endpoint: `fetch(request, principal)`. */
@@ -146,7 +149,12 @@ class TasksEndpoint {
     // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
     server.setRequestHandler('tools/call', (request, context) => this.callTool(request.params, context, principal, era) as never);
     const { actions, now, renderContext } = this;
-    if (era === 'modern') registerTaskMethods(server, principal, { actions, renderContext });
+    if (era === 'modern')
+      registerTaskMethods(server, principal, {
+        actions,
+        renderContext,
+        ...(this.deps.personPage ? { personPage: this.deps.personPage } : {}),
+      });
     else registerLegacyTaskMethods(server, principal, { actions, settings: this.deps.settings, now, renderContext });
     return server;
   }

@@ -2,6 +2,7 @@ import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { TaskActions } from '../actions/task-actions.ts';
 import { invalidParams, missingTasksCapability } from './errors.ts';
+import { inBandAnswers, inputRequestsFor, type PersonPage } from './person-questions.ts';
 import { detailedTask, type RenderContext } from './render.ts';
 import { clientCapabilities, declaresTasks } from './server.ts';
 
@@ -9,6 +10,8 @@ import { clientCapabilities, declaresTasks } from './server.ts';
 export interface TaskMethodDeps {
   actions: TaskActions;
   renderContext: () => RenderContext;
+  /** Where questions for a person are decided, when URL-mode elicitation may send people there. */
+  personPage?: PersonPage;
 }
 
 const TaskIdParams = z.object({ taskId: z.string() }).passthrough();
@@ -31,7 +34,12 @@ export function registerTaskMethods(server: Server, principal: string, deps: Tas
   server.setRequestHandler(
     'tasks/get',
     { params: TaskIdParams },
-    guard(async ({ taskId }) => detailedTask(await actions.readOwn(taskId, principal), deps.renderContext())),
+    guard(async ({ taskId }, ctx) => {
+      const task = await actions.readOwn(taskId, principal);
+      const shown = detailedTask(task, deps.renderContext());
+      if (task.status !== 'input_required') return shown;
+      return { ...shown, inputRequests: inputRequestsFor(task, clientCapabilities(ctx), deps.personPage) };
+    }),
   );
 
   // The SDK lifts `inputResponses` out of the params (as for any multi-round-trip retry).
@@ -41,7 +49,7 @@ export function registerTaskMethods(server: Server, principal: string, deps: Tas
     guard(async ({ taskId }, ctx) => {
       const inputResponses = ctx.mcpReq.inputResponses;
       if (!inputResponses) throw invalidParams('tasks/update requires inputResponses');
-      await actions.answer(taskId, principal, inputResponses);
+      await actions.answer(taskId, principal, inputResponses, inBandAnswers({ taskId }, clientCapabilities(ctx), deps.personPage));
       return {};
     }),
   );

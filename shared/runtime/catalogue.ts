@@ -51,6 +51,7 @@ function definitionProblem(tool: ToolDefinition): string | undefined {
   if (tool.pollIntervalMs !== undefined && !(Number.isSafeInteger(tool.pollIntervalMs) && tool.pollIntervalMs > 0))
     return 'pollIntervalMs must be a positive integer';
   if (tool.answeredBy !== undefined && tool.answeredBy !== 'person') return 'answeredBy must be "person" when set';
+  if (tool.fourEyes === true && tool.answeredBy !== 'person') return 'fourEyes needs answeredBy: "person"';
   if (tool.fallback !== undefined && typeof tool.fallback !== 'boolean') return 'fallback must be a boolean when set';
   if (tool.eventMessage !== undefined && typeof tool.eventMessage !== 'boolean') return 'eventMessage must be a boolean when set';
   if (tool.joinRepeats !== undefined && typeof tool.joinRepeats !== 'boolean') return 'joinRepeats must be a boolean when set';

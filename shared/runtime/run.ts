@@ -2,12 +2,14 @@ import type { CallbackWait, CallbackWaitEntry } from '../tasks/callbacks-model.t
 import {
   ANSWERED_BY_META,
   type ClientCapabilities,
+  type Decision,
   EVENT_MESSAGE_META,
+  FOUR_EYES_META,
   type InputRequest,
   type JsonRpcErrorObject,
   type QuestionRecord,
 } from '../tasks/model.ts';
-import { MISSING_CAPABILITY } from '../wire.ts';
+import { INVALID_PARAMS, MISSING_CAPABILITY } from '../wire.ts';
 import { awaitCallback, type CallbackHost, type CallbackState } from './callbacks.ts';
 import { delay } from './delay.ts';
 import {
@@ -92,6 +94,10 @@ export interface RunOptions {
   callbacks?: CallbackState;
   /** True once the invocation should hand over to a continuation at the next step boundary. */
   shouldYield?: () => boolean;
+  /** Who decided the questions for a person answered so far, by key: handed to the handler with each answer. */
+  decisions?: Record<string, Decision>;
+  /** Whether the deployment names approvers; without them a question needing another approver is refused at once. */
+  approvers?: boolean;
   now?: () => number;
 }
 
@@ -203,9 +209,21 @@ class Replay {
       signal: this.controller.signal,
       clientCapabilities: options.clientCapabilities,
       progress: (message, amount) => this.progress(message, amount),
-      elicit: (key, { answeredBy, eventMessage, ...params }) => {
+      elicit: (key, { answeredBy, eventMessage, fourEyes, ...params }) => {
+        const person = (answeredBy ?? this.tool.answeredBy) === 'person';
+        const otherApprover = person && (fourEyes ?? this.tool.fourEyes) === true;
+        if (otherApprover && options.approvers !== true && !Object.hasOwn(options.answers, key)) {
+          return Promise.reject(
+            new ToolProtocolError(
+              INVALID_PARAMS,
+              `Question "${key}" must be decided by an approver other than the caller, and this deployment names no approvers ` +
+                '(TASKS_APPROVERS, -c approvers=group:<name>): it cannot be decided',
+            ),
+          );
+        }
         const marks = {
-          ...((answeredBy ?? this.tool.answeredBy) === 'person' ? { [ANSWERED_BY_META]: 'person' } : {}),
+          ...(person ? { [ANSWERED_BY_META]: 'person' } : {}),
+          ...(otherApprover ? { [FOUR_EYES_META]: true } : {}),
           ...((eventMessage ?? this.tool.eventMessage) === true ? { [EVENT_MESSAGE_META]: true } : {}),
         };
         const meta = Object.keys(marks).length > 0 ? { _meta: { ...(params as { _meta?: object })._meta, ...marks } } : {};
@@ -314,7 +332,10 @@ class Replay {
         const changed = this.versionChanged();
         if (changed) return this.fail<T>(changed);
       }
-      return options.answers[key] as T;
+      const decision = options.decisions?.[key];
+      const answer = options.answers[key];
+      // Who decided a question for a person travels with its answer (`ElicitAnswer.decidedBy`).
+      return (decision && typeof answer === 'object' && answer !== null ? { ...answer, decidedBy: decision } : answer) as T;
     }
     if (!(capability in options.clientCapabilities)) {
       throw new ToolProtocolError(MISSING_CAPABILITY, 'Missing required client capability', {

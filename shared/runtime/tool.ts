@@ -1,6 +1,6 @@
 import type * as z from 'zod';
 import { TasksError } from '../errors.ts';
-import type { ClientCapabilities, JsonRpcErrorObject } from '../tasks/model.ts';
+import type { ClientCapabilities, Decision, JsonRpcErrorObject } from '../tasks/model.ts';
 
 export { delay } from './delay.ts';
 export { jsonSchemaInput } from './json-schema.ts';
@@ -173,6 +173,14 @@ export interface ElicitParams {
    */
   answeredBy?: 'person';
   /**
+   * `true` (with `answeredBy: 'person'`): the task's caller may not decide
+   * this question; an approver of the deployment other than them must, on
+   * the task's page (four eyes). On a deployment without approvers
+   * (`TASKS_APPROVERS`) the question is refused at once: the task fails.
+   * Default: the tool's {@link ToolDefinition.fourEyes}.
+   */
+  fourEyes?: boolean;
+  /**
    * `true`: `message` may go out in the lifecycle event that tells approvers
    * of a question for a person (EventBridge, `Task Waiting For Person`).
    * Leave it unset when the message quotes arguments or anything else that
@@ -185,6 +193,8 @@ export interface ElicitParams {
 export interface ElicitAnswer {
   action: 'accept' | 'decline' | 'cancel';
   content?: Record<string, unknown>;
+  /** For a question for a person: who decided it, as, through what and when (absent for other questions). */
+  decidedBy?: Decision;
 }
 
 /** How far a tool is, as `notifications/progress` carries it (`progress` increases; `total` if known). */
@@ -277,6 +287,8 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * `task_answer` is refused.
    */
   answeredBy?: 'person';
+  /** `true`: every question of this tool for a person needs an approver other than the caller (see {@link ElicitParams.fourEyes}). */
+  fourEyes?: boolean;
   /**
    * `true`: the messages of this tool's questions for a person may go out in
    * lifecycle events (see {@link ElicitParams.eventMessage}). Default: they

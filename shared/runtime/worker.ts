@@ -36,6 +36,8 @@ export interface WorkerDeps {
   links?: DeploymentLinks;
   /** The keys per purpose: callback URLs carry a token sealed under one (absent: a callback fails its step). */
   keys?: CallbackKeys;
+  /** Whether the deployment names approvers (`TASKS_APPROVERS`); without them a question needing another approver is refused. */
+  approvers?: boolean;
 }
 
 /**
@@ -209,6 +211,8 @@ class TaskRun {
       taskId: task.taskId,
       clientCapabilities: task.clientCapabilities,
       answers: task.inputResponses,
+      ...(task.decisions === undefined ? {} : { decisions: task.decisions }),
+      approvers: this.deps.approvers === true,
       cancel: signal,
       progress,
       journal: this.steps,

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { AnswerOptions, Decider, WaitingPage } from './approvals-model.ts';
+import { decideInBandAnswer, decideOnPage, waitingForPerson } from './approvals-rules.ts';
 import type { CallbackStore } from './callbacks-store.ts';
 import { activeIndexEntries } from './dynamodb-active-index.ts';
+import { listWaiting, listWaitingPage, unlistWaiting } from './dynamodb-approvals.ts';
 import { dynamoDbCallbacks } from './dynamodb-callbacks.ts';
 import { fromItem, type Item, itemBytes, number, toItem } from './dynamodb-codec.ts';
 import { createOnce } from './dynamodb-idempotent.ts';
@@ -46,7 +49,7 @@ import {
   TaskRowRejectedError,
   type TaskStore,
 } from './store.ts';
-import { applyOutcome, type Decision, decideAnswer, decideCancel, decideExpireWait, decideFail, newTaskRecord } from './transitions.ts';
+import { applyOutcome, type Decision, decideCancel, decideExpireWait, decideFail, newTaskRecord } from './transitions.ts';
 import { expiresAtSeconds } from './ttl.ts';
 
 /**
@@ -228,6 +231,7 @@ export class DynamoDbTaskStore implements TaskStore {
     if (!item) throw new LeaseLostError(task.taskId);
     const finished = fromItem(item);
     if (isTerminal(finished.status)) await freeSlot(this.#table, finished.owner, finished.taskId);
+    await listWaiting(this.#table, finished, now);
     return chunkedResult && finished.status === 'completed' ? { ...finished, result: chunkedResult } : finished;
   }
 
@@ -257,8 +261,31 @@ export class DynamoDbTaskStore implements TaskStore {
     return this.#rewrite(taskId, (task) => decideFail(task, error, statusMessage, now, this.#policy, options));
   }
 
-  async answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number): Promise<AnswerResult> {
-    return this.#rewrite(taskId, (task) => decideAnswer(taskId, task, owner, responses, now, this.#policy));
+  async answer(
+    taskId: string,
+    owner: string,
+    responses: Record<string, unknown>,
+    now: number,
+    options?: AnswerOptions,
+  ): Promise<AnswerResult> {
+    const result = await this.#rewrite(taskId, (task) => decideInBandAnswer(taskId, task, owner, responses, now, this.#policy, options));
+    await unlistWaiting(this.#table, taskId, result.decided);
+    return result;
+  }
+
+  async decide(taskId: string, decider: Decider, responses: Record<string, unknown>, now: number): Promise<AnswerResult> {
+    const result = await this.#rewrite(taskId, (task) => decideOnPage(taskId, task, decider, responses, now, this.#policy));
+    await unlistWaiting(this.#table, taskId, result.decided);
+    return result;
+  }
+
+  async getWaitingForPerson(taskId: string, now: number): Promise<TaskRecord | undefined> {
+    const item = await readRow(this.#table, taskId);
+    return waitingForPerson(item && fromItem(item), now);
+  }
+
+  async listWaitingForPeople(now: number, options: ListOptions): Promise<WaitingPage> {
+    return listWaitingPage(this.#table, now, options);
   }
 
   async cancel(taskId: string, owner: string, now: number, options: CancelOptions = {}): Promise<CancelOutcome> {

@@ -1,3 +1,12 @@
+import type { AnswerOptions, Decider, WaitingPage, WaitingQuestion } from './approvals-model.ts';
+import {
+  checkWaitingPage,
+  decideInBandAnswer,
+  decideOnPage,
+  openPersonQuestions,
+  waitingForPerson,
+  waitingSortKey,
+} from './approvals-rules.ts';
 import type { AwaitCallbacksOptions, CompletionResult, HeartbeatResult, PostedCompletion } from './callbacks-model.ts';
 import { decideAwaitCallbacks, decideBeatCallback, decideCompleteCallback } from './callbacks-transitions.ts';
 import { checkPage, listSortKey } from './listing.ts';
@@ -23,7 +32,6 @@ import {
 } from './store.ts';
 import {
   type Decision,
-  decideAnswer,
   decideCancel,
   decideClaim,
   decideExpireWait,
@@ -51,6 +59,8 @@ export class InMemoryTaskStore implements TaskStore {
   /** Tasks created while the policy lists them (the DynamoDB store's list index entries). */
   readonly #listed = new Set<string>();
   readonly #policy: StorePolicy;
+  /** Questions for a person waiting for a decision, by sort key (the DynamoDB store's approvals list entries). */
+  readonly #waiting = new Map<string, WaitingQuestion & { sort: string }>();
 
   constructor(policy: StorePolicy) {
     this.#policy = policy;
@@ -102,7 +112,17 @@ export class InMemoryTaskStore implements TaskStore {
     // Decided on the stored record, not the caller's: the lease is checked on
     // it, and what others wrote since the claim (a heartbeat's message,
     // `cancelRequested`) is kept.
-    return this.#apply(task.taskId, decideFinish(task.taskId, this.#tasks.get(task.taskId), leaseOwner, outcome, now, this.#policy));
+    const finished = this.#apply(
+      task.taskId,
+      decideFinish(task.taskId, this.#tasks.get(task.taskId), leaseOwner, outcome, now, this.#policy),
+    );
+    if (this.#policy.approvals) {
+      for (const key of openPersonQuestions(finished)) {
+        const sort = waitingSortKey(now, finished.taskId, key);
+        this.#waiting.set(sort, { task: finished, key, sort });
+      }
+    }
+    return finished;
   }
 
   async release(taskId: string, leaseOwner: string, resumeAt: number, options: ReleaseOptions = {}): Promise<void> {
@@ -119,8 +139,49 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(taskId, decideFail(this.#tasks.get(taskId), error, statusMessage, now, this.#policy, options));
   }
 
-  async answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number): Promise<AnswerResult> {
-    return this.#apply(taskId, decideAnswer(taskId, this.#tasks.get(taskId), owner, responses, now, this.#policy));
+  async answer(
+    taskId: string,
+    owner: string,
+    responses: Record<string, unknown>,
+    now: number,
+    options?: AnswerOptions,
+  ): Promise<AnswerResult> {
+    return this.#unlisted(
+      taskId,
+      this.#apply(taskId, decideInBandAnswer(taskId, this.#tasks.get(taskId), owner, responses, now, this.#policy, options)),
+    );
+  }
+
+  async decide(taskId: string, decider: Decider, responses: Record<string, unknown>, now: number): Promise<AnswerResult> {
+    return this.#unlisted(
+      taskId,
+      this.#apply(taskId, decideOnPage(taskId, this.#tasks.get(taskId), decider, responses, now, this.#policy)),
+    );
+  }
+
+  async getWaitingForPerson(taskId: string, now: number): Promise<TaskRecord | undefined> {
+    return copy(waitingForPerson(this.#tasks.get(taskId), now));
+  }
+
+  async listWaitingForPeople(now: number, options: ListOptions): Promise<WaitingPage> {
+    const { limit, after } = checkWaitingPage(options);
+    const entries = [...this.#waiting.values()]
+      .filter((entry) => after === undefined || entry.sort > after)
+      .sort((a, b) => (a.sort < b.sort ? -1 : 1));
+    const page = entries.slice(0, limit);
+    const questions = page.flatMap(({ task: { taskId }, key }) => {
+      const task = waitingForPerson(this.#tasks.get(taskId), now);
+      return task && openPersonQuestions(task).includes(key) ? [{ task: copy(task), key }] : [];
+    });
+    return { questions, ...(entries.length > limit ? { next: page.at(-1)!.sort } : {}) };
+  }
+
+  /** `result`, its decided questions removed from the approvals list. */
+  #unlisted(taskId: string, result: AnswerResult): AnswerResult {
+    for (const [sort, entry] of this.#waiting) {
+      if (entry.task.taskId === taskId && result.decided?.includes(entry.key)) this.#waiting.delete(sort);
+    }
+    return result;
   }
 
   async cancel(taskId: string, owner: string, now: number, options: CancelOptions = {}): Promise<CancelOutcome> {

@@ -56,6 +56,38 @@ export const ANSWERED_BY_META = 'dev.mcp-tasks-serverless/answeredBy';
  */
 export const EVENT_MESSAGE_META = 'dev.mcp-tasks-serverless/eventMessage';
 
+/**
+ * The `_meta` key of an input request's params marking a question for a
+ * person that its task's owner may not decide (`true`): an approver other
+ * than the caller must (four eyes), as the tool's `fourEyes` (or the
+ * question's) asked.
+ */
+export const FOUR_EYES_META = 'dev.mcp-tasks-serverless/fourEyes';
+
+/** Whether a person other than the task's owner must decide this question (see {@link FOUR_EYES_META}). */
+export function needsAnotherApprover(request: InputRequest): boolean {
+  const meta = request.params?.['_meta'] as Record<string, unknown> | undefined;
+  return forPersonOnly(request) && meta?.[FOUR_EYES_META] === true;
+}
+
+/**
+ * Who decided a question for a person, and when: recorded on the row with
+ * the answer (never its content), shown on the page and by `ops inspect`,
+ * and handed to the tool with the answer.
+ */
+export interface Decision {
+  /** The principal who decided. */
+  by: string;
+  /** What the console calls them (a name or email claim), when known. */
+  name?: string;
+  /** `owner`: the task's own principal; `approver`: someone the deployment's approvers rule admits. */
+  as: 'owner' | 'approver';
+  /** Where: the task's page, or the task-declaring client of the owner (a form answered through `tasks/update`). */
+  via: 'page' | 'client';
+  /** Epoch milliseconds. */
+  at: number;
+}
+
 /** Whether only a person may answer this question (`answeredBy: 'person'`). */
 export function forPersonOnly(request: InputRequest): boolean {
   const meta = request.params?.['_meta'] as Record<string, unknown> | undefined;
@@ -125,6 +157,8 @@ export interface TaskBase {
   version: number;
   /** The tool's declared `version` when the task was created (absent: the tool declared none, or the row predates versions). */
   toolVersion?: string;
+  /** Who decided each question for a person, by key (absent: none decided yet, or the row predates decisions). */
+  decisions?: Record<string, Decision>;
   /** Every question the handler asked, by key: where it was asked and what it asked, for replay checks. */
   questions?: Record<string, QuestionRecord>;
   /**

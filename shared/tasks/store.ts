@@ -1,5 +1,6 @@
 import { ClientError, TasksError } from '../errors.ts';
 import { IDEMPOTENCY_KEY } from '../wire.ts';
+import type { AnswerOptions, Decider, WaitingPage } from './approvals-model.ts';
 import type { CallbackStore } from './callbacks-store.ts';
 import type { ClientCapabilities, InputRequest, JsonRpcErrorObject, TaskOutcome, TaskRecord } from './model.ts';
 
@@ -42,6 +43,8 @@ export interface AnswerResult {
   accepted: string[];
   /** True when this call answered the last outstanding key (task is `working` again). */
   resumed: boolean;
+  /** The accepted keys that were questions for a person, whose decision the row now records. */
+  decided?: string[];
 }
 
 /** Options of `cancel`. */
@@ -136,6 +139,13 @@ export interface StorePolicy {
    * partitions, as it spreads the unfinished tasks.
    */
   listing?: { sharedOwner?: string };
+  /**
+   * Whether questions for a person are listed for the deployment's approvers
+   * ({@link TaskStore.listWaitingForPeople}): one list entry per question,
+   * written when it is asked and removed when it is decided (the DynamoDB
+   * store: two writes and two index writes per question). Absent: not listed.
+   */
+  approvals?: boolean;
 }
 
 /** Which page of an owner's tasks {@link TaskStore.list} reads. */
@@ -290,7 +300,16 @@ export interface TaskStore extends CallbackStore {
    * task; other keys are ignored. Answering the last one moves the task back
    * to `working`, due for the sweeper at `now + leaseMs + sweepGraceMs`.
    */
-  answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number): Promise<AnswerResult>;
+  answer(taskId: string, owner: string, responses: Record<string, unknown>, now: number, options?: AnswerOptions): Promise<AnswerResult>;
+
+  /** The task when it waits on a question for a person (what an approver may open), whoever owns it; else `undefined`. */
+  getWaitingForPerson(taskId: string, now: number): Promise<TaskRecord | undefined>;
+
+  /** A page of the questions for a person waiting for a decision, of every owner, oldest first (only with `StorePolicy.approvals`). */
+  listWaitingForPeople(now: number, options: ListOptions): Promise<WaitingPage>;
+
+  /** Records `decider`'s answers given on a task's page, and who decided each question for a person (`approvals-rules.ts`). */
+  decide(taskId: string, decider: Decider, responses: Record<string, unknown>, now: number): Promise<AnswerResult>;
 
   /** Requests cancellation (see {@link CancelResult} and {@link CancelOptions}); a task it ended comes back as written. */
   cancel(taskId: string, owner: string, now: number, options?: CancelOptions): Promise<CancelOutcome>;

@@ -7,12 +7,11 @@
  * grant, scripted), so the console's principal must be exactly the MCP one.
  */
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { TasksClient } from '../../bin/cli/client.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { authorizeInBrowser, discover } from '../support/oauth.ts';
+import { personToken } from '../support/oauth.ts';
 import { launchBrowser, type TestBrowser } from './browser.ts';
 
 let stack: LocalStackProcess;
@@ -28,49 +27,6 @@ after(async () => {
   for (const browser of browsers) await browser.close();
   await stack?.stop();
 });
-
-/** An MCP client holding `login`'s access token, from the authorization code grant with PKCE. */
-async function clientAs(login: string): Promise<TasksClient> {
-  const { server, metadata } = await discover(stack.url);
-  const redirect = 'http://127.0.0.1:1/callback';
-  const registered = (await (
-    await fetch(server.registration_endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ redirect_uris: [redirect], token_endpoint_auth_method: 'none', scope: metadata.scopes_supported.join(' ') }),
-    })
-  ).json()) as { client_id: string };
-  const verifier = randomBytes(32).toString('base64url');
-  const authorize = new URL(server.authorization_endpoint);
-  for (const [name, value] of Object.entries({
-    client_id: registered.client_id,
-    response_type: 'code',
-    redirect_uri: redirect,
-    scope: 'tasks',
-    resource: metadata.resource,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-  })) {
-    authorize.searchParams.set(name, value);
-  }
-  const code = (await authorizeInBrowser(authorize, redirect, login)).get('code');
-  assert.ok(code, 'an authorization code');
-  const tokens = (await (
-    await fetch(server.token_endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: redirect,
-        client_id: registered.client_id,
-        code_verifier: verifier,
-        resource: metadata.resource,
-      }),
-    })
-  ).json()) as { access_token: string };
-  return new TasksClient({ url: stack.url, token: tokens.access_token });
-}
 
 /** Signs `login` in on the authorization server's pages the console sent the browser to. */
 async function signIn(page: Page, login: string): Promise<void> {
@@ -92,8 +48,8 @@ describe('console sign-in (LOCAL_AUTH)', () => {
   it("lands on the linked task page after the login page, lists one's own tasks only, and shows nobody else's", {
     timeout: 180_000,
   }, async () => {
-    const alice = await clientAs('alice');
-    const bob = await clientAs('bob');
+    const alice = new TasksClient({ url: stack.url, token: await personToken(stack.url, 'alice') });
+    const bob = new TasksClient({ url: stack.url, token: await personToken(stack.url, 'bob') });
     const aliceTask = await started(alice);
     const bobTask = await started(bob);
 

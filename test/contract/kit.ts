@@ -24,6 +24,7 @@ export const CONTRACT_POLICY: StorePolicy = {
   leaseMs: 10_000,
   stepRetentionMs: 30 * 86_400_000,
   listing: { sharedOwner: SHARED_OWNER },
+  approvals: true,
 };
 
 /** What `makeStore` hands the suite; `close` runs once, after the last case. */

@@ -15,6 +15,7 @@ import { describeCancel } from './cancel.contract.ts';
 import { describeClaim } from './claim.contract.ts';
 import { describeConcurrentCallers } from './concurrency.contract.ts';
 import { describeCreateAndGet, describeIdempotentCreate, describeJoiningCreate } from './create.contract.ts';
+import { describeDecide } from './decide.contract.ts';
 import { describeExpiry } from './expiry.contract.ts';
 import { describeFail } from './fail.contract.ts';
 import { describeFinish } from './finish.contract.ts';
@@ -53,6 +54,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     describeRelease(kit);
     describeFail(kit);
     describeAnswer(kit);
+    describeDecide(kit);
     describeCancel(kit);
     describeTerminalTasks(kit);
     describeSteps(kit);

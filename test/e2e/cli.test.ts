@@ -93,9 +93,12 @@ describe('mcp-tasks CLI, scripted', () => {
     const task = JSON.parse(run.stdout) as Task;
     assert.equal(task.status, 'completed');
     assert.equal(task.result?.['isError'], true);
-    assert.deepEqual(task.result?.['structuredContent'], {
+    const { decidedAt, ...structured } = (task.result?.['structuredContent'] ?? {}) as Record<string, unknown>;
+    assert.match(String(decidedAt), /^\d{4}-\d{2}-\d{2}T/, 'when the caller decided');
+    assert.deepEqual(structured, {
       approved: false,
       action: 'drop the table',
+      decidedBy: 'local',
       message: 'Not approved: drop the table',
     });
     assert.equal(run.stderr, '');

@@ -24,7 +24,7 @@ import { type Journal, type JournalEntry, type RunOutcome, runTool } from '../..
 import { withSettings } from '../../shared/runtime/settings.ts';
 import type { ElicitAnswer, ToolDefinition, ToolResult } from '../../shared/runtime/tool.ts';
 import type { CallbackSettlement, PostedCompletion } from '../../shared/tasks/callbacks-model.ts';
-import type { ClientCapabilities, InputRequest, QuestionRecord } from '../../shared/tasks/model.ts';
+import type { ClientCapabilities, Decision, InputRequest, QuestionRecord } from '../../shared/tasks/model.ts';
 
 /** The clock a {@link ToolRun} replays against; durable sleeps wait on it, not on real time. */
 export class TestClock {
@@ -73,6 +73,10 @@ export interface TestToolOptions {
   timeOutCallbacks?: boolean;
   /** `ctx.taskId` (default `test-task`). */
   taskId?: string;
+  /** Whether the deployment names approvers (default `true`); `false`: a four-eyes question is refused at once. */
+  approvers?: boolean;
+  /** Who decided the questions for a person answered, by key: handed to the tool with each answer (`decidedBy`). */
+  decisions?: Record<string, Decision>;
 }
 
 /** A tool's task as a test drives it: see {@link testTool}. */
@@ -212,6 +216,8 @@ export function testTool(tool: ToolDefinition, args: Record<string, unknown>, op
             clientCapabilities: options.clientCapabilities ?? { elicitation: {}, sampling: {}, roots: {} },
             answers: { ...answers },
             questions: { ...questions },
+            approvers: options.approvers ?? true,
+            ...(options.decisions ? { decisions: options.decisions } : {}),
             fresh: outcomes.length === 0,
             ...(recordedVersion === undefined ? {} : { recordedVersion }),
             cancel: cancel.signal,

@@ -6,6 +6,7 @@
  * server's login and consent pages. No token is made by hand: every token
  * comes from the authorization server's token endpoint.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -176,4 +177,47 @@ export async function authorizeInBrowser(authorizationUrl: URL, redirectUrl: str
     };
   }
   throw new Error('Too many redirects while authorizing');
+}
+
+/** `login`'s access token for the MCP endpoint `mcpUrl`, from the authorization code grant with PKCE (the login page scripted). */
+export async function personToken(mcpUrl: string, login: string): Promise<string> {
+  const { server, metadata } = await discover(mcpUrl);
+  const redirect = 'http://127.0.0.1:1/callback';
+  const registered = (await (
+    await fetch(server.registration_endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [redirect], token_endpoint_auth_method: 'none', scope: metadata.scopes_supported.join(' ') }),
+    })
+  ).json()) as { client_id: string };
+  const verifier = randomBytes(32).toString('base64url');
+  const authorize = new URL(server.authorization_endpoint);
+  for (const [name, value] of Object.entries({
+    client_id: registered.client_id,
+    response_type: 'code',
+    redirect_uri: redirect,
+    scope: 'tasks',
+    resource: metadata.resource,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  })) {
+    authorize.searchParams.set(name, value);
+  }
+  const code = (await authorizeInBrowser(authorize, redirect, login)).get('code');
+  if (!code) throw new Error('No authorization code');
+  const tokens = (await (
+    await fetch(server.token_endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirect,
+        client_id: registered.client_id,
+        code_verifier: verifier,
+        resource: metadata.resource,
+      }),
+    })
+  ).json()) as { access_token: string };
+  return tokens.access_token;
 }

@@ -84,7 +84,11 @@ describe('loadConfig', () => {
                 ? 'https://tasks.example.com'
                 : key === 'console'
                   ? 'open'
-                  : '7';
+                  : key === 'approvers'
+                    ? 'group:approvers'
+                    : key === 'personQuestions'
+                      ? 'form'
+                      : '7';
       const config: Record<string, unknown> = loadConfig({ ...base, [setting.env]: raw });
       assert.notDeepEqual(config[key], defaults[key], `${setting.env} is read into ${key}`);
     }

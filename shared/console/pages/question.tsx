@@ -5,6 +5,7 @@
  * a URL-mode elicitation) are shown, not answered here: an MCP client
  * answers those.
  */
+import { formatDuration } from '../../durations.ts';
 import { taskPagePath } from '../../links.ts';
 import type { InputRequest } from '../../tasks/model.ts';
 import { FIELD_PREFIX, type Field, formFields, type PostedForm } from '../forms.ts';
@@ -17,16 +18,38 @@ export interface Refusal {
   form: PostedForm;
 }
 
-/** The question `key` of task `taskId`. */
-export function Question(props: { taskId: string; questionKey: string; request: InputRequest; formToken: string; refusal?: Refusal }) {
-  const { request, questionKey } = props;
+/** The question `key` of task `taskId`; `blocked` says why this person may not decide it (the form is then left out). */
+export function Question(props: {
+  taskId: string;
+  questionKey: string;
+  request: InputRequest;
+  formToken: string;
+  refusal?: Refusal;
+  /** When the wait ends (epoch ms) and the time now: the page shows the deadline. */
+  deadline?: { at: number; now: number };
+  blocked?: string;
+}) {
+  const { request, questionKey, deadline } = props;
   const params = request.params ?? {};
   const message = typeof params['message'] === 'string' ? params['message'] : request.method;
   const formMode = request.method === 'elicitation/create' && (params['mode'] === undefined || params['mode'] === 'form');
   return (
     <section data-question={questionKey} aria-labelledby={`q-${questionKey}`}>
       <h3 id={`q-${questionKey}`}>{message}</h3>
-      {formMode ? <AnswerForm {...props} fields={formFields(params['requestedSchema'])} /> : <NotHere request={request} />}
+      {deadline ? (
+        <p class="deadline" data-deadline={new Date(deadline.at).toISOString()}>
+          {`Open until ${new Date(deadline.at).toISOString()} (${formatDuration(Math.max(0, deadline.at - deadline.now), { approximate: true })} from now); then the task fails.`}
+        </p>
+      ) : null}
+      {props.blocked ? (
+        <p class="problems" role="alert" data-blocked="yes">
+          {props.blocked}
+        </p>
+      ) : formMode ? (
+        <AnswerForm {...props} fields={formFields(params['requestedSchema'])} />
+      ) : (
+        <NotHere request={request} />
+      )}
     </section>
   );
 }

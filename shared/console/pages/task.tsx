@@ -6,7 +6,7 @@
  */
 import { raw } from 'hono/html';
 import { taskPagePath } from '../../links.ts';
-import { isTerminal, type TaskRecord } from '../../tasks/model.ts';
+import { type Decision, isTerminal, needsAnotherApprover, type TaskRecord } from '../../tasks/model.ts';
 import { LIVE_SCRIPT } from '../live-script.ts';
 import { type Block, jsonText, type LiveView, type ResultView } from '../view.ts';
 import { Question, type Refusal } from './question.tsx';
@@ -21,6 +21,10 @@ export interface TaskPageProps {
   formToken: string;
   nonce: string | undefined;
   refusal?: Refusal;
+  /** The time now (epoch ms), for each question's deadline. */
+  now: number;
+  /** Who is looking: the task's owner (a question needing another approver is not theirs to decide). */
+  viewer: string;
 }
 
 export function TaskPage(props: TaskPageProps) {
@@ -62,9 +66,12 @@ export function TaskPage(props: TaskPageProps) {
             request={request}
             formToken={props.formToken}
             {...(props.refusal ? { refusal: props.refusal } : {})}
+            {...(task.sweepAt === undefined ? {} : { deadline: { at: task.sweepAt, now: props.now } })}
+            {...(needsAnotherApprover(request) && task.owner === props.viewer ? { blocked: FOUR_EYES_BLOCKED } : {})}
           />
         ))}
       </section>
+      <Decisions decisions={task.decisions} />
       <Outcome result={live.result} />
       <section id="failure" hidden={task.status !== 'failed'}>
         <h2>Failed</h2>
@@ -79,6 +86,28 @@ export function TaskPage(props: TaskPageProps) {
       <Steps steps={props.steps} />
       <script nonce={props.nonce}>{raw(LIVE_SCRIPT)}</script>
     </div>
+  );
+}
+
+/** Why the task's caller sees no form for a four-eyes question. */
+export const FOUR_EYES_BLOCKED =
+  "This question must be decided by an approver other than the task's caller. You started this task, so you cannot decide it: an approver decides it from their console.";
+
+/** Who decided each question for a person, and when (never what they answered). */
+function Decisions(props: { decisions: Record<string, Decision> | undefined }) {
+  const entries = Object.entries(props.decisions ?? {});
+  if (entries.length === 0) return null;
+  return (
+    <section id="decisions">
+      <h2>Decided by</h2>
+      <ul>
+        {entries.map(([key, decision]) => (
+          <li data-decision={key}>
+            {`"${key}": ${decision.name ?? decision.by} (${decision.as === 'approver' ? 'an approver' : "the task's caller"}, ${decision.via === 'page' ? 'on this page' : 'in their MCP client'}) at ${new Date(decision.at).toISOString()}`}
+          </li>
+        ))}
+      </ul>
+    </section>
   );
 }
 

@@ -38,6 +38,7 @@ beforeEach(async () => {
     links: new DeploymentLinks(`${ORIGIN}/mcp`),
     keys: purposeKeys(async () => secret),
     settings: { retentionMs: CONTRACT_POLICY.retentionMs, pollIntervalMs: 1000, maxPollIntervalMs: 30_000 },
+    approvers: { groups: [], scopes: [] },
     localPrincipal: OWNER,
     log: (event) => logged.push(event),
     now: () => T0 + 10,

@@ -33,3 +33,24 @@ describe('approval_gate', () => {
     });
   }
 });
+
+describe('approval_gate with four eyes', () => {
+  it('marks its question for another approver, and names who decided in the result', async () => {
+    const decidedBy = { by: 'jwt|x', name: 'ada@example.com', as: 'approver' as const, via: 'page' as const, at: Date.UTC(2026, 0, 2) };
+    const run = testTool(approvalGate, { action: 'deploy web', fourEyes: true }, { decisions: { approval: decidedBy } });
+    assert.equal((await run.once()).kind, 'input');
+    const meta = run.inputRequests['approval']!.params?.['_meta'] as Record<string, unknown>;
+    assert.equal(meta['dev.mcp-tasks-serverless/fourEyes'], true);
+    assert.equal(meta['dev.mcp-tasks-serverless/answeredBy'], 'person');
+    const result = await run.answer('approval', accept({ approve: true })).result();
+    assert.equal(result.structuredContent?.['decidedBy'], 'ada@example.com');
+    assert.equal(result.structuredContent?.['decidedAt'], '2026-01-02T00:00:00.000Z');
+  });
+
+  it('fails at once where the deployment names no approvers', async () => {
+    const run = testTool(approvalGate, { action: 'deploy web', fourEyes: true }, { approvers: false });
+    const outcome = await run.once();
+    assert.equal(outcome.kind, 'protocol-error');
+    assert.match(outcome.kind === 'protocol-error' ? outcome.error.message : '', /names no approvers/);
+  });
+});
