@@ -52,6 +52,7 @@ export function createConsoleHandler(deps: ConsoleFunctionDeps): ConsoleHandler 
     keys: deps.keys,
     settings: config,
     approvers: config.approvers,
+    events: events !== undefined,
     localPrincipal: config.localPrincipal,
     log,
     now,

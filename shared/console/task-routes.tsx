@@ -5,6 +5,7 @@
  */
 import type { Context, Hono } from 'hono';
 import { checkGivenAnswers } from '../actions/answers.ts';
+import { eventsOf } from '../events/task-events.ts';
 import { taskPagePath } from '../links.ts';
 import { DecisionRefusedError } from '../tasks/approvals-model.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
@@ -186,6 +187,7 @@ export function taskRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: C
         now={deps.now()}
         viewer={who}
         {...(refusal ? { refusal } : {})}
+        {...(deps.events ? { events: eventsOf(task, { links: deps.links, maxInputWaitMs: deps.settings.maxInputWaitMs }) } : {})}
       />,
       { title: task.tool },
     );

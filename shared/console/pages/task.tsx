@@ -5,10 +5,12 @@
  * and cancel behind a confirmation.
  */
 import { raw } from 'hono/html';
+import type { TaskEvent } from '../../events/task-events.ts';
 import { taskPagePath } from '../../links.ts';
 import { type Decision, isTerminal, needsAnotherApprover, type TaskRecord } from '../../tasks/model.ts';
 import { LIVE_SCRIPT } from '../live-script.ts';
 import { type Block, jsonText, type LiveView, type ResultView } from '../view.ts';
+import { TaskEvents } from './events.tsx';
 import { Question, type Refusal } from './question.tsx';
 
 /** Most characters of one step's value the page shows (the rest is cut, and said so). */
@@ -25,6 +27,8 @@ export interface TaskPageProps {
   now: number;
   /** Who is looking: the task's owner (a question needing another approver is not theirs to decide). */
   viewer: string;
+  /** The lifecycle events the task's row implies, where the deployment publishes them. */
+  events?: readonly TaskEvent[];
 }
 
 export function TaskPage(props: TaskPageProps) {
@@ -84,6 +88,7 @@ export function TaskPage(props: TaskPageProps) {
         <pre>{jsonText(task.arguments)}</pre>
       </section>
       <Steps steps={props.steps} />
+      <TaskEvents events={props.events} />
       <script nonce={props.nonce}>{raw(LIVE_SCRIPT)}</script>
     </div>
   );

@@ -37,7 +37,8 @@ beforeEach(async () => {
     mode: { kind: 'open' },
     links: new DeploymentLinks(`${ORIGIN}/mcp`),
     keys: purposeKeys(async () => secret),
-    settings: { retentionMs: CONTRACT_POLICY.retentionMs, pollIntervalMs: 1000, maxPollIntervalMs: 30_000 },
+    settings: { retentionMs: CONTRACT_POLICY.retentionMs, pollIntervalMs: 1000, maxPollIntervalMs: 30_000, maxInputWaitMs: 3_600_000 },
+    events: true,
     approvers: { groups: [], scopes: [] },
     localPrincipal: OWNER,
     log: (event) => logged.push(event),
@@ -100,11 +101,18 @@ describe('console pages in process', () => {
     assert.equal(again.status, 409, 'a question answered is no longer open');
   });
 
-  it('a finished task shows its result; its live view says it is terminal', async () => {
+  it('a finished task shows its result and its end event; its live view says it is terminal', async () => {
     const task = await kit.completed();
     const html = await (await get(`/console/tasks/${task.taskId}`)).text();
     assert.match(html, /completed/);
     assert.match(html, /done/);
+    assert.match(html, new RegExp(`<li data-event="Task Completed">Task Completed at ${new Date(task.lastUpdatedAt).toISOString()}</li>`));
+    const waiting = await kit.waiting({ ask: ELICIT });
+    assert.doesNotMatch(
+      await (await get(`/console/tasks/${waiting.taskId}`)).text(),
+      /data-event=/,
+      "a question the client's model may answer sends none",
+    );
     const live = await get(`/console/tasks/${task.taskId}/live`);
     assert.equal(live.status, 200);
     assert.equal(((await live.json()) as { status: string }).status, 'completed');
