@@ -17,8 +17,8 @@ export interface TrackedLeases {
 export function trackLeases(store: TaskStore): TrackedLeases {
   const held = new Map<string, string>();
   const tracked: Partial<TaskStore> = {
-    claim: async (taskId, leaseOwner, now, leaseMs) => {
-      const task = await store.claim(taskId, leaseOwner, now, leaseMs);
+    claim: async (taskId, leaseOwner, now) => {
+      const task = await store.claim(taskId, leaseOwner, now);
       if (task) held.set(taskId, leaseOwner);
       return task;
     },

@@ -86,7 +86,7 @@ async function claim(message: TaskMessage, deps: WorkerDeps): Promise<TaskRun | 
   const leaseOwner = randomUUID();
   let task: TaskRecord | undefined;
   try {
-    task = await deps.store.claim(message.taskId, leaseOwner, now(), deps.settings.leaseMs);
+    task = await deps.store.claim(message.taskId, leaseOwner, now());
   } catch (error) {
     // Shows at once what keeps every task from running (e.g. AccessDenied after a bad deploy).
     log({ event: 'claim-failed', taskId: message.taskId, reason: message.reason, error: errorName(error) });

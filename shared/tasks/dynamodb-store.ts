@@ -144,13 +144,13 @@ export class DynamoDbTaskStore implements TaskStore {
     return task && item && withResult(this.#table, task, item);
   }
 
-  async claim(taskId: string, leaseOwner: string, now: number, leaseMs: number): Promise<TaskRecord | undefined> {
+  async claim(taskId: string, leaseOwner: string, now: number): Promise<TaskRecord | undefined> {
     // A blind write of what `decideClaim` decides; its condition is the
     // `claimable` rule. No expiry check: only terminal tasks expire, and those
     // are never `working`. `sweepAt` (an index key) is left alone: create,
     // release and answer scheduled it past one lease, so the claim costs the
     // index nothing.
-    const lease = leaseFor(leaseOwner, now, leaseMs);
+    const lease = leaseFor(leaseOwner, now, this.#policy.leaseMs);
     const item = await updateRow(this.#table, taskId, {
       set: {
         leaseOwner: { S: lease.owner },

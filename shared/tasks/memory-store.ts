@@ -100,8 +100,8 @@ export class InMemoryTaskStore implements TaskStore {
     return copy(visible(this.#tasks.get(taskId), owner, now));
   }
 
-  async claim(taskId: string, leaseOwner: string, now: number, leaseMs: number): Promise<TaskRecord | undefined> {
-    return this.#apply(taskId, decideClaim(this.#tasks.get(taskId), leaseOwner, now, leaseMs));
+  async claim(taskId: string, leaseOwner: string, now: number): Promise<TaskRecord | undefined> {
+    return this.#apply(taskId, decideClaim(this.#tasks.get(taskId), leaseOwner, now, this.#policy.leaseMs));
   }
 
   async heartbeat(taskId: string, leaseOwner: string, now: number, options: HeartbeatOptions): Promise<{ cancelRequested: boolean }> {

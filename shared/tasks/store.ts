@@ -239,12 +239,13 @@ export interface TaskStore extends CallbackStore {
   get(taskId: string, owner: string, now: number): Promise<TaskRecord | undefined>;
 
   /**
-   * Takes the run lease on a `working` task that no live lease holds. Returns
-   * the task as leased (check `cancelRequested` on it), or `undefined` when it
-   * is gone, terminal, waiting for input or held by another live lease.
-   * Leaves `sweepAt` as it is (see the interface's comment).
+   * Takes the run lease (until `now + leaseMs`, the policy's) on a `working`
+   * task that no live lease holds. Returns the task as leased (check
+   * `cancelRequested` on it), or `undefined` when it is gone, terminal,
+   * waiting for input or held by another live lease. Leaves `sweepAt` as it
+   * is (see the interface's comment).
    */
-  claim(taskId: string, leaseOwner: string, now: number, leaseMs: number): Promise<TaskRecord | undefined>;
+  claim(taskId: string, leaseOwner: string, now: number): Promise<TaskRecord | undefined>;
 
   /**
    * One conditional write under the lease. With `options.leaseMs`, renews the

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { CallbackWait } from '../../shared/tasks/callbacks-model.ts';
 import { CALLED_BACK_MESSAGE, heartbeatWriteInterval } from '../../shared/tasks/callbacks-transitions.ts';
 import { LeaseLostError } from '../../shared/tasks/store.ts';
-import { at, type ContractKit, LEASE, OWNER, W } from './kit.ts';
+import { at, type ContractKit, OWNER, W } from './kit.ts';
 
 const WAIT: CallbackWait = { callbacks: { cb_a: { since: at(1), timeoutAt: at(60_000) } } };
 const TWO: CallbackWait = { callbacks: { cb_a: { since: at(1), timeoutAt: at(60_000) }, cb_b: { since: at(1), timeoutAt: at(90_000) } } };
@@ -66,7 +66,7 @@ export function describeCallbacks(kit: ContractKit): void {
       assert.equal(stored.callbackWait, undefined);
       assert.equal(stored.sweepAt, at(10) + W);
       assert.equal(stored.statusMessage, CALLED_BACK_MESSAGE);
-      assert.equal((await store().claim(task.taskId, 'w2', at(11), LEASE))?.callbacks?.['cb_a']?.at, at(10));
+      assert.equal((await store().claim(task.taskId, 'w2', at(11)))?.callbacks?.['cb_a']?.at, at(10));
     });
 
     it('with two open callbacks, the first completion is recorded and the task keeps waiting', async () => {
@@ -136,7 +136,7 @@ export function describeCallbacks(kit: ContractKit): void {
     it('finishing removes the wait', async () => {
       const task = await suspended();
       await store().completeCallback(task.taskId, 'cb_a', { result: 1 }, at(10));
-      const leased = await store().claim(task.taskId, 'w3', at(11), LEASE);
+      const leased = await store().claim(task.taskId, 'w3', at(11));
       assert.ok(leased);
       const finished = await store().finish(leased, 'w3', { status: 'completed', result: { content: [] } }, at(12));
       assert.equal(finished.callbackWait, undefined);

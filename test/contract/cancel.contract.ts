@@ -20,7 +20,7 @@ export function describeCancel(kit: ContractKit): void {
       assert.equal(stored.version, task.version + 1);
       assert.equal(stored.ttlMs, cancelledAt + RETENTION);
       assert.equal('sweepAt' in stored, false);
-      assert.equal(await store().claim(task.taskId, 'w1', at(cancelledAt + 1), LEASE), undefined);
+      assert.equal(await store().claim(task.taskId, 'w1', at(cancelledAt + 1)), undefined);
     });
 
     it("a task whose worker's lease expired is cancelled at once and loses the lease", async () => {

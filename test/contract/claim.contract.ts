@@ -11,7 +11,7 @@ export function describeClaim(kit: ContractKit): void {
   describe('claim', () => {
     it('takes the lease on a working task and returns the task as leased', async () => {
       const task = await created();
-      const leased = await store().claim(task.taskId, 'w1', at(5), LEASE);
+      const leased = await store().claim(task.taskId, 'w1', at(5));
       assert.ok(leased);
       assert.equal(leased.status, 'working');
       assert.deepEqual(leased.lease, { owner: 'w1', until: at(5 + LEASE) });
@@ -25,13 +25,13 @@ export function describeClaim(kit: ContractKit): void {
 
     it('a second claim while the lease is live is undefined and changes nothing', async () => {
       const { task } = await claimed({}, at(1));
-      assert.equal(await store().claim(task.taskId, 'w2', at(LEASE), LEASE), undefined);
+      assert.equal(await store().claim(task.taskId, 'w2', at(LEASE)), undefined);
       assert.deepEqual(await read(task.taskId), task);
     });
 
     it('a claim once the lease has expired succeeds for the new owner', async () => {
       const { task } = await claimed({}, at(1));
-      const again = await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE);
+      const again = await store().claim(task.taskId, 'w2', at(1 + LEASE));
       assert.ok(again);
       assert.deepEqual(again.lease, { owner: 'w2', until: at(1 + 2 * LEASE) });
       assert.equal(again.attempts, 2);
@@ -41,14 +41,14 @@ export function describeClaim(kit: ContractKit): void {
     it('returns cancelRequested when cancellation was requested before the claim', async () => {
       const { task } = await claimed({}, at(1));
       assert.equal((await store().cancel(task.taskId, OWNER, at(2))).result, 'requested');
-      const again = await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE);
+      const again = await store().claim(task.taskId, 'w2', at(1 + LEASE));
       assert.equal(again?.cancelRequested, true);
       assert.equal(again?.status, 'working');
     });
 
     it('a task waiting for input cannot be claimed', async () => {
       const task = await waiting({ a: ELICIT });
-      assert.equal(await store().claim(task.taskId, 'w2', at(3), LEASE), undefined);
+      assert.equal(await store().claim(task.taskId, 'w2', at(3)), undefined);
       assert.deepEqual(await read(task.taskId), task);
     });
 
@@ -62,13 +62,13 @@ export function describeClaim(kit: ContractKit): void {
         const { task, leaseOwner } = await claimed();
         await store().finish(task, leaseOwner, outcome, at(2));
         const before = await read(task.taskId);
-        assert.equal(await store().claim(task.taskId, 'w2', at(3), LEASE), undefined);
+        assert.equal(await store().claim(task.taskId, 'w2', at(3)), undefined);
         assert.deepEqual(await read(task.taskId), before);
       });
     }
 
     it('an unknown task cannot be claimed', async () => {
-      assert.equal(await store().claim(randomUUID(), 'w1', at(1), LEASE), undefined);
+      assert.equal(await store().claim(randomUUID(), 'w1', at(1)), undefined);
     });
   });
 }

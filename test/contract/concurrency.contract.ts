@@ -1,7 +1,7 @@
 /** TaskStore contract: concurrent callers (registered by `describeTaskStore`, see `task-store.contract.ts`). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { at, type ContractKit, ELICIT, ERROR, LEASE, OWNER, RESULT, SAMPLE } from './kit.ts';
+import { at, type ContractKit, ELICIT, ERROR, OWNER, RESULT, SAMPLE } from './kit.ts';
 
 /** The `concurrent callers` cases. */
 export function describeConcurrentCallers(kit: ContractKit): void {
@@ -10,7 +10,7 @@ export function describeConcurrentCallers(kit: ContractKit): void {
     it('of several concurrent claims exactly one wins', async () => {
       const tasks = await Promise.all(Array.from({ length: 4 }, () => created()));
       for (const task of tasks) {
-        const claims = await Promise.all(['w1', 'w2', 'w3'].map((owner) => store().claim(task.taskId, owner, at(1), LEASE)));
+        const claims = await Promise.all(['w1', 'w2', 'w3'].map((owner) => store().claim(task.taskId, owner, at(1))));
         const winners = claims.filter((claim) => claim !== undefined);
         assert.equal(winners.length, 1, 'exactly one claim wins');
         const stored = await read(task.taskId);
@@ -56,7 +56,7 @@ export function describeConcurrentCallers(kit: ContractKit): void {
       for (const task of tasks) {
         const [failed, leased] = await Promise.all([
           store().fail(task.taskId, ERROR, 'gave up', at(1)),
-          store().claim(task.taskId, 'w1', at(1), LEASE),
+          store().claim(task.taskId, 'w1', at(1)),
         ]);
         const stored = await read(task.taskId);
         if (failed) {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { WorkingTask } from '../../shared/tasks/model.ts';
 import { IdempotencyConflictError, TaskIdTakenError } from '../../shared/tasks/store.ts';
-import { at, type ContractKit, ELICIT, LEASE, newTask, OWNER, RESULT, STRANGER, T0, TTL, W } from './kit.ts';
+import { at, type ContractKit, ELICIT, newTask, OWNER, RESULT, STRANGER, T0, TTL, W } from './kit.ts';
 
 /** The `create and get` cases. */
 export function describeCreateAndGet(kit: ContractKit): void {
@@ -77,7 +77,7 @@ export function describeIdempotentCreate(kit: ContractKit): void {
     it('returns the task as it is now', async () => {
       const key = randomUUID();
       const { task } = await store().create(newTask(), { idempotencyKey: key });
-      const leased = await store().claim(task.taskId, 'w1', at(1), LEASE);
+      const leased = await store().claim(task.taskId, 'w1', at(1));
       const again = await store().create(newTask({ now: at(2) }), { idempotencyKey: key });
       assert.deepEqual(again, { task: leased, created: false });
     });
@@ -122,7 +122,7 @@ export function describeIdempotentCreate(kit: ContractKit): void {
     it('once the first task has expired, the key creates a new task', async () => {
       const key = randomUUID();
       const { task: first } = await store().create(newTask(), { idempotencyKey: key });
-      const leased = await store().claim(first.taskId, 'w1', at(1), LEASE);
+      const leased = await store().claim(first.taskId, 'w1', at(1));
       assert.ok(leased);
       const finished = await store().finish(leased, 'w1', { status: 'completed', result: RESULT }, at(2));
       const later = T0 + finished.ttlMs;

@@ -75,7 +75,7 @@ export function describeFail(kit: ContractKit): void {
       assert.equal(await store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE), { steps: 1 }), undefined);
       assert.equal((await read(task.taskId)).status, 'working');
       // A clean hand-over moves the mark to the step count: no progress since.
-      const again = await store().claim(task.taskId, 'w2', at(2 + LEASE), LEASE);
+      const again = await store().claim(task.taskId, 'w2', at(2 + LEASE));
       assert.ok(again);
       await store().release(task.taskId, 'w2', at(3 + LEASE), { handedOver: true, progressMark: 1 });
       assert.ok(await store().fail(task.taskId, ERROR, 'gave up', at(4 + LEASE), { steps: 1 }));

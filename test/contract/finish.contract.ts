@@ -76,7 +76,7 @@ export function describeFinish(kit: ContractKit): void {
     it('accumulates issuedKeys across input rounds and keeps every answer', async () => {
       const first = await waiting({ a: ELICIT, b: SAMPLE });
       assert.deepEqual(await store().answer(first.taskId, OWNER, { a: 'A', b: 'B' }, at(3)), { accepted: ['a', 'b'], resumed: true });
-      const again = await store().claim(first.taskId, 'w2', at(4), LEASE);
+      const again = await store().claim(first.taskId, 'w2', at(4));
       assert.ok(again);
       const second = await store().finish(again, 'w2', { status: 'input_required', inputRequests: { c: ELICIT } }, at(5));
       assert.deepEqual([...second.issuedKeys].sort(), ['a', 'b', 'c']);
@@ -100,7 +100,7 @@ export function describeFinish(kit: ContractKit): void {
       const { task, leaseOwner } = await claimed();
       await store().heartbeat(task.taskId, leaseOwner, at(2), { statusMessage: 'A' });
       await store().release(task.taskId, leaseOwner, at(2));
-      const second = await store().claim(task.taskId, 'w2', at(3), LEASE);
+      const second = await store().claim(task.taskId, 'w2', at(3));
       assert.ok(second);
       assert.equal(second.statusMessage, 'A');
       await store().heartbeat(task.taskId, 'w2', at(4), { leaseMs: LEASE, statusMessage: 'B' });
@@ -110,7 +110,7 @@ export function describeFinish(kit: ContractKit): void {
 
     it('throws LeaseLostError once the lease was taken over, and changes nothing', async () => {
       const { task, leaseOwner } = await claimed({}, at(1));
-      const takeover = await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE);
+      const takeover = await store().claim(task.taskId, 'w2', at(1 + LEASE));
       assert.ok(takeover);
       await assert.rejects(store().finish(task, leaseOwner, { status: 'completed', result: RESULT }, at(2 + LEASE)), LeaseLostError);
       assert.deepEqual(await read(task.taskId), takeover);

@@ -20,9 +20,9 @@ export function describeHeartbeat(kit: ContractKit): void {
       assert.equal(stored.lastUpdatedAt, task.lastUpdatedAt, 'a bare renewal is not an update the client sees');
       assert.equal(stored.statusMessage, undefined);
 
-      assert.equal(await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE), undefined, 'the first lease would have ended here');
-      assert.equal(await store().claim(task.taskId, 'w2', at(renewedAt + LEASE - 1), LEASE), undefined);
-      assert.equal((await store().claim(task.taskId, 'w2', at(renewedAt + LEASE), LEASE))?.lease?.owner, 'w2');
+      assert.equal(await store().claim(task.taskId, 'w2', at(1 + LEASE)), undefined, 'the first lease would have ended here');
+      assert.equal(await store().claim(task.taskId, 'w2', at(renewedAt + LEASE - 1)), undefined);
+      assert.equal((await store().claim(task.taskId, 'w2', at(renewedAt + LEASE)))?.lease?.owner, 'w2');
     });
 
     it('with leaseMs and a statusMessage renews and writes statusMessage and lastUpdatedAt in one change', async () => {
@@ -49,8 +49,8 @@ export function describeHeartbeat(kit: ContractKit): void {
       assert.equal(stored.version, task.version + 1);
       assert.deepEqual(stored, { ...task, statusMessage: 'step 1 of 3', lastUpdatedAt: at(5_000), version: task.version + 1 });
 
-      assert.equal(await store().claim(task.taskId, 'w2', at(LEASE), LEASE), undefined, 'the lease is still live');
-      assert.equal((await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE))?.lease?.owner, 'w2', 'the lease was not renewed');
+      assert.equal(await store().claim(task.taskId, 'w2', at(LEASE)), undefined, 'the lease is still live');
+      assert.equal((await store().claim(task.taskId, 'w2', at(1 + LEASE)))?.lease?.owner, 'w2', 'the lease was not renewed');
     });
 
     it('with neither leaseMs nor a statusMessage only reports cancelRequested: the lease, sweepAt and statusMessage stay', async () => {
@@ -106,7 +106,7 @@ export function describeHeartbeat(kit: ContractKit): void {
 
       it(`(${name}) throws LeaseLostError once the lease was taken over`, async () => {
         const { task, leaseOwner } = await claimed({}, at(1));
-        const takeover = await store().claim(task.taskId, 'w2', at(1 + LEASE), LEASE);
+        const takeover = await store().claim(task.taskId, 'w2', at(1 + LEASE));
         assert.ok(takeover);
         await assert.rejects(store().heartbeat(task.taskId, leaseOwner, at(2 + LEASE), options), LeaseLostError);
         assert.deepEqual(await read(task.taskId), takeover);

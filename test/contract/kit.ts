@@ -107,7 +107,7 @@ export function contractKit(store: () => TaskStore): ContractKit {
   const claimed = async (overrides: Partial<NewTask> = {}, now = at(1)) => {
     const { taskId } = await created(overrides);
     const leaseOwner = `worker-${randomUUID()}`;
-    const task = await store().claim(taskId, leaseOwner, now, LEASE);
+    const task = await store().claim(taskId, leaseOwner, now);
     assert.ok(task, 'a fresh task can be claimed');
     return { task, leaseOwner };
   };

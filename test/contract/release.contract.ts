@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { at, type ContractKit, LEASE, OWNER, W } from './kit.ts';
+import { at, type ContractKit, OWNER, W } from './kit.ts';
 
 /** The `release` cases. */
 export function describeRelease(kit: ContractKit): void {
@@ -23,7 +23,7 @@ export function describeRelease(kit: ContractKit): void {
     it('then another worker can claim at once', async () => {
       const { task, leaseOwner } = await claimed();
       await store().release(task.taskId, leaseOwner, at(2));
-      const again = await store().claim(task.taskId, 'w2', at(3), LEASE);
+      const again = await store().claim(task.taskId, 'w2', at(3));
       assert.equal(again?.lease?.owner, 'w2');
       assert.equal(again?.attempts, 2);
     });
@@ -31,11 +31,11 @@ export function describeRelease(kit: ContractKit): void {
     it('after a clean hand-over restarts the attempt count; a retry keeps counting', async () => {
       const { task, leaseOwner } = await claimed();
       await store().release(task.taskId, leaseOwner, at(2));
-      const retried = await store().claim(task.taskId, 'w2', at(3), LEASE);
+      const retried = await store().claim(task.taskId, 'w2', at(3));
       assert.equal(retried?.attempts, 2);
       await store().release(task.taskId, 'w2', at(4), { handedOver: true });
       assert.equal((await read(task.taskId)).attempts, 0);
-      assert.equal((await store().claim(task.taskId, 'w3', at(5), LEASE))?.attempts, 1);
+      assert.equal((await store().claim(task.taskId, 'w3', at(5)))?.attempts, 1);
     });
 
     it('is a no-op for anyone but the holder', async () => {

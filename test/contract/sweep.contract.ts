@@ -43,12 +43,12 @@ export function describeSweep(kit: ContractKit): void {
       const base = isolatedWindow();
       const task = await created({ now: base });
       const claimedAt = base + GRACE + 1_000;
-      const leased = await store().claim(task.taskId, 'w1', claimedAt, LEASE);
+      const leased = await store().claim(task.taskId, 'w1', claimedAt);
       assert.ok(leased);
       assert.ok(base + W < leased.lease!.until, 'due while the lease is live (the documented trade-off)');
       assert.deepEqual(await store().findDue(base + W, 10), [task.taskId]);
       assert.equal(await store().reschedule(task.taskId, base + W, base + 2 * W), true);
-      assert.equal(await store().claim(task.taskId, 'w2', base + W, LEASE), undefined, 'the duplicate finds the lease live');
+      assert.equal(await store().claim(task.taskId, 'w2', base + W), undefined, 'the duplicate finds the lease live');
       const stored = await read(task.taskId, base + W);
       assert.equal(stored.lease?.owner, 'w1');
       assert.equal(stored.attempts, 1);

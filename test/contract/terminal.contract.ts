@@ -45,7 +45,7 @@ export function describeTerminalTasks(kit: ContractKit): void {
         await unchanged('answer');
         assert.equal((await store().cancel(task.taskId, OWNER, now)).result, 'terminal');
         await unchanged('cancel');
-        assert.equal(await store().claim(task.taskId, 'w2', now, LEASE), undefined);
+        assert.equal(await store().claim(task.taskId, 'w2', now), undefined);
         await unchanged('claim');
         assert.equal(await store().reschedule(task.taskId, at(MUCH_LATER), at(MUCH_LATER)), false);
         await unchanged('reschedule');

@@ -250,7 +250,7 @@ describe('size budgets against the row they protect (item 1)', () => {
         }),
       );
       const created = taskRowBytes(task);
-      const claimed = await store.claim(taskId, crypto.randomUUID(), Date.now(), 300_000);
+      const claimed = await store.claim(taskId, crypto.randomUUID(), Date.now());
       assert.ok(claimed);
       const question = {
         method: 'elicitation/create' as const,

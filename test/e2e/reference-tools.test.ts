@@ -67,7 +67,7 @@ describe('reference fixture tools', () => {
           pollIntervalMs: 1000,
         });
         local.accepted.push({ taskId, owner: PRINCIPAL });
-        const claimed = await stack.store.claim(taskId, 'reference-test', Date.now(), 60_000);
+        const claimed = await stack.store.claim(taskId, 'reference-test', Date.now());
         assert.ok(claimed);
         const image = randomBytes(600 * 1024).toString('base64'); // ~800 KB: three chunks
         const result = {

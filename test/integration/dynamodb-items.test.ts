@@ -142,7 +142,7 @@ describe('DynamoDbTaskStore key and list items', () => {
     const keys = { listKey: written[LIST_INDEX.partition], listSort: written[LIST_INDEX.sort] };
     assert.match(keys.listKey?.S ?? '', /^owner#[0-9a-f]{64}$/);
     assert.equal(keys.listSort?.S, `${String(T0).padStart(15, '0')}#${task.taskId}`);
-    const claimed = await store.claim(task.taskId, 'w1', T0 + 1, LEASE);
+    const claimed = await store.claim(task.taskId, 'w1', T0 + 1);
     assert.ok(claimed);
     await store.heartbeat(task.taskId, 'w1', T0 + 2, { leaseMs: LEASE, statusMessage: 'half way' });
     await store.finish(claimed, 'w1', { status: 'completed', result: { content: [] } }, T0 + 3);

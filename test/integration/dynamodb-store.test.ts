@@ -97,7 +97,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
   async function claimedTask(now = T0 + 1): Promise<TaskRecord> {
     const { task } = await store.create(echoTask(randomUUID(), now - 1));
-    const claimed = await store.claim(task.taskId, 'w1', now, LEASE);
+    const claimed = await store.claim(task.taskId, 'w1', now);
     assert.ok(claimed);
     return claimed;
   }
@@ -129,7 +129,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     const taskId = randomUUID();
     assert.deepEqual(await commandsOf(() => store.create(echoTask(taskId))), ['PutItem']);
     let claimed: TaskRecord | undefined;
-    assert.deepEqual(await commandsOf(async () => (claimed = await store.claim(taskId, 'w1', T0 + 1, LEASE))), ['UpdateItem']);
+    assert.deepEqual(await commandsOf(async () => (claimed = await store.claim(taskId, 'w1', T0 + 1))), ['UpdateItem']);
     assert.ok(claimed);
     assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 2, { leaseMs: LEASE, statusMessage: 'busy' })), [
       'UpdateItem',
@@ -137,7 +137,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { leaseMs: LEASE })), ['UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.heartbeat(taskId, 'w1', T0 + 3, { statusMessage: 'busy' })), ['UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.release(taskId, 'w1', T0 + 4)), ['UpdateItem']);
-    claimed = await store.claim(taskId, 'w2', T0 + 5, LEASE);
+    claimed = await store.claim(taskId, 'w2', T0 + 5);
     assert.ok(claimed);
     assert.deepEqual(await commandsOf(() => store.finish(claimed!, 'w2', { status: 'completed', result: { content: [] } }, T0 + 6)), [
       'UpdateItem',
@@ -192,7 +192,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     const created = sweepKey(await rawRow(taskId));
     assert.deepEqual(created, [activeShardOf(taskId), String(T0 + W)]);
 
-    assert.doesNotMatch(await expressionOf(() => store.claim(taskId, 'w1', T0 + 1, LEASE)), /sweepAt|activeShard/);
+    assert.doesNotMatch(await expressionOf(() => store.claim(taskId, 'w1', T0 + 1)), /sweepAt|activeShard/);
     assert.deepEqual(sweepKey(await rawRow(taskId)), created, 'claim leaves the index entry where it is');
     assert.doesNotMatch(
       await expressionOf(() => store.heartbeat(taskId, 'w1', T0 + 2, { statusMessage: 'busy' })),
@@ -272,7 +272,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     assert.deepEqual(expiry(row), []);
     assert.equal(await indexed(taskId), true);
 
-    const first = await store.claim(taskId, 'w1', T0 + 1, LEASE);
+    const first = await store.claim(taskId, 'w1', T0 + 1);
     assert.ok(first);
     row = await rawRow(taskId);
     assert.equal(row[ACTIVE_INDEX.sort]?.N, String(T0 + W), 'a claim leaves sweepAt where create put it');
@@ -291,7 +291,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     assert.deepEqual(expiry(row), []);
     assert.equal(await indexed(taskId), true);
 
-    const second = await store.claim(taskId, 'w2', T0 + 4, LEASE);
+    const second = await store.claim(taskId, 'w2', T0 + 4);
     assert.ok(second);
     const finished = await store.finish(second, 'w2', { status: 'completed', result: {} }, T0 + 5_000);
     assert.equal(finished.ttlMs, 5_000 + RETENTION);
@@ -323,7 +323,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   it('removes the attributes that do not belong to the new status from the row', async () => {
     const taskId = randomUUID();
     await store.create(echoTask(taskId));
-    const first = await store.claim(taskId, 'w1', T0 + 1, LEASE);
+    const first = await store.claim(taskId, 'w1', T0 + 1);
     assert.ok(first);
     await store.finish(first, 'w1', { status: 'input_required', inputRequests: { a: { method: 'roots/list' } } }, T0 + 2);
     assert.ok((await rawRow(taskId))['inputRequests']);
@@ -334,7 +334,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
       [],
     );
 
-    const second = await store.claim(taskId, 'w2', T0 + 4, LEASE);
+    const second = await store.claim(taskId, 'w2', T0 + 4);
     assert.ok(second);
     await store.finish(second, 'w2', { status: 'failed', error: { code: -32603, message: 'Internal error' } }, T0 + 5);
     const row = await rawRow(taskId);
@@ -406,7 +406,7 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
   it('the chunks of an attempt that lost its lease are never mixed in', async () => {
     const stale = await claimedTask();
-    const current = await store.claim(stale.taskId, 'w2', T0 + 1 + LEASE, LEASE);
+    const current = await store.claim(stale.taskId, 'w2', T0 + 1 + LEASE);
     assert.ok(current);
     const staleResult = resultOfSize(3 * RESULT_CHUNK_BYTES, 'd');
     await assert.rejects(store.finish(stale, 'w1', { status: 'completed', result: staleResult }, T0 + 2 + LEASE), LeaseLostError);

@@ -115,7 +115,7 @@ describe('index shard count', () => {
 
     // A row written under 4 and then claimed and released under 8 keeps being found too.
     const moved = before4[0]!;
-    assert.ok(await store8.claim(moved, 'w1', T0 + 1, POLICY.leaseMs));
+    assert.ok(await store8.claim(moved, 'w1', T0 + 1));
     await store8.release(moved, 'w1', T0 + 2);
 
     const sent: string[] = [];

@@ -35,7 +35,7 @@ const window = () => (t0 += 10 * MAX_WAIT);
 async function waitingTask(store: TaskStore, now: number, requests: Record<string, InputRequest> = { a: ELICIT }): Promise<TaskRecord> {
   const taskId = randomUUID();
   await store.create(newTask({ taskId, owner: OWNER, tool: 'confirm', clientCapabilities: { elicitation: {} }, now, ttlMs: 60_000 }));
-  const claimed = (await store.claim(taskId, 'w1', now + 1, POLICY.leaseMs))!;
+  const claimed = (await store.claim(taskId, 'w1', now + 1))!;
   return store.finish(claimed, 'w1', { status: 'input_required', inputRequests: requests }, now + 2);
 }
 

@@ -215,13 +215,13 @@ async function expecting<T>(
 
 function claimOp(world: World, task: Tracked): Op {
   const leaseOwner = fresh(world, 'w');
-  const leaseMs = world.rng.pick(LEASES);
+  const leaseMs = POLICY.leaseMs;
   return {
     label: `claim ${leaseOwner} ${leaseMs}ms`,
     async run(w, solo) {
       const before = task.last;
       const now = w.now;
-      const leased = await w.store.claim(task.taskId, leaseOwner, now, leaseMs);
+      const leased = await w.store.claim(task.taskId, leaseOwner, now);
       if (leased) task.claims.push({ leaseOwner, record: leased });
       if (solo) {
         const expected = before !== undefined && before.status === 'working' && !isRunning(before, now);

@@ -81,7 +81,7 @@ describe('createOrJoin', () => {
   it("a repeat after the task ended starts a task of its own, and that task's repeats join it", async () => {
     const { store, queue, join } = setup();
     const end = async (taskId: string) => {
-      const claimed = await store.claim(taskId, 'w', T0, 10_000);
+      const claimed = await store.claim(taskId, 'w', T0);
       await store.finish(claimed!, 'w', { status: 'completed', result: { content: [] } }, T0 + 1);
     };
     const first = await join();
@@ -101,7 +101,7 @@ describe('createOrJoin', () => {
       const { task, joined } = await join();
       assert.equal(joined, false);
       seen.add(task.taskId);
-      const claimed = await store.claim(task.taskId, 'w', T0, 10_000);
+      const claimed = await store.claim(task.taskId, 'w', T0);
       await store.finish(claimed!, 'w', { status: 'completed', result: { content: [] } }, T0 + 1);
     }
     assert.equal(seen.size, 5);

@@ -149,7 +149,7 @@ describe('lifecycle events from the worker', () => {
     const publisher = new MemoryEventPublisher();
     const w = world(publisher);
     const taskId = await w.create('breaks');
-    assert.ok(await w.store.claim(taskId, 'elsewhere', w.now(), LEASE_MS));
+    assert.ok(await w.store.claim(taskId, 'elsewhere', w.now()));
     assert.equal(await w.actions.cancel(taskId, 'alice'), 'requested');
     assert.deepEqual(publisher.events, [], 'a running task is only flagged: its worker ends it');
     await w.store.release(taskId, 'elsewhere', w.now());

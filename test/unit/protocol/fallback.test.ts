@@ -56,7 +56,7 @@ function setup() {
   /** A task of alice's waiting on `requests`. */
   const waiting = async (taskId: string, requests: Record<string, InputRequest>) => {
     await store.create(newTask({ taskId, now: NOW }));
-    const claimed = await store.claim(taskId, 'w', NOW, 10_000);
+    const claimed = await store.claim(taskId, 'w', NOW);
     assert.ok(claimed);
     await store.finish(claimed, 'w', { status: 'input_required', inputRequests: requests }, NOW);
   };
@@ -157,7 +157,7 @@ describe('the fallback tools', () => {
   it('task_status right after task_cancel of a running task says a cancel was requested and what happens next', async () => {
     const { store, call } = setup();
     await store.create(newTask({ taskId: 't6', now: NOW }));
-    assert.ok(await store.claim('t6', 'w', NOW, 60_000), 'a worker runs it');
+    assert.ok(await store.claim('t6', 'w', NOW), 'a worker runs it');
     const cancelled = await call('task_cancel', { taskId: 't6' });
     assert.equal(cancelled.structuredContent?.['cancelRequested'], true);
     const status = await call('task_status', { taskId: 't6' });

@@ -35,7 +35,7 @@ describe('sweep', () => {
     assert.deepEqual((await sweep({ store, queue, settings, log, now: () => W })).requeued, ['lost']);
     assert.equal((await store.get('lost', 'o', W))?.sweepAt, W + LEASE + GRACE);
     // The swept message's run takes the lease at once and is never due while it holds it.
-    assert.ok(await store.claim('lost', 'w1', W, LEASE));
+    assert.ok(await store.claim('lost', 'w1', W));
     assert.deepEqual((await sweep({ store, queue, settings, log, now: () => W + LEASE })).requeued, []);
     assert.deepEqual((await sweep({ store, queue, settings, log, now: () => 2 * W - 1 })).requeued, []);
     assert.deepEqual((await sweep({ store, queue, settings, log, now: () => 2 * W })).requeued, ['lost']);
@@ -44,7 +44,7 @@ describe('sweep', () => {
   it('leaves a running task alone until its lease and grace have passed', async () => {
     const { store, queue, create } = await setup();
     await create('running', 0);
-    await store.claim('running', 'w1', 10, LEASE);
+    await store.claim('running', 'w1', 10);
     assert.deepEqual((await sweep({ store, queue, settings, log, now: () => 10 + LEASE })).requeued, []);
     assert.deepEqual((await sweep({ store, queue, settings, log, now: () => 10 + LEASE + GRACE })).requeued, ['running']);
   });
@@ -52,7 +52,7 @@ describe('sweep', () => {
   it('a renewal pushes a running task past its renewed lease; progress alone does not', async () => {
     const { store, queue, create } = await setup();
     await create('renewed', 0);
-    await store.claim('renewed', 'w1', 10, LEASE);
+    await store.claim('renewed', 'w1', 10);
     await store.heartbeat('renewed', 'w1', 2000, { statusMessage: 'working on it' });
     assert.equal((await store.get('renewed', 'o', 2000))?.sweepAt, W, 'progress leaves sweepAt alone');
     await store.heartbeat('renewed', 'w1', 2000, { leaseMs: LEASE });
@@ -63,10 +63,10 @@ describe('sweep', () => {
   it('never touches tasks waiting for input or finished', async () => {
     const { store, queue, create } = await setup();
     const { task: waiting } = await create('waiting', 0);
-    await store.claim('waiting', 'w', 0, 100);
+    await store.claim('waiting', 'w', 0);
     await store.finish(waiting, 'w', { status: 'input_required', inputRequests: { k: { method: 'elicitation/create' } } }, 1);
     const { task: done } = await create('done', 0);
-    await store.claim('done', 'w', 0, 100);
+    await store.claim('done', 'w', 0);
     await store.finish(done, 'w', { status: 'completed', result: { content: [] } }, 1);
     assert.deepEqual((await sweep({ store, queue, settings, log, now: () => 10 ** 9 })).requeued, []);
   });

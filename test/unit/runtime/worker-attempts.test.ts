@@ -16,8 +16,8 @@ describe('crash loops', () => {
     let now = Date.now();
     // Each claim whose worker then vanishes: the lease simply expires.
     for (let run = 1; run <= DEFAULT_SETTINGS.maxAttempts; run++) {
-      assert.ok(await world.store.claim(taskId, `crashed-${run}`, now, 1000));
-      now += 1001;
+      assert.ok(await world.store.claim(taskId, `crashed-${run}`, now));
+      now += LEASE_MS + 1;
     }
     await processTaskMessage({ taskId, reason: 'sweep' }, { ...deps(), now: () => now });
     const task = await world.store.get(taskId, OWNER, now);
@@ -30,7 +30,7 @@ describe('crash loops', () => {
     const taskId = await create('counted');
     let now = Date.now();
     for (let run = 1; run <= DEFAULT_SETTINGS.maxAttempts + 2; run++) {
-      assert.ok(await world.store.claim(taskId, `w-${run}`, now, 1000));
+      assert.ok(await world.store.claim(taskId, `w-${run}`, now));
       await world.store.release(taskId, `w-${run}`, now, { handedOver: true });
       now += 1;
     }
@@ -59,9 +59,9 @@ describe('attempts and progress', () => {
     let now = Date.now();
     // Runs that each died after recording a step: more of them than the cap allows.
     for (let run = 1; run <= DEFAULT_SETTINGS.maxAttempts; run++) {
-      assert.ok(await world.store.claim(taskId, `crashed-${run}`, now, 1000));
+      assert.ok(await world.store.claim(taskId, `crashed-${run}`, now));
       if (run <= 2) await world.store.saveStep(taskId, `s${run}`, run, now, run);
-      now += 1001;
+      now += LEASE_MS + 1;
     }
     await processTaskMessage({ taskId, reason: 'sweep' }, { ...deps(), tools: withSteps, now: () => now });
     const task = await world.store.get(taskId, OWNER, now);
@@ -140,7 +140,7 @@ describe('attempts and progress', () => {
     const taskId = await create(replaysThenFails.name);
     const now = Date.now();
     // An earlier run recorded s1 and handed over cleanly: the mark is 1.
-    assert.ok(await world.store.claim(taskId, 'earlier', now, LEASE_MS));
+    assert.ok(await world.store.claim(taskId, 'earlier', now));
     await world.store.saveStep(taskId, 's1', 1, now, 1);
     await world.store.release(taskId, 'earlier', now, { handedOver: true, progressMark: 1 });
     const workerDeps = { ...deps(), tools: new Map([[replaysThenFails.name, replaysThenFails]]) };
@@ -156,19 +156,19 @@ describe('attempts and progress', () => {
     let now = Date.now();
     await world.store.saveStep(taskId, 's1', 1, now, 1);
     for (let run = 1; run <= DEFAULT_SETTINGS.maxAttempts; run++) {
-      assert.ok(await world.store.claim(taskId, `crashed-${run}`, now, 1000));
-      now += 1001;
+      assert.ok(await world.store.claim(taskId, `crashed-${run}`, now));
+      now += LEASE_MS + 1;
     }
     // Past the cap with one new step: the count restarts at this run (which dies too)...
-    const leased = await world.store.claim(taskId, 'progress', now, 1000);
+    const leased = await world.store.claim(taskId, 'progress', now);
     assert.ok(leased);
     await world.store.heartbeat(taskId, 'progress', now, { progressMark: 1 });
     assert.equal((await world.store.get(taskId, OWNER, now))?.attempts, 1);
-    now += 1001;
+    now += LEASE_MS + 1;
     // ...then runs that record nothing.
     for (let run = 1; run < DEFAULT_SETTINGS.maxAttempts; run++) {
-      assert.ok(await world.store.claim(taskId, `again-${run}`, now, 1000));
-      now += 1001;
+      assert.ok(await world.store.claim(taskId, `again-${run}`, now));
+      now += LEASE_MS + 1;
     }
     await processTaskMessage({ taskId, reason: 'sweep' }, { ...deps(), tools: withSteps, now: () => now });
     const task = await world.store.get(taskId, OWNER, now);

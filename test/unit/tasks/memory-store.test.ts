@@ -61,7 +61,7 @@ describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
   it('finish: changing the outcome’s input requests or result afterwards changes nothing stored', async () => {
     const store = new InMemoryTaskStore(POLICY);
     await store.create(task1());
-    const claimed = await store.claim('task-1', 'w1', T0 + 1, POLICY.leaseMs);
+    const claimed = await store.claim('task-1', 'w1', T0 + 1);
     assert.ok(claimed);
     const request: InputRequest = { method: 'elicitation/create', params: { message: 'Which file?' } };
     await store.finish(claimed, 'w1', { status: 'input_required', inputRequests: { a: request } }, T0 + 2);
@@ -72,7 +72,7 @@ describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
     });
 
     await store.answer('task-1', OWNER, { a: 'file.txt' }, T0 + 3);
-    const again = await store.claim('task-1', 'w2', T0 + 4, POLICY.leaseMs);
+    const again = await store.claim('task-1', 'w2', T0 + 4);
     assert.ok(again);
     const result = { content: [{ type: 'text', text: 'done' }] };
     await store.finish(again, 'w2', { status: 'completed', result }, T0 + 5);
@@ -84,7 +84,7 @@ describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
   it('answer: changing an answer passed in afterwards changes nothing stored', async () => {
     const store = new InMemoryTaskStore(POLICY);
     await store.create(task1());
-    const claimed = await store.claim('task-1', 'w1', T0 + 1, POLICY.leaseMs);
+    const claimed = await store.claim('task-1', 'w1', T0 + 1);
     assert.ok(claimed);
     await store.finish(claimed, 'w1', { status: 'input_required', inputRequests: { a: { method: 'elicitation/create' } } }, T0 + 2);
     const answer = { action: 'accept', content: { name: 'file.txt' } };
