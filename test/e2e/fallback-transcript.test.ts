@@ -29,6 +29,7 @@ describe('docs/connecting.md, a fallback run', () => {
     const text =
       '--- t=0.4 s  call 90b05aec-7702-4d6d-9170-7a2a6c34e84e http://127.0.0.1:39211/mcp (answered in 20.1 s) Computed 15 of 25 s';
     assert.equal(normalized(text), '--- t=<s>  call <task id> http://127.0.0.1:<port>/mcp (answered in <s>) Computed <n> of 25 s');
+    assert.equal(normalized('"decidedAt": "2026-12-02T07:40:19.478Z"'), '"decidedAt": "<time>"');
     assert.notEqual(normalized('Computed report in 25 s: d56d6556dbb9c0bb'), normalized('Computed report in 25 s: 0000000000000000'));
   });
 });

@@ -73,12 +73,13 @@ export function transcriptIn(page: string): string {
     .replace(/^```text\n|\n```$/g, '');
 }
 
-/** What may differ from one run to the next: task ids, the endpoint's port, the times, how far the computation had come. */
+/** What may differ from one run to the next: task ids, the endpoint's port, the times and timestamps, how far the computation had come. */
 export function normalized(transcript: string): string {
   return transcript
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<task id>')
     .replace(/http:\/\/127\.0\.0\.1:\d+/g, 'http://127.0.0.1:<port>')
     .replace(/t=[\d.]+ s/g, 't=<s>')
+    .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g, '<time>')
     .replace(/answered in [\d.]+ s/g, 'answered in <s>')
     .replace(/Computed \d+ of (\d+) s/g, 'Computed <n> of $1 s');
 }
