@@ -16,7 +16,7 @@ import { activeShards, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamo
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
 import { shardsOf } from '../../shared/tasks/dynamodb-update.ts';
 import { isRunning, type TaskRecord } from '../../shared/tasks/model.ts';
-import type { StorePolicy } from '../../shared/tasks/store.ts';
+import type { StorePolicy } from '../../shared/tasks/store-types.ts';
 import { INTERNAL_ERROR } from '../../shared/wire.ts';
 
 export interface OpsDeps {
@@ -165,7 +165,8 @@ export class Ops {
     const message = operatorMessage(reason);
     const task = await this.#row(taskId);
     if (!task) return { taskId, outcome: 'unchanged', reason: 'no such task' };
-    if (await this.#store.fail(taskId, { code: INTERNAL_ERROR, message }, message, this.#now())) return { taskId, outcome: 'failed' };
+    if (await this.#store.fail(taskId, { error: { code: INTERNAL_ERROR, message }, statusMessage: message, now: this.#now() }))
+      return { taskId, outcome: 'failed' };
     const now = await this.#row(taskId);
     return {
       taskId,

@@ -17,16 +17,9 @@ import { delay } from '../runtime/delay.ts';
 import { type AnswerOptions, type Decider, DecisionRefusedError, type WaitingPage } from '../tasks/approvals-model.ts';
 import { checkAnswers } from '../tasks/limits.ts';
 import { type ClientCapabilities, isTerminal, type TaskRecord } from '../tasks/model.ts';
-import {
-  type AnswerResult,
-  type CancelOptions,
-  type CancelResult,
-  type ListOptions,
-  TaskIdTakenError,
-  TaskNotFoundError,
-  type TaskPage,
-  type TaskStore,
-} from '../tasks/store.ts';
+import type { TaskStore } from '../tasks/store.ts';
+import { TaskIdTakenError, TaskNotFoundError } from '../tasks/store-errors.ts';
+import type { AnswerResult, CancelOptions, CancelResult, ListOptions, TaskPage } from '../tasks/store-types.ts';
 
 /** How often a waiting request reads the task: at most one strongly consistent read a second. */
 const WAIT_READ_MS = 1_000;

@@ -20,7 +20,7 @@ import { NONCE, secureHeaders } from 'hono/secure-headers';
 import { ClientError } from '../errors.ts';
 import { CONSOLE_PATH } from '../links.ts';
 import { errorName } from '../log.ts';
-import { TaskNotFoundError } from '../tasks/store.ts';
+import { TaskNotFoundError } from '../tasks/store-errors.ts';
 import { type ConsoleEnv, consoleSessions } from './cookies.ts';
 import type { ConsoleDeps } from './deps.ts';
 import { Layout } from './pages/layout.tsx';

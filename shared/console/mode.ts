@@ -6,7 +6,7 @@
  */
 import type { Config } from '../config.ts';
 import type { DeploymentLinks } from '../links.ts';
-import type { StorePolicy } from '../tasks/store.ts';
+import type { StorePolicy } from '../tasks/store-types.ts';
 
 /** The console's mode. */
 export type ConsoleMode =

@@ -10,7 +10,7 @@ import { taskPagePath } from '../links.ts';
 import { DecisionRefusedError } from '../tasks/approvals-model.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import { forPersonOnly } from '../tasks/model.ts';
-import type { AnswerResult } from '../tasks/store.ts';
+import type { AnswerResult } from '../tasks/store-types.ts';
 import type { ConsoleEnv, ConsoleSessions } from './cookies.ts';
 import type { ConsoleDeps } from './deps.ts';
 import { formContent, formFields, type PostedForm } from './forms.ts';

@@ -13,7 +13,7 @@ import type { DeploymentLinks } from '../links.ts';
 import type { ToolResult } from '../runtime/tool.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import { forPersonOnly, isTerminal, type TaskRecord } from '../tasks/model.ts';
-import type { CancelResult } from '../tasks/store.ts';
+import type { CancelResult } from '../tasks/store-types.ts';
 
 export const TASK_STATUS = 'task_status';
 export const TASK_ANSWER = 'task_answer';

@@ -35,7 +35,7 @@ import type { TaskActions } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
 import type { ToolResult } from '../runtime/tool.ts';
 import { jsonBytes, LimitExceededError, MAX_ARGUMENTS_BYTES } from '../tasks/limits.ts';
-import { TaskNotFoundError } from '../tasks/store.ts';
+import { TaskNotFoundError } from '../tasks/store-errors.ts';
 import {
   AnswerArgs,
   alreadyEnded,

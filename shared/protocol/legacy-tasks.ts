@@ -39,7 +39,7 @@ import type { TaskActions } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
 import type { ToolDefinition } from '../runtime/tool.ts';
 import { isTerminal, type TaskRecord } from '../tasks/model.ts';
-import { TaskNotFoundError } from '../tasks/store.ts';
+import { TaskNotFoundError } from '../tasks/store-errors.ts';
 import { INTERNAL_ERROR, INVALID_PARAMS, META_KEYS, PROTOCOL_VERSION } from '../wire.ts';
 import { type RenderContext, taskFields } from './render.ts';
 

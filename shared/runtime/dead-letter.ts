@@ -43,7 +43,7 @@ export async function handleDeadLetter(deps: DeadLetterDeps, body: string): Prom
   try {
     const steps = (await store.loadJournal(taskId)).size;
     const at = (deps.now ?? Date.now)();
-    const ended = await store.fail(taskId, EXHAUSTED_ERROR, DEAD_LETTERED_MESSAGE, at, { steps });
+    const ended = await store.fail(taskId, { error: EXHAUSTED_ERROR, statusMessage: DEAD_LETTERED_MESSAGE, now: at, steps });
     const changed = ended !== undefined;
     log(
       changed

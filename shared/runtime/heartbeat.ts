@@ -2,7 +2,8 @@ import type { TaskSettings } from '../config.ts';
 import { errorName, type Log } from '../log.ts';
 import { MAX_STATUS_MESSAGE_BYTES, truncateUtf8 } from '../tasks/limits.ts';
 import type { TaskRecord } from '../tasks/model.ts';
-import { LeaseLostError, type TaskStore } from '../tasks/store.ts';
+import type { TaskStore } from '../tasks/store.ts';
+import { LeaseLostError } from '../tasks/store-errors.ts';
 
 /** What a heartbeat writes with and how often (a worker's dependencies provide it). */
 export interface HeartbeatDeps {

@@ -1,4 +1,5 @@
-import type { StepRecord, TaskStore } from '../tasks/store.ts';
+import type { TaskStore } from '../tasks/store.ts';
+import type { StepRecord } from '../tasks/store-types.ts';
 import type { Journal } from './run.ts';
 
 /** The store's journal of one task, as a run and the worker's progress checks read it. */
@@ -23,7 +24,7 @@ export function taskJournal(store: TaskStore, taskId: string, now: () => number)
       return (await load()).get(name);
     },
     async record(name, value, position) {
-      const stored = await store.saveStep(taskId, name, value, now(), position);
+      const stored = await store.saveStep(taskId, { name, value, now: now(), ...(position === undefined ? {} : { position }) });
       const map = await load();
       if (!map.has(name)) map.set(name, position === undefined ? { value: stored } : { value: stored, position });
       return stored;

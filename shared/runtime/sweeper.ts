@@ -103,7 +103,7 @@ async function sweepOne(deps: SweeperDeps, taskId: string, now: number): Promise
     }
     // Not a working task (or another sweeper got there): a wait for input past its deadline?
     const { error, statusMessage } = inputWaitExpired(deps.settings.maxInputWaitMs);
-    const failed = await deps.store.expireWait(taskId, error, statusMessage, now);
+    const failed = await deps.store.expireWait(taskId, { error, statusMessage, now });
     if (!failed) return 'none';
     logTaskEnded(deps.log, failed, 'failed', now, { reason: 'input-wait-expired' });
     await deps.events?.announce(failed);

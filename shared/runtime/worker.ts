@@ -9,7 +9,9 @@ import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/qu
 import { cancelRunsOnCancel } from '../tasks/callbacks-model.ts';
 import { forPersonOnly, MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { isFirstRun, pastAttemptCap, progressedPastMark, retriesExhausted } from '../tasks/rules.ts';
-import { LeaseLostError, type ReleaseOptions, TaskRowRejectedError, type TaskStore } from '../tasks/store.ts';
+import type { TaskStore } from '../tasks/store.ts';
+import { LeaseLostError, TaskRowRejectedError } from '../tasks/store-errors.ts';
+import type { ReleaseOptions } from '../tasks/store-types.ts';
 import { BARE_INTERNAL_ERROR, INTERNAL_ERROR, INVALID_PARAMS } from '../wire.ts';
 import { callbackState } from './callbacks.ts';
 import { startHeartbeat } from './heartbeat.ts';
@@ -95,7 +97,7 @@ async function claim(message: TaskMessage, deps: WorkerDeps): Promise<TaskRun | 
     // end the task rather than let the queue and the sweeper retry it forever.
     const at = now();
     const statusMessage = 'The task could not be started: its row is at the storage size limit';
-    const ended = await deps.store.fail(message.taskId, EXHAUSTED_ERROR, statusMessage, at);
+    const ended = await deps.store.fail(message.taskId, { error: EXHAUSTED_ERROR, statusMessage, now: at });
     if (ended) {
       logTaskEnded(log, ended, 'failed', at, { reason: 'row-rejected' });
       await deps.events?.announce(ended);

@@ -11,7 +11,8 @@ import { type AnswerOptions, type Decider, DecisionRefusedError } from './approv
 import { MAX_TASK_ID_LENGTH } from './limits.ts';
 import { type Decision, forPersonOnly, isExpired, needsAnotherApprover, type TaskRecord } from './model.ts';
 import type { SweepTiming } from './rules.ts';
-import { type AnswerResult, InvalidPageError, type ListOptions, MAX_LIST_PAGE, TaskNotFoundError } from './store.ts';
+import { InvalidPageError, TaskNotFoundError } from './store-errors.ts';
+import { type AnswerResult, type ListOptions, MAX_LIST_PAGE } from './store-types.ts';
 import { decideAnswer, type Decision as StoreDecision } from './transitions.ts';
 
 /** The record of the questions among `keys` that are for a person, decided by `decision`. */

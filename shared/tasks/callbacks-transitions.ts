@@ -20,7 +20,7 @@ import {
 import { checkBudget } from './limits.ts';
 import { isRunning, isTerminal, type TaskRecord } from './model.ts';
 import { leaseHeld, type SweepTiming, sweepWindow } from './rules.ts';
-import { LeaseLostError } from './store.ts';
+import { LeaseLostError } from './store-errors.ts';
 import type { Decision } from './transitions.ts';
 
 /** The largest payload one completion may post (the JSON of its `result` or `error`), as the endpoint measures it. */

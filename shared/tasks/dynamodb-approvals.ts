@@ -27,7 +27,7 @@ import { batchGet } from './dynamodb-results.ts';
 import { LIST_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
 import type { StoreTable } from './dynamodb-update.ts';
 import type { TaskRecord } from './model.ts';
-import type { ListOptions } from './store.ts';
+import type { ListOptions } from './store-types.ts';
 
 /** The list of questions for a person waiting for a decision, in the list index. */
 const WAITING_LIST = 'person-questions';

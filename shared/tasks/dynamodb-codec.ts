@@ -21,7 +21,7 @@ import {
 } from './dynamodb-schema.ts';
 import { listSortKey } from './listing.ts';
 import { isTerminal, type TaskBase, type TaskRecord, type TaskStatus } from './model.ts';
-import type { StorePolicy } from './store.ts';
+import type { StorePolicy } from './store-types.ts';
 import { expiresAtSeconds } from './ttl.ts';
 
 export type Item = Record<string, AttributeValue>;

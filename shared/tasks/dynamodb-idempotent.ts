@@ -9,7 +9,7 @@ import { IDEMPOTENCY_GRACE_MS, IDEMPOTENCY_PK_PREFIX, IDEMPOTENCY_SK, TABLE_KEYS
 import { MAX_ATTEMPTS, putItem, putRow, type StoreTable, shardsOf } from './dynamodb-update.ts';
 import type { TaskRecord, WorkingTask } from './model.ts';
 import { visible } from './rules.ts';
-import { IdempotencyConflictError } from './store.ts';
+import { IdempotencyConflictError } from './store-errors.ts';
 
 /**
  * `create` with an idempotency key: the key item (naming the task id and the

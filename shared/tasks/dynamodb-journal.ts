@@ -8,7 +8,7 @@ import { GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, number, readString, stepSortKey, stepValue } from './dynamodb-codec.ts';
 import { STEP_SK_PREFIX, TABLE_KEYS, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
 import { MAX_ATTEMPTS, putItem, type StoreTable } from './dynamodb-update.ts';
-import type { StepRecord } from './store.ts';
+import type { StepRecord, StepToSave } from './store-types.ts';
 
 /** Every checkpoint of the task, by step name (strongly consistent, paged). */
 export async function loadJournal(table: StoreTable, taskId: string): Promise<Map<string, StepRecord>> {
@@ -41,14 +41,7 @@ export async function loadJournal(table: StoreTable, taskId: string): Promise<Ma
  * Records step `name` of the task unless a checkpoint of it exists;
  * resolves to the value to go on with: `value`, or the one recorded first.
  */
-export async function saveStep(
-  table: StoreTable,
-  taskId: string,
-  name: string,
-  value: unknown,
-  now: number,
-  position?: number,
-): Promise<unknown> {
+export async function saveStep(table: StoreTable, taskId: string, { name, value, now, position }: StepToSave): Promise<unknown> {
   const stepKey = { [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: stepSortKey(name) } };
   const text = JSON.stringify(value);
   const item: Item = {

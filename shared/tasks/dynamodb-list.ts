@@ -17,7 +17,7 @@ import { LIST_INDEX, TABLE_KEYS } from './dynamodb-schema.ts';
 import type { StoreTable } from './dynamodb-update.ts';
 import { checkPage } from './listing.ts';
 import { visible } from './rules.ts';
-import type { ListOptions, TaskPage } from './store.ts';
+import type { ListOptions, TaskPage } from './store-types.ts';
 
 /** One entry of the list index: the item it names and its place in the list. */
 interface ListEntry {

@@ -8,7 +8,7 @@ import { batchGet } from './dynamodb-results.ts';
 import { TABLE_KEYS } from './dynamodb-schema.ts';
 import { type StoreTable, updateItem } from './dynamodb-update.ts';
 import { isTerminal, type TaskStatus } from './model.ts';
-import { TooManyTasksError } from './store.ts';
+import { TooManyTasksError } from './store-errors.ts';
 
 /**
  * Adds a task to its owner's set of unfinished task ids (one item per

@@ -29,26 +29,26 @@ import {
   updateRow,
   versionOf,
 } from './dynamodb-update.ts';
-import { isRunning, isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
+import { isRunning, isTerminal, type TaskOutcome, type TaskRecord } from './model.ts';
 import { heartbeatFields, leaseFor, releaseFields, visible } from './rules.ts';
-import {
-  type AnswerResult,
-  type CancelOptions,
-  type CancelOutcome,
-  type CreateOptions,
-  type FailOptions,
-  type HeartbeatOptions,
-  LeaseLostError,
-  type ListOptions,
-  type NewTask,
-  type ReleaseOptions,
-  type StepRecord,
-  type StorePolicy,
-  TaskIdTakenError,
-  type TaskPage,
-  TaskRowRejectedError,
-  type TaskStore,
-} from './store.ts';
+import type { TaskStore } from './store.ts';
+import { LeaseLostError, TaskIdTakenError, TaskRowRejectedError } from './store-errors.ts';
+import type {
+  AnswerResult,
+  CancelOptions,
+  CancelOutcome,
+  CreateOptions,
+  Ending,
+  Failure,
+  HeartbeatOptions,
+  ListOptions,
+  NewTask,
+  ReleaseOptions,
+  StepRecord,
+  StepToSave,
+  StorePolicy,
+  TaskPage,
+} from './store-types.ts';
 import { applyOutcome, type Decision, decideCancel, decideExpireWait, decideFail, newTaskRecord } from './transitions.ts';
 import { expiresAtSeconds } from './ttl.ts';
 
@@ -251,13 +251,7 @@ export class DynamoDbTaskStore implements TaskStore {
     });
   }
 
-  async fail(
-    taskId: string,
-    error: JsonRpcErrorObject,
-    statusMessage: string,
-    now: number,
-    options: FailOptions = {},
-  ): Promise<TaskRecord | undefined> {
+  async fail(taskId: string, { error, statusMessage, now, ...options }: Failure): Promise<TaskRecord | undefined> {
     return this.#rewrite(taskId, (task) => decideFail(task, error, statusMessage, now, this.#policy, options));
   }
 
@@ -321,8 +315,8 @@ export class DynamoDbTaskStore implements TaskStore {
     return loadJournal(this.#table, taskId);
   }
 
-  async saveStep(taskId: string, name: string, value: unknown, now: number, position?: number): Promise<unknown> {
-    return saveStep(this.#table, taskId, name, value, now, position);
+  async saveStep(taskId: string, step: StepToSave): Promise<unknown> {
+    return saveStep(this.#table, taskId, step);
   }
 
   async findDue(now: number, limit: number): Promise<string[]> {
@@ -348,7 +342,7 @@ export class DynamoDbTaskStore implements TaskStore {
     return item !== undefined;
   }
 
-  async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
+  async expireWait(taskId: string, { error, statusMessage, now }: Ending): Promise<TaskRecord | undefined> {
     return this.#rewrite(taskId, (task) => decideExpireWait(task, error, statusMessage, now, this.#policy));
   }
 

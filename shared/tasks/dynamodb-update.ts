@@ -25,7 +25,8 @@ import {
   TTL_ATTRIBUTE,
 } from './dynamodb-schema.ts';
 import type { JsonRpcErrorObject, TaskRecord } from './model.ts';
-import { type StorePolicy, TaskRowRejectedError } from './store.ts';
+import { TaskRowRejectedError } from './store-errors.ts';
+import type { StorePolicy } from './store-types.ts';
 import { applyOutcome } from './transitions.ts';
 
 /** The table a store works on, and the policy it was built with. */

@@ -7,7 +7,8 @@
  * No AWS SDK in here: this module is part of every bundle.
  */
 import { MAX_TASK_ID_LENGTH } from './limits.ts';
-import { InvalidPageError, type ListOptions, MAX_LIST_PAGE } from './store.ts';
+import { InvalidPageError } from './store-errors.ts';
+import { type ListOptions, MAX_LIST_PAGE } from './store-types.ts';
 
 /** Digits of the creation time in a sort key: epoch milliseconds stay 13 digits until the year 2286. */
 const TIME_DIGITS = 15;

@@ -10,26 +10,26 @@ import {
 import type { AwaitCallbacksOptions, CompletionResult, HeartbeatResult, PostedCompletion } from './callbacks-model.ts';
 import { decideAwaitCallbacks, decideBeatCallback, decideCompleteCallback } from './callbacks-transitions.ts';
 import { checkPage, listSortKey } from './listing.ts';
-import { isExpired, isTerminal, type JsonRpcErrorObject, type TaskOutcome, type TaskRecord } from './model.ts';
+import { isExpired, isTerminal, type TaskOutcome, type TaskRecord } from './model.ts';
 import { isDue, visible } from './rules.ts';
-import {
-  type AnswerResult,
-  type CancelOptions,
-  type CancelOutcome,
-  type CreateOptions,
-  type FailOptions,
-  type HeartbeatOptions,
-  IdempotencyConflictError,
-  type ListOptions,
-  type NewTask,
-  type ReleaseOptions,
-  type StepRecord,
-  type StorePolicy,
-  TaskIdTakenError,
-  type TaskPage,
-  type TaskStore,
-  TooManyTasksError,
-} from './store.ts';
+import type { TaskStore } from './store.ts';
+import { IdempotencyConflictError, TaskIdTakenError, TooManyTasksError } from './store-errors.ts';
+import type {
+  AnswerResult,
+  CancelOptions,
+  CancelOutcome,
+  CreateOptions,
+  Ending,
+  Failure,
+  HeartbeatOptions,
+  ListOptions,
+  NewTask,
+  ReleaseOptions,
+  StepRecord,
+  StepToSave,
+  StorePolicy,
+  TaskPage,
+} from './store-types.ts';
 import {
   type Decision,
   decideCancel,
@@ -129,13 +129,7 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(taskId, decideRelease(this.#tasks.get(taskId), leaseOwner, resumeAt, options, this.#policy));
   }
 
-  async fail(
-    taskId: string,
-    error: JsonRpcErrorObject,
-    statusMessage: string,
-    now: number,
-    options: FailOptions = {},
-  ): Promise<TaskRecord | undefined> {
+  async fail(taskId: string, { error, statusMessage, now, ...options }: Failure): Promise<TaskRecord | undefined> {
     return this.#apply(taskId, decideFail(this.#tasks.get(taskId), error, statusMessage, now, this.#policy, options));
   }
 
@@ -218,7 +212,7 @@ export class InMemoryTaskStore implements TaskStore {
     return journal;
   }
 
-  async saveStep(taskId: string, name: string, value: unknown, _now?: number, position?: number): Promise<unknown> {
+  async saveStep(taskId: string, { name, value, position }: StepToSave): Promise<unknown> {
     const steps = this.#steps.get(taskId) ?? new Map<string, unknown>();
     this.#steps.set(taskId, steps);
     if (!steps.has(name)) {
@@ -244,7 +238,7 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(taskId, decideReschedule(this.#tasks.get(taskId), now, nextAt));
   }
 
-  async expireWait(taskId: string, error: JsonRpcErrorObject, statusMessage: string, now: number): Promise<TaskRecord | undefined> {
+  async expireWait(taskId: string, { error, statusMessage, now }: Ending): Promise<TaskRecord | undefined> {
     return this.#apply(taskId, decideExpireWait(this.#tasks.get(taskId), error, statusMessage, now, this.#policy));
   }
 

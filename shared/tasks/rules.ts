@@ -12,7 +12,7 @@
  */
 
 import { isExpired, isRunning, isTerminal, type TaskBase, type TaskRecord } from './model.ts';
-import type { HeartbeatOptions, ReleaseOptions, StorePolicy } from './store.ts';
+import type { HeartbeatOptions, ReleaseOptions, StorePolicy } from './store-types.ts';
 
 /** The timings that place `sweepAt`. */
 export type SweepTiming = Pick<StorePolicy, 'leaseMs' | 'sweepGraceMs'>;

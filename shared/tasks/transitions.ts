@@ -51,18 +51,17 @@ import {
   sweepWindow,
   visible,
 } from './rules.ts';
-import {
-  type AnswerResult,
-  type CancelOptions,
-  type CancelOutcome,
-  type FailOptions,
-  type HeartbeatOptions,
-  LeaseLostError,
-  type NewTask,
-  type ReleaseOptions,
-  type StorePolicy,
-  TaskNotFoundError,
-} from './store.ts';
+import { LeaseLostError, TaskNotFoundError } from './store-errors.ts';
+import type {
+  AnswerResult,
+  CancelOptions,
+  CancelOutcome,
+  Failure,
+  HeartbeatOptions,
+  NewTask,
+  ReleaseOptions,
+  StorePolicy,
+} from './store-types.ts';
 import { extendedTtl } from './ttl.ts';
 
 /** The `statusMessage` of a task resumed by a person's answers. */
@@ -270,7 +269,7 @@ export function decideFail(
   statusMessage: string,
   now: number,
   policy: Pick<StorePolicy, 'retentionMs'>,
-  options: FailOptions = {},
+  options: Pick<Failure, 'steps'> = {},
 ): Decision<TaskRecord | undefined> {
   if (!task || isTerminal(task.status) || isRunning(task, now)) return { result: undefined };
   if (progressedPastMark(task, options.steps)) {

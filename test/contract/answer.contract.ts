@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { TaskNotFoundError } from '../../shared/tasks/store.ts';
+import { TaskNotFoundError } from '../../shared/tasks/store-errors.ts';
 import { at, type ContractKit, ELICIT, OWNER, SAMPLE, STRANGER, T0, W } from './kit.ts';
 
 /** The `answer` cases. */

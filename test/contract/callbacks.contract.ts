@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CallbackWait } from '../../shared/tasks/callbacks-model.ts';
 import { CALLED_BACK_MESSAGE, heartbeatWriteInterval } from '../../shared/tasks/callbacks-transitions.ts';
-import { LeaseLostError } from '../../shared/tasks/store.ts';
+import { LeaseLostError } from '../../shared/tasks/store-errors.ts';
 import { at, type ContractKit, OWNER, W } from './kit.ts';
 
 const WAIT: CallbackWait = { callbacks: { cb_a: { since: at(1), timeoutAt: at(60_000) } } };

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { LeaseLostError, TaskNotFoundError } from '../../shared/tasks/store.ts';
+import { LeaseLostError, TaskNotFoundError } from '../../shared/tasks/store-errors.ts';
 import { at, type ContractKit, ELICIT, LEASE, OWNER, RESULT, RETENTION, STRANGER, T0 } from './kit.ts';
 
 /** The `cancel` cases. */

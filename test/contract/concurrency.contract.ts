@@ -55,7 +55,7 @@ export function describeConcurrentCallers(kit: ContractKit): void {
       const tasks = await Promise.all(Array.from({ length: 4 }, () => created()));
       for (const task of tasks) {
         const [failed, leased] = await Promise.all([
-          store().fail(task.taskId, ERROR, 'gave up', at(1)),
+          store().fail(task.taskId, { error: ERROR, statusMessage: 'gave up', now: at(1) }),
           store().claim(task.taskId, 'w1', at(1)),
         ]);
         const stored = await read(task.taskId);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { WorkingTask } from '../../shared/tasks/model.ts';
-import { IdempotencyConflictError, TaskIdTakenError } from '../../shared/tasks/store.ts';
+import { IdempotencyConflictError, TaskIdTakenError } from '../../shared/tasks/store-errors.ts';
 import { at, type ContractKit, ELICIT, newTask, OWNER, RESULT, STRANGER, T0, TTL, W } from './kit.ts';
 
 /** The `create and get` cases. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DecisionRefusedError } from '../../shared/tasks/approvals-model.ts';
 import { ANSWERED_BY_META, FOUR_EYES_META, type InputRequest } from '../../shared/tasks/model.ts';
-import { TaskNotFoundError } from '../../shared/tasks/store.ts';
+import { TaskNotFoundError } from '../../shared/tasks/store-errors.ts';
 import { at, type ContractKit, ELICIT, OWNER, STRANGER } from './kit.ts';
 
 const APPROVER = 'ada';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TaskOutcome, TaskRecord } from '../../shared/tasks/model.ts';
-import { LeaseLostError } from '../../shared/tasks/store.ts';
+import { LeaseLostError } from '../../shared/tasks/store-errors.ts';
 import { at, type ContractKit, ELICIT, ERROR, LEASE, OWNER, RESULT, RETENTION, SAMPLE, T0 } from './kit.ts';
 
 /** The `finish` cases. */

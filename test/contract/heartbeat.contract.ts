@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { type HeartbeatOptions, LeaseLostError } from '../../shared/tasks/store.ts';
+import { LeaseLostError } from '../../shared/tasks/store-errors.ts';
+import type { HeartbeatOptions } from '../../shared/tasks/store-types.ts';
 import { at, type ContractKit, GRACE, LEASE, OWNER } from './kit.ts';
 
 /** The `heartbeat` cases. */

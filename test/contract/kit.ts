@@ -11,7 +11,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { InputRequest, JsonRpcErrorObject, TaskRecord } from '../../shared/tasks/model.ts';
-import type { NewTask, StorePolicy, TaskStore } from '../../shared/tasks/store.ts';
+import type { TaskStore } from '../../shared/tasks/store.ts';
+import type { NewTask, StorePolicy } from '../../shared/tasks/store-types.ts';
 import { newTask as newTaskFrom } from '../support/factories.ts';
 
 /** The principal that owns every task of an open endpoint, in the list cases: its list spans several partitions. */

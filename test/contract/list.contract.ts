@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { InvalidPageError, type TaskStore } from '../../shared/tasks/store.ts';
+import type { TaskStore } from '../../shared/tasks/store.ts';
+import { InvalidPageError } from '../../shared/tasks/store-errors.ts';
 import { at, type ContractKit, MUCH_LATER, newTask, RESULT, SHARED_OWNER, TTL } from './kit.ts';
 
 /** Every page of `owner`'s list, `limit` tasks at a time: the ids in order, page by page. */

@@ -16,10 +16,10 @@ export function describeSteps(kit: ContractKit): void {
       const { task } = await claimed();
       const names = ['fetch', 'step#2', 'with spaces / and: colons', 'Ünïcødé 世界 😀', '', '#', 'fetch#again'];
       for (const [index, name] of names.entries()) {
-        assert.deepEqual(await store().saveStep(task.taskId, name, { index, name }, at(5)), { index, name });
+        assert.deepEqual(await store().saveStep(task.taskId, { name, value: { index, name }, now: at(5) }), { index, name });
       }
       const other = await created();
-      await store().saveStep(other.taskId, 'fetch', 'not this task', at(5));
+      await store().saveStep(other.taskId, { name: 'fetch', value: 'not this task', now: at(5) });
 
       const steps = await store().loadSteps(task.taskId);
       assert.deepEqual(new Set(steps.keys()), new Set(names));
@@ -28,14 +28,20 @@ export function describeSteps(kit: ContractKit): void {
 
     it('is write-once: a second save of the same name returns the first value', async () => {
       const { task } = await claimed();
-      assert.deepEqual(await store().saveStep(task.taskId, 'charge', { chargeId: 'ch_1' }, at(5)), { chargeId: 'ch_1' });
-      assert.deepEqual(await store().saveStep(task.taskId, 'charge', { chargeId: 'ch_2' }, at(6)), { chargeId: 'ch_1' });
+      assert.deepEqual(await store().saveStep(task.taskId, { name: 'charge', value: { chargeId: 'ch_1' }, now: at(5) }), {
+        chargeId: 'ch_1',
+      });
+      assert.deepEqual(await store().saveStep(task.taskId, { name: 'charge', value: { chargeId: 'ch_2' }, now: at(6) }), {
+        chargeId: 'ch_1',
+      });
       assert.deepEqual(await store().loadSteps(task.taskId), new Map([['charge', { chargeId: 'ch_1' }]]));
     });
 
     it('of two concurrent saves of one step, both get the same recorded value', async () => {
       const { task } = await claimed();
-      const results = await Promise.all(['first', 'second', 'third'].map((value) => store().saveStep(task.taskId, 'race', value, at(5))));
+      const results = await Promise.all(
+        ['first', 'second', 'third'].map((value) => store().saveStep(task.taskId, { name: 'race', value, now: at(5) })),
+      );
       assert.equal(new Set(results).size, 1);
       assert.deepEqual(await store().loadSteps(task.taskId), new Map([['race', results[0]]]));
     });
@@ -51,11 +57,11 @@ export function describeSteps(kit: ContractKit): void {
     for (const { name, value } of values) {
       it(`records ${name} as a step value`, async () => {
         const { task } = await claimed();
-        assert.deepEqual(await store().saveStep(task.taskId, 'v', value, at(5)), value);
+        assert.deepEqual(await store().saveStep(task.taskId, { name: 'v', value, now: at(5) }), value);
         const steps = await store().loadSteps(task.taskId);
         assert.equal(steps.has('v'), true);
         assert.deepEqual(steps.get('v'), value);
-        assert.deepEqual(await store().saveStep(task.taskId, 'v', 'other', at(6)), value);
+        assert.deepEqual(await store().saveStep(task.taskId, { name: 'v', value: 'other', now: at(6) }), value);
       });
     }
   });

@@ -73,7 +73,7 @@ export function describeSweep(kit: ContractKit): void {
       await waiting({ a: ELICIT }, { now: base });
       await completed({ now: base });
       const queued = await created({ now: base });
-      assert.ok(await store().fail(queued.taskId, ERROR, 'gave up', base + 1));
+      assert.ok(await store().fail(queued.taskId, { error: ERROR, statusMessage: 'gave up', now: base + 1 }));
       const other = await created({ now: base });
       assert.equal((await store().cancel(other.taskId, OWNER, base + 1)).result, 'cancelled');
       const { task, leaseOwner } = await claimed({ now: base }, base + 1);

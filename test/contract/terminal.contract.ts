@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TaskRecord } from '../../shared/tasks/model.ts';
-import { LeaseLostError } from '../../shared/tasks/store.ts';
+import { LeaseLostError } from '../../shared/tasks/store-errors.ts';
 import { at, type ContractKit, ERROR, LEASE, MUCH_LATER, OWNER, RESULT } from './kit.ts';
 
 /** The `a terminal task never changes again` cases. */
@@ -19,7 +19,10 @@ export function describeTerminalTasks(kit: ContractKit): void {
         end: (task, leaseOwner) => store().finish(task, leaseOwner, { status: 'failed', error: ERROR }, at(2)),
       },
       { name: 'cancelled by its worker', end: (task, leaseOwner) => store().finish(task, leaseOwner, { status: 'cancelled' }, at(2)) },
-      { name: 'failed by fail()', end: (task) => store().fail(task.taskId, ERROR, 'gave up', at(1 + LEASE)) },
+      {
+        name: 'failed by fail()',
+        end: (task) => store().fail(task.taskId, { error: ERROR, statusMessage: 'gave up', now: at(1 + LEASE) }),
+      },
       { name: 'cancelled by cancel()', end: (task) => store().cancel(task.taskId, OWNER, at(1 + LEASE)) },
     ];
     for (const { name, end } of endings) {
@@ -39,7 +42,7 @@ export function describeTerminalTasks(kit: ContractKit): void {
         await unchanged('progress-only heartbeat');
         await store().release(task.taskId, leaseOwner, now);
         await unchanged('release');
-        assert.equal(await store().fail(task.taskId, ERROR, 'late', now), undefined);
+        assert.equal(await store().fail(task.taskId, { error: ERROR, statusMessage: 'late', now: now }), undefined);
         await unchanged('fail');
         assert.deepEqual(await store().answer(task.taskId, OWNER, { a: 'A' }, now), { accepted: [], resumed: false });
         await unchanged('answer');

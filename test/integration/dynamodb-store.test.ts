@@ -15,7 +15,8 @@ import {
 } from '../../shared/tasks/dynamodb-schema.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
 import { MAX_RESULT_BYTES, type TaskRecord } from '../../shared/tasks/model.ts';
-import { type HeartbeatOptions, LeaseLostError } from '../../shared/tasks/store.ts';
+import { LeaseLostError } from '../../shared/tasks/store-errors.ts';
+import type { HeartbeatOptions } from '../../shared/tasks/store-types.ts';
 import { expiresAtSeconds } from '../../shared/tasks/ttl.ts';
 import { CONTRACT_POLICY, describeTaskStore } from '../contract/task-store.contract.ts';
 import { type Item, localTable, probeTable, type TableProbe } from '../support/dynalite-table.ts';
@@ -215,10 +216,12 @@ describe('DynamoDbTaskStore rows and request costs', () => {
     assert.deepEqual(await commandsOf(() => store.cancel(task.taskId, 'alice', T0 + 4)), ['GetItem', 'UpdateItem']);
     assert.deepEqual(await commandsOf(() => store.cancel(task.taskId, 'alice', T0 + 5)), ['GetItem']);
     const other = await store.create(echoTask());
-    assert.deepEqual(await commandsOf(() => store.fail(other.task.taskId, { code: -32603, message: 'x' }, 'gave up', T0 + 1)), [
-      'GetItem',
-      'UpdateItem',
-    ]);
+    assert.deepEqual(
+      await commandsOf(() =>
+        store.fail(other.task.taskId, { error: { code: -32603, message: 'x' }, statusMessage: 'gave up', now: T0 + 1 }),
+      ),
+      ['GetItem', 'UpdateItem'],
+    );
   });
 
   it('sweeper requests: findDue queries each shard of the index, reschedule is one UpdateItem', async () => {
@@ -232,14 +235,14 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
   it('step requests: saveStep is one PutItem (plus a read when the step exists), loadSteps one Query', async () => {
     const task = await claimedTask();
-    assert.deepEqual(await commandsOf(() => store.saveStep(task.taskId, 'a', 1, T0 + 2)), ['PutItem']);
-    assert.deepEqual(await commandsOf(() => store.saveStep(task.taskId, 'a', 2, T0 + 3)), ['PutItem', 'GetItem']);
+    assert.deepEqual(await commandsOf(() => store.saveStep(task.taskId, { name: 'a', value: 1, now: T0 + 2 })), ['PutItem']);
+    assert.deepEqual(await commandsOf(() => store.saveStep(task.taskId, { name: 'a', value: 2, now: T0 + 3 })), ['PutItem', 'GetItem']);
     assert.deepEqual(await commandsOf(() => store.loadSteps(task.taskId)), ['Query']);
   });
 
   it('step items: sk is step#<name>, the value is JSON, expiresAt is stepRetentionMs after the write', async () => {
     const task = await claimedTask();
-    await store.saveStep(task.taskId, 'fetch #1', { ok: true }, T0 + 2_500);
+    await store.saveStep(task.taskId, { name: 'fetch #1', value: { ok: true }, now: T0 + 2_500 });
     const item = await rawItem(task.taskId, `${STEP_SK_PREFIX}fetch #1`);
     assert.ok(item);
     assert.equal(item['value']?.S, '{"ok":true}');
@@ -249,7 +252,8 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   it('loadSteps pages through more than one query page of steps', async () => {
     const task = await claimedTask();
     const big = 'x'.repeat(200_000);
-    for (let index = 0; index < 7; index += 1) await store.saveStep(task.taskId, `s${index}`, `${index}${big}`, T0 + 2);
+    for (let index = 0; index < 7; index += 1)
+      await store.saveStep(task.taskId, { name: `s${index}`, value: `${index}${big}`, now: T0 + 2 });
     const commands = await commandsOf(async () => {
       const steps = await store.loadSteps(task.taskId);
       assert.equal(steps.size, 7);
@@ -304,7 +308,10 @@ describe('DynamoDbTaskStore rows and request costs', () => {
   });
 
   const endings: Array<{ name: string; end: (task: TaskRecord) => Promise<unknown> }> = [
-    { name: 'fail', end: (task) => store.fail(task.taskId, { code: -32603, message: 'x' }, 'gave up', T0 + 2 + LEASE) },
+    {
+      name: 'fail',
+      end: (task) => store.fail(task.taskId, { error: { code: -32603, message: 'x' }, statusMessage: 'gave up', now: T0 + 2 + LEASE }),
+    },
     { name: 'cancel', end: (task) => store.cancel(task.taskId, 'alice', T0 + 2 + LEASE) },
     { name: 'finish (cancelled)', end: (task) => store.finish(task, 'w1', { status: 'cancelled' }, T0 + 2) },
   ];
@@ -429,8 +436,8 @@ describe('DynamoDbTaskStore rows and request costs', () => {
 
   it('refuses step names that cannot be a sort key', async () => {
     const task = await claimedTask();
-    await assert.rejects(store.saveStep(task.taskId, 'x'.repeat(1020), 1, T0 + 2));
-    await assert.rejects(store.saveStep(task.taskId, 'lone \ud800 surrogate', 1, T0 + 2));
-    assert.equal(await store.saveStep(task.taskId, 'y'.repeat(1019), 1, T0 + 2), 1);
+    await assert.rejects(store.saveStep(task.taskId, { name: 'x'.repeat(1020), value: 1, now: T0 + 2 }));
+    await assert.rejects(store.saveStep(task.taskId, { name: 'lone \ud800 surrogate', value: 1, now: T0 + 2 }));
+    assert.equal(await store.saveStep(task.taskId, { name: 'y'.repeat(1019), value: 1, now: T0 + 2 }), 1);
   });
 });

@@ -103,7 +103,11 @@ for (const [name, make] of stores) {
       const task = await waitingTask(store, base);
       const deadline = task.sweepAt!;
       assert.equal(await store.reschedule(task.taskId, deadline, deadline + W), false, 'a waiting task is not re-enqueued');
-      assert.equal(await store.expireWait(task.taskId, inputWaitExpired().error, 'x', deadline - 1), undefined, 'not before its deadline');
+      assert.equal(
+        await store.expireWait(task.taskId, { error: inputWaitExpired().error, statusMessage: 'x', now: deadline - 1 }),
+        undefined,
+        'not before its deadline',
+      );
 
       const lines: Array<Record<string, unknown>> = [];
       const sent: string[] = [];
@@ -130,7 +134,10 @@ for (const [name, make] of stores) {
       assert.deepEqual(await store.findDue(deadline + 10 * MAX_WAIT, 10), []);
       assert.equal(lines.find((l) => l['event'] === 'task-ended')?.['reason'], 'input-wait-expired');
       // Expiring twice changes nothing.
-      assert.equal(await store.expireWait(task.taskId, inputWaitExpired().error, 'x', deadline + 7), undefined);
+      assert.equal(
+        await store.expireWait(task.taskId, { error: inputWaitExpired().error, statusMessage: 'x', now: deadline + 7 }),
+        undefined,
+      );
     });
 
     it('a partial answer keeps the deadline (no index write); the last answer moves the task to working, due one lease + grace later', async () => {
@@ -147,7 +154,7 @@ for (const [name, make] of stores) {
       assert.equal(resumed.ttlMs, task.ttlMs, 'the TTL written for the wait stays: never shortened');
       assert.ok(renderedTtlMs(resumed, base + 21, POLICY.retentionMs) >= task.ttlMs);
       assert.equal(
-        await store.expireWait(task.taskId, inputWaitExpired().error, 'x', base + 10 * MAX_WAIT),
+        await store.expireWait(task.taskId, { error: inputWaitExpired().error, statusMessage: 'x', now: base + 10 * MAX_WAIT }),
         undefined,
         'a working task is not expired',
       );
@@ -210,7 +217,10 @@ describe('rows written before waits had a deadline (DynamoDB)', () => {
       'no deadline: it never expires, as before',
     );
     assert.deepEqual(await store.findDue(base + 100 * MAX_WAIT, 10), []);
-    assert.equal(await store.expireWait(taskId, inputWaitExpired().error, 'x', base + 100 * MAX_WAIT), undefined);
+    assert.equal(
+      await store.expireWait(taskId, { error: inputWaitExpired().error, statusMessage: 'x', now: base + 100 * MAX_WAIT }),
+      undefined,
+    );
     assert.deepEqual(await store.answer(taskId, OWNER, { a: 'yes' }, base + 50), { accepted: ['a'], resumed: true });
     const { Item } = await dynamo.client.send(
       new GetItemCommand({

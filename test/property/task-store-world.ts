@@ -18,7 +18,9 @@ import {
   type TaskOutcome,
   type TaskRecord,
 } from '../../shared/tasks/model.ts';
-import { LeaseLostError, type StorePolicy, TaskNotFoundError, type TaskStore } from '../../shared/tasks/store.ts';
+import type { TaskStore } from '../../shared/tasks/store.ts';
+import { LeaseLostError, TaskNotFoundError } from '../../shared/tasks/store-errors.ts';
+import type { StorePolicy } from '../../shared/tasks/store-types.ts';
 import { CONTRACT_POLICY } from '../contract/task-store.contract.ts';
 import { newTask } from '../support/factories.ts';
 
@@ -389,7 +391,7 @@ function failOp(world: World, task: Tracked): Op {
     async run(w, solo) {
       const before = task.last;
       const now = w.now;
-      const failed = (await w.store.fail(task.taskId, error, message, now)) !== undefined;
+      const failed = (await w.store.fail(task.taskId, { error: error, statusMessage: message, now: now })) !== undefined;
       if (solo) {
         const expected = before !== undefined && !isTerminal(before.status) && !isRunning(before, now);
         assert.equal(failed, expected, `fail should return ${expected} (status ${before?.status}, lease ${JSON.stringify(before?.lease)})`);

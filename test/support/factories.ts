@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, SQSEvent } from 'aws-lambda';
-import type { NewTask, StorePolicy } from '../../shared/tasks/store.ts';
+import type { NewTask, StorePolicy } from '../../shared/tasks/store-types.ts';
 
 /** A store policy for tests: one-hour retention, one-minute grace, ten-second leases, steps kept a day. */
 export function storePolicy(overrides: Partial<StorePolicy> = {}): StorePolicy {

@@ -18,7 +18,7 @@ describe('dead-letter function', () => {
     await store.create(newTask({ taskId: 'stuck', tool: 'poison', now }));
     await store.create(newTask({ taskId: 'progressing', tool: 'steps', now }));
     for (const taskId of ['stuck', 'progressing']) assert.ok(await store.claim(taskId, `crashed-${taskId}`, now));
-    await store.saveStep('progressing', 's1', 1, now, 1);
+    await store.saveStep('progressing', { name: 's1', value: 1, now: now, position: 1 });
     const lines: Array<Record<string, unknown>> = [];
     const handler = createDeadLetterHandler({ store, log: (line) => void lines.push(line), now: () => now + LEASE_MS + 1 });
 
@@ -47,7 +47,7 @@ describe('dead-letter function', () => {
     const now = Date.now();
     await store.create(newTask({ taskId: 'broken-deploy', tool: 'steps', now }));
     assert.ok(await store.claim('broken-deploy', 'crashed', now));
-    await store.saveStep('broken-deploy', 's1', 1, now, 1);
+    await store.saveStep('broken-deploy', { name: 's1', value: 1, now: now, position: 1 });
     const lines: Array<Record<string, unknown>> = [];
     let clock = now + LEASE_MS + 1;
     const handler = createDeadLetterHandler({ store, log: (line) => void lines.push(line), now: () => clock });

@@ -33,7 +33,7 @@ describe('import rules', () => {
       ['bin/ops/v.ts', "import { sandbox } from '../../test/support/sandbox.ts';"],
       ['shared/tasks/q.ts', "import type { TaskActions } from '../actions/task-actions.ts';"],
       ['shared/auth/r.ts', "import { runTool } from '../runtime/run.ts';"],
-      ['shared/protocol/ok.ts', "import { TaskNotFoundError } from '../tasks/store.ts';"],
+      ['shared/protocol/ok.ts', "import { TaskNotFoundError } from '../tasks/store-errors.ts';"],
       ['functions/tools/ok.ts', "import { defineTool } from '#tool';\nimport * as z from 'zod';\nimport { join } from 'node:path';"],
     ]);
     const found = checkImports(planted, aliases).map((v) => `${v.file} ${v.imports}: ${v.rule}`);

@@ -151,7 +151,7 @@ describe('a replay failure in the worker', () => {
     const now = Date.now();
     const { task: created } = await store.create(newTask({ tool: stepped.name, now }));
     // An earlier run recorded s2 as its first call.
-    await store.saveStep(created.taskId, 's2', 1, now, 1);
+    await store.saveStep(created.taskId, { name: 's2', value: 1, now: now, position: 1 });
     const events: Array<Record<string, unknown>> = [];
     const deps = {
       store,

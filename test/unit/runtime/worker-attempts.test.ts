@@ -60,7 +60,7 @@ describe('attempts and progress', () => {
     // Runs that each died after recording a step: more of them than the cap allows.
     for (let run = 1; run <= DEFAULT_SETTINGS.maxAttempts; run++) {
       assert.ok(await world.store.claim(taskId, `crashed-${run}`, now));
-      if (run <= 2) await world.store.saveStep(taskId, `s${run}`, run, now, run);
+      if (run <= 2) await world.store.saveStep(taskId, { name: `s${run}`, value: run, now: now, position: run });
       now += LEASE_MS + 1;
     }
     await processTaskMessage({ taskId, reason: 'sweep' }, { ...deps(), tools: withSteps, now: () => now });
@@ -141,7 +141,7 @@ describe('attempts and progress', () => {
     const now = Date.now();
     // An earlier run recorded s1 and handed over cleanly: the mark is 1.
     assert.ok(await world.store.claim(taskId, 'earlier', now));
-    await world.store.saveStep(taskId, 's1', 1, now, 1);
+    await world.store.saveStep(taskId, { name: 's1', value: 1, now: now, position: 1 });
     await world.store.release(taskId, 'earlier', now, { handedOver: true, progressMark: 1 });
     const workerDeps = { ...deps(), tools: new Map([[replaysThenFails.name, replaysThenFails]]) };
     assert.equal(await processTaskMessage({ taskId, reason: 'continue' }, workerDeps), 'retry');
@@ -154,7 +154,7 @@ describe('attempts and progress', () => {
   it('still fails a crash loop that records nothing new after its count restarted', async () => {
     const taskId = await create('steps');
     let now = Date.now();
-    await world.store.saveStep(taskId, 's1', 1, now, 1);
+    await world.store.saveStep(taskId, { name: 's1', value: 1, now: now, position: 1 });
     for (let run = 1; run <= DEFAULT_SETTINGS.maxAttempts; run++) {
       assert.ok(await world.store.claim(taskId, `crashed-${run}`, now));
       now += LEASE_MS + 1;

@@ -7,7 +7,7 @@ import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { defineTool, RetryableError } from '../../../shared/runtime/tool.ts';
 import { processTaskMessage, type WorkerDeps } from '../../../shared/runtime/worker.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
-import type { HeartbeatOptions } from '../../../shared/tasks/store.ts';
+import type { HeartbeatOptions } from '../../../shared/tasks/store-types.ts';
 import { ANSWERED_MESSAGE } from '../../../shared/tasks/transitions.ts';
 import { newTask } from '../../support/factories.ts';
 import { sleep } from '../../support/wait.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
 import type { InputRequest } from '../../../shared/tasks/model.ts';
-import type { NewTask } from '../../../shared/tasks/store.ts';
+import type { NewTask } from '../../../shared/tasks/store-types.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 
 /**
@@ -97,7 +97,7 @@ describe('InMemoryTaskStore keeps copies, never the caller’s objects', () => {
     const store = new InMemoryTaskStore(POLICY);
     await store.create(task1());
     const error = { code: -32603, message: 'Gave up', data: { attempts: 3 } };
-    assert.ok(await store.fail('task-1', error, 'abandoned', T0 + 1));
+    assert.ok(await store.fail('task-1', { error: error, statusMessage: 'abandoned', now: T0 + 1 }));
     error.data.attempts = 4;
     const failed = await stored(store);
     assert.deepEqual(failed.status === 'failed' && failed.error, { code: -32603, message: 'Gave up', data: { attempts: 3 } });

@@ -10,7 +10,7 @@ import {
   retriesExhausted,
   sweepWindow,
 } from '../../../shared/tasks/rules.ts';
-import { LeaseLostError, TaskNotFoundError } from '../../../shared/tasks/store.ts';
+import { LeaseLostError, TaskNotFoundError } from '../../../shared/tasks/store-errors.ts';
 import {
   applyOutcome,
   type Decision,
