@@ -50,7 +50,7 @@ export function createConsoleHandler(deps: ConsoleFunctionDeps): ConsoleHandler 
     mode,
     links,
     keys: deps.keys,
-    settings: config,
+    config: config,
     approvers: config.approvers,
     events: events !== undefined,
     localPrincipal: config.localPrincipal,

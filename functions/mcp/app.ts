@@ -42,7 +42,7 @@ export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): 
   const endpoint = createEndpoint({
     ...deps,
     ...(events ? { events } : {}),
-    settings: deps.config,
+    config: deps.config,
     clientFallback: deps.config.clientFallback,
     originPolicy,
     links,

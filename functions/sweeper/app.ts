@@ -24,7 +24,7 @@ export function createSweeperHandler(
         const remaining = context?.getRemainingTimeInMillis?.();
         const now = (deps.now ?? Date.now)();
         const options = remaining === undefined ? {} : { deadline: now + remaining - SWEEP_DEADLINE_MARGIN_MS };
-        const { requeued, expired } = await sweep({ ...deps, settings: deps.config, ...(events ? { events } : {}) }, options);
+        const { requeued, expired } = await sweep({ ...deps, config: deps.config, ...(events ? { events } : {}) }, options);
         return { requeued: requeued.length, expired: expired.length };
       } catch (error) {
         // Logged here, as a structured line; the invocation still fails (and alarms).

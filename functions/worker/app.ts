@@ -35,7 +35,7 @@ export function createWorkerHandler(deps: FunctionDeps): WorkerHandler {
           return withLogContext({ taskId: message.taskId }, () =>
             processTaskMessage(message, {
               ...deps,
-              settings: deps.config,
+              config: deps.config,
               links,
               approvers: hasApprovers(deps.config.approvers),
               ...(remainingMs ? { remainingMs } : {}),

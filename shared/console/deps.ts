@@ -15,7 +15,7 @@ export interface ConsoleDeps {
   /** The deployment's links: its origin (forms must come from it), the callback and task pages. Its base URL must be known. */
   links: DeploymentLinks;
   keys: Keys;
-  settings: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs' | 'maxInputWaitMs'>;
+  config: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs' | 'maxInputWaitMs'>;
   /** The deployment publishes lifecycle events: a task's page lists those its row implies. */
   events?: boolean;
   /** Who may decide questions for a person of tasks they do not own (`TASKS_APPROVERS`). */

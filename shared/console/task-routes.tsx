@@ -90,7 +90,7 @@ export function taskRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: C
     if (who === undefined) return c.json({ error: 'sign in first' }, 401);
     const task = await readable(c.req.param('id'), who);
     if (!task) return c.json({ error: 'not found' }, 404);
-    return c.json(liveView(task, deps.now(), deps.settings));
+    return c.json(liveView(task, deps.now(), deps.config));
   });
 
   app.post('/tasks/:id/answer', async (c) => {
@@ -176,7 +176,7 @@ export function taskRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: C
     }
     const { task, steps } = await actions.withSteps(taskId, who);
     const session = c.get('session');
-    const live = liveView(task, deps.now(), deps.settings);
+    const live = liveView(task, deps.now(), deps.config);
     return c.render(
       <TaskPage
         task={task}
@@ -187,7 +187,7 @@ export function taskRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: C
         now={deps.now()}
         viewer={who}
         {...(refusal ? { refusal } : {})}
-        {...(deps.events ? { events: eventsOf(task, { links: deps.links, maxInputWaitMs: deps.settings.maxInputWaitMs }) } : {})}
+        {...(deps.events ? { events: eventsOf(task, { links: deps.links, maxInputWaitMs: deps.config.maxInputWaitMs }) } : {})}
       />,
       { title: task.tool },
     );

@@ -109,13 +109,13 @@ function link(label: string, target: unknown): Block {
 export function liveView(
   task: TaskRecord,
   now: number,
-  settings: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs'>,
+  config: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs'>,
 ): LiveView {
   return {
     status: task.status,
     ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
     lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
-    pollIntervalMs: pollIntervalMs(task, { now, settings }),
+    pollIntervalMs: pollIntervalMs(task, { now, config }),
     questions: task.status === 'input_required' ? Object.keys(task.inputRequests) : [],
     cancelRequested: task.cancelRequested && !isTerminal(task.status),
     ...(task.status === 'completed' ? { result: resultView(task.result) } : {}),

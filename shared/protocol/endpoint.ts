@@ -41,7 +41,7 @@ export interface EndpointDeps {
   store: TaskStore;
   queue: TaskQueue;
   tools: ReadonlyMap<string, ToolDefinition>;
-  settings: Pick<TaskSettings, 'taskTtlMs' | 'pollIntervalMs' | 'maxPollIntervalMs' | 'retentionMs' | 'syncBudgetMs'>;
+  config: Pick<TaskSettings, 'taskTtlMs' | 'pollIntervalMs' | 'maxPollIntervalMs' | 'retentionMs' | 'syncBudgetMs'>;
   now?: () => number;
   /** Structured, content-free log lines (never arguments, answers or tokens). */
   log: Log;
@@ -122,7 +122,7 @@ class TasksEndpoint {
     this.now = deps.now ?? Date.now;
     // `auto`: a JSON body, unless a tool reports progress to a client that asked for it (see progress.ts).
     const handler = createMcpHandler((ctx) => this.buildServer(ctx), { responseMode: 'auto' });
-    this.inline = new InlineRunner(requestStateSealer(deps.requestStateKey), deps.settings.syncBudgetMs);
+    this.inline = new InlineRunner(requestStateSealer(deps.requestStateKey), deps.config.syncBudgetMs);
     const keys = purposeKeys(deps.requestStateKey);
     this.repeatKey = () => keys('repeat-call-id');
     this.fallbackOn = deps.clientFallback ?? true;
@@ -130,10 +130,10 @@ class TasksEndpoint {
       const taken = FALLBACK_TOOL_NAMES.filter((name) => deps.tools.has(name));
       if (taken.length > 0) throw new Error(`Tool names reserved by the client fallback: ${taken.join(', ')}`);
     }
-    const { store, queue, settings, log, events } = deps;
+    const { store, queue, config, log, events } = deps;
     this.actions = new TaskActions({ store, queue, log, now: this.now, ...(events ? { events } : {}) });
-    const text = { settings, links: deps.links ?? new DeploymentLinks(undefined), signIn: deps.signIn ?? false };
-    this.fallbackDeps = { actions: this.actions, settings, now: this.now, text };
+    const text = { config, links: deps.links ?? new DeploymentLinks(undefined), signIn: deps.signIn ?? false };
+    this.fallbackDeps = { actions: this.actions, config, now: this.now, text };
     this.fetch = httpFront(handler, deps.originPolicy);
   }
 
@@ -155,7 +155,7 @@ class TasksEndpoint {
         renderContext,
         ...(this.deps.personPage ? { personPage: this.deps.personPage } : {}),
       });
-    else registerLegacyTaskMethods(server, principal, { actions, settings: this.deps.settings, now, renderContext });
+    else registerLegacyTaskMethods(server, principal, { actions, config: this.deps.config, now, renderContext });
     return server;
   }
 
@@ -221,7 +221,7 @@ class TasksEndpoint {
       case 'inline':
         return (await this.inline.run(tool, args, caller)).result;
       case 'fallback':
-        return this.startFallback(tool, args, caller, key, startedAt + this.deps.settings.syncBudgetMs);
+        return this.startFallback(tool, args, caller, key, startedAt + this.deps.config.syncBudgetMs);
       case 'task':
       case 'legacy-task':
         return this.startTask(tool, args, caller, key, route.kind === 'legacy-task');
@@ -306,22 +306,22 @@ class TasksEndpoint {
     answers: Record<string, unknown>,
     key: string | undefined,
   ): TaskToStart {
-    const { settings } = this.deps;
+    const { config } = this.deps;
     return {
       owner: principal,
       tool: tool.name,
       arguments: args,
       clientCapabilities: capabilities,
       inputResponses: answers,
-      ttlMs: settings.taskTtlMs,
-      pollIntervalMs: tool.pollIntervalMs ?? settings.pollIntervalMs,
+      ttlMs: config.taskTtlMs,
+      pollIntervalMs: tool.pollIntervalMs ?? config.pollIntervalMs,
       ...(tool.version === undefined ? {} : { toolVersion: tool.version }),
       ...(key === undefined ? {} : { idempotencyKey: key }),
     };
   }
 
   /** The clock and settings a task is rendered with. Bound: the task methods call it. */
-  private readonly renderContext = (): RenderContext => ({ now: this.now(), settings: this.deps.settings });
+  private readonly renderContext = (): RenderContext => ({ now: this.now(), config: this.deps.config });
 }
 
 function invalidArguments(error: z.ZodError): ToolResult {

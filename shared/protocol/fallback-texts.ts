@@ -95,7 +95,7 @@ function answerEntry<T extends { inputSchema: { type: 'object'; [key: string]: u
 
 /** What the texts quote and link to: the retention, where a person answers, whether they must sign in. */
 export interface TextContext {
-  settings: Pick<TaskSettings, 'retentionMs'>;
+  config: Pick<TaskSettings, 'retentionMs'>;
   links: DeploymentLinks;
   /** The endpoint requires tokens: a person answering must sign in as the task's owner. */
   signIn: boolean;
@@ -182,7 +182,7 @@ export function unknownTask(taskId: string, context: TextContext): ToolResult {
   const shown = taskId.slice(0, 128);
   return reply(
     `No task "${shown}" is known to you. Check the id: use exactly the taskId a tool result gave you. ` +
-      `A finished task's result stays readable for ${formatDuration(context.settings.retentionMs)} after it ends, then it is gone.`,
+      `A finished task's result stays readable for ${formatDuration(context.config.retentionMs)} after it ends, then it is gone.`,
     { taskId: shown, status: 'unknown' },
     { isError: true },
   );
@@ -240,7 +240,7 @@ export function describeTask(
   options: { firstAnswer?: boolean; joined?: boolean } = {},
 ): ToolResult {
   const { taskId, tool } = task;
-  const kept = `Its result stays readable for ${formatDuration(context.settings.retentionMs)} after it ends.`;
+  const kept = `Its result stays readable for ${formatDuration(context.config.retentionMs)} after it ends.`;
   const again = `Do not call ${tool} again for this: that would start the work a second time.`;
   const guide = { next: statusCall(taskId), doNotCallAgain: tool };
   switch (task.status) {

@@ -57,7 +57,7 @@ import {
 /** What the fallback tools need from the endpoint. */
 export interface FallbackDeps {
   actions: TaskActions;
-  settings: Pick<TaskSettings, 'syncBudgetMs'>;
+  config: Pick<TaskSettings, 'syncBudgetMs'>;
   now: () => number;
   /** What the texts quote and link to. */
   text: TextContext;
@@ -101,7 +101,7 @@ export async function callFallbackTool(
 async function status(taskId: string, waitSeconds: number, principal: string, deps: FallbackDeps, signal: AbortSignal) {
   const task = await deps.actions.read(taskId, principal);
   if (!task) return unknownTask(taskId, deps.text);
-  const waitMs = Math.min(waitSeconds * 1000, deps.settings.syncBudgetMs);
+  const waitMs = Math.min(waitSeconds * 1000, deps.config.syncBudgetMs);
   const latest = await deps.actions.wait(task, principal, deps.now() + waitMs, signal);
   return latest ? describeTask(latest, deps.text) : unknownTask(taskId, deps.text);
 }

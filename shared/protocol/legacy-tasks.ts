@@ -51,7 +51,7 @@ export const LEGACY_TASKS_CAPABILITY = { cancel: {}, requests: { tools: { call: 
 
 export interface LegacyTaskDeps {
   actions: TaskActions;
-  settings: Pick<TaskSettings, 'syncBudgetMs'>;
+  config: Pick<TaskSettings, 'syncBudgetMs'>;
   now: () => number;
   renderContext: () => RenderContext;
 }
@@ -118,7 +118,7 @@ export function registerLegacyTaskMethods(server: Server, principal: string, dep
  * and the client polls `tasks/get` and calls `tasks/result` again.
  */
 async function awaitEnd(taskId: string, principal: string, deps: LegacyTaskDeps, ctx: ServerContext): Promise<TaskRecord> {
-  const deadline = deps.now() + deps.settings.syncBudgetMs;
+  const deadline = deps.now() + deps.config.syncBudgetMs;
   const first = await deps.actions.readOwn(taskId, principal);
   const task = isTerminal(first.status) ? first : await deps.actions.wait(first, principal, deadline, ctx.mcpReq.signal);
   if (!task) throw new TaskNotFoundError(taskId);

@@ -5,7 +5,7 @@ import { renderedTtlMs } from '../tasks/ttl.ts';
 /** What rendering needs besides the task: the clock and the timing policy. */
 export interface RenderContext {
   now: number;
-  settings: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs'>;
+  config: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs'>;
 }
 
 /**
@@ -14,12 +14,12 @@ export interface RenderContext {
  * so this is the biggest lever on what polling costs. A task suspended on
  * callbacks gets the ceiling at once.
  */
-export function pollIntervalMs(task: TaskRecord, { now, settings }: RenderContext): number {
-  if (isTerminal(task.status)) return settings.maxPollIntervalMs;
-  const floor = Math.max(task.pollIntervalMs, settings.pollIntervalMs);
+export function pollIntervalMs(task: TaskRecord, { now, config }: RenderContext): number {
+  if (isTerminal(task.status)) return config.maxPollIntervalMs;
+  const floor = Math.max(task.pollIntervalMs, config.pollIntervalMs);
   // Suspended on an outside system's callback: nothing changes until it calls, so polls may be as far apart as allowed.
-  if (task.callbackWait !== undefined && task.lease === undefined) return Math.max(floor, settings.maxPollIntervalMs);
-  return Math.min(Math.max(floor, Math.round((now - task.createdAt) / 10)), Math.max(floor, settings.maxPollIntervalMs));
+  if (task.callbackWait !== undefined && task.lease === undefined) return Math.max(floor, config.maxPollIntervalMs);
+  return Math.min(Math.max(floor, Math.round((now - task.createdAt) / 10)), Math.max(floor, config.maxPollIntervalMs));
 }
 
 /** The `Task` fields every task-bearing message carries (spec §1.2). */
@@ -30,7 +30,7 @@ export function taskFields(task: TaskRecord, context: RenderContext) {
     ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
     createdAt: new Date(task.createdAt).toISOString(),
     lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
-    ttlMs: renderedTtlMs(task, context.now, context.settings.retentionMs),
+    ttlMs: renderedTtlMs(task, context.now, context.config.retentionMs),
     pollIntervalMs: pollIntervalMs(task, context),
   };
 }

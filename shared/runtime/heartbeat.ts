@@ -8,7 +8,7 @@ import { LeaseLostError } from '../tasks/store-errors.ts';
 /** What a heartbeat writes with and how often (a worker's dependencies provide it). */
 export interface HeartbeatDeps {
   store: TaskStore;
-  settings: Pick<TaskSettings, 'leaseMs' | 'cancelCheckMs' | 'progressIntervalMs'>;
+  config: Pick<TaskSettings, 'leaseMs' | 'cancelCheckMs' | 'progressIntervalMs'>;
   log: Log;
 }
 
@@ -37,7 +37,7 @@ export function startHeartbeat(
   now: () => number,
 ): Heartbeat {
   const { taskId, owner } = task;
-  const { leaseMs, cancelCheckMs, progressIntervalMs } = deps.settings;
+  const { leaseMs, cancelCheckMs, progressIntervalMs } = deps.config;
   let renewedAt = now();
   let lastProgress = 0;
   let busy = false;

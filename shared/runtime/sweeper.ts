@@ -12,7 +12,7 @@ import { INTERNAL_ERROR } from '../wire.ts';
 export interface SweeperDeps {
   store: TaskStore;
   queue: TaskQueue;
-  settings: Pick<TaskSettings, 'leaseMs' | 'sweepGraceMs'> & Partial<Pick<TaskSettings, 'maxInputWaitMs'>>;
+  config: Pick<TaskSettings, 'leaseMs' | 'sweepGraceMs'> & Partial<Pick<TaskSettings, 'maxInputWaitMs'>>;
   now?: () => number;
   log: Log;
   /** Lifecycle events of the waits ended here; absent: none. */
@@ -96,13 +96,13 @@ export async function sweep(deps: SweeperDeps, options: SweepOptions = {}): Prom
 /** One due task: re-enqueued if it is working, ended if its wait for input is past its deadline. */
 async function sweepOne(deps: SweeperDeps, taskId: string, now: number): Promise<'requeued' | 'expired' | 'none'> {
   try {
-    if (await deps.store.reschedule(taskId, now, now + sweepWindow(deps.settings))) {
+    if (await deps.store.reschedule(taskId, now, now + sweepWindow(deps.config))) {
       await deps.queue.send({ taskId, reason: 'sweep' });
       deps.log({ event: 'swept', taskId });
       return 'requeued';
     }
     // Not a working task (or another sweeper got there): a wait for input past its deadline?
-    const { error, statusMessage } = inputWaitExpired(deps.settings.maxInputWaitMs);
+    const { error, statusMessage } = inputWaitExpired(deps.config.maxInputWaitMs);
     const failed = await deps.store.expireWait(taskId, { error, statusMessage, now });
     if (!failed) return 'none';
     logTaskEnded(deps.log, failed, 'failed', now, { reason: 'input-wait-expired' });

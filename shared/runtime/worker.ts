@@ -24,7 +24,7 @@ export interface WorkerDeps {
   store: TaskStore;
   queue: TaskQueue;
   tools: ReadonlyMap<string, ToolDefinition>;
-  settings: Pick<
+  config: Pick<
     TaskSettings,
     'leaseMs' | 'cancelCheckMs' | 'progressIntervalMs' | 'invocationBudgetMs' | 'maxAttempts' | 'retryBaseDelayMs' | 'redeliveryMs'
   >;
@@ -145,7 +145,7 @@ class TaskRun {
     // A cancel ends the task, unless its run waits on callbacks with an `onCancel`: that run replays to carry it to them.
     const cancelling = this.task.cancelRequested && cancelRunsOnCancel(this.task);
     if (this.task.cancelRequested && !cancelling) return this.finish({ status: 'cancelled' });
-    if (pastAttemptCap(this.task, this.deps.settings.maxAttempts)) {
+    if (pastAttemptCap(this.task, this.deps.config.maxAttempts)) {
       const capped = await this.checkProgress();
       if (capped) return capped;
     }
@@ -207,7 +207,7 @@ class TaskRun {
     cancelling: boolean,
   ): Promise<RunOutcome> {
     const { task, now } = this;
-    const { invocationBudgetMs } = this.deps.settings;
+    const { invocationBudgetMs } = this.deps.config;
     const deadline = now() + Math.min(invocationBudgetMs, (this.deps.remainingMs?.() ?? Infinity) - HANDOVER_RESERVE_MS);
     const outcome = await runTool(tool, task.arguments, {
       taskId: task.taskId,
@@ -235,7 +235,7 @@ class TaskRun {
   /** Step 3 for a run that ended: finish, or hand over to a later invocation. */
   private settle(outcome: RunOutcome, cancelled: boolean): Promise<Disposition> {
     const { task, now } = this;
-    const { maxAttempts, retryBaseDelayMs } = this.deps.settings;
+    const { maxAttempts, retryBaseDelayMs } = this.deps.config;
     // A cancel seen while the run was handing over wins over the hand-over.
     if (
       cancelled &&
@@ -292,8 +292,7 @@ class TaskRun {
         { TaskRetries: 1 },
       ),
     );
-    if (progressed)
-      return this.handOver('retry', now() + this.deps.settings.retryBaseDelayMs, { handedOver: true, progressMark: recorded });
+    if (progressed) return this.handOver('retry', now() + this.deps.config.retryBaseDelayMs, { handedOver: true, progressMark: recorded });
     return this.giveBack();
   }
 
@@ -362,7 +361,7 @@ class TaskRun {
    */
   private async giveBack(): Promise<'retry'> {
     const { taskId } = this.task;
-    await this.deps.store.release(taskId, this.leaseOwner, this.now() + this.deps.settings.redeliveryMs).catch((releaseError: unknown) => {
+    await this.deps.store.release(taskId, this.leaseOwner, this.now() + this.deps.config.redeliveryMs).catch((releaseError: unknown) => {
       // The lease then runs out by itself; the redelivery finds the task free.
       this.log({ event: 'release-failed', taskId, error: errorName(releaseError) });
     });

@@ -141,7 +141,7 @@ describe('durable execution on the local stack', () => {
       store: deps.store,
       queue: deps.queue,
       tools: deps.tools,
-      settings: deps.config,
+      config: deps.config,
       log: jsonLog((line) => events.push(JSON.parse(line) as Record<string, unknown>)),
     };
     const message: TaskMessage = { taskId, reason: 'start' };

@@ -122,7 +122,7 @@ describe('index shard count', () => {
     const result = await sweep({
       store: store8,
       queue: { send: async (message) => void sent.push(message.taskId) },
-      settings: POLICY,
+      config: POLICY,
       log: silent,
       now: () => T0 + 2 + W,
     });
@@ -146,7 +146,7 @@ describe('index shard count', () => {
 
       const queue = new SqsTaskQueue({ client: sqsClient, queueUrl: sqs.queueUrl });
       const started = Date.now();
-      const result = await sweep({ store, queue, settings: POLICY, log: silent, now: () => T0 + W + (Date.now() - started) });
+      const result = await sweep({ store, queue, config: POLICY, log: silent, now: () => T0 + W + (Date.now() - started) });
       const elapsed = Date.now() - started;
       assert.equal(result.requeued.length, count);
       assert.equal(new Set(result.requeued).size, count, 'each task once');
@@ -209,7 +209,7 @@ describe('index shard count', () => {
       expireWait: async () => undefined,
     } as unknown as DynamoDbTaskStore;
     const result = await sweep(
-      { store: stubborn, queue: { send: async () => {} }, settings: POLICY, log: silent, now: () => T0 + W },
+      { store: stubborn, queue: { send: async () => {} }, config: POLICY, log: silent, now: () => T0 + W },
       { page: 1 },
     );
     assert.deepEqual(result, { requeued: [], expired: [] });

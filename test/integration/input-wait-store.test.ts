@@ -114,7 +114,7 @@ for (const [name, make] of stores) {
       const result = await sweep({
         store,
         queue: { send: async (message) => void sent.push(message.taskId) },
-        settings: { ...POLICY, maxInputWaitMs: MAX_WAIT },
+        config: { ...POLICY, maxInputWaitMs: MAX_WAIT },
         now: () => deadline + 5,
         log: (line) => lines.push(line),
       });

@@ -139,7 +139,7 @@ describe('task rows and journals in the format written before replay checks', ()
         queue: new InMemoryTaskQueue(),
         tools,
         log: () => {},
-        settings: { ...DEFAULT_SETTINGS, progressIntervalMs: 0 },
+        config: { ...DEFAULT_SETTINGS, progressIntervalMs: 0 },
       },
     );
     assert.equal(disposition, 'done');
@@ -182,7 +182,7 @@ describe('task rows and journals in the format written before replay checks', ()
         queue: new InMemoryTaskQueue(),
         tools: new Map([[tool.name, tool]]),
         log: () => {},
-        settings: DEFAULT_SETTINGS,
+        config: DEFAULT_SETTINGS,
       },
     );
     const done = await store.get(taskId, 'alice', Date.now());

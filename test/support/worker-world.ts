@@ -93,13 +93,13 @@ export const tools: ReadonlyMap<string, ToolDefinition> = new Map(
   [counted, flaky, waitsForCancel, reportsProgress, asks, asksPerson].map((t) => [t.name, t]),
 );
 
-export function deps(overrides: Partial<WorkerDeps['settings']> = {}): WorkerDeps {
+export function deps(overrides: Partial<WorkerDeps['config']> = {}): WorkerDeps {
   return {
     store: world.store,
     queue: world.queue,
     tools,
     log: () => {},
-    settings: { ...DEFAULT_SETTINGS, leaseMs: LEASE_MS, cancelCheckMs: 50, progressIntervalMs: 0, ...overrides },
+    config: { ...DEFAULT_SETTINGS, leaseMs: LEASE_MS, cancelCheckMs: 50, progressIntervalMs: 0, ...overrides },
   };
 }
 

@@ -37,7 +37,7 @@ beforeEach(async () => {
     mode: { kind: 'open' },
     links: new DeploymentLinks(`${ORIGIN}/mcp`),
     keys: purposeKeys(async () => secret),
-    settings: { retentionMs: CONTRACT_POLICY.retentionMs, pollIntervalMs: 1000, maxPollIntervalMs: 30_000, maxInputWaitMs: 3_600_000 },
+    config: { retentionMs: CONTRACT_POLICY.retentionMs, pollIntervalMs: 1000, maxPollIntervalMs: 30_000, maxInputWaitMs: 3_600_000 },
     events: true,
     approvers: { groups: [], scopes: [] },
     localPrincipal: OWNER,

@@ -22,7 +22,7 @@ function endpoint(logs: LogEvent[] = []) {
     store: new InMemoryTaskStore(storePolicy()),
     queue: new InMemoryTaskQueue(),
     tools: new Map(),
-    settings: DEFAULT_SETTINGS,
+    config: DEFAULT_SETTINGS,
     log: (event) => void logs.push(event),
     requestStateKey: async () => key,
     originPolicy: { kind: 'loopback' },

@@ -45,9 +45,9 @@ function setup() {
   const now = () => NOW;
   const deps: FallbackDeps = {
     actions: new TaskActions({ store, queue, log: () => {}, now }),
-    settings: { syncBudgetMs: DEFAULT_SETTINGS.syncBudgetMs },
+    config: { syncBudgetMs: DEFAULT_SETTINGS.syncBudgetMs },
     now,
-    text: { settings: { retentionMs: DEFAULT_SETTINGS.retentionMs }, links: new DeploymentLinks('http://127.0.0.1:3000'), signIn: false },
+    text: { config: { retentionMs: DEFAULT_SETTINGS.retentionMs }, links: new DeploymentLinks('http://127.0.0.1:3000'), signIn: false },
   };
   /** The tasks queued (to resume) so far. */
   const enqueued = () => queue.sent.map((message) => message.taskId);
@@ -176,16 +176,16 @@ describe('the fallback tools', () => {
 
 describe('describeTask', () => {
   const base = { ...newTask({ taskId: 't', tool: 'slow' }), createdAt: NOW, lastUpdatedAt: NOW, issuedKeys: [], cancelRequested: false };
-  const settings = { settings: { retentionMs: 3_600_000 }, links: new DeploymentLinks(undefined), signIn: false };
+  const context = { config: { retentionMs: 3_600_000 }, links: new DeploymentLinks(undefined), signIn: false };
   const record = (fields: Record<string, unknown>) => ({ ...base, attempts: 0, version: 1, ...fields }) as unknown as TaskRecord;
 
   it("answers a completed task's result exactly as the tool returned it", () => {
     const result = { content: [{ type: 'text', text: 'done' }], structuredContent: { n: 1 }, isError: true };
-    assert.deepEqual(describeTask(record({ status: 'completed', result: { ...result, resultType: 'complete' } }), settings), result);
+    assert.deepEqual(describeTask(record({ status: 'completed', result: { ...result, resultType: 'complete' } }), context), result);
   });
 
   it('names a working task, tells the model not to call the tool again and how to follow it, with its retention', () => {
-    const reply = describeTask(record({ status: 'working', statusMessage: 'half way' }), settings, { firstAnswer: true });
+    const reply = describeTask(record({ status: 'working', statusMessage: 'half way' }), context, { firstAnswer: true });
     assert.deepEqual(reply.structuredContent, {
       taskId: 't',
       status: 'working',
@@ -201,7 +201,7 @@ describe('describeTask', () => {
   });
 
   it("a failed task is an isError text with the task's error", () => {
-    const reply = describeTask(record({ status: 'failed', error: { code: -32603, message: 'boom' } }), settings);
+    const reply = describeTask(record({ status: 'failed', error: { code: -32603, message: 'boom' } }), context);
     assert.equal(reply.isError, true);
     assert.deepEqual(reply.structuredContent?.['error'], { code: -32603, message: 'boom' });
   });
@@ -257,7 +257,7 @@ describe('the endpoint', () => {
       store: new InMemoryTaskStore(storePolicy()),
       queue: new InMemoryTaskQueue(),
       tools: new Map([['task_status', named('task_status')]]),
-      settings: DEFAULT_SETTINGS,
+      config: DEFAULT_SETTINGS,
       log: () => {},
       requestStateKey: async () => new Uint8Array(32),
       originPolicy: { kind: 'loopback' },

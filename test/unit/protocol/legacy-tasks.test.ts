@@ -25,7 +25,7 @@ function endpointWithFailingStore(logs: LogEvent[]) {
     store,
     queue: new InMemoryTaskQueue(),
     tools: new Map(),
-    settings: { taskTtlMs: 60_000, pollIntervalMs: 1_000, maxPollIntervalMs: 10_000, retentionMs: 60_000, syncBudgetMs: 1_000 },
+    config: { taskTtlMs: 60_000, pollIntervalMs: 1_000, maxPollIntervalMs: 10_000, retentionMs: 60_000, syncBudgetMs: 1_000 },
     log: (event) => void logs.push(event),
     requestStateKey: async () => key,
     originPolicy: { kind: 'loopback' },

@@ -83,7 +83,7 @@ function deps(): WorkerDeps {
     now: () => clock,
     links,
     keys,
-    settings: { ...DEFAULT_SETTINGS, leaseMs: POLICY.leaseMs, cancelCheckMs: 50, progressIntervalMs: 0 },
+    config: { ...DEFAULT_SETTINGS, leaseMs: POLICY.leaseMs, cancelCheckMs: 50, progressIntervalMs: 0 },
   };
 }
 
@@ -179,7 +179,7 @@ describe('ctx.callback', () => {
     const silent = await create('job');
     await run(silent);
     clock = T0 + 20_000;
-    assert.deepEqual((await sweep({ store, queue, settings: POLICY, now: () => clock, log: () => {} })).requeued, [silent]);
+    assert.deepEqual((await sweep({ store, queue, config: POLICY, now: () => clock, log: () => {} })).requeued, [silent]);
     await drain();
     assert.equal(await result(silent), 'timed out: heartbeat');
 
@@ -189,11 +189,11 @@ describe('ctx.callback', () => {
     for (let t = 10_000; t < 60_000; t += 10_000) {
       clock = T0 + t;
       assert.equal((await post(submitted.at(-1)!, { heartbeat: true })).status, 200);
-      assert.deepEqual((await sweep({ store, queue, settings: POLICY, now: () => clock, log: () => {} })).requeued, []);
+      assert.deepEqual((await sweep({ store, queue, config: POLICY, now: () => clock, log: () => {} })).requeued, []);
     }
     assert.equal((await read(beating)).sweepAt, T0 + 60_000);
     clock = T0 + 60_000;
-    await sweep({ store, queue, settings: POLICY, now: () => clock, log: () => {} });
+    await sweep({ store, queue, config: POLICY, now: () => clock, log: () => {} });
     await drain();
     assert.equal(await result(beating), 'timed out: timeout');
   });
@@ -202,7 +202,7 @@ describe('ctx.callback', () => {
     const taskId = await create('job');
     await run(taskId);
     assert.equal((await store.cancel(taskId, OWNER, clock)).result, 'requested');
-    await sweep({ store, queue, settings: POLICY, now: () => clock, log: () => {} });
+    await sweep({ store, queue, config: POLICY, now: () => clock, log: () => {} });
     await drain();
     assert.equal((await read(taskId)).status, 'cancelled');
     assert.deepEqual(cancelNotices, [callbackIdOf(taskId, 'job')]);

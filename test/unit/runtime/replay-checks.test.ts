@@ -157,7 +157,7 @@ describe('a replay failure in the worker', () => {
       store,
       queue: new InMemoryTaskQueue(),
       tools: new Map([[stepped.name, stepped]]),
-      settings: DEFAULT_SETTINGS,
+      config: DEFAULT_SETTINGS,
       log: (event: Record<string, unknown>) => void events.push(event),
     };
     assert.equal(await processTaskMessage({ taskId: created.taskId, reason: 'continue' }, deps), 'done');

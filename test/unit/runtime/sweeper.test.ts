@@ -23,30 +23,30 @@ describe('sweep', () => {
   it('re-enqueues a task nobody started once a lease and the grace have passed, once', async () => {
     const { store, queue, create } = await setup();
     await create('lost', 0);
-    assert.deepEqual((await sweep({ store, queue, settings, log, now: () => W - 1 })).requeued, []);
-    assert.deepEqual((await sweep({ store, queue, settings, log, now: () => W })).requeued, ['lost']);
-    assert.deepEqual((await sweep({ store, queue, settings, log, now: () => W + 1 })).requeued, []);
+    assert.deepEqual((await sweep({ store, queue, config: settings, log, now: () => W - 1 })).requeued, []);
+    assert.deepEqual((await sweep({ store, queue, config: settings, log, now: () => W })).requeued, ['lost']);
+    assert.deepEqual((await sweep({ store, queue, config: settings, log, now: () => W + 1 })).requeued, []);
     assert.deepEqual(queue.sent, [{ taskId: 'lost', reason: 'sweep' }]);
   });
 
   it('reschedules what it enqueues a lease and the grace ahead: the run it starts holds a lease meanwhile', async () => {
     const { store, queue, create } = await setup();
     await create('lost', 0);
-    assert.deepEqual((await sweep({ store, queue, settings, log, now: () => W })).requeued, ['lost']);
+    assert.deepEqual((await sweep({ store, queue, config: settings, log, now: () => W })).requeued, ['lost']);
     assert.equal((await store.get('lost', 'o', W))?.sweepAt, W + LEASE + GRACE);
     // The swept message's run takes the lease at once and is never due while it holds it.
     assert.ok(await store.claim('lost', 'w1', W));
-    assert.deepEqual((await sweep({ store, queue, settings, log, now: () => W + LEASE })).requeued, []);
-    assert.deepEqual((await sweep({ store, queue, settings, log, now: () => 2 * W - 1 })).requeued, []);
-    assert.deepEqual((await sweep({ store, queue, settings, log, now: () => 2 * W })).requeued, ['lost']);
+    assert.deepEqual((await sweep({ store, queue, config: settings, log, now: () => W + LEASE })).requeued, []);
+    assert.deepEqual((await sweep({ store, queue, config: settings, log, now: () => 2 * W - 1 })).requeued, []);
+    assert.deepEqual((await sweep({ store, queue, config: settings, log, now: () => 2 * W })).requeued, ['lost']);
   });
 
   it('leaves a running task alone until its lease and grace have passed', async () => {
     const { store, queue, create } = await setup();
     await create('running', 0);
     await store.claim('running', 'w1', 10);
-    assert.deepEqual((await sweep({ store, queue, settings, log, now: () => 10 + LEASE })).requeued, []);
-    assert.deepEqual((await sweep({ store, queue, settings, log, now: () => 10 + LEASE + GRACE })).requeued, ['running']);
+    assert.deepEqual((await sweep({ store, queue, config: settings, log, now: () => 10 + LEASE })).requeued, []);
+    assert.deepEqual((await sweep({ store, queue, config: settings, log, now: () => 10 + LEASE + GRACE })).requeued, ['running']);
   });
 
   it('a renewal pushes a running task past its renewed lease; progress alone does not', async () => {
@@ -56,8 +56,8 @@ describe('sweep', () => {
     await store.heartbeat('renewed', 'w1', 2000, { statusMessage: 'working on it' });
     assert.equal((await store.get('renewed', 'o', 2000))?.sweepAt, W, 'progress leaves sweepAt alone');
     await store.heartbeat('renewed', 'w1', 2000, { leaseMs: LEASE });
-    assert.deepEqual((await sweep({ store, queue, settings, log, now: () => 2000 + LEASE + GRACE - 1 })).requeued, []);
-    assert.deepEqual((await sweep({ store, queue, settings, log, now: () => 2000 + LEASE + GRACE })).requeued, ['renewed']);
+    assert.deepEqual((await sweep({ store, queue, config: settings, log, now: () => 2000 + LEASE + GRACE - 1 })).requeued, []);
+    assert.deepEqual((await sweep({ store, queue, config: settings, log, now: () => 2000 + LEASE + GRACE })).requeued, ['renewed']);
   });
 
   it('never touches tasks waiting for input or finished', async () => {
@@ -68,13 +68,13 @@ describe('sweep', () => {
     const { task: done } = await create('done', 0);
     await store.claim('done', 'w', 0);
     await store.finish(done, 'w', { status: 'completed', result: { content: [] } }, 1);
-    assert.deepEqual((await sweep({ store, queue, settings, log, now: () => 10 ** 9 })).requeued, []);
+    assert.deepEqual((await sweep({ store, queue, config: settings, log, now: () => 10 ** 9 })).requeued, []);
   });
 
   it('two sweepers racing enqueue a task once', async () => {
     const { store, queue, create } = await setup();
     await create('contested', 0);
-    const results = await Promise.all([1, 2].map(() => sweep({ store, queue, settings, log, now: () => 2 * W })));
+    const results = await Promise.all([1, 2].map(() => sweep({ store, queue, config: settings, log, now: () => 2 * W })));
     assert.equal(results.flatMap((r) => r.requeued).length, 1);
     assert.equal(queue.sent.length, 1);
   });
@@ -91,7 +91,7 @@ describe('sweep', () => {
         return queue.send(message as never);
       },
     } as unknown as InMemoryTaskQueue;
-    const { requeued } = await sweep({ store, queue: failing, settings, log: (line) => void lines.push(line), now: () => W + 1 });
+    const { requeued } = await sweep({ store, queue: failing, config: settings, log: (line) => void lines.push(line), now: () => W + 1 });
     assert.deepEqual(requeued, ['b']);
     assert.deepEqual(
       lines.find((line) => line['event'] === 'sweep-failed'),
@@ -119,7 +119,7 @@ describe('sweep', () => {
         return store.reschedule(taskId, now, nextAt);
       },
     });
-    const { requeued } = await sweep({ store: counting, queue, settings, log, now: () => W }, { page: 100, maxParallelism: 8 });
+    const { requeued } = await sweep({ store: counting, queue, config: settings, log, now: () => W }, { page: 100, maxParallelism: 8 });
     assert.equal(requeued.length, 250);
     assert.equal(new Set(queue.sent.map((message) => message.taskId)).size, 250);
     assert.equal(reads, 3, 'three pages: 100, 100, 50');
@@ -130,9 +130,9 @@ describe('sweep', () => {
     const { store, queue, create } = await setup();
     for (let i = 0; i < 5; i++) await create(`t${i}`, 0);
     let clock = W;
-    const first = await sweep({ store, queue, settings, log, now: () => clock++ }, { page: 2, deadline: W });
+    const first = await sweep({ store, queue, config: settings, log, now: () => clock++ }, { page: 2, deadline: W });
     assert.equal(first.requeued.length, 2, 'one page, then the deadline');
-    const rest = await sweep({ store, queue, settings, log, now: () => W + 10 }, { page: 2 });
+    const rest = await sweep({ store, queue, config: settings, log, now: () => W + 10 }, { page: 2 });
     assert.equal(rest.requeued.length, 3);
   });
 });

@@ -173,7 +173,7 @@ describe('durable execution', () => {
     },
   });
   const allTools = new Map([stepped, sleeper, retrying].map((t) => [t.name, t]));
-  const durableDeps = (overrides: Partial<WorkerDeps['settings']> = {}, now?: () => number): WorkerDeps => ({
+  const durableDeps = (overrides: Partial<WorkerDeps['config']> = {}, now?: () => number): WorkerDeps => ({
     ...deps(overrides),
     tools: allTools,
     ...(now ? { now } : {}),
