@@ -23,6 +23,7 @@ import { startLocalStackProcess } from '../support/local-stack.ts';
 import { rpc } from '../support/mcp-http.ts';
 import { detail, figuresOf, meter, resetMeter } from './aws-counting.ts';
 import { countScenarios, openCountingStack } from './aws-scenarios.ts';
+import { callbackLines, callbackVersusPoll } from './callback-vs-poll.ts';
 import { FALLBACK_CALL_MIN, REPEAT_JOIN_MIN, TASK_STATUS_MIN } from './minima.ts';
 import { FIGURE_COLUMNS, report } from './report.ts';
 
@@ -30,7 +31,9 @@ const bench = await openCountingStack();
 const { stack, until, statusOf, quiescent, createTask } = bench;
 try {
   const { rows, gets } = await countScenarios(bench);
-  report(rows, gets);
+  const waits = await callbackVersusPoll(bench);
+  report([...rows, ...waits], gets);
+  console.log(callbackLines(waits).join('\n'));
   await clientsWithoutTasks(rows[0]!.taskId);
   await localConcurrency();
 } finally {
