@@ -11,8 +11,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { localStateKey } from '../../bin/local/data-dir.ts';
 import { runOps } from '../../bin/ops/cli.ts';
+import { sealCallback } from '../../shared/callback-tokens.ts';
 import { DEFAULT_SETTINGS } from '../../shared/config.ts';
+import { purposeKeys } from '../../shared/keys.ts';
+import { callbackIdOf } from '../../shared/runtime/callbacks.ts';
 import { createTask } from '../support/durable.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { pollUntil, rpc } from '../support/mcp-http.ts';
@@ -172,6 +176,13 @@ describe('callbacks on the local stack', () => {
     const forged = `${base}${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
     assert.equal((await post(forged, { result: 1 })).status, 404);
     assert.equal((await post(`${base}garbage`, { result: 1 })).status, 404);
+    // A token of this stack (sealed with the key derived from its secret) for this very callback, expired.
+    const keys = purposeKeys(localStateKey(stack.dataDir));
+    const expired = await sealCallback(keys, { taskId, callbackId: callbackIdOf(taskId, 'outside'), expiresAt: Date.now() - 1000 });
+    assert.deepEqual(await post(`${base}${expired}`, { result: 1 }), {
+      status: 410,
+      body: { status: 'expired', message: 'The callback has expired' },
+    });
     assert.equal((await post(job.url, { result: 'x'.repeat(70 * 1024) })).status, 413);
     assert.equal((await fetch(job.url, { method: 'POST', body: '{"result":' })).status, 400);
     const after = await pollUntil(stack.url, taskId, () => true);
