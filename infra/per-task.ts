@@ -6,6 +6,7 @@
  * model (`capacity.ts`) multiplies them by the tasks a second.
  */
 import { DEFAULT_SETTINGS } from '../shared/config.ts';
+import { callbackCounts } from './capacity-callbacks.ts';
 import { ASSUMED } from './prices.ts';
 import { durableTimings } from './timings.ts';
 
@@ -27,6 +28,8 @@ export interface Workload {
   personQuestions?: number;
   /** Step checkpoints per task (0: a tool without steps). */
   steps: number;
+  /** Waits on an outside system's callback per task (`ctx.callback`; default 0): see `capacity-callbacks.ts`. */
+  callbacks?: number;
   /**
    * Share (0–1) of `tools/call` requests that wait inside the request for the
    * result (the synchronous budget, or a client without tasks), holding an
@@ -100,24 +103,25 @@ export function perTask(workload: Workload, options: { maxUnfinishedTasks?: numb
   const runMs = workload.taskSeconds * 1000;
   const budgetMs = timings.invocationBudget.toMilliseconds();
   const handOvers = Math.max(0, Math.ceil(runMs / budgetMs) - 1);
-  const runs = 1 + workload.inputRounds + handOvers;
+  const called = callbackCounts(workload.callbacks ?? 0);
+  const runs = 1 + workload.inputRounds + handOvers + called.runs;
   const leaseMs = timings.lease.toMilliseconds();
   const renewals = Math.floor(runMs / (leaseMs / 3));
   const cancelReads = Math.max(0, Math.floor(runMs / DEFAULT_SETTINGS.cancelCheckMs) - renewals);
   const progressWrites = workload.steps > 0 ? Math.min(workload.steps, 1 + Math.floor(runMs / DEFAULT_SETTINGS.progressIntervalMs)) : 0;
   const slotWrites = maxUnfinishedTasks === undefined ? 0 : 2;
   const slotWcu = slotWrites * Math.ceil(slotItemBytes(unfinishedPerOwner(workload, maxUnfinishedTasks)) / 1024);
-  const ddbWrites = 1 + 2 * runs + workload.inputRounds + workload.steps + progressWrites + renewals + slotWrites;
-  const checkpointQueries = workload.steps > 0 ? runs : 0;
-  const ddbReads = workload.pollsPerTask + workload.inputRounds + checkpointQueries + cancelReads;
-  const apiRequests = 1 + workload.pollsPerTask + workload.inputRounds;
+  const ddbWrites = 1 + 2 * runs + workload.inputRounds + workload.steps + progressWrites + renewals + slotWrites + called.ddbWrites;
+  const checkpointQueries = workload.steps > 0 || called.runs > 0 ? runs : 0;
+  const ddbReads = workload.pollsPerTask + workload.inputRounds + checkpointQueries + cancelReads + called.ddbReads;
+  const apiRequests = 1 + workload.pollsPerTask + workload.inputRounds + called.apiRequests;
   const waitSeconds = Math.min(workload.taskSeconds + WORKER_OVERHEAD_SECONDS, DEFAULT_SETTINGS.syncBudgetMs / 1000);
   return {
     apiRequests,
     ddbWrites,
     ddbReads,
     tableWcu: ddbWrites - slotWrites + slotWcu,
-    indexWcu: 1 + 1 + 4 * workload.inputRounds + 2 * renewals + 2 * handOvers + (listed ? 1 : 0),
+    indexWcu: 1 + 1 + 4 * workload.inputRounds + 2 * renewals + 2 * handOvers + (listed ? 1 : 0) + called.indexWcu,
     rcu: ddbReads,
     sqsRequests: 3 * runs,
     workerRuns: runs,

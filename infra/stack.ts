@@ -6,6 +6,7 @@ import { DEFAULT_SETTINGS, ENV, type Toolset } from '../shared/config.ts';
 import { settingStoresOf } from '../shared/runtime/settings.ts';
 import type { ToolDefinition } from '../shared/runtime/tool.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
+import { callbacksFunction } from './constructs/callbacks.ts';
 import { Operations } from './constructs/operations.ts';
 import { StateKey } from './constructs/state-key.ts';
 import { SweepSchedule } from './constructs/sweep-schedule.ts';
@@ -158,6 +159,8 @@ export class TasksStack extends Stack {
   readonly mcp: TaskFunction;
   /** The console, `/console` on the API's origin. */
   readonly console: TaskFunction;
+  /** The completion endpoint, `POST /callbacks/{token}` on the API's origin. */
+  readonly callbacks: TaskFunction;
   readonly api: Api;
   readonly stateKey: StateKey;
   readonly operations: Operations;
@@ -241,11 +244,16 @@ export class TasksStack extends Stack {
 
     const auth = this.#resourceServer(props);
     this.console = this.#console(props, auth);
+    this.callbacks = callbacksFunction(this, { ...common, table: this.table, tasks: this.tasks, stateKey: this.stateKey });
+    // The worker seals the tokens of the callback URLs it hands out.
+    this.worker.function.addEnvironment(ENV.stateKeyParameter, this.stateKey.parameterName);
+    this.stateKey.grantRead(this.worker.role);
     this.api = new Api(this, 'Api', {
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
       handler: this.mcp.function,
       console: this.console.function,
+      callbacks: this.callbacks.function,
       throttle: props.throttle,
       allowedOrigins,
       ...(props.jwt ? { jwt: props.jwt } : {}),

@@ -16,6 +16,13 @@ export type KeyPurpose = (typeof KEY_PURPOSES)[number];
 
 const SALT = 'mcp-tasks-serverless/keys/v1';
 
+/**
+ * The fewest bytes the stack's secret may have (the `requestState` codec's
+ * own minimum, `REQUEST_STATE_KEY_BYTES`, which a test holds equal): kept
+ * here so that a function reading the secret needs no protocol module.
+ */
+export const MIN_SECRET_BYTES = 32;
+
 /** The 32-byte key for `purpose`, derived from the stack's secret. Deterministic: every function derives the same one. */
 export function purposeKey(secret: Uint8Array, purpose: KeyPurpose): Uint8Array {
   return new Uint8Array(hkdfSync('sha256', secret, SALT, purpose, 32));

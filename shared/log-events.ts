@@ -12,7 +12,6 @@ export const LOG_EVENTS = {
   badRequest: 'bad-request',
   batchFailed: 'batch-failed',
   callbackCompleted: 'callback-completed',
-  callbackDeadline: 'callback-deadline',
   callbackRefused: 'callback-refused',
   callbackWait: 'callback-wait',
   claimFailed: 'claim-failed',

@@ -1,5 +1,5 @@
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { REQUEST_STATE_KEY_BYTES } from '../../shared/protocol/request-state.ts';
+import { MIN_SECRET_BYTES } from '../../shared/keys.ts';
 
 /**
  * The `requestState` sealing key from an SSM SecureString (standard tier,
@@ -12,8 +12,8 @@ export function ssmStateKey(parameterName: string, client: SSMClient = new SSMCl
   return () =>
     (key ??= client.send(new GetParameterCommand({ Name: parameterName, WithDecryption: true })).then(({ Parameter }) => {
       const bytes = Buffer.from(Parameter?.Value ?? '', 'base64');
-      if (bytes.length < REQUEST_STATE_KEY_BYTES)
-        throw new Error(`The parameter ${parameterName} must hold at least ${REQUEST_STATE_KEY_BYTES} bytes, base64-encoded`);
+      if (bytes.length < MIN_SECRET_BYTES)
+        throw new Error(`The parameter ${parameterName} must hold at least ${MIN_SECRET_BYTES} bytes, base64-encoded`);
       return bytes;
     })).catch((error: unknown) => {
       key = undefined; // a failed read is tried again by the next request

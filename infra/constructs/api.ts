@@ -31,6 +31,13 @@ export interface ApiProps {
    */
   readonly console?: IFunction;
   /**
+   * The callbacks function behind `POST /callbacks/{token}`, without an
+   * authorizer: the sealed token in the path is the capability (an outside
+   * system holds no principal's token).
+   * @default none: no `/callbacks` route
+   */
+  readonly callbacks?: IFunction;
+  /**
    * An HTTP API JWT authorizer on `POST /mcp`. With {@link ApiProps.resourceServer}
    * it is only a pre-filter (its 401 carries no `resource_metadata`, so
    * clients cannot discover the authorization server from it).
@@ -73,6 +80,9 @@ const MCP_PATH = '/mcp';
 
 /** The console's routes: its front page and everything under it. */
 export const CONSOLE_PATHS = ['/console', '/console/{proxy+}'] as const;
+
+/** The completion endpoint's route (the access log shows this route key, never the path with its token). */
+const CALLBACK_PATH = '/callbacks/{token}';
 
 /** Where RFC 9728 puts the metadata of the resource at {@link MCP_PATH}, and the root fallback. */
 export const METADATA_PATHS = ['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource'] as const;
@@ -175,6 +185,7 @@ export class Api extends Construct {
     }
 
     if (props.console) this.#consoleRoutes(props.console);
+    if (props.callbacks) this.#callbackRoute(props.callbacks);
 
     this.endpointUrl = `${this.httpApi.apiEndpoint}${MCP_PATH}`;
     new CfnOutput(this, 'McpEndpointUrl', { value: this.endpointUrl, description: 'The URL MCP clients call (POST, Streamable HTTP)' });
@@ -209,6 +220,19 @@ export class Api extends Construct {
       new CfnOutput(this, 'Authentication', {
         value: `JWT from ${props.jwt.issuer} for ${props.jwt.audience.join(', ')}`,
         description: 'Whether the endpoint requires a token',
+      });
+    }
+  }
+
+  #callbackRoute(handler: IFunction): void {
+    const integration = new HttpLambdaIntegration('CallbacksIntegration', handler);
+    for (const route of this.httpApi.addRoutes({ path: CALLBACK_PATH, methods: [HttpMethod.POST], integration })) {
+      Validations.of(route).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'Outside systems complete a callback with the URL they were handed: its token (AES-256-GCM under a key derived for this ' +
+          'purpose only) binds the task, the callback and an expiry, and is the whole capability, as a Step Functions task token is. ' +
+          'A JWT authorizer would need the outside system to hold a principal it does not have.',
       });
     }
   }

@@ -85,6 +85,7 @@ export const FUNCTION_ENTRIES = {
   sweeper: 'functions/sweeper/handler.ts',
   stateKey: 'functions/state-key/handler.ts',
   console: 'functions/console/handler.ts',
+  callbacks: 'functions/callbacks/handler.ts',
 } as const;
 
 export type FunctionEntry = (typeof FUNCTION_ENTRIES)[keyof typeof FUNCTION_ENTRIES];

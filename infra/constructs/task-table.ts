@@ -106,6 +106,18 @@ export class TaskTable extends Construct {
   }
 
   /**
+   * What the callbacks function needs and no more: reading a task's row and
+   * writing it conditionally (a completion, a heartbeat). No query, put or delete.
+   */
+  grantCallbacks(grantee: TaskFunction): void {
+    Grant.addToPrincipal({
+      grantee: grantee.function,
+      actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      resourceArns: [this.table.tableArn],
+    });
+  }
+
+  /**
    * What the sweeper needs and no more: `Query` on the active-tasks index
    * (finding due tasks) and `UpdateItem` on the table (moving a due task's
    * `sweepAt` on, conditionally, before re-enqueueing it). Both name their

@@ -20,6 +20,7 @@ import type { CompletionResult, HeartbeatResult, PostedCompletion } from '../tas
 import { MAX_CALLBACK_BYTES } from '../tasks/callbacks-transitions.ts';
 import { LimitExceededError } from '../tasks/limits.ts';
 import type { TaskStore } from '../tasks/store.ts';
+import { TaskRowRejectedError } from '../tasks/store-errors.ts';
 
 export interface CallbackFrontDeps {
   store: Pick<TaskStore, 'completeCallback' | 'beatCallback'>;
@@ -92,6 +93,8 @@ export function callbackFront(deps: CallbackFrontDeps): (request: CallbackReques
       result = await deps.store.completeCallback(grant.taskId, grant.callbackId, parsed, now());
     } catch (error) {
       if (error instanceof LimitExceededError) return tooLarge(deps.log, ids, error.message);
+      // The row cannot take it (its arguments, answers and completions together at DynamoDB's item limit).
+      if (error instanceof TaskRowRejectedError) return tooLarge(deps.log, ids, 'The task has no room left for this completion');
       throw error;
     }
     // Resumed: the task is due again (the sweeper would find it); the message starts it now.

@@ -10,8 +10,11 @@
 import { createHash } from 'node:crypto';
 import { type CallbackKeys, sealCallback } from '../callback-tokens.ts';
 import type { DeploymentLinks } from '../links.ts';
+import type { Log } from '../log.ts';
 import { type CallbackSettlement, type CallbackWait, type CallbackWaitEntry, entryDeadline } from '../tasks/callbacks-model.ts';
 import type { TaskRecord } from '../tasks/model.ts';
+import type { TaskStore } from '../tasks/store.ts';
+import { LeaseLostError } from '../tasks/store-errors.ts';
 import { CallbackFailedError, type CallbackOptions, CallbackTimedOutError, ToolError } from './tool.ts';
 
 /** What a run knows of its task's callbacks: the record as claimed, and how to make a callback's URL. */
@@ -121,4 +124,36 @@ export function callbackState(task: TaskRecord, urls: CallbackUrls, cancelling: 
       return url;
     },
   };
+}
+
+/**
+ * The worker's suspension on callbacks: the lease is dropped and the wait
+ * recorded in one write (`TaskStore.awaitCallbacks`); nothing is queued (a
+ * completion, or the sweeper at the wait's first deadline, wakes the task).
+ * `signalled`: a completion or a cancel came during the run, which goes on
+ * at once instead. A lost lease is the other worker's to settle.
+ */
+export async function suspendOnCallbacks(
+  deps: { store: TaskStore; log: Log },
+  claimed: TaskRecord,
+  leaseOwner: string,
+  outcome: { wait: CallbackWait; statusMessage: string },
+  progressMark: number | undefined,
+  now: number,
+): Promise<'waiting' | 'signalled' | 'lost'> {
+  const options = {
+    seen: claimed.callbacks,
+    wait: outcome.wait,
+    statusMessage: outcome.statusMessage,
+    ...(progressMark === undefined ? {} : { progressMark }),
+  };
+  const waiting = await deps.store.awaitCallbacks(claimed.taskId, leaseOwner, options, now).catch((error: unknown) => {
+    if (error instanceof LeaseLostError) return 'lost' as const;
+    throw error;
+  });
+  if (waiting !== 'signalled') {
+    const event = waiting === 'lost' ? 'lease-lost' : 'callback-wait';
+    deps.log({ event, taskId: claimed.taskId, callbacks: Object.keys(outcome.wait.callbacks).length });
+  }
+  return waiting;
 }

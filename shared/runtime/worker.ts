@@ -13,7 +13,7 @@ import type { TaskStore } from '../tasks/store.ts';
 import { LeaseLostError, TaskRowRejectedError } from '../tasks/store-errors.ts';
 import type { ReleaseOptions } from '../tasks/store-types.ts';
 import { BARE_INTERNAL_ERROR, INTERNAL_ERROR, INVALID_PARAMS } from '../wire.ts';
-import { callbackState } from './callbacks.ts';
+import { callbackState, suspendOnCallbacks } from './callbacks.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { type TaskJournal, taskJournal } from './journal.ts';
 import { REPLAY_WIRE_REASONS } from './replay-checks.ts';
@@ -333,25 +333,10 @@ class TaskRun {
     return 'done';
   }
 
-  /**
-   * Suspend on callbacks: the lease is dropped and the wait recorded in one
-   * write; nothing is queued (a completion, or the sweeper at the wait's first
-   * deadline, wakes the task). A completion or a cancel that arrived during the
-   * run makes it go on at once instead.
-   */
+  /** Suspend on callbacks (`suspendOnCallbacks`); a completion or a cancel that came during the run makes it go on at once. */
   private async awaitCallbacks(outcome: Extract<RunOutcome, { kind: 'callbacks' }>, clean: ReleaseOptions): Promise<'done'> {
-    const { taskId } = this.task;
-    const options = { seen: this.claimed.callbacks, wait: outcome.wait, statusMessage: outcome.statusMessage };
-    const mark = clean.progressMark === undefined ? {} : { progressMark: clean.progressMark };
-    const waiting = await this.deps.store
-      .awaitCallbacks(taskId, this.leaseOwner, { ...options, ...mark }, this.now())
-      .catch((error: unknown) => {
-        if (error instanceof LeaseLostError) return 'lost' as const;
-        throw error;
-      });
-    if (waiting === 'signalled') return this.handOver('continue', this.now(), clean);
-    this.log({ event: waiting === 'lost' ? 'lease-lost' : 'callback-wait', taskId, callbacks: Object.keys(outcome.wait.callbacks).length });
-    return 'done';
+    const suspended = await suspendOnCallbacks(this.deps, this.claimed, this.leaseOwner, outcome, clean.progressMark, this.now());
+    return suspended === 'signalled' ? this.handOver('continue', this.now(), clean) : 'done';
   }
 
   /**

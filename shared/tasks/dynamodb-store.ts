@@ -94,8 +94,7 @@ import { expiresAtSeconds } from './ttl.ts';
 export class DynamoDbTaskStore implements TaskStore {
   readonly #policy: StorePolicy;
   readonly #table: StoreTable;
-  /** The callback operations (`dynamodb-callbacks.ts`). */
-  readonly #callbacks: CallbackStore;
+  // The callback operations live in `dynamodb-callbacks.ts`.
   readonly awaitCallbacks: CallbackStore['awaitCallbacks'];
   readonly completeCallback: CallbackStore['completeCallback'];
   readonly beatCallback: CallbackStore['beatCallback'];
@@ -103,8 +102,8 @@ export class DynamoDbTaskStore implements TaskStore {
   constructor(options: { client: DynamoDBClient; tableName: string; policy: StorePolicy }) {
     this.#policy = options.policy;
     this.#table = { client: options.client, tableName: options.tableName, policy: options.policy };
-    this.#callbacks = dynamoDbCallbacks(this.#table);
-    ({ awaitCallbacks: this.awaitCallbacks, completeCallback: this.completeCallback, beatCallback: this.beatCallback } = this.#callbacks);
+    const callbacks = dynamoDbCallbacks(this.#table);
+    ({ awaitCallbacks: this.awaitCallbacks, completeCallback: this.completeCallback, beatCallback: this.beatCallback } = callbacks);
   }
 
   async create(task: NewTask, options: CreateOptions = {}): Promise<{ task: TaskRecord; created: boolean }> {

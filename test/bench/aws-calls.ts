@@ -23,6 +23,7 @@ import { startLocalStackProcess } from '../support/local-stack.ts';
 import { rpc } from '../support/mcp-http.ts';
 import { detail, figuresOf, meter, resetMeter } from './aws-counting.ts';
 import { countScenarios, openCountingStack } from './aws-scenarios.ts';
+import { callbackLines, callbackVersusPoll } from './callback-vs-poll.ts';
 import { FALLBACK_CALL_MIN, REPEAT_JOIN_MIN, TASK_STATUS_MIN } from './minima.ts';
 import { FIGURE_COLUMNS, report } from './report.ts';
 import { roundCost, type TaskCost } from './round-cost.ts';
@@ -31,7 +32,9 @@ const bench = await openCountingStack();
 const { stack, until, statusOf, quiescent, createTask } = bench;
 try {
   const { rows, gets } = await countScenarios(bench);
-  report(rows, gets);
+  const waits = await callbackVersusPoll(bench);
+  report([...rows, ...waits], gets);
+  console.log(callbackLines(waits).join('\n'));
   const fallback = await clientsWithoutTasks(rows[0]!.taskId);
   const simple = rows[0]!;
   const task = { figures: simple.measured, logBytes: simple.meter.logBytes, apiRequests: simple.meter.apiRequests };

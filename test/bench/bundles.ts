@@ -50,7 +50,7 @@ const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node
  * tasks over through the queue and publishes questions and ends; the sweeper
  * queries the table, enqueues and publishes the waits it ends; the
  * dead-letter handler drains its queue, writes the table and publishes the
- * ends it makes.
+ * ends it makes; the callbacks function records completions.
  */
 const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
   mcp: [
@@ -62,7 +62,10 @@ const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
     'zod',
     'jose',
   ],
-  worker: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge', 'zod'],
+  // The worker also reads the state key (SSM) to seal the tokens of the callback URLs it hands out.
+  worker: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge', '@aws-sdk/client-ssm', 'zod'],
+  // The callbacks function unseals tokens (SSM for the state key), writes the row and enqueues the resume.
+  callbacks: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm'],
   deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
   sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
   stateKey: ['@aws-sdk/client-ssm'],

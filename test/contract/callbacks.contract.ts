@@ -133,6 +133,19 @@ export function describeCallbacks(kit: ContractKit): void {
       assert.equal((await store().cancel(plain.taskId, OWNER, at(10))).result, 'cancelled');
     });
 
+    it('a later run suspends again on its next callback: the settlements it saw are the ones stored', async () => {
+      const task = await suspended();
+      await store().completeCallback(task.taskId, 'cb_a', { result: { first: true } }, at(10));
+      const leased = await store().claim(task.taskId, 'w2', at(11));
+      assert.ok(leased);
+      const next: CallbackWait = { callbacks: { cb_b: { since: at(11), timeoutAt: at(70_000) } } };
+      const seen = leased.callbacks;
+      assert.equal(await store().awaitCallbacks(task.taskId, 'w2', { seen, wait: next, statusMessage: 'Again' }, at(12)), 'waiting');
+      const stored = await read(task.taskId);
+      assert.deepEqual(stored.callbackWait, next);
+      assert.equal(stored.sweepAt, at(70_000));
+    });
+
     it('finishing removes the wait', async () => {
       const task = await suspended();
       await store().completeCallback(task.taskId, 'cb_a', { result: 1 }, at(10));

@@ -91,6 +91,7 @@ export const FUNCTION_ROLES = {
   sweeper: 'sweeper',
   stateKey: 'requestState sealing key',
   console: 'the console',
+  callbacks: "an outside system's completion",
 } as const;
 
 export type FunctionRole = keyof typeof FUNCTION_ROLES;

@@ -513,14 +513,21 @@ function httpApi(routes: Map<string, FunctionRole>, functions: Record<FunctionRo
 /**
  * The route a request takes, as the HTTP API matches them: the method and
  * path exactly, else `ANY` on the path, else a `{proxy+}` route whose prefix
- * the path extends (the console's `/console/{proxy+}`).
+ * the path extends (the console's `/console/{proxy+}`), or a route whose
+ * `{parameter}` segments each match one segment (`/callbacks/{token}`).
  */
 function routeOf(routes: Map<string, FunctionRole>, method: string, path: string): string | undefined {
   for (const key of [`${method} ${path}`, `ANY ${path}`]) if (routes.has(key)) return key;
   for (const key of routes.keys()) {
     const [routeMethod, routePath = ''] = key.split(' ');
-    if (!routePath.endsWith('/{proxy+}') || (routeMethod !== method && routeMethod !== 'ANY')) continue;
-    if (path.startsWith(routePath.slice(0, -'{proxy+}'.length))) return key;
+    if (routeMethod !== method && routeMethod !== 'ANY') continue;
+    if (routePath.endsWith('/{proxy+}') && path.startsWith(routePath.slice(0, -'{proxy+}'.length))) return key;
+    // A path parameter (`/callbacks/{token}`) stands for one non-empty segment.
+    const want = routePath.split('/');
+    const got = path.split('/');
+    if (want.length === got.length && want.some((part) => /^\{\w+\}$/.test(part))) {
+      if (want.every((part, index) => (/^\{\w+\}$/.test(part) ? got[index] !== '' : part === got[index]))) return key;
+    }
   }
   return undefined;
 }

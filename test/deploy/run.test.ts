@@ -7,6 +7,8 @@
  * both ways over every call the runs made.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type LocalAuthServer, startLocalAuthServer } from '../../bin/local/auth-server.ts';
 import { getTask, type RpcOptions, resultOf, rpc, type TaskView } from '../support/mcp-http.ts';
@@ -183,6 +185,62 @@ function endToEnd(target: () => Deployment, options: () => RpcOptions) {
       'the worker handed the task over through the queue',
     );
   });
+
+  it('waits for a callback: external_job hands its URL to a job system, whose POST to the API resumes it', async () => {
+    const d = target();
+    const jobs = await startJobSystem();
+    try {
+      d.parameters.parameters.set(JOB_SYSTEM_PARAMETER, { value: jobs.url, type: 'String' });
+      const calls = d.calls.calls.length;
+      const task = await runTask(d, 'external_job', { input: 'payload', mode: 'callback', durationSeconds: 0 }, options());
+      assert.equal(task.status, 'completed', outcome(task));
+      assert.match(JSON.stringify(task.result?.['content']), /succeeded \(called back\): processed 7 characters/);
+      assert.deepEqual(jobs.answers, [200], 'the completion was accepted');
+      const made = d.calls.calls.slice(calls);
+      // The worker read the state key (the token's) and the job system's parameter; the callbacks function wrote the row and enqueued the resume.
+      for (const [fn, action] of [
+        ['worker', 'ssm:GetParameter'],
+        ['callbacks', 'dynamodb:UpdateItem'],
+        ['callbacks', 'sqs:SendMessage'],
+      ] as const) {
+        assert.ok(
+          made.some((call) => call.fn === fn && call.action === action),
+          `${fn} made ${action}`,
+        );
+      }
+    } finally {
+      d.parameters.parameters.delete(JOB_SYSTEM_PARAMETER);
+      await jobs.close();
+    }
+  });
+}
+
+/** Where `external_job` reads its job system's URL (its `needs.settings`). */
+const JOB_SYSTEM_PARAMETER = '/mcp-tasks/external-job/job-system-url';
+
+/** A job system with webhooks: each job is done at once, and its output posted to the callback URL; `answers` has the statuses. */
+async function startJobSystem(): Promise<{ url: string; answers: number[]; close(): Promise<void> }> {
+  const answers: number[] = [];
+  const server = createServer((request, response) => {
+    let text = '';
+    request.on('data', (chunk) => (text += String(chunk)));
+    request.on('end', () => {
+      response.writeHead(202).end('{}');
+      const job = JSON.parse(text) as { jobId: string; input: string; callbackUrl: string };
+      const result = { jobId: job.jobId, output: `processed ${job.input.length} characters` };
+      void fetch(job.callbackUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ result }),
+      }).then((answer) => void answers.push(answer.status));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    answers,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 describe('the default stack (endpoint open), run from its bundles', () => {

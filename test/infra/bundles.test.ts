@@ -137,8 +137,9 @@ describe('bundle contents', () => {
         ],
         lacks: ['oidc-provider', 'koa'],
       },
+      // The worker reads the state key (SSM) to seal the tokens of the callback URLs it hands out.
       worker: {
-        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge', 'zod'],
+        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge', '@aws-sdk/client-ssm', 'zod'],
         lacks: ['@modelcontextprotocol/server', 'jose', 'oidc-provider'],
       },
       sweeper: {
@@ -149,6 +150,11 @@ describe('bundle contents', () => {
       deadLetter: {
         has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
         lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'],
+      },
+      // Completions: the row (DynamoDB), the resume (SQS), the token's key (SSM); no tool, no protocol, no events.
+      callbacks: {
+        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm'],
+        lacks: ['zod', '@modelcontextprotocol/server', 'jose', '@aws-sdk/client-eventbridge', 'hono'],
       },
       // Pages (Hono), sign-in (openid-client, jose), answers checked with the MCP SDK's validator; no tool runs here, and the
       // Secrets Manager client only comes with a console client secret.

@@ -348,8 +348,8 @@ describe('sweeper', () => {
 describe('functions', () => {
   it('run on the one runtime constant, ARM64, with active tracing and their own log group', () => {
     const fns = resourcesOf(stacks.base.json, 'AWS::Lambda::Function');
-    // The four task functions, the console and the requestState key's custom resource.
-    assert.equal(fns.length, 6);
+    // The four task functions, the console, the callbacks function and the requestState key's custom resource.
+    assert.equal(fns.length, 7);
     // Tracing is a setting, off by default (cost: see docs/deploying.md); on when asked for.
     for (const [id, fn] of resourcesOf(stacks.jwt.json, 'AWS::Lambda::Function'))
       assert.deepEqual(fn['Properties']['TracingConfig'], { Mode: 'Active' }, id);

@@ -132,6 +132,7 @@ export function functions(json: Json) {
     deadLetter: byDescription('dead-lettered'),
     sweeper: byDescription('sweeper'),
     console: byDescription('the console'),
+    callbacks: byDescription("an outside system's completion"),
   };
 }
 

@@ -2,8 +2,7 @@
  * Callbacks on the local stack (`npm start` as a child process): a tool hands
  * its callback URL to an outside HTTP service (this test's, or the simulated
  * job system the stack runs) and suspends; the service's POST to
- * `/callbacks/<token>` resumes it. Short sweeper timings (`durableEnv`) so
- * that deadlines are enforced within a second.
+ * `/callbacks/<token>` resumes it.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,9 +11,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { localStateKey } from '../../bin/local/data-dir.ts';
 import { runOps } from '../../bin/ops/cli.ts';
+import { sealCallback } from '../../shared/callback-tokens.ts';
 import { DEFAULT_SETTINGS } from '../../shared/config.ts';
-import { createTask, durableEnv } from '../support/durable.ts';
+import { purposeKeys } from '../../shared/keys.ts';
+import { callbackIdOf } from '../../shared/runtime/callbacks.ts';
+import { createTask } from '../support/durable.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { pollUntil, rpc } from '../support/mcp-http.ts';
 import { waitFor } from '../support/wait.ts';
@@ -47,8 +50,10 @@ describe('callbacks on the local stack', () => {
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter((entry) => entry['event'] === event && entry['taskId'] === taskId);
-  const start = (dataDir: string, extra: Record<string, string> = {}) =>
-    startLocalStackProcess({ dataDir, env: durableEnv(join(root, 'effects'), { EXTERNAL_JOB_JOB_SYSTEM_URL: serviceUrl, ...extra }) });
+  // `npm start`'s settings, the test catalogue, and sweeps every 300 ms (deadlines are enforced within a second).
+  // Its lease is long, so the sweeper never looks at a task before it suspends: each run in these tests is one a test caused.
+  const LOCAL = { TASKS_TOOLSET: 'test', LOCAL_SWEEP_INTERVAL_MS: '300' };
+  const start = (dataDir: string) => startLocalStackProcess({ dataDir, env: { ...LOCAL, EXTERNAL_JOB_JOB_SYSTEM_URL: serviceUrl } });
   /** A task of `outside_wait`, once it has suspended on its callback (the service was handed it, no lease). */
   async function suspended(args: Record<string, unknown> = {}): Promise<{ taskId: string; job: Handed }> {
     const count = handed.length;
@@ -171,6 +176,13 @@ describe('callbacks on the local stack', () => {
     const forged = `${base}${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
     assert.equal((await post(forged, { result: 1 })).status, 404);
     assert.equal((await post(`${base}garbage`, { result: 1 })).status, 404);
+    // A token of this stack (sealed with the key derived from its secret) for this very callback, expired.
+    const keys = purposeKeys(localStateKey(stack.dataDir));
+    const expired = await sealCallback(keys, { taskId, callbackId: callbackIdOf(taskId, 'outside'), expiresAt: Date.now() - 1000 });
+    assert.deepEqual(await post(`${base}${expired}`, { result: 1 }), {
+      status: 410,
+      body: { status: 'expired', message: 'The callback has expired' },
+    });
     assert.equal((await post(job.url, { result: 'x'.repeat(70 * 1024) })).status, 413);
     assert.equal((await fetch(job.url, { method: 'POST', body: '{"result":' })).status, 400);
     const after = await pollUntil(stack.url, taskId, () => true);
@@ -197,7 +209,7 @@ describe('callbacks on the local stack', () => {
   });
 
   it('external_job in callback mode: the simulated job system the stack runs calls back over HTTP', async () => {
-    const own = await startLocalStackProcess({ dataDir: join(root, 'job-system'), env: durableEnv(join(root, 'effects')) });
+    const own = await startLocalStackProcess({ dataDir: join(root, 'job-system'), env: LOCAL });
     try {
       const taskId = await createTask(own.url, 'external_job', { input: 'abcd', mode: 'callback', durationSeconds: 1 });
       const done = await pollUntil(own.url, taskId, (task) => task.status === 'completed', 20_000);

@@ -4,7 +4,8 @@
  * checkpoints without a `position`, exactly as the DynamoDB store wrote them
  * then. They must keep working: replayed by name, with the new step recorded
  * with its position, and answers recorded without a question fingerprint
- * returned as before.
+ * returned as before. A row written before callbacks (no `callbacks`,
+ * no `callbackWait`) reads as having none and takes them.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -188,5 +189,22 @@ describe('task rows and journals in the format written before replay checks', ()
     const done = await store.get(taskId, 'alice', Date.now());
     assert.equal(done?.status, 'completed', JSON.stringify(done));
     assert.deepEqual(done?.status === 'completed' && done.result['content'], [{ type: 'text', text: 'answered accept' }]);
+  });
+
+  it('a row written before callbacks (no callbacks attributes) reads as having none, suspends on one and takes its completion', async () => {
+    const now = Date.now();
+    const taskId = randomUUID();
+    await put(oldRow(taskId, 'three_steps', now));
+    const read = await store.get(taskId, 'alice', now);
+    assert.equal(read?.callbacks, undefined);
+    assert.equal(read?.callbackWait, undefined);
+    const claimed = await store.claim(taskId, 'w1', now);
+    assert.ok(claimed);
+    const wait = { callbacks: { cb_1: { since: now, timeoutAt: now + 60_000 } } };
+    assert.equal(await store.awaitCallbacks(taskId, 'w1', { seen: claimed.callbacks, wait, statusMessage: 'Waiting' }, now + 1), 'waiting');
+    assert.equal(await store.completeCallback(taskId, 'cb_1', { result: 'ok' }, now + 2), 'resumed');
+    const resumed = await store.get(taskId, 'alice', now + 3);
+    assert.deepEqual(resumed?.callbacks, { cb_1: { result: 'ok', at: now + 2 } });
+    assert.equal(resumed?.callbackWait, undefined);
   });
 });

@@ -2,13 +2,18 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { sealCallback, unsealCallback } from '../../shared/callback-tokens.ts';
-import { type KeyPurpose, purposeKey } from '../../shared/keys.ts';
+import { type KeyPurpose, MIN_SECRET_BYTES, purposeKey } from '../../shared/keys.ts';
+import { REQUEST_STATE_KEY_BYTES } from '../../shared/protocol/request-state.ts';
 
 const secret = randomBytes(32);
 const keys = async (purpose: KeyPurpose) => purposeKey(secret, purpose);
 const grant = { taskId: 'task-1', callbackId: 'cb_1', expiresAt: 1_700_000_000_000 };
 
 describe('callback tokens', () => {
+  it("the secret's minimum is the requestState codec's", () => {
+    assert.equal(MIN_SECRET_BYTES, REQUEST_STATE_KEY_BYTES);
+  });
+
   it('unseal what was sealed; each sealing differs, and the token shows neither id', async () => {
     const a = await sealCallback(keys, grant);
     const b = await sealCallback(keys, grant);

@@ -10,8 +10,25 @@ import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../../infr
 import { perTask } from '../../../infra/per-task.ts';
 import { PRICE } from '../../../infra/prices.ts';
 import { throttleFor } from '../../../infra/sizing.ts';
+import { CALLBACK_MIN, pollMin } from '../../bench/callback-vs-poll.ts';
 
 describe('capacity model', () => {
+  it("counts a callback as the bench measures one: a resume run, the step and the completion's read and write, two index moves", () => {
+    const shape = { tasksPerSecond: 1, taskSeconds: 0, pollsPerTask: 0, inputRounds: 0, steps: 0, waitingShare: 0 };
+    const plain = perTask(shape);
+    const called = perTask({ ...shape, callbacks: 1 });
+    assert.equal(called.workerRuns, CALLBACK_MIN.invocations);
+    assert.equal(called.ddbWrites + called.ddbReads, CALLBACK_MIN.ddbRequests);
+    assert.equal(called.rcu, CALLBACK_MIN.rcu);
+    assert.equal(called.tableWcu + called.indexWcu, CALLBACK_MIN.wcu);
+    assert.equal(called.sqsRequests, CALLBACK_MIN.sqsRequests);
+    assert.equal(called.apiRequests, plain.apiRequests + 1, "the completion's POST");
+    // Polling the same job three times costs more, and more with every check.
+    const polled = pollMin(3);
+    assert.ok(polled.ddbRequests > CALLBACK_MIN.ddbRequests && polled.sqsRequests > CALLBACK_MIN.sqsRequests);
+    assert.ok(pollMin(10).ddbRequests > polled.ddbRequests);
+  });
+
   it('the default deployment serves its documented load with no limit reached, and the throttle is not what stops it', () => {
     const load = defaultServedLoad();
     assert.ok(load >= 40, `the defaults serve ${load} tasks/s of the reference workload`);
