@@ -93,7 +93,7 @@ describe('mcp-tasks CLI, scripted', () => {
     const task = JSON.parse(run.stdout) as Task;
     assert.equal(task.status, 'completed');
     assert.equal(task.result?.['isError'], true);
-    const { decidedAt, ...structured } = task.result?.['structuredContent'] as Record<string, unknown>;
+    const { decidedAt, ...structured } = (task.result?.['structuredContent'] ?? {}) as Record<string, unknown>;
     assert.match(String(decidedAt), /^\d{4}-\d{2}-\d{2}T/, 'when the caller decided');
     assert.deepEqual(structured, {
       approved: false,
