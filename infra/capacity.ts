@@ -78,6 +78,12 @@ export interface Deployment {
    * endpoint whose console shows tasks by id only (the default).
    */
   listed: boolean;
+  /**
+   * Approvers are named (`-c approvers=…`): each question for a person has an
+   * entry in the approvers' list, put when it is asked and deleted when it is
+   * decided: two writes and two index writes per question.
+   */
+  approvals?: boolean;
 }
 
 /** Billed time per request not measured here (`prices.ts`), and the sweeper's cost per due task. */
@@ -161,8 +167,10 @@ function slotItemBytes(unfinished: number): number {
  * lists tasks (`listed`, default on: the local stack's), its create writes the
  * list index once.
  */
-export function perTask(workload: Workload, options: { maxUnfinishedTasks?: number; listed?: boolean } = {}): PerTask {
+export function perTask(workload: Workload, options: { maxUnfinishedTasks?: number; listed?: boolean; approvals?: boolean } = {}): PerTask {
   const { maxUnfinishedTasks, listed = true } = options;
+  // The approvers' list: per question for a person, its entry put and deleted (one unit each, and one index write each).
+  const approvalWrites = options.approvals ? 2 * (workload.personQuestions ?? 0) : 0;
   const timings = durableTimings();
   const runMs = workload.taskSeconds * 1000;
   const budgetMs = timings.invocationBudget.toMilliseconds();
@@ -174,7 +182,7 @@ export function perTask(workload: Workload, options: { maxUnfinishedTasks?: numb
   const progressWrites = workload.steps > 0 ? Math.min(workload.steps, 1 + Math.floor(runMs / DEFAULT_SETTINGS.progressIntervalMs)) : 0;
   const slotWrites = maxUnfinishedTasks === undefined ? 0 : 2;
   const slotWcu = slotWrites * Math.ceil(slotItemBytes(unfinishedPerOwner(workload, maxUnfinishedTasks)) / 1024);
-  const ddbWrites = 1 + 2 * runs + workload.inputRounds + workload.steps + progressWrites + renewals + slotWrites;
+  const ddbWrites = 1 + 2 * runs + workload.inputRounds + workload.steps + progressWrites + renewals + slotWrites + approvalWrites;
   const checkpointQueries = workload.steps > 0 ? runs : 0;
   const ddbReads = workload.pollsPerTask + workload.inputRounds + checkpointQueries + cancelReads;
   const apiRequests = 1 + workload.pollsPerTask + workload.inputRounds;
@@ -184,7 +192,7 @@ export function perTask(workload: Workload, options: { maxUnfinishedTasks?: numb
     ddbWrites,
     ddbReads,
     tableWcu: ddbWrites - slotWrites + slotWcu,
-    indexWcu: 1 + 1 + 4 * workload.inputRounds + 2 * renewals + 2 * handOvers + (listed ? 1 : 0),
+    indexWcu: 1 + 1 + 4 * workload.inputRounds + 2 * renewals + 2 * handOvers + (listed ? 1 : 0) + approvalWrites,
     rcu: ddbReads,
     sqsRequests: 3 * runs,
     workerRuns: runs,
@@ -192,6 +200,11 @@ export function perTask(workload: Workload, options: { maxUnfinishedTasks?: numb
     mcpSeconds: apiRequests * MCP_SECONDS + workload.waitingShare * waitSeconds,
     events: 1 + (workload.personQuestions ?? 0),
   };
+}
+
+/** Index writes of the approvers' list per task (its one partition, not the active index's shards). */
+function approvalIndexWcu(workload: Workload, deployment: Deployment): number {
+  return deployment.approvals ? 2 * (workload.personQuestions ?? 0) : 0;
 }
 
 /** Unfinished tasks per owner at a time (Little's law over the task's run and a second of queueing), at most the cap. */
@@ -260,6 +273,7 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
   const task = {
     ...perTask(workload, {
       listed: deployment.listed,
+      ...(deployment.approvals ? { approvals: true } : {}),
       ...(deployment.maxUnfinishedTasks === undefined ? {} : { maxUnfinishedTasks: deployment.maxUnfinishedTasks }),
     }),
     ...(deployment.events ? {} : { events: 0 }),
@@ -273,8 +287,9 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
     ddbReads: r * task.ddbReads,
     tableWcu: r * task.tableWcu,
     rcu: r * task.rcu,
-    // The sparse index's share: the list index's entry is on its owner's partition.
-    indexWcuPerShard: (r * (task.indexWcu - (deployment.listed ? 1 : 0))) / deployment.activeIndexShards,
+    // The sparse index's share: the list index's entries are on their owner's partition, and the approvers' list on its own.
+    indexWcuPerShard:
+      (r * (task.indexWcu - (deployment.listed ? 1 : 0) - approvalIndexWcu(workload, deployment))) / deployment.activeIndexShards,
     sqsRequests: r * task.sqsRequests,
     events: r * task.events,
   };
