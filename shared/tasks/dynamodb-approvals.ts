@@ -13,13 +13,7 @@
  * writes. A page: one keys-only `Query` of at most `limit + 1` entries and
  * one eventually consistent `BatchGetItem` of their rows.
  */
-import {
-  BatchWriteItemCommand,
-  type BatchWriteItemCommandInput,
-  type BatchWriteItemCommandOutput,
-  PutItemCommand,
-  QueryCommand,
-} from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import type { WaitingPage } from './approvals-model.ts';
 import { checkWaitingPage, openPersonQuestions, waitingForPerson, waitingSortKey } from './approvals-rules.ts';
 import { fromItem, type Item, number, readString } from './dynamodb-codec.ts';
@@ -57,19 +51,10 @@ export async function listWaiting(table: StoreTable, task: TaskRecord, now: numb
   }
 }
 
-/** Removes the decided questions `keys` of `taskId` from the list. */
+/** Removes the decided questions `keys` of `taskId` from the list (one `DeleteItem` each: a decision is usually one question). */
 export async function unlistWaiting(table: StoreTable, taskId: string, keys: readonly string[] | undefined): Promise<void> {
   if (!table.policy.approvals || !keys?.length) return;
-  for (let start = 0; start < keys.length; start += 25) {
-    let pending: BatchWriteItemCommandInput['RequestItems'] = {
-      [table.tableName]: keys.slice(start, start + 25).map((key) => ({ DeleteRequest: { Key: waitingKey(taskId, key) } })),
-    };
-    // Unprocessed deletes are sent again; the list shows no decided question meanwhile (see `listWaitingPage`).
-    for (let round = 0; pending && Object.keys(pending).length > 0 && round < 5; round += 1) {
-      const written: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: pending }));
-      pending = written.UnprocessedItems;
-    }
-  }
+  for (const key of keys) await table.client.send(new DeleteItemCommand({ TableName: table.tableName, Key: waitingKey(taskId, key) }));
 }
 
 /** `TaskStore.listWaitingForPeople` on `table`. */
