@@ -80,7 +80,7 @@ export interface Deployment {
   listed: boolean;
   /**
    * Approvers are named (`-c approvers=…`): each question for a person has an
-   * entry in the approvers' list, put when it is asked and deleted when it is
+   * entry in the approvers' list, put when it is asked and taken out when it is
    * decided: two writes and two index writes per question.
    */
   approvals?: boolean;
@@ -169,7 +169,7 @@ function slotItemBytes(unfinished: number): number {
  */
 export function perTask(workload: Workload, options: { maxUnfinishedTasks?: number; listed?: boolean; approvals?: boolean } = {}): PerTask {
   const { maxUnfinishedTasks, listed = true } = options;
-  // The approvers' list: per question for a person, its entry put and deleted (one unit each, and one index write each).
+  // The approvers' list: per question for a person, its entry put and taken out (one unit each, and one index write each).
   const approvalWrites = options.approvals ? 2 * (workload.personQuestions ?? 0) : 0;
   const timings = durableTimings();
   const runMs = workload.taskSeconds * 1000;

@@ -9,11 +9,11 @@
  * questions its rows still hold open, so a stale item is never listed.
  *
  * What it costs: per question for a person, one `PutItem` and one
- * `DeleteItem` of about 200 bytes (one write unit each) and their two index
+ * `UpdateItem` of about 200 bytes (one write unit each) and their two index
  * writes. A page: one keys-only `Query` of at most `limit + 1` entries and
  * one eventually consistent `BatchGetItem` of their rows.
  */
-import { DeleteItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { WaitingPage } from './approvals-model.ts';
 import { checkWaitingPage, openPersonQuestions, waitingForPerson, waitingSortKey } from './approvals-rules.ts';
 import { fromItem, type Item, number, readString } from './dynamodb-codec.ts';
@@ -51,10 +51,31 @@ export async function listWaiting(table: StoreTable, task: TaskRecord, now: numb
   }
 }
 
-/** Removes the decided questions `keys` of `taskId` from the list (one `DeleteItem` each: a decision is usually one question). */
+/**
+ * Takes the decided questions `keys` of `taskId` out of the list: one
+ * `UpdateItem` each, removing the entry's list keys (so it leaves the index;
+ * the small item itself goes with its TTL). An update, not a delete: the
+ * console, which decides, may update the table but never delete from it. An
+ * entry that is not there (never listed, or already taken out) is nothing
+ * to remove.
+ */
 export async function unlistWaiting(table: StoreTable, taskId: string, keys: readonly string[] | undefined): Promise<void> {
   if (!table.policy.approvals || !keys?.length) return;
-  for (const key of keys) await table.client.send(new DeleteItemCommand({ TableName: table.tableName, Key: waitingKey(taskId, key) }));
+  for (const key of keys) {
+    try {
+      await table.client.send(
+        new UpdateItemCommand({
+          TableName: table.tableName,
+          Key: waitingKey(taskId, key),
+          UpdateExpression: 'REMOVE #list, #sort',
+          ConditionExpression: 'attribute_exists(#list)',
+          ExpressionAttributeNames: { '#list': LIST_INDEX.partition, '#sort': LIST_INDEX.sort },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
 }
 
 /** `TaskStore.listWaitingForPeople` on `table`. */

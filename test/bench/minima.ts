@@ -43,7 +43,7 @@ export const INPUT_ROUND_MIN: Figures = {
 /**
  * A question for a person (`approval_gate`), approvers named, decided through `tasks/update` by its
  * owner: the input round, plus the tool's one progress write (`Approved; carrying out…`), plus the
- * approvers' list entry of the question: a `PutItem` after the suspend and a `DeleteItem` after the
+ * approvers' list entry of the question: a `PutItem` after the suspend and an `UpdateItem` removing its list keys after the
  * answer, one unit each, entering and leaving the list index (the two writes a question for a person
  * adds). Its row passes 1 KB once it waits (the question's schema, the page's link in
  * `statusMessage`): from the suspend on each row write costs 2 units. EventBridge: its

@@ -1,7 +1,7 @@
 /**
  * The DynamoDB side of questions for a person, on dynalite: what the
  * approvers' list writes (one item per question, put with the wait's TTL
- * and deleted once decided, in the list index), the `decisions` attribute
+ * and taken out of the list index once decided), the `decisions` attribute
  * of a decided row, and rows written before decisions existed: they read
  * with none, take a decision, and hand their answer to the tool without one.
  */
@@ -79,7 +79,20 @@ describe('DynamoDbTaskStore: questions for a person', () => {
     assert.equal(entry[TTL_ATTRIBUTE]?.N, row?.[TTL_ATTRIBUTE]?.N, 'the entry expires with the waiting row');
 
     await store.decide(taskId, { principal: 'ada', name: 'Ada', approver: true }, { approval: YES }, T0 + 10);
-    assert.equal(await rawItem(taskId, 'person#approval'), undefined, 'deleted once decided');
+    const unlisted = await rawItem(taskId, 'person#approval');
+    assert.equal(unlisted?.[LIST_INDEX.partition], undefined, 'out of the list index once decided');
+    assert.equal(unlisted?.[TTL_ATTRIBUTE]?.N, entry[TTL_ATTRIBUTE]?.N, 'the item itself goes with its TTL');
+
+    // A question asked before approvers were named has no entry: its decision takes nothing out, and fails nothing.
+    const { approvals: _on, ...unlistedPolicy } = { ...CONTRACT_POLICY, maxInputWaitMs: 86_400_000 };
+    const before = new DynamoDbTaskStore({ client, tableName, policy: unlistedPolicy });
+    const { task } = await before.create(newTask({ owner: 'alice', now: T0, ttlMs: 60_000 }));
+    const claimed = await before.claim(task.taskId, 'w1', T0 + 1, CONTRACT_POLICY.leaseMs);
+    assert.ok(claimed);
+    await before.finish(claimed, 'w1', { status: 'input_required', inputRequests: { approval: PERSONAL } }, T0 + 2);
+    assert.equal(await rawItem(task.taskId, 'person#approval'), undefined);
+    assert.equal((await store.decide(task.taskId, { principal: 'ada', approver: true }, { approval: YES }, T0 + 12)).resumed, true);
+    assert.equal(await rawItem(task.taskId, 'person#approval'), undefined, 'no item made by taking it out');
     const decided = await rawItem(taskId, TASK_ROW_SK);
     assert.deepEqual(JSON.parse(decided?.['decisions']?.S ?? 'null'), {
       approval: { by: 'ada', name: 'Ada', as: 'approver', via: 'page', at: T0 + 10 },
