@@ -232,6 +232,7 @@ describe('context', () => {
     ['an input wait over a year', { maxInputWaitDays: 400 }, /maxInputWaitDays.*at most 365/],
     ['a client fallback that is neither on nor off', { clientFallback: 'strict' }, /clientFallback.*on or off/],
     ['approvers that are neither groups nor scopes', { approvers: 'admins' }, /approvers.*group:<name> or scope:<name>/],
+    ['approvers on an open endpoint (nobody signs in)', { approvers: 'group:release' }, /approvers.*needs people to sign in/],
     ['person questions neither form nor url', { personQuestions: 'link' }, /personQuestions.*url or form/],
   ];
   it('turns the client fallback off on the MCP function only with clientFallback=off, and leaves the default alone without it', () => {
@@ -255,7 +256,13 @@ describe('context', () => {
       Object.values(functions(json)).map(([, fn]) => fn['Properties']['Environment']['Variables'][env]);
     assert.deepEqual(of(stacks.base.json, ENV.approvers), [undefined, undefined, undefined, undefined, undefined]);
     assert.deepEqual(of(stacks.base.json, ENV.personQuestions), [undefined, undefined, undefined, undefined, undefined]);
-    const set = synth({ approvers: 'group:release,scope:tasks/approve', personQuestions: 'form', 'aws:cdk:bundling-stacks': [] });
+    const set = synth({
+      approvers: 'group:release,scope:tasks/approve',
+      personQuestions: 'form',
+      jwtIssuer: 'https://issuer.example.com/',
+      jwtAudience: 'a',
+      'aws:cdk:bundling-stacks': [],
+    });
     assert.deepEqual(of(set.json, ENV.approvers), Array(5).fill('group:release,scope:tasks/approve'));
     assert.deepEqual(of(set.json, ENV.personQuestions), Array(5).fill('form'));
   });
