@@ -51,6 +51,12 @@ export interface Deployment {
    * endpoint whose console shows tasks by id only (the default).
    */
   listed: boolean;
+  /**
+   * Approvers are named (`-c approvers=…`): each question for a person has an
+   * entry in the approvers' list, put when it is asked and taken out when it is
+   * decided: two writes and two index writes per question.
+   */
+  approvals?: boolean;
 }
 
 /** One due task: a conditional write and an SQS send, assumed 25 ms together on AWS. */
@@ -76,6 +82,11 @@ export function defaultDeployment(): Deployment {
 /** The workload the defaults are sized for ({@link REFERENCE_WORKLOAD}) at `tasksPerSecond`. */
 export function referenceWorkload(tasksPerSecond: number): Workload {
   return { tasksPerSecond, ...REFERENCE_WORKLOAD, inputRounds: 0, steps: 0, waitingShare: 0 };
+}
+
+/** Index writes of the approvers' list per task (its one partition, not the active index's shards). */
+function approvalIndexWcu(workload: Workload, deployment: Deployment): number {
+  return deployment.approvals ? 2 * (workload.personQuestions ?? 0) : 0;
 }
 
 /** One limit: what the workload asks of it, what it allows, and what moves it. */
@@ -138,6 +149,7 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
   const task = {
     ...perTask(workload, {
       listed: deployment.listed,
+      ...(deployment.approvals ? { approvals: true } : {}),
       ...(deployment.maxUnfinishedTasks === undefined ? {} : { maxUnfinishedTasks: deployment.maxUnfinishedTasks }),
     }),
     ...(deployment.events ? {} : { events: 0 }),
@@ -151,8 +163,9 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
     ddbReads: r * task.ddbReads,
     tableWcu: r * task.tableWcu,
     rcu: r * task.rcu,
-    // The sparse index's share: the list index's entry is on its owner's partition.
-    indexWcuPerShard: (r * (task.indexWcu - (deployment.listed ? 1 : 0))) / deployment.activeIndexShards,
+    // The sparse index's share: the list index's entries are on their owner's partition, and the approvers' list on its own.
+    indexWcuPerShard:
+      (r * (task.indexWcu - (deployment.listed ? 1 : 0) - approvalIndexWcu(workload, deployment))) / deployment.activeIndexShards,
     sqsRequests: r * task.sqsRequests,
     events: r * task.events,
   };

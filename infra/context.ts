@@ -157,7 +157,7 @@ export const CONTEXT = {
     meaning:
       'who may decide the questions for a person of tasks they do not own, on the console: `group:<name>` (a `cognito:groups` or ' +
       '`groups` claim) and `scope:<name>` entries, comma-separated: `TASKS_APPROVERS` on every function (see [The ' +
-      'console](console.md#approvals))',
+      'console](console.md#approvals)); only with an issuer (people sign in)',
   },
   personQuestions: {
     default: 'url',
@@ -228,6 +228,12 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
   if (consoleMode !== 'by-id' && consoleMode !== 'open') throw new Error(`Context "console" must be by-id or open, got "${consoleMode}"`);
   const consoleClientId = read.text('consoleClientId');
   const consoleClientSecret = read.text('consoleClientSecret');
+  const jwt = jwtFromContext(read);
+  const auth = authFromContext(read);
+  // On an open endpoint nobody signs in, so nobody could be an approver: a four-eyes question would wait for nothing.
+  if (approvers && !jwt.jwt && !auth.auth && !auth.cognito) {
+    throw new Error('Context "approvers" needs people to sign in to the console: give authIssuer, cognito=true or jwtIssuer too');
+  }
   if (maxInputWaitDays !== undefined && maxInputWaitDays > MAX_INPUT_WAIT_DAYS) {
     throw new Error(`Context "maxInputWaitDays" must be at most ${MAX_INPUT_WAIT_DAYS}, got ${maxInputWaitDays}`);
   }
@@ -241,8 +247,8 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     logRetention,
     workerMaxConcurrency,
     sweepInterval,
-    ...jwtFromContext(read),
-    ...authFromContext(read),
+    ...jwt,
+    ...auth,
     ...(alarmTopicArn ? { alarmTopicArn } : {}),
     ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
     ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),

@@ -97,7 +97,7 @@ export function slotItemBytes(unfinished: number): number {
  * lists tasks (`listed`, default on: the local stack's), its create writes the
  * list index once.
  */
-export function perTask(workload: Workload, options: { maxUnfinishedTasks?: number; listed?: boolean } = {}): PerTask {
+export function perTask(workload: Workload, options: { maxUnfinishedTasks?: number; listed?: boolean; approvals?: boolean } = {}): PerTask {
   const { maxUnfinishedTasks, listed = true } = options;
   const timings = durableTimings();
   const runMs = workload.taskSeconds * 1000;
@@ -111,7 +111,10 @@ export function perTask(workload: Workload, options: { maxUnfinishedTasks?: numb
   const progressWrites = workload.steps > 0 ? Math.min(workload.steps, 1 + Math.floor(runMs / DEFAULT_SETTINGS.progressIntervalMs)) : 0;
   const slotWrites = maxUnfinishedTasks === undefined ? 0 : 2;
   const slotWcu = slotWrites * Math.ceil(slotItemBytes(unfinishedPerOwner(workload, maxUnfinishedTasks)) / 1024);
-  const ddbWrites = 1 + 2 * runs + workload.inputRounds + workload.steps + progressWrites + renewals + slotWrites + called.ddbWrites;
+  // The approvers' list: per question for a person, its entry put and taken out (one unit each, and one index write each).
+  const approvalWrites = options.approvals ? 2 * (workload.personQuestions ?? 0) : 0;
+  const ddbWrites =
+    1 + 2 * runs + workload.inputRounds + workload.steps + progressWrites + renewals + slotWrites + called.ddbWrites + approvalWrites;
   const checkpointQueries = workload.steps > 0 || called.runs > 0 ? runs : 0;
   const ddbReads = workload.pollsPerTask + workload.inputRounds + checkpointQueries + cancelReads + called.ddbReads;
   const apiRequests = 1 + workload.pollsPerTask + workload.inputRounds + called.apiRequests;
@@ -121,7 +124,7 @@ export function perTask(workload: Workload, options: { maxUnfinishedTasks?: numb
     ddbWrites,
     ddbReads,
     tableWcu: ddbWrites - slotWrites + slotWcu,
-    indexWcu: 1 + 1 + 4 * workload.inputRounds + 2 * renewals + 2 * handOvers + (listed ? 1 : 0) + called.indexWcu,
+    indexWcu: 1 + 1 + 4 * workload.inputRounds + 2 * renewals + 2 * handOvers + (listed ? 1 : 0) + called.indexWcu + approvalWrites,
     rcu: ddbReads,
     sqsRequests: 3 * runs,
     workerRuns: runs,

@@ -140,6 +140,7 @@ function main(argv: string[] = process.argv): void {
     .option('--max-unfinished <n>', 'the deployment’s maxUnfinishedTasks (default: no cap)', number(1))
     .option('--events <on|off>', 'the deployment’s lifecycle events (`-c events`)', onOrOff, 'on')
     .option('--listed <on|off>', 'the console lists tasks (an issuer, or `-c console=open`): one index write per task', onOrOff, 'off')
+    .option('--approvals <on|off>', 'approvers are named (`-c approvers`): two writes per question for a person', onOrOff, 'off')
     .option('--json', 'print the report as JSON')
     .option('--docs-table', 'print the capacity table of docs/capacity.md and exit')
     .option('--write-docs', 'render the capacity table into docs/capacity.md and exit')
@@ -173,6 +174,7 @@ function main(argv: string[] = process.argv): void {
         accountConcurrency: options.accountConcurrency,
         events: options.events !== 'off',
         listed: options.listed === 'on',
+        approvals: options.approvals === 'on',
         ...(options.maxUnfinished === undefined ? {} : { maxUnfinishedTasks: options.maxUnfinished }),
         ...sizedThrottle(options.workerMaxConcurrency, options.throttleRate),
       };

@@ -12,8 +12,9 @@ import { formatDuration } from '../durations.ts';
 import type { DeploymentLinks } from '../links.ts';
 import type { ToolResult } from '../runtime/tool.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
-import { forPersonOnly, isTerminal, type TaskRecord } from '../tasks/model.ts';
+import { forPersonOnly, isTerminal, needsAnotherApprover, type TaskRecord } from '../tasks/model.ts';
 import type { CancelResult } from '../tasks/store-types.ts';
+import { allFourEyes, personWays } from './person-ways.ts';
 
 export const TASK_STATUS = 'task_status';
 export const TASK_ANSWER = 'task_answer';
@@ -147,34 +148,6 @@ function followUp(taskId: string): string {
   return `call ${TASK_STATUS} with {"taskId": "${taskId}", "waitSeconds": 20}, and again while it says the task is working`;
 }
 
-/**
- * Where and how the person answers a question meant for them, in words and
- * as fields: the task's page in the console first (when the deployment's URL
- * is known), the command line second.
- */
-function personWays(taskId: string, context: TextContext): { text: string; fields: Record<string, unknown> } {
-  const { endpoint } = context.links;
-  const page = context.links.taskPage(taskId);
-  const cli = `node bin/mcp-tasks.js${endpoint ? ` --url ${endpoint}` : ''}`;
-  const command = `${cli} answer ${taskId}`;
-  const signIn = context.signIn ? ` signed in as the same identity that started this task (\`${cli} login\` first)` : '';
-  const onPage = page
-    ? `on the task's page, ${page}${context.signIn ? ' (signed in as the identity that started this task)' : ''}; or `
-    : '';
-  return {
-    text:
-      `${onPage}in a client that supports MCP tasks, or with the mcp-tasks command line of this server's repository: in a checkout of it, ` +
-      `after \`npm ci\`, run \`${command}\`${signIn}`,
-    fields: {
-      answeredBy: 'the user, not you',
-      ...(page ? { page } : {}),
-      command,
-      commandFrom: "a checkout of this server's repository, after npm ci",
-      ...(context.signIn ? { signIn: 'as the identity that started this task' } : {}),
-    },
-  };
-}
-
 const quoted = (keys: readonly string[]) => keys.map((key) => `"${key}"`).join(', ');
 
 /** One answer for an id that is unknown, expired or another principal's: nothing tells them apart. */
@@ -217,9 +190,13 @@ function questions(task: OpenTask, context: TextContext) {
       ...(request.method === 'sampling/createMessage' ? { params } : {}),
       answeredBy: person ? 'person' : 'anyone',
     };
-    if (person) {
+    if (person && needsAnotherApprover(request)) {
       lines.push(
-        `- "${key}" (for the person only; you must not answer it): ${sentence(message)} Ask the user to answer it ${personWays(task.taskId, context).text}.`,
+        `- "${key}" (for an approver only; neither you nor the user may answer it): ${sentence(message)} It is decided ${personWays(task.taskId, context.links, context.signIn, true).text}.`,
+      );
+    } else if (person) {
+      lines.push(
+        `- "${key}" (for the person only; you must not answer it): ${sentence(message)} Ask the user to answer it ${personWays(task.taskId, context.links, context.signIn).text}.`,
       );
     } else if (schema !== undefined) {
       lines.push(`- "${key}": ${sentence(message)} Answer with an object matching this JSON Schema: ${JSON.stringify(schema)}`);
@@ -274,7 +251,12 @@ export function describeTask(
       const person = Object.values(listed).some((question) => question['answeredBy'] === 'person');
       return reply(
         [opening, ...lines, how, again, kept].join('\n'),
-        { taskId, status: task.status, questions: listed, ...(person ? { person: personWays(taskId, context).fields } : {}) },
+        {
+          taskId,
+          status: task.status,
+          questions: listed,
+          ...(person ? { person: personWays(taskId, context.links, context.signIn, allFourEyes(task.inputRequests)).fields } : {}),
+        },
         { ...guide, ...(answerable ? { next: { tool: TASK_ANSWER, arguments: { taskId, answers: {} } } } : {}) },
       );
     }
@@ -323,10 +305,14 @@ export function answersRefused(task: OpenTask, check: Exclude<AnswerCheck, { ok:
   const retry = { next: { tool: TASK_STATUS, arguments: { taskId } }, isError: true };
   switch (check.reason) {
     case 'person-only': {
-      const ways = personWays(taskId, context);
+      const fourEyes = check.keys.every((key) => needsAnotherApprover(task.inputRequests[key]!));
+      const ways = personWays(taskId, context.links, context.signIn, fourEyes);
+      const whose = fourEyes
+        ? `for an approver other than the user. Tell the user the task is waiting for an approver's decision, made ${ways.text}. `
+        : `for the user themselves. Tell the user the task is waiting for them, and that they answer it ${ways.text}. `;
       return reply(
         `Not recorded, and not for you to answer: ${quoted(check.keys)} ${check.keys.length === 1 ? 'is a question' : 'are questions'} ` +
-          `for the user themselves. Tell the user the task is waiting for them, and that they answer it ${ways.text}. ` +
+          whose +
           `Meanwhile wait for it: ${followUp(taskId)}. Do not call ${tool} again.`,
         { taskId, status, refused: check.keys, person: ways.fields },
         { next: statusCall(taskId), doNotCallAgain: tool },

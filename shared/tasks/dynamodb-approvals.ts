@@ -9,17 +9,11 @@
  * questions its rows still hold open, so a stale item is never listed.
  *
  * What it costs: per question for a person, one `PutItem` and one
- * `DeleteItem` of about 200 bytes (one write unit each) and their two index
+ * `UpdateItem` of about 200 bytes (one write unit each) and their two index
  * writes. A page: one keys-only `Query` of at most `limit + 1` entries and
  * one eventually consistent `BatchGetItem` of their rows.
  */
-import {
-  BatchWriteItemCommand,
-  type BatchWriteItemCommandInput,
-  type BatchWriteItemCommandOutput,
-  PutItemCommand,
-  QueryCommand,
-} from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { WaitingPage } from './approvals-model.ts';
 import { checkWaitingPage, openPersonQuestions, waitingForPerson, waitingSortKey } from './approvals-rules.ts';
 import { fromItem, type Item, number, readString } from './dynamodb-codec.ts';
@@ -57,17 +51,29 @@ export async function listWaiting(table: StoreTable, task: TaskRecord, now: numb
   }
 }
 
-/** Removes the decided questions `keys` of `taskId` from the list. */
+/**
+ * Takes the decided questions `keys` of `taskId` out of the list: one
+ * `UpdateItem` each, removing the entry's list keys (so it leaves the index;
+ * the small item itself goes with its TTL). An update, not a delete: the
+ * console, which decides, may update the table but never delete from it. An
+ * entry that is not there (never listed, or already taken out) is nothing
+ * to remove.
+ */
 export async function unlistWaiting(table: StoreTable, taskId: string, keys: readonly string[] | undefined): Promise<void> {
   if (!table.policy.approvals || !keys?.length) return;
-  for (let start = 0; start < keys.length; start += 25) {
-    let pending: BatchWriteItemCommandInput['RequestItems'] = {
-      [table.tableName]: keys.slice(start, start + 25).map((key) => ({ DeleteRequest: { Key: waitingKey(taskId, key) } })),
-    };
-    // Unprocessed deletes are sent again; the list shows no decided question meanwhile (see `listWaitingPage`).
-    for (let round = 0; pending && Object.keys(pending).length > 0 && round < 5; round += 1) {
-      const written: BatchWriteItemCommandOutput = await table.client.send(new BatchWriteItemCommand({ RequestItems: pending }));
-      pending = written.UnprocessedItems;
+  for (const key of keys) {
+    try {
+      await table.client.send(
+        new UpdateItemCommand({
+          TableName: table.tableName,
+          Key: waitingKey(taskId, key),
+          UpdateExpression: 'REMOVE #list, #sort',
+          ConditionExpression: 'attribute_exists(#list)',
+          ExpressionAttributeNames: { '#list': LIST_INDEX.partition, '#sort': LIST_INDEX.sort },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The AWS-calls bench's counting run, reusable: a local stack whose
- * functions' SDK clients are metered (aws-counting.ts), and the three
- * scenarios (simple task, one input round, a 10-step job) measured one at a
+ * functions' SDK clients are metered (aws-counting.ts), and the four
+ * scenarios (simple task, one input round, a question for a person, a 10-step job) measured one at a
  * time, each from a quiet queue to a quiet queue, plus one `tasks/get` of each
  * finished task. `aws-calls.ts` prints them; the capacity model's test
  * compares its per-task counts with them.
@@ -37,7 +37,7 @@ import {
   type Row,
   resetMeter,
 } from './aws-counting.ts';
-import { INPUT_ROUND_MIN, SIMPLE_MIN, STEPS, TEN_STEP_MIN } from './minima.ts';
+import { INPUT_ROUND_MIN, PERSON_QUESTION_MIN, SIMPLE_MIN, STEPS, TEN_STEP_MIN } from './minima.ts';
 
 const TIMEOUT_MS = 20_000;
 
@@ -77,6 +77,8 @@ export async function openCountingStack(): Promise<CountingStack> {
       [ENV.toolset]: 'test',
       // No cancellation reads while a handler runs: the jobs take milliseconds, heartbeats would be noise.
       [ENV.cancelCheckMs]: process.env[ENV.cancelCheckMs] ?? '60000',
+      // Approvers named: a question for a person has its entry in the approvers' list.
+      [ENV.approvers]: 'group:approvers',
     },
     log: jsonLog((line) => void (meter.logBytes += Buffer.byteLength(line))),
     events: new EventBridgePublisher({ client: eventBridge, busName: 'bench' }),
@@ -160,6 +162,19 @@ export async function countScenarios(bench: CountingStack): Promise<{ rows: Row[
     const answered = await rpc(stack.url, 'tasks/update', {
       taskId,
       inputResponses: { [String(key)]: { action: 'accept', content: { confirm: true } } },
+    });
+    if (answered.body?.error) throw new Error(`bench: tasks/update failed: ${answered.text}`);
+    await statusOf(taskId, ['completed']);
+    return taskId;
+  });
+
+  await scenario('a question for a person', PERSON_QUESTION_MIN, async () => {
+    const taskId = await createTask('approval_gate', { action: 'bench' });
+    await statusOf(taskId, ['input_required']);
+    meter.apiRequests += 1;
+    const answered = await rpc(stack.url, 'tasks/update', {
+      taskId,
+      inputResponses: { approval: { action: 'accept', content: { approve: true } } },
     });
     if (answered.body?.error) throw new Error(`bench: tasks/update failed: ${answered.text}`);
     await statusOf(taskId, ['completed']);

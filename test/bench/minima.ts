@@ -41,6 +41,22 @@ export const INPUT_ROUND_MIN: Figures = {
   events: 1,
 };
 /**
+ * A question for a person (`approval_gate`), approvers named, decided through `tasks/update` by its
+ * owner: the input round, plus the tool's one progress write (`Approved; carrying out…`), plus the
+ * approvers' list entry of the question: a `PutItem` after the suspend and an `UpdateItem` removing its list keys after the
+ * answer, one unit each, entering and leaving the list index (the two writes a question for a person
+ * adds). Its row passes 1 KB once it waits (the question's schema, the page's link in
+ * `statusMessage`): from the suspend on each row write costs 2 units. EventBridge: its
+ * `Task Waiting For Person` and its end.
+ */
+const PERSON_ROW_WCU = 2;
+export const PERSON_QUESTION_MIN: Figures = {
+  ...INPUT_ROUND_MIN,
+  ddbRequests: INPUT_ROUND_MIN.ddbRequests + 1 + 2,
+  wcu: ROW_WCU + ROW_WCU + 5 * PERSON_ROW_WCU + ENTER + MOVE + MOVE + LEAVE + LISTED + 2 * ROW_WCU + ENTER + LEAVE,
+  events: INPUT_ROUND_MIN.events + 1,
+};
+/**
  * A 10-step job in one invocation: the simple task plus one query of the step checkpoints (a replay
  * must see them) and one checkpoint item per step; checkpoints are not in the index. Progress writes
  * are optional (throttled heartbeats), so the minimum has none; one that is made costs its row write

@@ -142,7 +142,7 @@ describe('approvals (LOCAL_AUTH, approvers named)', () => {
       (task) => task.status === 'completed',
       { timeoutMs: SETTLE_MS, interval: () => 250 },
     );
-    assert.equal((done.result?.['structuredContent'] as Record<string, unknown> | undefined)?.['decidedBy'], 'ada');
+    assert.equal(((done.result?.['structuredContent'] ?? {}) as Record<string, unknown>)['decidedBy'], 'ada');
 
     await ada.goto(`${base}/console/tasks/${fourEyesTask}`);
     await approve(ada);
@@ -182,6 +182,6 @@ describe('approvals (LOCAL_AUTH, approvers named)', () => {
       (task) => task.status === 'completed',
       { timeoutMs: SETTLE_MS, interval: () => 250 },
     );
-    assert.equal((done.result?.['structuredContent'] as Record<string, unknown> | undefined)?.['approved'], true);
+    assert.equal(((done.result?.['structuredContent'] ?? {}) as Record<string, unknown>)['approved'], true);
   });
 });

@@ -136,7 +136,10 @@ function endToEnd(target: () => Deployment, options: () => RpcOptions) {
     assert.equal(update.status, 200, update.text);
     const done = await pollUntil(d, taskId, (task) => TERMINAL.has(task.status), options());
     assert.equal(done.status, 'completed', outcome(done));
-    assert.deepEqual(done.result?.['structuredContent'], {
+    const { decidedBy, decidedAt, ...structured } = (done.result?.['structuredContent'] ?? {}) as Record<string, unknown>;
+    assert.ok(typeof decidedBy === 'string' && decidedBy !== '', 'who decided: the caller, through their client');
+    assert.match(String(decidedAt), /^\d{4}-\d{2}-\d{2}T/);
+    assert.deepEqual(structured, {
       approved: true,
       action: 'ship',
       comment: 'go',

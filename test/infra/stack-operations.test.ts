@@ -231,6 +231,9 @@ describe('context', () => {
     ['an input wait that is not whole days', { maxInputWaitDays: 1.5 }, /maxInputWaitDays/],
     ['an input wait over a year', { maxInputWaitDays: 400 }, /maxInputWaitDays.*at most 365/],
     ['a client fallback that is neither on nor off', { clientFallback: 'strict' }, /clientFallback.*on or off/],
+    ['approvers that are neither groups nor scopes', { approvers: 'admins' }, /approvers.*group:<name> or scope:<name>/],
+    ['approvers on an open endpoint (nobody signs in)', { approvers: 'group:release' }, /approvers.*needs people to sign in/],
+    ['person questions neither form nor url', { personQuestions: 'link' }, /personQuestions.*url or form/],
   ];
   it('turns the client fallback off on the MCP function only with clientFallback=off, and leaves the default alone without it', () => {
     const fallback = (json: Json) =>
@@ -247,6 +250,21 @@ describe('context', () => {
     assert.deepEqual(waits(stacks.base.json), [undefined, undefined, undefined, undefined, undefined, undefined]);
     const twoDays = synth({ maxInputWaitDays: 2, 'aws:cdk:bundling-stacks': [] });
     assert.deepEqual(waits(twoDays.json), Array(6).fill('172800000'));
+  });
+  it('sets the approvers and form-only person questions on every function, and leaves the defaults alone without them', () => {
+    const of = (json: Json, env: string) =>
+      Object.values(functions(json)).map(([, fn]) => fn['Properties']['Environment']['Variables'][env]);
+    assert.deepEqual(of(stacks.base.json, ENV.approvers), [undefined, undefined, undefined, undefined, undefined]);
+    assert.deepEqual(of(stacks.base.json, ENV.personQuestions), [undefined, undefined, undefined, undefined, undefined]);
+    const set = synth({
+      approvers: 'group:release,scope:tasks/approve',
+      personQuestions: 'form',
+      jwtIssuer: 'https://issuer.example.com/',
+      jwtAudience: 'a',
+      'aws:cdk:bundling-stacks': [],
+    });
+    assert.deepEqual(of(set.json, ENV.approvers), Array(5).fill('group:release,scope:tasks/approve'));
+    assert.deepEqual(of(set.json, ENV.personQuestions), Array(5).fill('form'));
   });
   it('accepts the longest sweep interval the timings allow (24 minutes)', () => {
     assert.doesNotThrow(() => createApp({ context: { ...CDK_CONTEXT, sweepIntervalMinutes: 24, 'aws:cdk:bundling-stacks': [] } }));

@@ -177,6 +177,29 @@ describe('operations on the local stack', () => {
       assert.equal(missing.code, 1);
     });
 
+    it('inspect shows who decided a question for a person; the log line names them, never the answer', async () => {
+      const { rpc, resultOf } = await import('../support/mcp-http.ts');
+      const comment = `comment-${randomUUID()}`;
+      const taskId = await createTask(main.stack.url, 'approval_gate', { action: 'ship it' });
+      await pollUntil(main.stack.url, taskId, (task) => task.status === 'input_required');
+      const answer = { action: 'accept', content: { approve: true, comment } };
+      resultOf(await rpc(main.stack.url, 'tasks/update', { taskId, inputResponses: { approval: answer } }));
+      await pollUntil(main.stack.url, taskId, (task) => task.status === 'completed');
+      const found = await opsJson<Line>(main.outputsFile, 'inspect', taskId);
+      assert.equal(found['decisions']['approval']['by'], 'local');
+      assert.equal(found['decisions']['approval']['as'], 'owner');
+      assert.equal(found['decisions']['approval']['via'], 'client');
+      assert.match(found['decisions']['approval']['at'], /^\d{4}-\d\d-\d\dT/);
+      const { text } = await ops(main.outputsFile, 'inspect', taskId);
+      assert.match(text, /decisions\s+approval: local \(owner, client\) at \d{4}-/);
+      const decided = await waitFor('question-decided', () =>
+        main.lines.find((l) => l['event'] === 'question-decided' && l['taskId'] === taskId),
+      );
+      assert.equal(decided['by'], 'local');
+      assert.deepEqual(decided['keys'], ['approval']);
+      assert.ok(!main.raw.some((line) => line.includes(comment)), 'the answer is never logged');
+    });
+
     it('working: working tasks by age, oldest first, from the index', async () => {
       const older = await idleTask(main.stack);
       await sleep(20);

@@ -134,3 +134,19 @@ describe('docs/capacity.md', () => {
     assert.ok(doc.includes(`**About ${defaultServedLoad()} tasks a second**`), 'the stated default load is the model’s');
   });
 });
+
+describe('capacity model: approvals', () => {
+  it('with approvers named, each question for a person adds its list entry: two writes and two index writes, off the active shards', () => {
+    const workload = { ...referenceWorkload(100), inputRounds: 1, personQuestions: 1 };
+    const without = capacity(workload);
+    const withApprovals = capacity(workload, { ...defaultDeployment(), approvals: true });
+    assert.equal(withApprovals.perTask.ddbWrites - without.perTask.ddbWrites, 2);
+    assert.equal(withApprovals.perTask.indexWcu - without.perTask.indexWcu, 2);
+    assert.equal(withApprovals.rates.indexWcuPerShard, without.rates.indexWcuPerShard);
+    assert.equal(
+      capacity(referenceWorkload(100), { ...defaultDeployment(), approvals: true }).perTask.ddbWrites,
+      capacity(referenceWorkload(100)).perTask.ddbWrites,
+      'nothing for a task that asks no person',
+    );
+  });
+});
