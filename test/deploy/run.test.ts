@@ -195,14 +195,21 @@ function endToEnd(target: () => Deployment, options: () => RpcOptions) {
     try {
       d.parameters.parameters.set(JOB_SYSTEM_PARAMETER, { value: jobs.url, type: 'String' });
       const calls = d.calls.calls.length;
-      const task = await runTask(d, 'external_job', { input: 'payload', mode: 'callback', durationSeconds: 0 }, options());
+      const created = resultOf(
+        await rpc(d.url, 'tools/call', { name: 'external_job', arguments: { input: 'payload', mode: 'callback' } }, options()),
+      );
+      const taskId = String(created['taskId']);
+      // Suspended (the job system was handed the job, the task waits with no lease), then called back.
+      await pollUntil(d, taskId, (task) => /call back/.test(task.statusMessage ?? ''), options());
+      assert.equal(await jobs.complete(), 200, 'the completion was accepted');
+      const task = await pollUntil(d, taskId, (view) => TERMINAL.has(view.status), options());
       assert.equal(task.status, 'completed', outcome(task));
       assert.match(JSON.stringify(task.result?.['content']), /succeeded \(called back\): processed 7 characters/);
-      assert.deepEqual(jobs.answers, [200], 'the completion was accepted');
       const made = d.calls.calls.slice(calls);
       // The worker read the state key (the token's) and the job system's parameter; the callbacks function wrote the row and enqueued the resume.
       for (const [fn, action] of [
         ['worker', 'ssm:GetParameter'],
+        ['callbacks', 'dynamodb:GetItem'],
         ['callbacks', 'dynamodb:UpdateItem'],
         ['callbacks', 'sqs:SendMessage'],
       ] as const) {
@@ -221,27 +228,26 @@ function endToEnd(target: () => Deployment, options: () => RpcOptions) {
 /** Where `external_job` reads its job system's URL (its `needs.settings`). */
 const JOB_SYSTEM_PARAMETER = '/mcp-tasks/external-job/job-system-url';
 
-/** A job system with webhooks: each job is done at once, and its output posted to the callback URL; `answers` has the statuses. */
-async function startJobSystem(): Promise<{ url: string; answers: number[]; close(): Promise<void> }> {
-  const answers: number[] = [];
+/** A job system with webhooks: it keeps the jobs handed to it; `complete()` posts the last one's output to its callback URL. */
+async function startJobSystem(): Promise<{ url: string; complete(): Promise<number>; close(): Promise<void> }> {
+  const jobs: Array<{ jobId: string; input: string; callbackUrl: string }> = [];
   const server = createServer((request, response) => {
     let text = '';
     request.on('data', (chunk) => (text += String(chunk)));
     request.on('end', () => {
+      jobs.push(JSON.parse(text) as { jobId: string; input: string; callbackUrl: string });
       response.writeHead(202).end('{}');
-      const job = JSON.parse(text) as { jobId: string; input: string; callbackUrl: string };
-      const result = { jobId: job.jobId, output: `processed ${job.input.length} characters` };
-      void fetch(job.callbackUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ result }),
-      }).then((answer) => void answers.push(answer.status));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    answers,
+    async complete() {
+      const job = jobs.at(-1)!;
+      const result = { jobId: job.jobId, output: `processed ${job.input.length} characters` };
+      const body = JSON.stringify({ result });
+      return (await fetch(job.callbackUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
