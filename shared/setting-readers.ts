@@ -1,0 +1,97 @@
+/**
+ * How a setting of `SETTINGS` (`config.ts`) reads its variable: required or
+ * optional strings, lists, durations and counts with a default and bounds,
+ * origins. A bad value throws at start, naming the variable.
+ */
+import { list } from './auth/settings.ts';
+import { formatDuration } from './durations.ts';
+
+/** One setting: its variable, how it reads, and what the docs say of it. */
+export interface Setting<E extends string = string, T = unknown> {
+  readonly env: E;
+  /** What it does, one line (Markdown). */
+  readonly meaning: string;
+  /** The default as documented. */
+  readonly shown: string;
+  /** What the stack sets on AWS, when not the default. */
+  readonly deployed?: string;
+  /** Reads the raw value (`undefined` when unset); a bad value throws, naming the variable. */
+  readonly read: (raw: string | undefined) => T;
+}
+
+/** A numeric setting with a default, part of {@link TaskSettings}. */
+export interface Numeric<E extends string> extends Setting<E, number> {
+  readonly fallback: number;
+}
+
+export function required<E extends string>(env: E, meaning: string, deployed: string): Setting<E, string> {
+  return {
+    env,
+    meaning,
+    shown: '(required)',
+    deployed,
+    read: (raw) => {
+      if (!raw) throw new Error(`Missing required environment variable ${env}`);
+      return raw;
+    },
+  };
+}
+
+export function optional<E extends string>(env: E, meaning: string, deployed: string): Setting<E, string | undefined> {
+  return { env, meaning, shown: 'none', deployed, read: (raw) => raw || undefined };
+}
+
+export function listed<E extends string>(env: E, meaning: string, deployed: string): Setting<E, string[]> {
+  return { env, meaning, shown: 'none', deployed, read: list };
+}
+
+export function duration<E extends string>(
+  env: E,
+  fallback: number,
+  meaning: string,
+  options: { max?: number; deployed?: string } = {},
+): Numeric<E> {
+  const { max, deployed } = options;
+  return {
+    env,
+    meaning,
+    fallback,
+    shown: `${fallback} (${formatDuration(fallback)})`,
+    ...(deployed ? { deployed } : {}),
+    read: (raw) => {
+      const value = positiveInt(env, raw, fallback);
+      if (max !== undefined && value > max) throw new Error(`${env} may be at most ${max} (${formatDuration(max)})`);
+      return value;
+    },
+  };
+}
+
+export function count<E extends string>(env: E, fallback: number, meaning: string): Numeric<E> {
+  return { env, meaning, fallback, shown: String(fallback), read: (raw) => positiveInt(env, raw, fallback) };
+}
+
+export function positiveInt(env: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${env} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+/** Whether `value` is an origin, `scheme://host[:port]` exactly as browsers send it. */
+export function isOrigin(value: string): boolean {
+  return URL.canParse(value) && new URL(value).origin === value;
+}
+
+/** A comma-separated list of {@link isOrigin origins}. */
+export function origins(raw: string | undefined): string[] {
+  const entries = (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    if (!isOrigin(entry)) {
+      throw new Error(`TASKS_ALLOWED_ORIGINS must list origins like https://app.example.com, got "${entry}"`);
+    }
+  }
+  return entries;
+}
