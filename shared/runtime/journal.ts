@@ -1,6 +1,6 @@
 import type { TaskStore } from '../tasks/store.ts';
 import type { StepRecord } from '../tasks/store-types.ts';
-import type { Journal } from './run.ts';
+import type { Journal } from './run-types.ts';
 
 /** The store's journal of one task, as a run and the worker's progress checks read it. */
 export interface TaskJournal extends Journal {

@@ -17,7 +17,8 @@ import { callbackState, suspendOnCallbacks } from './callbacks.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { type TaskJournal, taskJournal } from './journal.ts';
 import { REPLAY_WIRE_REASONS } from './replay-checks.ts';
-import { type RunOutcome, runTool } from './run.ts';
+import { runTool } from './run.ts';
+import type { RunOutcome } from './run-types.ts';
 import type { ToolDefinition } from './tool.ts';
 
 export interface WorkerDeps {

@@ -11,23 +11,18 @@ import { createOnce } from './dynamodb-idempotent.ts';
 import { loadJournal, saveStep } from './dynamodb-journal.ts';
 import { listPage } from './dynamodb-list.ts';
 import { putChunks, readRow, withResult } from './dynamodb-results.ts';
+import { endMinimal, rewriteRow } from './dynamodb-rewrite.ts';
 import { ACTIVE_INDEX, activeShards, INLINE_ROW_LIMIT_BYTES, RESULT_REF } from './dynamodb-schema.ts';
 import { freeSlot, takeSlot } from './dynamodb-slots.ts';
 import {
-  backoff,
   changes,
   leaseHeldBy,
-  MAX_ATTEMPTS,
-  type MinimalOutcome,
-  minimalEnd,
   putRow,
   ROW_REJECTED_ERROR,
-  type RowWrite,
   rejectedMessage,
   type StoreTable,
   shardsOf,
   updateRow,
-  versionOf,
 } from './dynamodb-update.ts';
 import { isRunning, isTerminal, type TaskOutcome, type TaskRecord } from './model.ts';
 import { heartbeatFields, leaseFor, releaseFields, visible } from './rules.ts';
@@ -49,7 +44,7 @@ import type {
   StorePolicy,
   TaskPage,
 } from './store-types.ts';
-import { applyOutcome, type Decision, decideCancel, decideExpireWait, decideFail, newTaskRecord } from './transitions.ts';
+import { applyOutcome, decideCancel, decideExpireWait, decideFail, newTaskRecord } from './transitions.ts';
 import { expiresAtSeconds } from './ttl.ts';
 
 /**
@@ -223,7 +218,14 @@ export class DynamoDbTaskStore implements TaskStore {
       // The outcome cannot be stored (e.g. a row at the size limit): the task
       // ends `failed` through a minimal write that says why.
       const message = rejectedMessage(error, 'its outcome was written');
-      const ended = await this.#endMinimal(task, { status: 'failed', error: ROW_REJECTED_ERROR }, message, now, leaseHeldBy(leaseOwner));
+      const ended = await endMinimal(
+        this.#table,
+        task,
+        { status: 'failed', error: ROW_REJECTED_ERROR },
+        message,
+        now,
+        leaseHeldBy(leaseOwner),
+      );
       if (!ended) throw new LeaseLostError(task.taskId);
       return ended;
     }
@@ -251,7 +253,7 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   async fail(taskId: string, { error, statusMessage, now, ...options }: Failure): Promise<TaskRecord | undefined> {
-    return this.#rewrite(taskId, (task) => decideFail(task, error, statusMessage, now, this.#policy, options));
+    return rewriteRow(this.#table, taskId, (task) => decideFail(task, error, statusMessage, now, this.#policy, options));
   }
 
   async answer(
@@ -261,13 +263,15 @@ export class DynamoDbTaskStore implements TaskStore {
     now: number,
     options?: AnswerOptions,
   ): Promise<AnswerResult> {
-    const result = await this.#rewrite(taskId, (task) => decideInBandAnswer(taskId, task, owner, responses, now, this.#policy, options));
+    const result = await rewriteRow(this.#table, taskId, (task) =>
+      decideInBandAnswer(taskId, task, owner, responses, now, this.#policy, options),
+    );
     await unlistWaiting(this.#table, taskId, result.decided);
     return result;
   }
 
   async decide(taskId: string, decider: Decider, responses: Record<string, unknown>, now: number): Promise<AnswerResult> {
-    const result = await this.#rewrite(taskId, (task) => decideOnPage(taskId, task, decider, responses, now, this.#policy));
+    const result = await rewriteRow(this.#table, taskId, (task) => decideOnPage(taskId, task, decider, responses, now, this.#policy));
     await unlistWaiting(this.#table, taskId, result.decided);
     return result;
   }
@@ -282,7 +286,8 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   async cancel(taskId: string, owner: string, now: number, options: CancelOptions = {}): Promise<CancelOutcome> {
-    return this.#rewrite(
+    return rewriteRow(
+      this.#table,
       taskId,
       (task) => decideCancel(taskId, task, owner, now, this.#policy, options),
       (current, decision) => {
@@ -342,69 +347,6 @@ export class DynamoDbTaskStore implements TaskStore {
   }
 
   async expireWait(taskId: string, { error, statusMessage, now }: Ending): Promise<TaskRecord | undefined> {
-    return this.#rewrite(taskId, (task) => decideExpireWait(task, error, statusMessage, now, this.#policy));
-  }
-
-  /**
-   * Read, decide, write `next` only if the row is still the version read;
-   * when another writer got in between, decide again on a fresh read. The
-   * result of a chunked row is not loaded: terminal rows are never rewritten.
-   */
-  async #rewrite<T>(
-    taskId: string,
-    decide: (task: TaskRecord | undefined) => Decision<T>,
-    /** A write that needs no version guard for this decision (or `skip`: none at all). */
-    unordered?: (current: TaskRecord, decision: Decision<T>) => RowWrite | 'skip' | undefined,
-  ): Promise<T> {
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
-      if (attempt > 1) await backoff(attempt - 1, true);
-      const item = await readRow(this.#table, taskId);
-      const current = item && fromItem(item);
-      const decision = decide(current);
-      const { result, next } = decision;
-      if (!current || !next) return result;
-      const own = unordered?.(current, decision);
-      if (own === 'skip') return result;
-      const write: RowWrite = own ?? { ...changes(current, next, shardsOf(this.#policy)), ...versionOf(current) };
-      let written: Item | undefined;
-      try {
-        written = await updateRow(this.#table, taskId, write);
-      } catch (error) {
-        if (!(error instanceof TaskRowRejectedError) || !isTerminal(next.status)) throw error;
-        // The row cannot take this change (e.g. it is at the size limit):
-        // end the task as decided through a write that also slims the row.
-        const outcome = next.status === 'failed' ? { status: 'failed' as const, error: next.error } : { status: 'cancelled' as const };
-        const message = rejectedMessage(error, next.status === 'cancelled' ? 'it was cancelled' : 'it failed');
-        if (await this.#endMinimal(current, outcome, message, next.lastUpdatedAt, versionOf(current))) return result;
-        continue;
-      }
-      if (written) {
-        if (isTerminal(next.status)) await freeSlot(this.#table, current.owner, taskId);
-        return result;
-      }
-    }
-    throw new Error(`Task kept changing: gave up after ${MAX_ATTEMPTS} attempts`);
-  }
-
-  /**
-   * Ends a task through the smallest write that can ({@link minimalEnd}),
-   * which only ever shrinks the row: used when DynamoDB refused the regular
-   * write. Resolves to the ended record, or `undefined` when `guard` failed.
-   */
-  async #endMinimal(
-    task: TaskRecord,
-    outcome: MinimalOutcome,
-    statusMessage: string,
-    now: number,
-    guard: Pick<RowWrite, 'condition' | 'values'>,
-  ): Promise<TaskRecord | undefined> {
-    const written = await updateRow(this.#table, task.taskId, {
-      ...minimalEnd(task, outcome, statusMessage, now, this.#policy),
-      ...guard,
-      returnValues: 'ALL_NEW',
-    });
-    if (!written) return undefined;
-    await freeSlot(this.#table, task.owner, task.taskId);
-    return fromItem(written);
+    return rewriteRow(this.#table, taskId, (task) => decideExpireWait(task, error, statusMessage, now, this.#policy));
   }
 }

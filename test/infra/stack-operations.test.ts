@@ -254,8 +254,10 @@ describe('context', () => {
   it('sets the approvers and form-only person questions on every function, and leaves the defaults alone without them', () => {
     const of = (json: Json, env: string) =>
       Object.values(functions(json)).map(([, fn]) => fn['Properties']['Environment']['Variables'][env]);
-    assert.deepEqual(of(stacks.base.json, ENV.approvers), [undefined, undefined, undefined, undefined, undefined]);
-    assert.deepEqual(of(stacks.base.json, ENV.personQuestions), [undefined, undefined, undefined, undefined, undefined]);
+    const count = Object.keys(functions(stacks.base.json)).length;
+    assert.ok(count >= 6, `the stack's functions (${count})`);
+    assert.deepEqual(of(stacks.base.json, ENV.approvers), Array(count).fill(undefined));
+    assert.deepEqual(of(stacks.base.json, ENV.personQuestions), Array(count).fill(undefined));
     const set = synth({
       approvers: 'group:release,scope:tasks/approve',
       personQuestions: 'form',
@@ -263,8 +265,8 @@ describe('context', () => {
       jwtAudience: 'a',
       'aws:cdk:bundling-stacks': [],
     });
-    assert.deepEqual(of(set.json, ENV.approvers), Array(5).fill('group:release,scope:tasks/approve'));
-    assert.deepEqual(of(set.json, ENV.personQuestions), Array(5).fill('form'));
+    assert.deepEqual(of(set.json, ENV.approvers), Array(count).fill('group:release,scope:tasks/approve'));
+    assert.deepEqual(of(set.json, ENV.personQuestions), Array(count).fill('form'));
   });
   it('accepts the longest sweep interval the timings allow (24 minutes)', () => {
     assert.doesNotThrow(() => createApp({ context: { ...CDK_CONTEXT, sweepIntervalMinutes: 24, 'aws:cdk:bundling-stacks': [] } }));

@@ -53,13 +53,18 @@ describe('callbacks on the local stack', () => {
   // `npm start`'s settings, the test catalogue, and sweeps every 300 ms (deadlines are enforced within a second).
   // Its lease is long, so the sweeper never looks at a task before it suspends: each run in these tests is one a test caused.
   const LOCAL = { TASKS_TOOLSET: 'test', LOCAL_SWEEP_INTERVAL_MS: '300' };
+  /** Generous: the machine may be busy; nothing here asserts how fast anything is. */
+  const SETTLE_MS = 60_000;
   const start = (dataDir: string) => startLocalStackProcess({ dataDir, env: { ...LOCAL, EXTERNAL_JOB_JOB_SYSTEM_URL: serviceUrl } });
-  /** A task of `outside_wait`, once it has suspended on its callback (the service was handed it, no lease). */
+  /**
+   * A task of `outside_wait`, once it has suspended on its callback (the service was handed it, no lease), or
+   * already ended past it (a short timeout on a busy machine may pass before the test looks).
+   */
   async function suspended(args: Record<string, unknown> = {}): Promise<{ taskId: string; job: Handed }> {
     const count = handed.length;
     const taskId = await createTask(stack.url, 'outside_wait', { serviceUrl, ...args });
-    await waitFor('the service to be handed the callback', () => handed.length > count, 15_000);
-    await pollUntil(stack.url, taskId, (task) => /call back/.test(task.statusMessage ?? ''), 15_000);
+    await waitFor('the service to be handed the callback', () => handed.length > count, SETTLE_MS);
+    await pollUntil(stack.url, taskId, (task) => /call back/.test(task.statusMessage ?? '') || task.status !== 'working', SETTLE_MS);
     return { taskId, job: handed.at(-1)! };
   }
 
@@ -104,7 +109,7 @@ describe('callbacks on the local stack', () => {
     assert.equal(lines('task-started', taskId).length, 1);
 
     assert.deepEqual(await post(job.url, { result: { rows: 42 } }), { status: 200, body: { status: 'accepted' } });
-    const done = await pollUntil(stack.url, taskId, (task) => task.status === 'completed', 15_000);
+    const done = await pollUntil(stack.url, taskId, (task) => task.status === 'completed', SETTLE_MS);
     assert.deepEqual(done.result?.['structuredContent'], { result: { rows: 42 } });
     assert.equal(lines('ran', taskId).length, 2, 'one more run: the resume');
     assert.equal(handed.length, 1, 'the submit ran once');
@@ -119,14 +124,14 @@ describe('callbacks on the local stack', () => {
     assert.equal((await post(job.url, { result: { b: 2, a: 1 } })).body.status, 'duplicate');
     assert.equal((await post(job.url, { result: { a: 2 } })).status, 409);
     assert.equal((await post(job.url, { error: { message: 'late failure' } })).status, 409);
-    await pollUntil(stack.url, taskId, (task) => task.statusMessage === 'Holding', 15_000);
+    await pollUntil(stack.url, taskId, (task) => task.statusMessage === 'Holding', SETTLE_MS);
     await rpc(stack.url, 'tasks/cancel', { taskId });
   });
 
   it('a completion that arrives before the task has suspended works', async () => {
     onHanded = async (job) => void assert.equal((await post(job.url, { result: 'fast' })).status, 200);
     const taskId = await createTask(stack.url, 'outside_wait', { serviceUrl });
-    const done = await pollUntil(stack.url, taskId, (task) => task.status === 'completed', 15_000);
+    const done = await pollUntil(stack.url, taskId, (task) => task.status === 'completed', SETTLE_MS);
     assert.deepEqual(done.result?.['structuredContent'], { result: 'fast' });
     assert.equal(handed.length, 1);
   });
@@ -141,7 +146,7 @@ describe('callbacks on the local stack', () => {
       [timedOut.taskId, 'timed out: timeout'],
       [silent.taskId, 'timed out: heartbeat'],
     ] as const) {
-      const done = await pollUntil(stack.url, taskId, (task) => task.status === 'completed', 20_000);
+      const done = await pollUntil(stack.url, taskId, (task) => task.status === 'completed', SETTLE_MS);
       assert.deepEqual(done.result?.['content'], [{ type: 'text', text }]);
     }
     assert.equal((await post(timedOut.job.url, { result: 'late' })).status, 410, 'expired');
@@ -155,14 +160,14 @@ describe('callbacks on the local stack', () => {
     }
     assert.equal((await pollUntil(stack.url, taskId, () => true)).status, 'working');
     assert.equal((await post(job.url, { result: 'alive' })).status, 200);
-    const done = await pollUntil(stack.url, taskId, (task) => task.status === 'completed', 15_000);
+    const done = await pollUntil(stack.url, taskId, (task) => task.status === 'completed', SETTLE_MS);
     assert.deepEqual(done.result?.['structuredContent'], { result: 'alive' });
   });
 
   it('a cancel while waiting runs onCancel once, then the task ends cancelled', async () => {
     const { taskId, job } = await suspended();
     await rpc(stack.url, 'tasks/cancel', { taskId });
-    const done = await pollUntil(stack.url, taskId, (task) => task.status === 'cancelled', 15_000);
+    const done = await pollUntil(stack.url, taskId, (task) => task.status === 'cancelled', SETTLE_MS);
     assert.equal(done.status, 'cancelled');
     assert.deepEqual(cancels, [job.id]);
     assert.equal((await post(job.url, { result: 'x' })).status, 410);

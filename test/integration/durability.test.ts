@@ -303,7 +303,8 @@ describe('durable execution on the local stack', () => {
 
   it('(i) cancels a task during a durable sleep at once', async () => {
     const label = uniqueLabel('cancel-sleep');
-    const taskId = await createTask(stack.url, 'durable_sleep', { label, ms: 2000 });
+    // Long enough that the cancel lands while the task sleeps, however busy the machine.
+    const taskId = await createTask(stack.url, 'durable_sleep', { label, ms: 15_000 });
     await waitForEffects(label, effectsDir, (effects) => effects.includes('before'));
     await handedOver(taskId);
 
@@ -312,7 +313,7 @@ describe('durable execution on the local stack', () => {
     assert.equal(cancelled.status, 'cancelled', JSON.stringify(cancelled));
 
     // The wake-up still arrives: it changes nothing and runs nothing.
-    await waitFor('the wake-up to be handled', () => logsOf(taskId, 'skip').length > 0, 6_000);
+    await waitFor('the wake-up to be handled', () => logsOf(taskId, 'skip').length > 0, SETTLE_MS);
     assert.deepEqual(readEffects(label, effectsDir), ['before']);
     assert.deepEqual(await getTask(stack.url, taskId), cancelled);
   });

@@ -20,7 +20,8 @@
  * For the whole stack (HTTP, queue, table, worker) see `local.ts` in this folder.
  */
 
-import { type Journal, type JournalEntry, type RunOutcome, runTool } from '../../shared/runtime/run.ts';
+import { runTool } from '../../shared/runtime/run.ts';
+import type { Journal, JournalEntry, RunOutcome } from '../../shared/runtime/run-types.ts';
 import { withSettings } from '../../shared/runtime/settings.ts';
 import type { ElicitAnswer, ToolDefinition, ToolResult } from '../../shared/runtime/tool.ts';
 import type { CallbackSettlement, PostedCompletion } from '../../shared/tasks/callbacks-model.ts';

@@ -1,5 +1,7 @@
 /**
- * The shape rules a reader relies on: every optional prop of a construct
+ * The shape rules a reader relies on: no source file outside `test/` over
+ * 400 lines and none in `test/` over 600 (past that, a file does several
+ * things: split it along its seams), and every optional prop of a construct
  * (and of the stack) says its default with `@default`.
  */
 import assert from 'node:assert/strict';
@@ -27,7 +29,30 @@ function propsWithoutDefault(tree: ReadonlyMap<string, string>): string[] {
   return missing;
 }
 
+/** Files of `tree` longer than `most` lines, with their length. */
+function tooLong(tree: ReadonlyMap<string, string>, most: number): string[] {
+  return [...tree]
+    .map(([file, text]) => [file, text.split('\n').length - (text.endsWith('\n') ? 1 : 0)] as const)
+    .filter(([, lines]) => lines > most)
+    .map(([file, lines]) => `${file}: ${lines} lines`);
+}
+
 describe('shape rules', () => {
+  it('no file outside test/ over 400 lines, none in test/ over 600', () => {
+    const sources = readTree(ROOT, ['shared', 'functions', 'infra', 'bin', 'examples']);
+    assert.ok(sources.size > 100, `read the sources (${sources.size})`);
+    assert.deepEqual(tooLong(sources, 400), []);
+    assert.deepEqual(tooLong(readTree(ROOT, ['test']), 600), []);
+  });
+
+  it('a planted long file is reported with its length', () => {
+    const planted = new Map([
+      ['shared/long.ts', 'x\n'.repeat(401)],
+      ['shared/short.ts', 'x\n'.repeat(400)],
+    ]);
+    assert.deepEqual(tooLong(planted, 400), ['shared/long.ts: 401 lines']);
+  });
+
   it('every optional construct prop says its default', () => {
     const tree = readTree(ROOT, ['infra']);
     assert.ok(tree.size > 10, `read the sources (${tree.size})`);

@@ -8,7 +8,8 @@ import * as z from 'zod';
 import { describeTool } from '../../../shared/protocol/server.ts';
 import { validateCatalogue } from '../../../shared/runtime/catalogue.ts';
 import { jsonSchemaInput } from '../../../shared/runtime/json-schema.ts';
-import { type RunOptions, runTool } from '../../../shared/runtime/run.ts';
+import { runTool } from '../../../shared/runtime/run.ts';
+import type { RunOptions } from '../../../shared/runtime/run-types.ts';
 import { defineTool, type ProgressAmount, type ToolDefinition } from '../../../shared/runtime/tool.ts';
 
 function options(overrides: Partial<RunOptions> = {}): RunOptions {

@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
-import { type Journal, type JournalEntry, type RunOptions, type RunOutcome, runTool } from '../../../shared/runtime/run.ts';
+import { runTool } from '../../../shared/runtime/run.ts';
+import type { Journal, JournalEntry, RunOptions, RunOutcome } from '../../../shared/runtime/run-types.ts';
 import { defineTool, type ToolDefinition } from '../../../shared/runtime/tool.ts';
 import type { QuestionRecord } from '../../../shared/tasks/model.ts';
 

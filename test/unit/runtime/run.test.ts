@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
-import { type RunOptions, runTool } from '../../../shared/runtime/run.ts';
+import { runTool } from '../../../shared/runtime/run.ts';
+import type { RunOptions } from '../../../shared/runtime/run-types.ts';
 import {
   defineTool,
   RetryableError,
