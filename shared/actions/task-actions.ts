@@ -9,6 +9,7 @@
  * No MCP SDK and no AWS SDK in here: the store and the queue are ports.
  */
 import { randomUUID } from 'node:crypto';
+import { parsePrincipal } from '../auth/principal.ts';
 import type { LifecycleEvents } from '../events/publisher.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
@@ -157,8 +158,13 @@ export class TaskActions {
    */
   async answer(taskId: string, principal: string, responses: Record<string, unknown>, options?: AnswerOptions): Promise<AnswerResult> {
     checkAnswers(responses);
+    // A decision recorded here names the owner by their token's subject, as the page names them.
+    const subject = parsePrincipal(principal)?.subject;
     const recorded = await this.#refusalsLogged(taskId, principal, () =>
-      this.deps.store.answer(taskId, principal, responses, this.deps.now(), options),
+      this.deps.store.answer(taskId, principal, responses, this.deps.now(), {
+        ...options,
+        ...(subject === undefined ? {} : { name: subject }),
+      }),
     );
     this.#decisionsLogged(taskId, principal, 'client', recorded);
     if (recorded.resumed) await this.enqueue(taskId, 'resume');

@@ -28,6 +28,8 @@ export type InBandPersonAnswers = 'record' | 'ignore';
 export interface AnswerOptions {
   /** Default: `record`. */
   person?: InBandPersonAnswers;
+  /** What to call the owner in a decision recorded here (the subject of their principal). */
+  name?: string;
 }
 
 /** A decision the rules refuse: nothing is recorded, the question stays open. */

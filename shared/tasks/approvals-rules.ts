@@ -40,7 +40,8 @@ export function decideInBandAnswer(
     if (options.person === 'ignore') given = Object.fromEntries(Object.entries(responses).filter(([key]) => !personal.includes(key)));
   }
   const decided = decideAnswer(taskId, found, owner, given, now, policy);
-  return withDecisions(decided, found, { by: owner, as: 'owner', via: 'client', at: now });
+  const name = options.name === undefined ? {} : { name: options.name };
+  return withDecisions(decided, found, { by: owner, ...name, as: 'owner', via: 'client', at: now });
 }
 
 /**
