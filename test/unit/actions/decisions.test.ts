@@ -32,7 +32,7 @@ function setup() {
   const actions = new TaskActions({ store, queue, log: (line) => void lines.push(line), now: () => NOW });
   const waiting = async (taskId: string, fourEyes = false) => {
     await store.create(newTask({ taskId, owner: OWNER, now: NOW }));
-    const claimed = await store.claim(taskId, 'w', NOW, 10_000);
+    const claimed = await store.claim(taskId, 'w', NOW);
     assert.ok(claimed);
     await store.finish(claimed, 'w', { status: 'input_required', inputRequests: { approval: question(fourEyes) } }, NOW);
   };
