@@ -4,7 +4,7 @@
  * increases that deployment needs, and the `-c` flags that deploy it.
  */
 
-import { MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb-schema.ts';
+import { MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb/index.ts';
 import { AWS_LIMITS } from './aws-limits.ts';
 import { capacity, type Deployment, defaultDeployment } from './capacity.ts';
 import { WORKER_BATCH_SIZE } from './event-sources.ts';

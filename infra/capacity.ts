@@ -9,7 +9,7 @@
  * Every figure comes from the constants the stack and the functions use:
  * the context defaults (`context.ts`), the timings (`timings.ts`), the event
  * source settings (`event-sources.ts`), the functions' settings
- * (`shared/config.ts`), the index layout (`dynamodb-schema.ts`) and the
+ * (`shared/config.ts`), the index layout (`dynamodb/schema.ts`) and the
  * sweeper's paging (`shared/runtime/sweeper.ts`). What a task costs in AWS
  * calls is counted per write and read the store makes (`per-task.ts`);
  * `test/integration/capacity-model.test.ts` compares those counts with the
@@ -22,7 +22,7 @@
  */
 import { DEFAULT_SETTINGS } from '../shared/config.ts';
 import { SWEEP_DEADLINE_MARGIN_MS, SWEEP_MAX_PARALLELISM, SWEEP_PAGE } from '../shared/runtime/sweeper.ts';
-import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb-schema.ts';
+import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb/index.ts';
 import { AWS_LIMITS } from './aws-limits.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from './event-sources.ts';
 import { type PerTask, perTask, slotItemBytes, unfinishedPerOwner, type Workload } from './per-task.ts';

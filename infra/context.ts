@@ -13,7 +13,7 @@ import { parseApprovers } from '../shared/auth/approvers.ts';
 import { DEFAULT_SETTINGS } from '../shared/config.ts';
 import { formatDuration } from '../shared/durations.ts';
 import { isOrigin } from '../shared/setting-readers.ts';
-import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb-schema.ts';
+import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb/index.ts';
 import type { JwtSettings } from './constructs/api.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
 import { throttleFor } from './sizing.ts';

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DescribeTableCommand, type DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
-import { ACTIVE_INDEX, LIST_INDEX, TABLE_KEYS } from '../../shared/tasks/dynamodb-schema.ts';
+import { ACTIVE_INDEX, LIST_INDEX, TABLE_KEYS } from '../../shared/tasks/dynamodb/index.ts';
 
 /** A running dynalite (DynamoDB API) on 127.0.0.1. */
 export interface LocalDynamoDb {

@@ -9,9 +9,15 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { Log } from '../../shared/log.ts';
 import { MAX_DELAY_SECONDS, type TaskQueue } from '../../shared/queue/queue.ts';
-import { type ActiveIndexEntry, activeIndexEntries } from '../../shared/tasks/dynamodb-active-index.ts';
-import { activeShardOf } from '../../shared/tasks/dynamodb-codec.ts';
-import { ACTIVE_INDEX, activeShards, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
+import {
+  ACTIVE_INDEX,
+  type ActiveIndexEntry,
+  activeIndexEntries,
+  activeShardOf,
+  activeShards,
+  TABLE_KEYS,
+  TASK_ROW_SK,
+} from '../../shared/tasks/dynamodb/index.ts';
 
 type Item = Record<string, AttributeValue>;
 

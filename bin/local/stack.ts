@@ -7,7 +7,7 @@ import { MemoryEventPublisher } from '../../shared/events/publisher.ts';
 import { purposeKeys } from '../../shared/keys.ts';
 import { DeploymentLinks } from '../../shared/links.ts';
 import { jsonLog, type Log } from '../../shared/log.ts';
-import { sweepWindow } from '../../shared/tasks/rules.ts';
+import { sweepWindow } from '../../shared/tasks/predicates.ts';
 import { startSweeps, startWorkerSource } from './background.ts';
 import { Cleanup } from './cleanup.ts';
 import { localStateKey, lockDataDir, writeOutputs } from './data-dir.ts';

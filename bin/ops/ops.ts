@@ -10,11 +10,15 @@
  */
 import { type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { activeIndexEntries } from '../../shared/tasks/dynamodb-active-index.ts';
-import { taskFromItem } from '../../shared/tasks/dynamodb-codec.ts';
-import { activeShards, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
-import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
-import { shardsOf } from '../../shared/tasks/dynamodb-update.ts';
+import {
+  activeIndexEntries,
+  activeShards,
+  DynamoDbTaskStore,
+  shardsOf,
+  TABLE_KEYS,
+  TASK_ROW_SK,
+  taskFromItem,
+} from '../../shared/tasks/dynamodb/index.ts';
 import { isRunning, type TaskRecord } from '../../shared/tasks/model.ts';
 import type { StorePolicy } from '../../shared/tasks/store-types.ts';
 import { INTERNAL_ERROR } from '../../shared/wire.ts';

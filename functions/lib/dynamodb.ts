@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { hasApprovers } from '../../shared/auth/approvers.ts';
 import type { Config } from '../../shared/config.ts';
 import { listingOf } from '../../shared/console/mode.ts';
-import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
+import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb/index.ts';
 
 /**
  * The task store on the configured table. Without a client, one is created

@@ -2,7 +2,7 @@ import { RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, type CfnTable, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { ACTIVE_INDEX, LIST_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
+import { ACTIVE_INDEX, LIST_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb/index.ts';
 import type { TaskFunction } from './task-function.ts';
 
 export interface TaskTableProps {
@@ -15,7 +15,7 @@ export interface TaskTableProps {
 }
 
 /**
- * The task table, laid out by `shared/tasks/dynamodb-schema.ts`: `pk`/`sk`
+ * The task table, laid out by `shared/tasks/dynamodb/schema.ts`: `pk`/`sk`
  * keys, `expiresAt` as the TTL attribute, the sparse index of active tasks and
  * the list index (a person's tasks, newest first).
  *

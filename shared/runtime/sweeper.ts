@@ -5,7 +5,7 @@ import { errorName, type Log } from '../log.ts';
 import { logTaskEnded } from '../metrics.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import type { JsonRpcErrorObject } from '../tasks/model.ts';
-import { sweepWindow } from '../tasks/rules.ts';
+import { sweepWindow } from '../tasks/predicates.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { INTERNAL_ERROR } from '../wire.ts';
 

@@ -8,7 +8,7 @@ import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
 import { cancelRunsOnCancel } from '../tasks/callbacks-model.ts';
 import { forPersonOnly, MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
-import { isFirstRun, pastAttemptCap, progressedPastMark, retriesExhausted } from '../tasks/rules.ts';
+import { isFirstRun, pastAttemptCap, progressedPastMark, retriesExhausted } from '../tasks/predicates.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { LeaseLostError, TaskRowRejectedError } from '../tasks/store-errors.ts';
 import type { ReleaseOptions } from '../tasks/store-types.ts';

@@ -1,7 +1,7 @@
 /**
  * The types of questions for a person that the store port names: who decides
  * on a page, what an in-band answer does, and the refusal of a decision the
- * rules do not allow (see `approvals-rules.ts`).
+ * rules do not allow (see `approvals-decisions.ts`).
  */
 import { ClientError } from '../errors.ts';
 import type { TaskRecord } from './model.ts';

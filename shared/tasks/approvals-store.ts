@@ -2,7 +2,7 @@
  * The approvals part of the task store port ({@link TaskStore} extends it):
  * what an approver may open of another's task, the questions waiting for
  * people, and a decision given on a task's page. Decisions in
- * `approvals-rules.ts`; both stores apply them.
+ * `approvals-decisions.ts`; both stores apply them.
  */
 
 import type { Decider, WaitingPage } from './approvals-model.ts';
@@ -20,7 +20,7 @@ export interface ApprovalStore {
   listWaitingForPeople(now: number, options: ListOptions): Promise<WaitingPage>;
 
   /**
-   * Records `decider`'s answers given on a task's page, and who decided each question for a person (`approvals-rules.ts`).
+   * Records `decider`'s answers given on a task's page, and who decided each question for a person (`approvals-decisions.ts`).
    * @throws {@link TaskNotFoundError} when the decider may not see the task
    * @throws {@link DecisionRefusedError} when a question is not theirs to decide (four eyes, or not for approvers)
    */

@@ -1,7 +1,7 @@
 /**
  * The callback part of the task store port ({@link TaskStore} extends it):
  * a suspended run's wait, and what outside systems post to its callbacks.
- * Decisions in `callbacks-transitions.ts`; both stores apply them.
+ * Decisions in `callbacks-decisions.ts`; both stores apply them.
  */
 import type { AwaitCallbacksOptions, CompletionResult, HeartbeatResult, PostedCompletion } from './callbacks-model.ts';
 

@@ -21,7 +21,7 @@ export function isTerminal(status: TaskStatus): boolean {
 /**
  * Allowed transitions (spec §2). A transition to the same status is not a
  * transition: `working` → `working` is how progress and leases are written,
- * under rules of their own. Every decision in `transitions.ts` that changes a
+ * under rules of their own. Every decision in `decisions.ts` that changes a
  * task's status is checked against this table, so both stores refuse what it
  * does not allow.
  */

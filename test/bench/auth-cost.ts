@@ -23,7 +23,7 @@ import { catalogue, productTools } from '../../functions/tools/index.ts';
 import { ENV, loadConfig } from '../../shared/config.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { InMemoryTaskQueue } from '../../shared/queue/memory-queue.ts';
-import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../shared/tasks/memory/index.ts';
 
 const RUNS = Number(process.env['BENCH_AUTH_RUNS'] ?? 2000);
 const RESOURCE = 'https://abc.execute-api.us-east-1.amazonaws.com/mcp';

@@ -20,7 +20,7 @@
 import { type AttributeValue, type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { ACTIVE_INDEX, LIST_INDEX } from '../../shared/tasks/dynamodb-schema.ts';
+import { ACTIVE_INDEX, LIST_INDEX } from '../../shared/tasks/dynamodb/index.ts';
 
 type Item = Record<string, AttributeValue>;
 

@@ -20,7 +20,7 @@ import { readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { ENV } from '../../shared/config.ts';
 import { EventBridgePublisher } from '../../shared/events/eventbridge.ts';
 import { jsonLog } from '../../shared/log.ts';
-import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
+import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb/index.ts';
 import type { TaskRecord, TaskStatus } from '../../shared/tasks/model.ts';
 import { startEventBridgeFake } from '../support/eventbridge-fake.ts';
 import { rpc } from '../support/mcp-http.ts';

@@ -1,8 +1,8 @@
 /** TaskStore contract: callbacks (registered by `describeTaskStore`, see `task-store.contract.ts`). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { CALLED_BACK_MESSAGE, heartbeatWriteInterval } from '../../shared/tasks/callbacks-decisions.ts';
 import type { CallbackWait } from '../../shared/tasks/callbacks-model.ts';
-import { CALLED_BACK_MESSAGE, heartbeatWriteInterval } from '../../shared/tasks/callbacks-transitions.ts';
 import { LeaseLostError } from '../../shared/tasks/store-errors.ts';
 import { at, type ContractKit, OWNER, W } from './kit.ts';
 

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { LOCAL_CREDENTIALS } from '../../bin/local/sqs.ts';
 import { type LocalStack, REGION, startLocalStack } from '../../bin/local/stack.ts';
-import { TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
+import { TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb/index.ts';
 import { getTask, pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
 
 let stack: LocalStack;

@@ -15,7 +15,7 @@ import { METADATA_PATHS, OPEN_ENDPOINT_WARNING } from '../../infra/constructs/ap
 import { USER_POOL_SCOPE } from '../../infra/constructs/user-pool.ts';
 import { ENV, loadConfig } from '../../shared/config.ts';
 import { InMemoryTaskQueue } from '../../shared/queue/memory-queue.ts';
-import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../shared/tasks/memory/index.ts';
 import { CDK_CONTEXT, type Json, removeSynthesized, resourcesOf, synth } from './synth.ts';
 
 /** Synthesized without esbuild, with the warnings the stack annotates (the open-endpoint one). */

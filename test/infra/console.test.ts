@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CONSOLE_PATHS } from '../../infra/constructs/api.ts';
 import { ENV } from '../../shared/config.ts';
-import { LIST_INDEX } from '../../shared/tasks/dynamodb-schema.ts';
+import { LIST_INDEX } from '../../shared/tasks/dynamodb/index.ts';
 import {
   asList,
   functions,

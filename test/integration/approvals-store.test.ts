@@ -12,8 +12,7 @@ import { type AttributeValue, DynamoDBClient, GetItemCommand, PutItemCommand } f
 import { accept, testTool } from '#tool-kit';
 import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/local/dynamodb.ts';
 import { approvalGate } from '../../functions/tools/approval-gate.ts';
-import { LIST_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb-schema.ts';
-import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
+import { DynamoDbTaskStore, LIST_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb/index.ts';
 import { ANSWERED_BY_META, type InputRequest } from '../../shared/tasks/model.ts';
 import { CONTRACT_POLICY } from '../contract/task-store.contract.ts';
 import { newTask } from '../support/factories.ts';

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { DescribeTableCommand, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { LocalDynamoDb } from '../../bin/local/dynamodb.ts';
 import {
+  DynamoDbTaskStore,
   IDEMPOTENCY_GRACE_MS,
   IDEMPOTENCY_PK_PREFIX,
   IDEMPOTENCY_SK,
@@ -17,8 +18,7 @@ import {
   TABLE_KEYS,
   TASK_ROW_SK,
   TTL_ATTRIBUTE,
-} from '../../shared/tasks/dynamodb-schema.ts';
-import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
+} from '../../shared/tasks/dynamodb/index.ts';
 import { CONTRACT_POLICY } from '../contract/task-store.contract.ts';
 import { localTable, probeTable, type TableProbe } from '../support/dynalite-table.ts';
 import { newTask } from '../support/factories.ts';

@@ -3,17 +3,17 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { DescribeTableCommand, type DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTaskTable, type LocalDynamoDb } from '../../bin/local/dynamodb.ts';
-import { activeShardOf } from '../../shared/tasks/dynamodb-codec.ts';
 import {
   ACTIVE_INDEX,
+  activeShardOf,
   DEFAULT_ACTIVE_INDEX_SHARDS,
+  DynamoDbTaskStore,
   RESULT_CHUNK_BYTES,
   RESULT_SK_PREFIX,
   STEP_SK_PREFIX,
   TABLE_KEYS,
   TTL_ATTRIBUTE,
-} from '../../shared/tasks/dynamodb-schema.ts';
-import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
+} from '../../shared/tasks/dynamodb/index.ts';
 import { MAX_RESULT_BYTES, type TaskRecord } from '../../shared/tasks/model.ts';
 import { LeaseLostError } from '../../shared/tasks/store-errors.ts';
 import type { HeartbeatOptions } from '../../shared/tasks/store-types.ts';

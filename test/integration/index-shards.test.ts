@@ -18,10 +18,15 @@ import { DEFAULT_SWEEP_INTERVAL } from '../../infra/timings.ts';
 import { DEFAULT_SETTINGS, loadConfig } from '../../shared/config.ts';
 import { SqsTaskQueue } from '../../shared/queue/sqs-queue.ts';
 import { SWEEP_PAGE, sweep } from '../../shared/runtime/sweeper.ts';
-import { activeShardOf } from '../../shared/tasks/dynamodb-codec.ts';
-import { ACTIVE_INDEX, MAX_ACTIVE_INDEX_SHARDS, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
-import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
-import { sweepWindow } from '../../shared/tasks/rules.ts';
+import {
+  ACTIVE_INDEX,
+  activeShardOf,
+  DynamoDbTaskStore,
+  MAX_ACTIVE_INDEX_SHARDS,
+  TABLE_KEYS,
+  TASK_ROW_SK,
+} from '../../shared/tasks/dynamodb/index.ts';
+import { sweepWindow } from '../../shared/tasks/predicates.ts';
 import { newTask, storePolicy } from '../support/factories.ts';
 
 const POLICY = storePolicy();

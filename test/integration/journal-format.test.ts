@@ -17,9 +17,7 @@ import { DEFAULT_SETTINGS } from '../../shared/config.ts';
 import { InMemoryTaskQueue } from '../../shared/queue/memory-queue.ts';
 import { defineTool, type ToolDefinition } from '../../shared/runtime/tool.ts';
 import { processTaskMessage } from '../../shared/runtime/worker.ts';
-import { activeShardOf } from '../../shared/tasks/dynamodb-codec.ts';
-import { STEP_SK_PREFIX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
-import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
+import { activeShardOf, DynamoDbTaskStore, STEP_SK_PREFIX, TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb/index.ts';
 
 type Item = Record<string, AttributeValue>;
 const POLICY = { retentionMs: 3_600_000, sweepGraceMs: 60_000, leaseMs: 300_000, stepRetentionMs: 86_400_000 };

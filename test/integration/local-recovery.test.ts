@@ -28,7 +28,7 @@ import { REGION, startLocalStack } from '../../bin/local/stack.ts';
 import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import type { LogEvent } from '../../shared/log.ts';
-import { ACTIVE_INDEX, DEFAULT_ACTIVE_INDEX_SHARDS, TABLE_KEYS } from '../../shared/tasks/dynamodb-schema.ts';
+import { ACTIVE_INDEX, DEFAULT_ACTIVE_INDEX_SHARDS, TABLE_KEYS } from '../../shared/tasks/dynamodb/index.ts';
 import { createTask, uniqueLabel } from '../support/durable.ts';
 import { newTask } from '../support/factories.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
@@ -352,7 +352,7 @@ describe('local stack start-up recovery (in-process)', () => {
       });
       assert.deepEqual(sent.sort(), [...ids].sort());
       assert.equal(report.orphansRemoved, 2);
-      const { DynamoDbTaskStore } = await import('../../shared/tasks/dynamodb-store.ts');
+      const { DynamoDbTaskStore } = await import('../../shared/tasks/dynamodb/index.ts');
       const store = new DynamoDbTaskStore({
         client,
         tableName: 'tasks',

@@ -38,8 +38,8 @@ import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/local/dynamodb.ts';
-import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb-store.ts';
-import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
+import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb/index.ts';
+import { InMemoryTaskStore } from '../../shared/tasks/memory/index.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import { observe } from './task-store-checks.ts';
 import {

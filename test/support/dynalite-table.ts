@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { type AttributeValue, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/local/dynamodb.ts';
-import { TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb-schema.ts';
+import { TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb/index.ts';
 
 export type Item = Record<string, AttributeValue>;
 

@@ -13,7 +13,10 @@
  * - Inside `shared/`, layers point down: the store (`tasks/`), the queue
  *   (`queue/`) and authentication (`auth/`) never import the protocol
  *   (`protocol/`), the task actions (`actions/`) or the runtime (`runtime/`).
- * - `test/` and `examples/` may import anything.
+ * - A store adapter is a wing (`shared/tasks/dynamodb/`, `shared/tasks/memory/`):
+ *   from outside it, only its entry (`index.ts`) is imported. The adapter's own
+ *   tests (`test/<lane>/tasks/dynamodb/`, `…/memory/`) may reach inside.
+ * - `test/` and `examples/` may import anything else.
  *
  * And no module imports itself through others (no import circle, type-only
  * imports included): {@link importCycles}.
@@ -76,36 +79,60 @@ function folderOf(path: string): string {
 export function checkImports(tree: SourceTree, aliases: Readonly<Record<string, string>>): Violation[] {
   const violations: Violation[] = [];
   for (const [file, text] of tree) {
-    const from = folderOf(file);
     for (const specifier of importsOf(text)) {
       const alias = aliases[specifier];
       const local = alias ?? (specifier.startsWith('.') ? normalize(join(dirname(file), specifier)) : undefined);
-      const to = local === undefined ? undefined : folderOf(normalize(local).replace(/^\.\//, ''));
-      const report = (rule: string) => violations.push({ file, imports: specifier, rule });
+      const target = local === undefined ? undefined : normalize(local).replace(/^\.\//, '');
       // The package's own manifest (its version) may be read anywhere.
-      if (to === 'package.json') continue;
-      if (from === 'functions' || from === 'shared') {
-        if (to === undefined) {
-          if (specifier.startsWith('node:')) continue;
-          if ((NOT_IN_A_FUNCTION as readonly string[]).includes(packageName(specifier)))
-            report('a Lambda-bundled module imports a package that is not for functions');
-        } else if (to !== 'functions' && to !== 'shared') report(`a Lambda-bundled module imports ${to}/`);
-        else if (from === 'shared' && to === 'functions') report('the core (shared/) imports a function');
-        else if (from === 'shared' && to === 'shared' && local !== undefined) {
-          const [, fromLayer] = file.split('/');
-          const [, toLayer] = normalize(local).split('/');
-          if (LOWER_LAYERS.includes(fromLayer ?? '') && UPPER_LAYERS.includes(toLayer ?? '')) {
-            report(`shared/${fromLayer}/ imports shared/${toLayer}/, a layer above it`);
-          }
-        }
-      } else if (from === 'infra' && (to === 'bin' || to === 'test')) {
-        report(`the CDK app imports ${to}/`);
-      } else if (from === 'bin' && to === 'test') {
-        report('a terminal module imports the tests');
+      if (target === 'package.json') continue;
+      for (const rule of [folderRule(file, specifier, target), wingRule(file, target)]) {
+        if (rule !== undefined) violations.push({ file, imports: specifier, rule });
       }
     }
   }
   return violations;
+}
+
+/** The audience rules between top-level folders and the layers of `shared/`; `target` is the local file imported, if any. */
+function folderRule(file: string, specifier: string, target: string | undefined): string | undefined {
+  const from = folderOf(file);
+  const to = target === undefined ? undefined : folderOf(target);
+  if (from === 'functions' || from === 'shared') {
+    if (to === undefined) {
+      const forbidden = !specifier.startsWith('node:') && (NOT_IN_A_FUNCTION as readonly string[]).includes(packageName(specifier));
+      return forbidden ? 'a Lambda-bundled module imports a package that is not for functions' : undefined;
+    }
+    if (to !== 'functions' && to !== 'shared') return `a Lambda-bundled module imports ${to}/`;
+    if (from === 'shared' && to === 'functions') return 'the core (shared/) imports a function';
+    const [, fromLayer] = file.split('/');
+    const [, toLayer] = (target ?? '').split('/');
+    if (from === 'shared' && LOWER_LAYERS.includes(fromLayer ?? '') && UPPER_LAYERS.includes(toLayer ?? ''))
+      return `shared/${fromLayer}/ imports shared/${toLayer}/, a layer above it`;
+    return undefined;
+  }
+  if (from === 'infra' && (to === 'bin' || to === 'test')) return `the CDK app imports ${to}/`;
+  if (from === 'bin' && to === 'test') return 'a terminal module imports the tests';
+  return undefined;
+}
+
+/** From outside a wing, only its `index.ts`; the wing's own tests may reach inside. */
+function wingRule(file: string, target: string | undefined): string | undefined {
+  const wing = target === undefined ? undefined : wingOf(target);
+  if (wing === undefined || wing === wingOf(file) || ownTest(file, wing) || target === `${wing}index.ts`) return undefined;
+  return `imports a file inside the ${wing} wing, whose entry is its index.ts`;
+}
+
+/** The wings: adapters whose files are reached from outside through their `index.ts` only. */
+const WINGS = ['shared/tasks/dynamodb/', 'shared/tasks/memory/'] as const;
+
+function wingOf(path: string): string | undefined {
+  return WINGS.find((wing) => path.startsWith(wing));
+}
+
+/** Whether `file` is one of the wing's own tests (`test/<lane>/tasks/dynamodb/…`), which may reach inside it. */
+function ownTest(file: string, wing: string): boolean {
+  const [lane, ...rest] = file.split('/').slice(1);
+  return file.startsWith('test/') && lane !== undefined && `shared/${rest.join('/')}`.startsWith(wing);
 }
 
 /** The layers of `shared/` that the protocol, the task actions and the runtime build on. */

@@ -8,7 +8,7 @@ import { DEFAULT_SETTINGS } from '../../shared/config.ts';
 import { InMemoryTaskQueue } from '../../shared/queue/memory-queue.ts';
 import { defineTool, type ToolDefinition } from '../../shared/runtime/tool.ts';
 import type { WorkerDeps } from '../../shared/runtime/worker.ts';
-import { InMemoryTaskStore } from '../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../shared/tasks/memory/index.ts';
 import { newTask, storePolicy } from './factories.ts';
 import { sleep } from './wait.ts';
 

@@ -9,7 +9,7 @@ import { TaskActions } from '../../../shared/actions/task-actions.ts';
 import { principalFor } from '../../../shared/auth/principal.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { DecisionRefusedError } from '../../../shared/tasks/approvals-model.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { ANSWERED_BY_META, FOUR_EYES_META, type InputRequest } from '../../../shared/tasks/model.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 

@@ -5,7 +5,7 @@ import { REPEAT_WINDOW_MS, repeatCallIds } from '../../../shared/actions/repeat-
 import { TaskActions, type TaskToStart } from '../../../shared/actions/task-actions.ts';
 import { purposeKey } from '../../../shared/keys.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { storePolicy } from '../../support/factories.ts';
 
 const KEY = purposeKey(new Uint8Array(32).fill(3), 'repeat-call-id');

@@ -15,7 +15,7 @@ import { purposeKeys } from '../../../shared/keys.ts';
 import { DeploymentLinks } from '../../../shared/links.ts';
 import type { LogEvent } from '../../../shared/log.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { CONTRACT_POLICY, contractKit, ELICIT, OWNER, T0 } from '../../contract/kit.ts';
 
 const ORIGIN = 'http://127.0.0.1:8788';

@@ -24,7 +24,7 @@ import { DETAIL_TYPES, type PersonQuestionDetail, type TaskEvent } from '../../.
 import type { LogEvent } from '../../../shared/log.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { defineTool, ToolProtocolError } from '../../../shared/runtime/tool.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { newTask, sqsEvent, storePolicy } from '../../support/factories.ts';
 
 const WAIT_MS = 60_000;

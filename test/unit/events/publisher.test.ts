@@ -13,8 +13,8 @@ import { type EventPublisher, LifecycleEvents, MemoryEventPublisher, PUBLISH_ATT
 import { DETAIL_TYPES, EVENT_SOURCE, type TaskEvent } from '../../../shared/events/task-events.ts';
 import { DeploymentLinks } from '../../../shared/links.ts';
 import type { LogEvent } from '../../../shared/log.ts';
+import { newTaskRecord } from '../../../shared/tasks/decisions.ts';
 import type { TaskRecord } from '../../../shared/tasks/model.ts';
-import { newTaskRecord } from '../../../shared/tasks/transitions.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 
 const CONTEXT = { links: new DeploymentLinks('https://tasks.example.com') };

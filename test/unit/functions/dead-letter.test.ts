@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createDeadLetterHandler } from '../../../functions/dlq/app.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { newTask, sqsEvent, storePolicy } from '../../support/factories.ts';
 
 const LEASE_MS = 1_000;

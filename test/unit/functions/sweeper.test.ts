@@ -5,7 +5,7 @@ import { createSweeperHandler } from '../../../functions/sweeper/app.ts';
 import { loadConfig } from '../../../shared/config.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { SWEEP_DEADLINE_MARGIN_MS, SWEEP_PAGE } from '../../../shared/runtime/sweeper.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 
 const config = loadConfig({ TASKS_TABLE_NAME: 't', TASKS_QUEUE_URL: 'q' });

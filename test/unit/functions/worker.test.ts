@@ -10,7 +10,7 @@ import { createWorkerHandler } from '../../../functions/worker/app.ts';
 import { type Config, ENV, loadConfig } from '../../../shared/config.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { defineTool } from '../../../shared/runtime/tool.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { newTask, sqsEvent, storePolicy } from '../../support/factories.ts';
 
 const config: Config = loadConfig({ [ENV.tableName]: 'tasks', [ENV.queueUrl]: 'https://sqs.invalid/tasks', [ENV.toolset]: 'all' });

@@ -10,7 +10,7 @@ const aliases = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { im
 
 describe('import rules', () => {
   it('the tree keeps them', () => {
-    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin']);
+    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'test', 'examples']);
     assert.ok(tree.size > 100, `read the sources (${tree.size})`);
     assert.deepEqual(checkImports(tree, aliases), []);
   });
@@ -34,6 +34,13 @@ describe('import rules', () => {
       ['shared/tasks/q.ts', "import type { TaskActions } from '../actions/task-actions.ts';"],
       ['shared/auth/r.ts', "import { runTool } from '../runtime/run.ts';"],
       ['shared/protocol/ok.ts', "import { TaskNotFoundError } from '../tasks/store-errors.ts';"],
+      ['bin/ops/t.ts', "import { taskFromItem } from '../../shared/tasks/dynamodb/codec.ts';"],
+      ['shared/protocol/s.ts', "import type { InMemoryTaskStore } from '../tasks/memory/store.ts';"],
+      ['test/integration/p.test.ts', "import { toItem } from '../../shared/tasks/dynamodb/codec.ts';"],
+      ['shared/tasks/memory/o.ts', "import { fromItem } from '../dynamodb/codec.ts';"],
+      ['shared/tasks/dynamodb/ok.ts', "import { toItem } from './codec.ts';\nimport { visible } from '../predicates.ts';"],
+      ['bin/ops/ok.ts', "import { taskFromItem } from '../../shared/tasks/dynamodb/index.ts';"],
+      ['test/integration/tasks/dynamodb/ok.test.ts', "import { toItem } from '../../../../shared/tasks/dynamodb/codec.ts';"],
       ['functions/tools/ok.ts', "import { defineTool } from '#tool';\nimport * as z from 'zod';\nimport { join } from 'node:path';"],
     ]);
     const found = checkImports(planted, aliases).map((v) => `${v.file} ${v.imports}: ${v.rule}`);
@@ -47,6 +54,10 @@ describe('import rules', () => {
       'bin/ops/v.ts ../../test/support/sandbox.ts: a terminal module imports the tests',
       'shared/tasks/q.ts ../actions/task-actions.ts: shared/tasks/ imports shared/actions/, a layer above it',
       'shared/auth/r.ts ../runtime/run.ts: shared/auth/ imports shared/runtime/, a layer above it',
+      'bin/ops/t.ts ../../shared/tasks/dynamodb/codec.ts: imports a file inside the shared/tasks/dynamodb/ wing, whose entry is its index.ts',
+      'shared/protocol/s.ts ../tasks/memory/store.ts: imports a file inside the shared/tasks/memory/ wing, whose entry is its index.ts',
+      'test/integration/p.test.ts ../../shared/tasks/dynamodb/codec.ts: imports a file inside the shared/tasks/dynamodb/ wing, whose entry is its index.ts',
+      'shared/tasks/memory/o.ts ../dynamodb/codec.ts: imports a file inside the shared/tasks/dynamodb/ wing, whose entry is its index.ts',
     ]);
   });
 

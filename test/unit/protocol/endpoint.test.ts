@@ -12,7 +12,7 @@ import type { LogEvent } from '../../../shared/log.ts';
 import { createEndpoint } from '../../../shared/protocol/endpoint.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { MAX_ARGUMENTS_BYTES } from '../../../shared/tasks/limits.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { storePolicy } from '../../support/factories.ts';
 import { parseMessages, resultOf, rpc } from '../../support/mcp-http.ts';
 

@@ -15,7 +15,7 @@ import { describeTask } from '../../../shared/protocol/fallback-texts.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { runTool } from '../../../shared/runtime/run.ts';
 import { defineTool, type ToolResult } from '../../../shared/runtime/tool.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import type { InputRequest, TaskRecord } from '../../../shared/tasks/model.ts';
 import { ANSWERED_BY_META } from '../../../shared/tasks/model.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';

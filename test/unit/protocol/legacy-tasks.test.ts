@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import type { LogEvent } from '../../../shared/log.ts';
 import { createEndpoint } from '../../../shared/protocol/endpoint.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { storePolicy } from '../../support/factories.ts';
 import { parseMessages } from '../../support/mcp-http.ts';
 

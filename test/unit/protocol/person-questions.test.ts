@@ -13,7 +13,7 @@ import { DeploymentLinks } from '../../../shared/links.ts';
 import { callFallbackTool } from '../../../shared/protocol/fallback.ts';
 import { inBandAnswers, inputRequestsFor } from '../../../shared/protocol/person-questions.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { ANSWERED_BY_META, FOUR_EYES_META, type InputRequest, type TaskRecord } from '../../../shared/tasks/model.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 

@@ -14,8 +14,8 @@ import { runTool } from '../../../shared/runtime/run.ts';
 import { sweep } from '../../../shared/runtime/sweeper.ts';
 import { CallbackFailedError, CallbackTimedOutError, defineTool, type ToolDefinition } from '../../../shared/runtime/tool.ts';
 import { processTaskMessage, type WorkerDeps } from '../../../shared/runtime/worker.ts';
-import { MAX_CALLBACK_BYTES } from '../../../shared/tasks/callbacks-transitions.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { MAX_CALLBACK_BYTES } from '../../../shared/tasks/callbacks-decisions.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 
 const OWNER = 'alice';

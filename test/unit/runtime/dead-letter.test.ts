@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEAD_LETTERED_MESSAGE, handleDeadLetter } from '../../../shared/runtime/dead-letter.ts';
 import { EXHAUSTED_ERROR } from '../../../shared/runtime/worker.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 
 describe('handleDeadLetter', () => {

@@ -21,7 +21,7 @@ import {
 } from '../../../shared/runtime/replay-checks.ts';
 import { defineTool } from '../../../shared/runtime/tool.ts';
 import { processTaskMessage } from '../../../shared/runtime/worker.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 
 const ORDER = "The handler's steps, sleeps and questions must come in the same order on every run";

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { sweep } from '../../../shared/runtime/sweeper.ts';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 
 const GRACE = 1000;

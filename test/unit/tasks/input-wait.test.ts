@@ -1,9 +1,9 @@
 /** The transitions of a wait for input with a deadline (pure decisions; both stores apply them). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { applyOutcome, decideCancel, decideExpireWait, decideReschedule, newTaskRecord } from '../../../shared/tasks/decisions.ts';
 import type { TaskRecord } from '../../../shared/tasks/model.ts';
-import { isDueToRun, isWaitExpired } from '../../../shared/tasks/rules.ts';
-import { applyOutcome, decideCancel, decideExpireWait, decideReschedule, newTaskRecord } from '../../../shared/tasks/transitions.ts';
+import { isDueToRun, isWaitExpired } from '../../../shared/tasks/predicates.ts';
 import { CLOCK_MARGIN_MS, renderedTtlMs } from '../../../shared/tasks/ttl.ts';
 import { newTask } from '../../support/factories.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { InMemoryTaskStore } from '../../../shared/tasks/memory-store.ts';
+import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import type { InputRequest } from '../../../shared/tasks/model.ts';
 import type { NewTask } from '../../../shared/tasks/store-types.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';

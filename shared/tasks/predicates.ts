@@ -1,7 +1,7 @@
 /**
  * The rules of the task state machine: the predicates every store decides
  * by, and the fields the writes made without a read (`claim`, `heartbeat`,
- * `release`) set. The decisions in `transitions.ts` apply them to a record;
+ * `release`) set. The decisions in `decisions.ts` apply them to a record;
  * the DynamoDB store's blind writes state the same rules as condition
  * expressions ({@link claimable}, {@link leaseHeld}, {@link isDueToRun}, each
  * quoting its expression) and write the same field values

@@ -1,10 +1,14 @@
 /**
  * The DynamoDB adapter's row codec: a {@link TaskRecord} as a task row and
- * back, the keys of every item kind (layout in `dynamodb-schema.ts`), the
+ * back, the keys of every item kind (layout in `dynamodb/schema.ts`), the
  * attribute readers, and the size estimate the row budgets are measured with.
  */
 import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { listSortKey } from '../listing.ts';
+import { isTerminal, type TaskBase, type TaskRecord, type TaskStatus } from '../model.ts';
+import type { StorePolicy } from '../store-types.ts';
+import { expiresAtSeconds } from '../ttl.ts';
 import {
   ACTIVE_INDEX,
   activeShards,
@@ -18,11 +22,7 @@ import {
   TABLE_KEYS,
   TASK_ROW_SK,
   TTL_ATTRIBUTE,
-} from './dynamodb-schema.ts';
-import { listSortKey } from './listing.ts';
-import { isTerminal, type TaskBase, type TaskRecord, type TaskStatus } from './model.ts';
-import type { StorePolicy } from './store-types.ts';
-import { expiresAtSeconds } from './ttl.ts';
+} from './schema.ts';
 
 export type Item = Record<string, AttributeValue>;
 

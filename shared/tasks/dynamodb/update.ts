@@ -13,21 +13,13 @@ import {
   type ReturnValue,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { BARE_INTERNAL_ERROR } from '../wire.ts';
-import { type Item, listKeys, number, rowKey, toItem } from './dynamodb-codec.ts';
-import {
-  ACTIVE_INDEX,
-  CLEARABLE,
-  DEFAULT_ACTIVE_INDEX_SHARDS,
-  EXPIRES_AT_MS,
-  RESULT_REF,
-  TABLE_KEYS,
-  TTL_ATTRIBUTE,
-} from './dynamodb-schema.ts';
-import type { JsonRpcErrorObject, TaskRecord } from './model.ts';
-import { TaskRowRejectedError } from './store-errors.ts';
-import type { StorePolicy } from './store-types.ts';
-import { applyOutcome } from './transitions.ts';
+import { BARE_INTERNAL_ERROR } from '../../wire.ts';
+import { applyOutcome } from '../decisions.ts';
+import type { JsonRpcErrorObject, TaskRecord } from '../model.ts';
+import { TaskRowRejectedError } from '../store-errors.ts';
+import type { StorePolicy } from '../store-types.ts';
+import { type Item, listKeys, number, rowKey, toItem } from './codec.ts';
+import { ACTIVE_INDEX, CLEARABLE, DEFAULT_ACTIVE_INDEX_SHARDS, EXPIRES_AT_MS, RESULT_REF, TABLE_KEYS, TTL_ATTRIBUTE } from './schema.ts';
 
 /** The table a store works on, and the policy it was built with. */
 export interface StoreTable {
@@ -152,7 +144,7 @@ export interface RowWrite {
   returnValues?: ReturnValue;
 }
 
-/** The condition of every write made under a lease: the `leaseHeld` rule of `rules.ts` (still ours, and the task not terminal). */
+/** The condition of every write made under a lease: the `leaseHeld` rule of `predicates.ts` (still ours, and the task not terminal). */
 export function leaseHeldBy(leaseOwner: string, extraValues: Item = {}): Pick<RowWrite, 'condition' | 'values'> {
   return {
     condition: '#leaseOwner = :leaseOwner AND #status IN (:working, :input_required)',

@@ -2,18 +2,18 @@
  * The DynamoDB store's callback operations ({@link CallbackStore}), on the
  * task row: the suspension is a blind write under the lease (the row's
  * settlements must still be the ones the run saw), completions and
- * heartbeats read the row, decide (`callbacks-transitions.ts`) and write the
+ * heartbeats read the row, decide (`callbacks-decisions.ts`) and write the
  * difference under the version read, as `answer` does.
  */
 
-import { type CompletionResult, type HeartbeatResult, waitDeadline } from './callbacks-model.ts';
-import type { CallbackStore } from './callbacks-store.ts';
-import { decideAwaitCallbacks, decideBeatCallback, decideCompleteCallback } from './callbacks-transitions.ts';
-import { fromItem, number } from './dynamodb-codec.ts';
-import { readRow } from './dynamodb-results.ts';
-import { backoff, changes, leaseHeldBy, MAX_ATTEMPTS, type StoreTable, shardsOf, updateRow, versionOf } from './dynamodb-update.ts';
-import type { TaskRecord } from './model.ts';
-import type { Decision } from './transitions.ts';
+import { decideAwaitCallbacks, decideBeatCallback, decideCompleteCallback } from '../callbacks-decisions.ts';
+import { type CompletionResult, type HeartbeatResult, waitDeadline } from '../callbacks-model.ts';
+import type { CallbackStore } from '../callbacks-store.ts';
+import type { Decision } from '../decisions.ts';
+import type { TaskRecord } from '../model.ts';
+import { fromItem, number } from './codec.ts';
+import { readRow } from './results.ts';
+import { backoff, changes, leaseHeldBy, MAX_ATTEMPTS, type StoreTable, shardsOf, updateRow, versionOf } from './update.ts';
 
 /** The callback operations on `table`. */
 export function dynamoDbCallbacks(table: StoreTable): CallbackStore {

@@ -3,9 +3,13 @@
  * `decide`, `expireWait`) and the smallest write that ends a task whose row
  * DynamoDB refused.
  */
-import { fromItem, type Item } from './dynamodb-codec.ts';
-import { readRow } from './dynamodb-results.ts';
-import { freeSlot } from './dynamodb-slots.ts';
+
+import type { Decision } from '../decisions.ts';
+import { isTerminal, type TaskRecord } from '../model.ts';
+import { TaskRowRejectedError } from '../store-errors.ts';
+import { fromItem, type Item } from './codec.ts';
+import { readRow } from './results.ts';
+import { freeSlot } from './slots.ts';
 import {
   backoff,
   changes,
@@ -18,10 +22,7 @@ import {
   shardsOf,
   updateRow,
   versionOf,
-} from './dynamodb-update.ts';
-import { isTerminal, type TaskRecord } from './model.ts';
-import { TaskRowRejectedError } from './store-errors.ts';
-import type { Decision } from './transitions.ts';
+} from './update.ts';
 
 /**
  * Read, decide, write `next` only if the row is still the version read;

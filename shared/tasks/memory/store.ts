@@ -1,4 +1,3 @@
-import type { AnswerOptions, Decider, WaitingPage, WaitingQuestion } from './approvals-model.ts';
 import {
   checkWaitingPage,
   decideInBandAnswer,
@@ -6,14 +5,27 @@ import {
   openPersonQuestions,
   waitingForPerson,
   waitingSortKey,
-} from './approvals-rules.ts';
-import type { AwaitCallbacksOptions, CompletionResult, HeartbeatResult, PostedCompletion } from './callbacks-model.ts';
-import { decideAwaitCallbacks, decideBeatCallback, decideCompleteCallback } from './callbacks-transitions.ts';
-import { checkPage, listSortKey } from './listing.ts';
-import { isExpired, isTerminal, type TaskOutcome, type TaskRecord } from './model.ts';
-import { isDue, visible } from './rules.ts';
-import type { TaskStore } from './store.ts';
-import { IdempotencyConflictError, TaskIdTakenError, TooManyTasksError } from './store-errors.ts';
+} from '../approvals-decisions.ts';
+import type { AnswerOptions, Decider, WaitingPage, WaitingQuestion } from '../approvals-model.ts';
+import { decideAwaitCallbacks, decideBeatCallback, decideCompleteCallback } from '../callbacks-decisions.ts';
+import type { AwaitCallbacksOptions, CompletionResult, HeartbeatResult, PostedCompletion } from '../callbacks-model.ts';
+import {
+  type Decision,
+  decideCancel,
+  decideClaim,
+  decideExpireWait,
+  decideFail,
+  decideFinish,
+  decideHeartbeat,
+  decideRelease,
+  decideReschedule,
+  newTaskRecord,
+} from '../decisions.ts';
+import { checkPage, listSortKey } from '../listing.ts';
+import { isExpired, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
+import { isDue, visible } from '../predicates.ts';
+import type { TaskStore } from '../store.ts';
+import { IdempotencyConflictError, TaskIdTakenError, TooManyTasksError } from '../store-errors.ts';
 import type {
   AnswerResult,
   CancelOptions,
@@ -29,24 +41,12 @@ import type {
   StepToSave,
   StorePolicy,
   TaskPage,
-} from './store-types.ts';
-import {
-  type Decision,
-  decideCancel,
-  decideClaim,
-  decideExpireWait,
-  decideFail,
-  decideFinish,
-  decideHeartbeat,
-  decideRelease,
-  decideReschedule,
-  newTaskRecord,
-} from './transitions.ts';
+} from '../store-types.ts';
 
 /**
  * An in-process {@link TaskStore}: the reference semantics the DynamoDB
  * adapter is held to by the shared contract suite. Every change is a
- * decision of `transitions.ts` applied to the stored record, as the DynamoDB
+ * decision of `decisions.ts` applied to the stored record, as the DynamoDB
  * store applies the same decisions to its rows. Records are copied in and
  * out, so callers never share state with the store.
  */

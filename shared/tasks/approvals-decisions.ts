@@ -8,12 +8,12 @@
  * No AWS SDK in here: this module is part of every bundle.
  */
 import { type AnswerOptions, type Decider, DecisionRefusedError } from './approvals-model.ts';
+import { decideAnswer, type Decision as StoreDecision } from './decisions.ts';
 import { MAX_TASK_ID_LENGTH } from './limits.ts';
 import { type Decision, forPersonOnly, isExpired, needsAnotherApprover, type TaskRecord } from './model.ts';
-import type { SweepTiming } from './rules.ts';
+import type { SweepTiming } from './predicates.ts';
 import { InvalidPageError, TaskNotFoundError } from './store-errors.ts';
 import { type AnswerResult, type ListOptions, MAX_LIST_PAGE } from './store-types.ts';
-import { decideAnswer, type Decision as StoreDecision } from './transitions.ts';
 
 /** The record of the questions among `keys` that are for a person, decided by `decision`. */
 function personalKeys(task: TaskRecord, keys: string[]): string[] {

@@ -1,33 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { AnswerOptions, Decider, WaitingPage } from './approvals-model.ts';
-import { decideInBandAnswer, decideOnPage, waitingForPerson } from './approvals-rules.ts';
-import type { CallbackStore } from './callbacks-store.ts';
-import { activeIndexEntries } from './dynamodb-active-index.ts';
-import { listWaiting, listWaitingPage, unlistWaiting } from './dynamodb-approvals.ts';
-import { dynamoDbCallbacks } from './dynamodb-callbacks.ts';
-import { fromItem, type Item, itemBytes, number, toItem } from './dynamodb-codec.ts';
-import { createOnce } from './dynamodb-idempotent.ts';
-import { loadJournal, saveStep } from './dynamodb-journal.ts';
-import { listPage } from './dynamodb-list.ts';
-import { putChunks, readRow, withResult } from './dynamodb-results.ts';
-import { endMinimal, rewriteRow } from './dynamodb-rewrite.ts';
-import { ACTIVE_INDEX, activeShards, INLINE_ROW_LIMIT_BYTES, RESULT_REF } from './dynamodb-schema.ts';
-import { freeSlot, takeSlot } from './dynamodb-slots.ts';
-import {
-  changes,
-  leaseHeldBy,
-  putRow,
-  ROW_REJECTED_ERROR,
-  rejectedMessage,
-  type StoreTable,
-  shardsOf,
-  updateRow,
-} from './dynamodb-update.ts';
-import { isRunning, isTerminal, type TaskOutcome, type TaskRecord } from './model.ts';
-import { heartbeatFields, leaseFor, releaseFields, visible } from './rules.ts';
-import type { TaskStore } from './store.ts';
-import { LeaseLostError, TaskIdTakenError, TaskRowRejectedError } from './store-errors.ts';
+import { decideInBandAnswer, decideOnPage, waitingForPerson } from '../approvals-decisions.ts';
+import type { AnswerOptions, Decider, WaitingPage } from '../approvals-model.ts';
+import type { CallbackStore } from '../callbacks-store.ts';
+import { applyOutcome, decideCancel, decideExpireWait, decideFail, newTaskRecord } from '../decisions.ts';
+import { isRunning, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
+import { heartbeatFields, leaseFor, releaseFields, visible } from '../predicates.ts';
+import type { TaskStore } from '../store.ts';
+import { LeaseLostError, TaskIdTakenError, TaskRowRejectedError } from '../store-errors.ts';
 import type {
   AnswerResult,
   CancelOptions,
@@ -43,12 +23,23 @@ import type {
   StepToSave,
   StorePolicy,
   TaskPage,
-} from './store-types.ts';
-import { applyOutcome, decideCancel, decideExpireWait, decideFail, newTaskRecord } from './transitions.ts';
-import { expiresAtSeconds } from './ttl.ts';
+} from '../store-types.ts';
+import { expiresAtSeconds } from '../ttl.ts';
+import { activeIndexEntries } from './active-index.ts';
+import { listWaiting, listWaitingPage, unlistWaiting } from './approvals.ts';
+import { dynamoDbCallbacks } from './callbacks.ts';
+import { fromItem, type Item, itemBytes, number, toItem } from './codec.ts';
+import { createOnce } from './idempotent.ts';
+import { loadJournal, saveStep } from './journal.ts';
+import { listPage } from './list.ts';
+import { putChunks, readRow, withResult } from './results.ts';
+import { endMinimal, rewriteRow } from './rewrite.ts';
+import { ACTIVE_INDEX, activeShards, INLINE_ROW_LIMIT_BYTES, RESULT_REF } from './schema.ts';
+import { freeSlot, takeSlot } from './slots.ts';
+import { changes, leaseHeldBy, putRow, ROW_REJECTED_ERROR, rejectedMessage, type StoreTable, shardsOf, updateRow } from './update.ts';
 
 /**
- * {@link TaskStore} on one DynamoDB table (layout in `dynamodb-schema.ts`).
+ * {@link TaskStore} on one DynamoDB table (layout in `dynamodb/schema.ts`).
  *
  * Items of a task share its partition: the row (`sk = 'task'`), step
  * checkpoints (`step#<name>`) and, for a result too large for the row, its
@@ -57,7 +48,7 @@ import { expiresAtSeconds } from './ttl.ts';
  *
  * Every state change is one conditional `PutItem`/`UpdateItem`; a failed
  * condition is translated here into the port's results and errors. What each
- * write changes is decided in `transitions.ts`, as for the in-memory store.
+ * write changes is decided in `decisions.ts`, as for the in-memory store.
  * Writes made under a lease (`claim`, `heartbeat`, `finish`, `release`) and
  * `reschedule` need no read: they write the fields the decision would, under
  * a condition expression that states the decision's rule. `answer`, `cancel`
@@ -79,17 +70,17 @@ import { expiresAtSeconds } from './ttl.ts';
  * enters the index once and leaves it once.
  *
  * This class says what each port method writes; the rest lives beside it:
- * the row codec and item keys (`dynamodb-codec.ts`), the update builder and
- * write guards (`dynamodb-update.ts`), rows with chunked results
- * (`dynamodb-results.ts`), idempotent creation (`dynamodb-idempotent.ts`),
- * the cap on unfinished tasks (`dynamodb-slots.ts`), the step journal
- * (`dynamodb-journal.ts`), the reads of the active-task index
- * (`dynamodb-active-index.ts`) and the owners' task lists (`dynamodb-list.ts`).
+ * the row codec and item keys (`dynamodb/codec.ts`), the update builder and
+ * write guards (`dynamodb/update.ts`), rows with chunked results
+ * (`dynamodb/results.ts`), idempotent creation (`dynamodb/idempotent.ts`),
+ * the cap on unfinished tasks (`dynamodb/slots.ts`), the step journal
+ * (`dynamodb/journal.ts`), the reads of the active-task index
+ * (`dynamodb/active-index.ts`) and the owners' task lists (`dynamodb/list.ts`).
  */
 export class DynamoDbTaskStore implements TaskStore {
   readonly #policy: StorePolicy;
   readonly #table: StoreTable;
-  // The callback operations live in `dynamodb-callbacks.ts`.
+  // The callback operations live in `dynamodb/callbacks.ts`.
   readonly awaitCallbacks: CallbackStore['awaitCallbacks'];
   readonly completeCallback: CallbackStore['completeCallback'];
   readonly beatCallback: CallbackStore['beatCallback'];

@@ -3,13 +3,13 @@
  * (`idem#<hash>`) names the task the first call created.
  */
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { fingerprintOf, fromItem, type Item, number, readNumber, readString, sha256, toItem } from './dynamodb-codec.ts';
-import { readRow, withResult } from './dynamodb-results.ts';
-import { IDEMPOTENCY_GRACE_MS, IDEMPOTENCY_PK_PREFIX, IDEMPOTENCY_SK, TABLE_KEYS, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
-import { MAX_ATTEMPTS, putItem, putRow, type StoreTable, shardsOf } from './dynamodb-update.ts';
-import type { TaskRecord, WorkingTask } from './model.ts';
-import { visible } from './rules.ts';
-import { IdempotencyConflictError } from './store-errors.ts';
+import type { TaskRecord, WorkingTask } from '../model.ts';
+import { visible } from '../predicates.ts';
+import { IdempotencyConflictError } from '../store-errors.ts';
+import { fingerprintOf, fromItem, type Item, number, readNumber, readString, sha256, toItem } from './codec.ts';
+import { readRow, withResult } from './results.ts';
+import { IDEMPOTENCY_GRACE_MS, IDEMPOTENCY_PK_PREFIX, IDEMPOTENCY_SK, TABLE_KEYS, TTL_ATTRIBUTE } from './schema.ts';
+import { MAX_ATTEMPTS, putItem, putRow, type StoreTable, shardsOf } from './update.ts';
 
 /**
  * `create` with an idempotency key: the key item (naming the task id and the

@@ -5,10 +5,10 @@
  * and later runs go on with its value.
  */
 import { GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { type Item, number, readString, stepSortKey, stepValue } from './dynamodb-codec.ts';
-import { STEP_SK_PREFIX, TABLE_KEYS, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
-import { MAX_ATTEMPTS, putItem, type StoreTable } from './dynamodb-update.ts';
-import type { StepRecord, StepToSave } from './store-types.ts';
+import type { StepRecord, StepToSave } from '../store-types.ts';
+import { type Item, number, readString, stepSortKey, stepValue } from './codec.ts';
+import { STEP_SK_PREFIX, TABLE_KEYS, TTL_ATTRIBUTE } from './schema.ts';
+import { MAX_ATTEMPTS, putItem, type StoreTable } from './update.ts';
 
 /** Every checkpoint of the task, by step name (strongly consistent, paged). */
 export async function loadJournal(table: StoreTable, taskId: string): Promise<Map<string, StepRecord>> {

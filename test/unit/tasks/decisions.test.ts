@@ -1,16 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { InputRequest, TaskOutcome, TaskRecord, TaskStatus } from '../../../shared/tasks/model.ts';
-import {
-  heartbeatFields,
-  isFirstRun,
-  pastAttemptCap,
-  progressedPastMark,
-  releaseFields,
-  retriesExhausted,
-  sweepWindow,
-} from '../../../shared/tasks/rules.ts';
-import { LeaseLostError, TaskNotFoundError } from '../../../shared/tasks/store-errors.ts';
 import {
   applyOutcome,
   type Decision,
@@ -24,7 +13,18 @@ import {
   decideReschedule,
   IllegalTransitionError,
   newTaskRecord,
-} from '../../../shared/tasks/transitions.ts';
+} from '../../../shared/tasks/decisions.ts';
+import type { InputRequest, TaskOutcome, TaskRecord, TaskStatus } from '../../../shared/tasks/model.ts';
+import {
+  heartbeatFields,
+  isFirstRun,
+  pastAttemptCap,
+  progressedPastMark,
+  releaseFields,
+  retriesExhausted,
+  sweepWindow,
+} from '../../../shared/tasks/predicates.ts';
+import { LeaseLostError, TaskNotFoundError } from '../../../shared/tasks/store-errors.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 
 const POLICY = storePolicy();

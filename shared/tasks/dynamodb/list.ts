@@ -11,13 +11,13 @@
  * (most are) costs half a read unit per page that shows it.
  */
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
-import { fromItem, type Item, listPartitions, readString } from './dynamodb-codec.ts';
-import { batchGet } from './dynamodb-results.ts';
-import { LIST_INDEX, TABLE_KEYS } from './dynamodb-schema.ts';
-import type { StoreTable } from './dynamodb-update.ts';
-import { checkPage } from './listing.ts';
-import { visible } from './rules.ts';
-import type { ListOptions, TaskPage } from './store-types.ts';
+import { checkPage } from '../listing.ts';
+import { visible } from '../predicates.ts';
+import type { ListOptions, TaskPage } from '../store-types.ts';
+import { fromItem, type Item, listPartitions, readString } from './codec.ts';
+import { batchGet } from './results.ts';
+import { LIST_INDEX, TABLE_KEYS } from './schema.ts';
+import type { StoreTable } from './update.ts';
 
 /** One entry of the list index: the item it names and its place in the list. */
 interface ListEntry {

@@ -14,14 +14,14 @@
  * one eventually consistent `BatchGetItem` of their rows.
  */
 import { ConditionalCheckFailedException, PutItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import type { WaitingPage } from './approvals-model.ts';
-import { checkWaitingPage, openPersonQuestions, waitingForPerson, waitingSortKey } from './approvals-rules.ts';
-import { fromItem, type Item, number, readString } from './dynamodb-codec.ts';
-import { batchGet } from './dynamodb-results.ts';
-import { LIST_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
-import type { StoreTable } from './dynamodb-update.ts';
-import type { TaskRecord } from './model.ts';
-import type { ListOptions } from './store-types.ts';
+import { checkWaitingPage, openPersonQuestions, waitingForPerson, waitingSortKey } from '../approvals-decisions.ts';
+import type { WaitingPage } from '../approvals-model.ts';
+import type { TaskRecord } from '../model.ts';
+import type { ListOptions } from '../store-types.ts';
+import { fromItem, type Item, number, readString } from './codec.ts';
+import { batchGet } from './results.ts';
+import { LIST_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from './schema.ts';
+import type { StoreTable } from './update.ts';
 
 /** The list of questions for a person waiting for a decision, in the list index. */
 const WAITING_LIST = 'person-questions';

@@ -6,9 +6,9 @@
  * item it names and its `sweepAt`; a caller that needs the row reads it.
  */
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
-import { type Item, number, readNumber, readString } from './dynamodb-codec.ts';
-import { ACTIVE_INDEX, TABLE_KEYS } from './dynamodb-schema.ts';
-import type { StoreTable } from './dynamodb-update.ts';
+import { type Item, number, readNumber, readString } from './codec.ts';
+import { ACTIVE_INDEX, TABLE_KEYS } from './schema.ts';
+import type { StoreTable } from './update.ts';
 
 /** One entry of the active-task index. */
 export interface ActiveIndexEntry {

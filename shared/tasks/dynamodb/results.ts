@@ -11,10 +11,10 @@ import {
   type KeysAndAttributes,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
-import { chunkKey, type Item, number, readNumber, readString, rowKey } from './dynamodb-codec.ts';
-import { RESULT_CHUNK_BYTES, RESULT_REF, TABLE_KEYS, TTL_ATTRIBUTE } from './dynamodb-schema.ts';
-import { backoff, type StoreTable } from './dynamodb-update.ts';
-import type { TaskRecord } from './model.ts';
+import type { TaskRecord } from '../model.ts';
+import { chunkKey, type Item, number, readNumber, readString, rowKey } from './codec.ts';
+import { RESULT_CHUNK_BYTES, RESULT_REF, TABLE_KEYS, TTL_ATTRIBUTE } from './schema.ts';
+import { backoff, type StoreTable } from './update.ts';
 
 /** How often a batch call is repeated for items DynamoDB left unprocessed without any progress. */
 const MAX_IDLE_BATCH_ROUNDS = 8;

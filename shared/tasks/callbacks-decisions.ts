@@ -1,7 +1,7 @@
 /**
  * The decisions of the callback operations of the store (see
  * `callbacks-store.ts`), as pure functions in the manner of
- * `transitions.ts`: given the record as it is, what the operation answers
+ * `decisions.ts`: given the record as it is, what the operation answers
  * and the record that follows, if any. Both stores apply them.
  *
  * No AWS SDK in here: this module is part of every bundle.
@@ -17,11 +17,11 @@ import {
   type PostedCompletion,
   waitDeadline,
 } from './callbacks-model.ts';
+import type { Decision } from './decisions.ts';
 import { checkBudget } from './limits.ts';
 import { isRunning, isTerminal, type TaskRecord } from './model.ts';
-import { leaseHeld, type SweepTiming, sweepWindow } from './rules.ts';
+import { leaseHeld, type SweepTiming, sweepWindow } from './predicates.ts';
 import { LeaseLostError } from './store-errors.ts';
-import type { Decision } from './transitions.ts';
 
 /** The largest payload one completion may post (the JSON of its `result` or `error`), as the endpoint measures it. */
 export const MAX_CALLBACK_BYTES = 64 * 1024;

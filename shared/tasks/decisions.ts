@@ -12,7 +12,7 @@
  *   `finish`, `release`, `reschedule`), writes the same field values the
  *   decision would, under a condition expression that states the same rule
  *   as the decision's predicate (the rules and those field values are in
- *   `rules.ts`).
+ *   `predicates.ts`).
  *
  * Every decision that changes `status` goes through {@link canTransition}:
  * a change the table does not allow throws {@link IllegalTransitionError}
@@ -50,7 +50,7 @@ import {
   type SweepTiming,
   sweepWindow,
   visible,
-} from './rules.ts';
+} from './predicates.ts';
 import { LeaseLostError, TaskNotFoundError } from './store-errors.ts';
 import type {
   AnswerResult,

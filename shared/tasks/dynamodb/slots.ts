@@ -3,12 +3,12 @@
  * one item per owner (`slots#<hash>`) lists the ids of its unfinished tasks.
  */
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { number, readString, rowKey, slotKey } from './dynamodb-codec.ts';
-import { batchGet } from './dynamodb-results.ts';
-import { TABLE_KEYS } from './dynamodb-schema.ts';
-import { type StoreTable, updateItem } from './dynamodb-update.ts';
-import { isTerminal, type TaskStatus } from './model.ts';
-import { TooManyTasksError } from './store-errors.ts';
+import { isTerminal, type TaskStatus } from '../model.ts';
+import { TooManyTasksError } from '../store-errors.ts';
+import { number, readString, rowKey, slotKey } from './codec.ts';
+import { batchGet } from './results.ts';
+import { TABLE_KEYS } from './schema.ts';
+import { type StoreTable, updateItem } from './update.ts';
 
 /**
  * Adds a task to its owner's set of unfinished task ids (one item per
