@@ -26,6 +26,7 @@ import { describeRelease } from './release.contract.ts';
 import { describeSteps } from './steps.contract.ts';
 import { describeSweep } from './sweep.contract.ts';
 import { describeTerminalTasks } from './terminal.contract.ts';
+import { describeWorkflows } from './workflows.contract.ts';
 
 export { CONTRACT_POLICY, type StoreUnderTest } from './kit.ts';
 
@@ -51,6 +52,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     describeHeartbeat(kit);
     describeFinish(kit);
     describeCallbacks(kit);
+    describeWorkflows(kit);
     describeRelease(kit);
     describeFail(kit);
     describeAnswer(kit);

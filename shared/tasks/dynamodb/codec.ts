@@ -183,6 +183,7 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
   if (task.progressMark !== undefined) item['progressMark'] = number(task.progressMark);
   if (task.callbacks !== undefined) item['callbacks'] = json(task.callbacks);
   if (task.callbackWait !== undefined) item['callbackWait'] = json(task.callbackWait);
+  if (task.workflow !== undefined) item['workflow'] = json(task.workflow);
   if (task.status === 'input_required') item['inputRequests'] = json(task.inputRequests);
   if (task.status === 'completed') item['result'] = json(task.result);
   if (task.status === 'failed') item['error'] = json(task.error);
@@ -227,6 +228,7 @@ export function fromItem(item: Item): TaskRecord {
   if (item['progressMark']) base.progressMark = readNumber(item, 'progressMark');
   if (item['callbacks']) base.callbacks = readJson(item, 'callbacks');
   if (item['callbackWait']) base.callbackWait = readJson(item, 'callbackWait');
+  if (item['workflow']) base.workflow = readJson(item, 'workflow');
 
   const status = readString(item, 'status') as TaskStatus;
   switch (status) {

@@ -25,6 +25,7 @@ import type {
   TaskPage,
 } from '../store-types.ts';
 import { expiresAtSeconds } from '../ttl.ts';
+import type { WorkflowStore } from '../workflows-store.ts';
 import { activeIndexEntries } from './active-index.ts';
 import { listWaiting, listWaitingPage, unlistWaiting } from './approvals.ts';
 import { dynamoDbCallbacks } from './callbacks.ts';
@@ -37,6 +38,7 @@ import { endMinimal, rewriteRow } from './rewrite.ts';
 import { ACTIVE_INDEX, activeShards, INLINE_ROW_LIMIT_BYTES, RESULT_REF } from './schema.ts';
 import { freeSlot, takeSlot } from './slots.ts';
 import { changes, leaseHeldBy, putRow, ROW_REJECTED_ERROR, rejectedMessage, type StoreTable, shardsOf, updateRow } from './update.ts';
+import { dynamoDbWorkflows } from './workflows.ts';
 
 /**
  * {@link TaskStore} on one DynamoDB table (layout in `dynamodb/schema.ts`).
@@ -84,12 +86,25 @@ export class DynamoDbTaskStore implements TaskStore {
   readonly awaitCallbacks: CallbackStore['awaitCallbacks'];
   readonly completeCallback: CallbackStore['completeCallback'];
   readonly beatCallback: CallbackStore['beatCallback'];
+  // The workflow operations live in `dynamodb/workflows.ts`.
+  readonly followExecution: WorkflowStore['followExecution'];
+  readonly askFromWorkflow: WorkflowStore['askFromWorkflow'];
+  readonly workflowProgress: WorkflowStore['workflowProgress'];
+  readonly dropWorkflowToken: WorkflowStore['dropWorkflowToken'];
+  readonly endWorkflow: WorkflowStore['endWorkflow'];
 
   constructor(options: { client: DynamoDBClient; tableName: string; policy: StorePolicy }) {
     this.#policy = options.policy;
     this.#table = { client: options.client, tableName: options.tableName, policy: options.policy };
     const callbacks = dynamoDbCallbacks(this.#table);
     ({ awaitCallbacks: this.awaitCallbacks, completeCallback: this.completeCallback, beatCallback: this.beatCallback } = callbacks);
+    ({
+      followExecution: this.followExecution,
+      askFromWorkflow: this.askFromWorkflow,
+      workflowProgress: this.workflowProgress,
+      dropWorkflowToken: this.dropWorkflowToken,
+      endWorkflow: this.endWorkflow,
+    } = dynamoDbWorkflows(this.#table));
   }
 
   async create(task: NewTask, options: CreateOptions = {}): Promise<{ task: TaskRecord; created: boolean }> {
