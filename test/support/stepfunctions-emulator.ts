@@ -79,22 +79,7 @@ export async function startEmulatorUnderTest(options: EmulatorUnderTestOptions =
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  const until = <T>(what: string, find: () => T | undefined): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const check = () => {
-        const found = find();
-        if (found === undefined) return;
-        clearTimeout(timer);
-        changed.removeEventListener('change', check);
-        resolve(found);
-      };
-      const timer = setTimeout(() => {
-        changed.removeEventListener('change', check);
-        reject(new Error(`waited ${DEADLINE_MS} ms for ${what}`));
-      }, DEADLINE_MS);
-      changed.addEventListener('change', check);
-      check();
-    });
+  const until = waiter(changed);
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
@@ -133,4 +118,24 @@ export async function startEmulatorUnderTest(options: EmulatorUnderTestOptions =
       if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Waits until `find` finds something, checking at each change, for at most {@link DEADLINE_MS}. */
+function waiter(changed: EventTarget) {
+  return <T>(what: string, find: () => T | undefined): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const check = () => {
+        const found = find();
+        if (found === undefined) return;
+        clearTimeout(timer);
+        changed.removeEventListener('change', check);
+        resolve(found);
+      };
+      const timer = setTimeout(() => {
+        changed.removeEventListener('change', check);
+        reject(new Error(`waited ${DEADLINE_MS} ms for ${what}`));
+      }, DEADLINE_MS);
+      changed.addEventListener('change', check);
+      check();
+    });
 }

@@ -53,6 +53,8 @@ export interface ExecutionsOptions {
 export class Executions {
   readonly #options: ExecutionsOptions;
   readonly #entries = new Map<string, Entry>();
+  /** Ends being journaled and announced, which a shutdown lets finish. */
+  readonly #ending = new Set<Promise<void>>();
   #shutDown = false;
 
   constructor(options: ExecutionsOptions) {
@@ -104,9 +106,11 @@ export class Executions {
     this.#announce(started);
     this.#options.log({ event: 'sfn-execution-started', executionArn: arn });
     started.run = startRun(machine.prepared, input, identity(machine, record), this.#options.run);
-    started.run.outcome
+    const ending = started.run.outcome
       .then((outcome) => this.#end(started, outcome))
-      .catch((error: unknown) => this.#options.log({ event: 'sfn-execution-end-failed', executionArn: arn, error: errorName(error) }));
+      .catch((error: unknown) => this.#options.log({ event: 'sfn-execution-end-failed', executionArn: arn, error: errorName(error) }))
+      .finally(() => this.#ending.delete(ending));
+    this.#ending.add(ending);
     return record;
   }
 
@@ -159,10 +163,15 @@ export class Executions {
       }));
   }
 
-  /** Stops every run without a trace: no journal line, no event (a later life finds them lost). Resolves once delivered events are. */
+  /**
+   * Stops every run without a trace: no journal line, no event (a later life
+   * finds them lost). Runs that had already ended are journaled and
+   * announced first; resolves once every event is delivered.
+   */
   async shutDown(): Promise<void> {
     this.#shutDown = true;
     for (const running of this.#entries.values()) running.run?.abort();
+    await Promise.all(this.#ending);
     await Promise.all([...this.#entries.values()].map((each) => each.delivered));
   }
 
@@ -174,6 +183,7 @@ export class Executions {
 
   /** A run ended: unless stopped first (or the emulator is stopping), its end is recorded and announced. */
   async #end(ended: Entry, outcome: Outcome): Promise<void> {
+    // After a shutdown began, a run's end is its abort: not an end AWS would see.
     if (this.#shutDown || ended.record.status !== 'RUNNING') return;
     Object.assign(ended.record, endOf(outcome), { stopDate: Date.now() });
     await this.#closed(ended);
