@@ -85,6 +85,7 @@ export const LOG_EVENTS = {
   workflowRestarted: 'workflow-restarted',
   workflowStarted: 'workflow-started',
   workflowStopped: 'workflow-stopped',
+  workflowsUnavailable: 'workflows-unavailable',
 } as const;
 
 /** A name of {@link LOG_EVENTS}. */

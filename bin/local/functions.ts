@@ -10,6 +10,8 @@ import { dynamoDbStore } from '../../functions/lib/dynamodb.ts';
 import { sqsQueue } from '../../functions/lib/sqs.ts';
 import { createSweeperHandler, type SweeperHandler } from '../../functions/sweeper/app.ts';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
+import { createWorkflowEventsHandler, type WorkflowEventsHandler } from '../../functions/workflow-events/app.ts';
+import { createWorkflowReceiverHandler, type WorkflowReceiverHandler } from '../../functions/workflow-receiver/app.ts';
 import type { CallbackKeys } from '../../shared/callback-tokens.ts';
 import { type Config, ENV, loadConfig } from '../../shared/config.ts';
 import type { EventPublisher } from '../../shared/events/publisher.ts';
@@ -17,11 +19,13 @@ import type { DeploymentLinks } from '../../shared/links.ts';
 import type { Log } from '../../shared/log.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
+import { bindWorkflows } from '../../shared/workflows/tool.ts';
 import type { Emulators } from './emulators.ts';
 import { type TrackedLeases, trackLeases } from './leases.ts';
 import type { LocalStackOptions } from './options.ts';
 import { DEFAULT_LOCAL_SETTINGS_FILE, localSettingReader } from './settings.ts';
 import { localTools } from './tools.ts';
+import type { LocalWorkflows } from './workflows.ts';
 
 /** What {@link composeFunctions} reads: the stack's options, the configuration, the emulators, the settings' environment. */
 export interface FunctionsOptions {
@@ -34,8 +38,10 @@ export interface FunctionsOptions {
   env: Record<string, string | undefined>;
   emulators: Emulators;
   log: Log;
-  /** The keys per purpose, from the secret in the data directory (callback tokens). */
+  /** The keys per purpose, from the secret in the data directory (callback and workflow task tokens). */
   keys: CallbackKeys;
+  /** The emulator that runs the workflow tools' machines, when any is served (`workflows.ts`). */
+  workflows?: LocalWorkflows | undefined;
 }
 
 /** The functions' parts and the handlers the stack runs without a request (the MCP function is the endpoint's). */
@@ -46,6 +52,9 @@ export interface LocalFunctions {
   worker: WorkerHandler;
   deadLetter: DeadLetterHandler;
   sweeper: SweeperHandler;
+  /** The workflow-events and receiver functions, when the stack runs workflow tools. */
+  workflowEvents?: WorkflowEventsHandler;
+  workflowReceiver?: WorkflowReceiverHandler;
 }
 
 /**
@@ -72,18 +81,22 @@ export function functionsConfig(
 }
 
 /** Builds the worker, the dead-letter handler and the sweeper, and the parts they share with the MCP function. */
-export function composeFunctions({ options, config, links, env, emulators, log, eventPublisher, keys }: FunctionsOptions): LocalFunctions {
+export function composeFunctions(functions: FunctionsOptions): LocalFunctions {
+  const { options, config, links, env, emulators, log, eventPublisher, keys, workflows } = functions;
   const { sqs, functionsSqs } = emulators;
   // Leases this life takes, so that a graceful stop can hand their tasks back.
   const leases = trackLeases(dynamoDbStore(config, emulators.dynamodb));
+  const store = options.decorate?.store?.(leases.store) ?? leases.store;
+  const settled = bindSettings(
+    localTools(config.toolset),
+    cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env })),
+  );
   const deps: FunctionDeps = {
     config,
-    store: options.decorate?.store?.(leases.store) ?? leases.store,
+    store,
     queue: options.decorate?.queue?.(sqsQueue(config, functionsSqs)) ?? sqsQueue(config, functionsSqs),
-    tools: bindSettings(
-      localTools(config.toolset),
-      cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env })),
-    ),
+    // The workflow tools run on the emulator's machines (none: their tasks end with a tool error).
+    tools: bindWorkflows(settled, workflows && { engine: workflows.engine, bindings: workflows.bindings, store, keys, log }),
     log,
     eventPublisher,
     links,
@@ -99,5 +112,8 @@ export function composeFunctions({ options, config, links, env, emulators, log, 
       deadLetters: new SqsMessageSource({ client: functionsSqs, queueUrl: sqs.dlqUrl }),
     }),
     sweeper: createSweeperHandler(deps),
+    ...(workflows
+      ? { workflowEvents: createWorkflowEventsHandler(deps), workflowReceiver: createWorkflowReceiverHandler({ ...deps, keys }) }
+      : {}),
   };
 }

@@ -19,6 +19,9 @@ import { startJobSystem } from './job-system.ts';
 import type { LocalStack, LocalStackOptions } from './options.ts';
 import { type RecoveryReport, recoverAtStart } from './recovery.ts';
 import { settingVariable } from './settings.ts';
+import { localTools } from './tools.ts';
+import { restartLostExecutions } from './workflow-recovery.ts';
+import { startLocalWorkflows } from './workflows.ts';
 
 export { REGION } from './emulators.ts';
 // The stack's public names, importable from this one module.
@@ -63,7 +66,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const jobSystem = await startJobSystem(log);
     cleanup.push(jobSystem.close);
     const env = withConsoleDefaults({ [JOB_SYSTEM_VARIABLE]: jobSystem.url, ...(options.env ?? process.env) }, options.auth !== undefined);
-    const config = functionsConfig(env, { tableName, queueUrl: sqs.queueUrl, visibilityTimeoutSeconds, port: options.port });
+    const loaded = functionsConfig(env, { tableName, queueUrl: sqs.queueUrl, visibilityTimeoutSeconds, port: options.port });
+    // The workflow tools' machines run in the emulator, bound as the stack binds them deployed (unless the environment binds others).
+    const workflowWaitMs = options.workflowWaitMs ?? LOCAL_DEFAULTS.workflowWaitMs;
+    const workflows = await startLocalWorkflows(
+      { dataDir, tools: localTools(loaded.toolset).values(), waitMs: workflowWaitMs, log },
+      cleanup,
+    );
+    const config = workflows ? { ...loaded, workflows: { ...workflows.bindings, ...loaded.workflows } } : loaded;
     options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints });
     // The stack's own URL, once its HTTP adapter listens (unless the environment names another, e.g. a tunnel's).
     let publicUrl = config.publicUrl;
@@ -72,11 +82,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const recorded = new MemoryEventPublisher();
     const eventPublisher = options.events === 'off' ? undefined : (options.events ?? recorded);
     const keys = purposeKeys(localStateKey(dataDir));
-    const functions = { options, config, links, env, emulators, log, eventPublisher, keys };
-    const { deps, leases, worker, deadLetter, sweeper } = composeFunctions(functions);
+    const functions = { options, config, links, env, emulators, log, eventPublisher, keys, workflows };
+    const { deps, leases, worker, deadLetter, sweeper, workflowEvents, workflowReceiver } = composeFunctions(functions);
+    if (workflows && workflowEvents && workflowReceiver) workflows.connect({ onEvent: workflowEvents, receive: workflowReceiver });
 
     // The queue is empty, whatever the table says: put the previous life's work back first.
     const recovery = await recoverPreviousLife(emulators, tableName, config, deps, log);
+    if (workflows) {
+      const lost = workflows.emulator.lostExecutions();
+      await restartLostExecutions({ lost, store: deps.store, engine: workflows.engine, log });
+    }
     const workers = startWorkerSource({
       client: pollerSqs,
       sqs,
@@ -94,17 +109,27 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const endpoint = await startEndpoint({ stack: options, env, config, tableName, queueUrl, deps, dataDir, log }, cleanup);
     publicUrl = endpoint.config.publicUrl;
     const { activeIndexShards } = config;
-    cleanup.push(await writeOutputs(dataDir, { tableName, activeIndexShards, sqs, endpoints, mcpEndpointUrl: endpoint.url }));
+    const outputs = { tableName, activeIndexShards, sqs, endpoints, mcpEndpointUrl: endpoint.url };
+    cleanup.push(await writeOutputs(dataDir, { ...outputs, ...(workflows ? { stepFunctionsEndpoint: workflows.endpoint } : {}) }));
     return {
       url: endpoint.url,
       config: endpoint.config,
       store: deps.store,
       queue: deps.queue,
-      handlers: { mcp: endpoint.mcp, console: endpoint.console, worker, deadLetter, sweeper },
+      handlers: {
+        mcp: endpoint.mcp,
+        console: endpoint.console,
+        worker,
+        deadLetter,
+        sweeper,
+        ...(workflowEvents ? { workflowEvents } : {}),
+        ...(workflowReceiver ? { workflowReceiver } : {}),
+      },
       recovery,
       events: recorded.events,
       workerStats: () => workers.poller.stats(),
       ...(endpoint.issuer ? { issuer: endpoint.issuer } : {}),
+      ...(workflows ? { stepFunctionsEndpoint: workflows.endpoint } : {}),
       close: cleanup.close,
     };
   } catch (error) {

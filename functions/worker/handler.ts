@@ -2,22 +2,30 @@
 import { loadConfig } from '../../shared/config.ts';
 import { purposeKeys } from '../../shared/keys.ts';
 import { jsonLog } from '../../shared/log.ts';
+import { bindWorkflows } from '../../shared/workflows/tool.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { servedTools } from '../lib/served-tools.ts';
+import { sfnEngine } from '../lib/sfn.ts';
 import { sqsQueue } from '../lib/sqs.ts';
 import { ssmStateKey } from '../lib/state-key.ts';
 import { withDeployedSettings } from '../lib/tool-settings.ts';
 import { createWorkerHandler } from './app.ts';
 
 const config = loadConfig();
+const store = dynamoDbStore(config);
+const log = jsonLog();
+// Callback URLs and workflow task tokens are sealed under keys derived from the stack's secret (read on first use).
+const keys = config.stateKeyParameter ? purposeKeys(ssmStateKey(config.stateKeyParameter)) : undefined;
+// `TASKS_RUNS_WORKFLOWS` is fixed at build time (`WORKFLOWS_CONSTANT`): without workflow tools, no Step Functions client.
+const workflows =
+  process.env.TASKS_RUNS_WORKFLOWS === 'true' && keys ? { engine: sfnEngine(), bindings: config.workflows, store, keys, log } : undefined;
 export const handler = createWorkerHandler({
   config,
-  store: dynamoDbStore(config),
+  store,
   queue: sqsQueue(config),
-  tools: withDeployedSettings(servedTools()),
-  log: jsonLog(),
+  tools: bindWorkflows(withDeployedSettings(servedTools()), workflows),
+  log,
   eventPublisher: eventBridgePublisher(config),
-  // Callback URLs carry a token sealed under a key derived from the stack's secret (read on a callback's first use).
-  ...(config.stateKeyParameter ? { keys: purposeKeys(ssmStateKey(config.stateKeyParameter)) } : {}),
+  ...(keys ? { keys } : {}),
 });

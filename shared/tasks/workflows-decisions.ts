@@ -19,6 +19,7 @@ import { canTransition, isRunning, isTerminal, type TaskRecord } from './model.t
 import { type SweepTiming, sweepWindow } from './predicates.ts';
 import {
   type AskedQuestion,
+  type ExpectedExecution,
   WORKFLOW_END_ID,
   WORKFLOW_QUESTION_PREFIX,
   type WorkflowEnd,
@@ -30,8 +31,8 @@ import {
 } from './workflows-model.ts';
 
 /** The execution a task follows: the one recorded on its row, else the one its binding names. */
-function followed(task: TaskRecord, expected: string | undefined): string | undefined {
-  return task.workflow?.execution ?? expected;
+function followed(task: TaskRecord, expected: ExpectedExecution): string | undefined {
+  return task.workflow?.execution ?? expected(task);
 }
 
 /**
@@ -61,7 +62,7 @@ export function decideFollowExecution(task: TaskRecord | undefined, execution: s
 export function decideAskFromWorkflow(
   task: TaskRecord | undefined,
   asked: AskedQuestion,
-  expected: string | undefined,
+  expected: ExpectedExecution,
   now: number,
   policy: SweepTiming,
 ): Decision<WorkflowWriteResult> {
@@ -104,7 +105,7 @@ function freeKey(key: string, taken: ReadonlySet<string>): string {
 export function decideWorkflowProgress(
   task: TaskRecord | undefined,
   execution: string,
-  expected: string | undefined,
+  expected: ExpectedExecution,
   message: string,
   now: number,
 ): Decision<WorkflowWriteResult> {
@@ -139,13 +140,17 @@ export function decideDropWorkflowToken(task: TaskRecord | undefined, id: string
 export function decideEndWorkflow(
   task: TaskRecord | undefined,
   end: WorkflowEnd,
-  expected: string | undefined,
+  expected: ExpectedExecution,
   now: number,
   policy: SweepTiming,
 ): Decision<CompletionResult | 'not-followed'> {
   if (task && !isTerminal(task.status) && followed(task, expected) !== end.execution) return { result: 'not-followed' };
   if (task?.status !== 'input_required' || task.callbacks?.[WORKFLOW_END_ID]) {
-    return decideCompleteCallback(task, WORKFLOW_END_ID, { result: end }, now, policy);
+    const decided = decideCompleteCallback(task, WORKFLOW_END_ID, { result: end }, now, policy);
+    // Resumed: the status says what resumed it, until the run ends the task.
+    return decided.result === 'resumed' && decided.next
+      ? { ...decided, next: { ...decided.next, statusMessage: endedMessage(end) } }
+      : decided;
   }
   if (!canTransition(task.status, 'working')) throw new IllegalTransitionError(task.status, 'working');
   const { inputRequests: _unanswerable, keptUntil: _kept, ...rest } = task;
@@ -154,8 +159,14 @@ export function decideEndWorkflow(
     status: 'working',
     callbacks: { ...task.callbacks, [WORKFLOW_END_ID]: { result: end, at: now } },
     sweepAt: now + sweepWindow(policy),
+    statusMessage: endedMessage(end),
     lastUpdatedAt: now,
     version: task.version + 1,
   };
   return { result: 'resumed', next };
+}
+
+/** The status of a task its execution's end resumed. */
+export function endedMessage(end: WorkflowEnd): string {
+  return `The workflow ended (${end.status}); the task ends with it`;
 }

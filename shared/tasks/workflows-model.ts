@@ -9,7 +9,9 @@
  *
  * No AWS SDK in here: this module is part of every bundle.
  */
-import type { CallbackSettlement } from './callbacks-model.ts';
+
+/** The row's callback settlements, as far as this module reads them (`CallbackSettlement` in `callbacks-model.ts`). */
+type Settlements = Record<string, object>;
 
 /** The workflow part of a task row (absent: not a workflow tool, or nothing started yet). */
 export interface WorkflowRecord {
@@ -25,6 +27,12 @@ export interface WorkflowRecord {
   /** The execution's last progress message, the status while it runs (absent: "Running <workflow>"). */
   progress?: string;
 }
+
+/**
+ * The execution a task's binding names, for a task whose row records none
+ * yet (the bound machine's execution named by the task id); `undefined`: none.
+ */
+export type ExpectedExecution = (task: { taskId: string; tool: string }) => string | undefined;
 
 /** The callback id the execution's end is recorded under (a callback's own ids start with `cb_`). */
 export const WORKFLOW_END_ID = 'workflow';
@@ -87,7 +95,7 @@ export interface AskedQuestion {
 export type WorkflowWriteResult = 'asked' | 'resumed' | 'duplicate' | 'recorded' | 'ended' | 'not-followed';
 
 /** The questions recorded on a task, in the order asked. */
-export function workflowQuestions(callbacks: Record<string, CallbackSettlement> | undefined): Array<WorkflowQuestion & { id: string }> {
+export function workflowQuestions(callbacks: Settlements | undefined): Array<WorkflowQuestion & { id: string }> {
   return Object.entries(callbacks ?? {})
     .filter(([id, settled]) => id.startsWith(WORKFLOW_QUESTION_PREFIX) && 'result' in settled)
     .map(([id, settled]) => ({ ...((settled as { result: WorkflowQuestion }).result as WorkflowQuestion), id }))
@@ -95,7 +103,7 @@ export function workflowQuestions(callbacks: Record<string, CallbackSettlement> 
 }
 
 /** The end recorded on a task, if any. */
-export function workflowEnd(callbacks: Record<string, CallbackSettlement> | undefined): WorkflowEnd | undefined {
+export function workflowEnd(callbacks: Settlements | undefined): WorkflowEnd | undefined {
   const settled = callbacks?.[WORKFLOW_END_ID];
   return settled && 'result' in settled ? (settled.result as WorkflowEnd) : undefined;
 }
@@ -105,11 +113,7 @@ export function workflowEnd(callbacks: Record<string, CallbackSettlement> | unde
  * execution it follows first: the task follows one whose end is not recorded,
  * and is not terminal (a question it waits on goes with the cancel).
  */
-export function followsLiveWorkflow(task: {
-  status: string;
-  workflow?: WorkflowRecord;
-  callbacks?: Record<string, CallbackSettlement>;
-}): boolean {
+export function followsLiveWorkflow(task: { status: string; workflow?: WorkflowRecord; callbacks?: Settlements }): boolean {
   return (
     (task.status === 'working' || task.status === 'input_required') &&
     task.workflow?.execution !== undefined &&

@@ -7,7 +7,7 @@
  * accepted until the row records the one it follows.
  */
 import type { CompletionResult } from './callbacks-model.ts';
-import type { AskedQuestion, WorkflowEnd, WorkflowWriteResult } from './workflows-model.ts';
+import type { AskedQuestion, ExpectedExecution, WorkflowEnd, WorkflowWriteResult } from './workflows-model.ts';
 
 export interface WorkflowStore {
   /**
@@ -23,13 +23,13 @@ export interface WorkflowStore {
    * the task was suspended on its workflow and is due again; the caller
    * enqueues it. Throws `LimitExceededError` past the budget.
    */
-  askFromWorkflow(taskId: string, asked: AskedQuestion, expected: string | undefined, now: number): Promise<WorkflowWriteResult>;
+  askFromWorkflow(taskId: string, asked: AskedQuestion, expected: ExpectedExecution, now: number): Promise<WorkflowWriteResult>;
 
   /** Records the execution's progress message (the task's status while it is `working`). */
   workflowProgress(
     taskId: string,
     execution: string,
-    expected: string | undefined,
+    expected: ExpectedExecution,
     message: string,
     now: number,
   ): Promise<WorkflowWriteResult>;
@@ -42,5 +42,5 @@ export interface WorkflowStore {
    * suspended on it, or waiting on one of its questions, and is due again
    * (the caller enqueues it); `not-followed` when the task follows another execution.
    */
-  endWorkflow(taskId: string, end: WorkflowEnd, expected: string | undefined, now: number): Promise<CompletionResult | 'not-followed'>;
+  endWorkflow(taskId: string, end: WorkflowEnd, expected: ExpectedExecution, now: number): Promise<CompletionResult | 'not-followed'>;
 }

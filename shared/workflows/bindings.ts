@@ -38,3 +38,17 @@ export function expectedExecution(bindings: WorkflowBindings, tool: string, task
   const machine = Object.hasOwn(bindings, tool) ? bindings[tool] : undefined;
   return machine === undefined ? undefined : executionArnOf(machine, taskId);
 }
+
+/**
+ * The build-time constant that tells a function bundle whether it runs
+ * workflow tools (esbuild `define`, set from the served tools): the code
+ * reads `process.env.TASKS_RUNS_WORKFLOWS` literally, for esbuild to replace,
+ * so a bundle whose tools run no workflow carries no Step Functions client.
+ */
+export const WORKFLOWS_CONSTANT = 'TASKS_RUNS_WORKFLOWS';
+
+/** Whether any of these tools runs a workflow (what {@link WORKFLOWS_CONSTANT} is set from). */
+export function runsWorkflows(tools: Iterable<{ workflow?: unknown }>): boolean {
+  for (const tool of tools) if (tool.workflow !== undefined) return true;
+  return false;
+}

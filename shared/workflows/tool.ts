@@ -1,6 +1,6 @@
 /**
  * Workflow tools: a Step Functions state machine run as one task. The tool
- * is declared like any other (`defineWorkflowTool`: name, schema, the
+ * is declared like any other (`defineWorkflowTool` in `#tool`: name, schema, the
  * workflow's ASL file, how its output reads); the engine supplies its
  * handler (`bindWorkflows`, at each function's composition root), which:
  *
@@ -24,7 +24,6 @@
  * wait, the questions' order and the looks are derived from the row, so a
  * replay reaches the same calls in the same order.
  */
-import type * as z from 'zod';
 import type { CallbackKeys } from '../callback-tokens.ts';
 import type { Log } from '../log.ts';
 import { type CallbackHost, runHostOf } from '../runtime/callbacks.ts';
@@ -32,6 +31,7 @@ import { type TaskContext, type ToolDefinition, ToolError, type ToolResult } fro
 import type { TaskStore } from '../tasks/store.ts';
 import { WORKFLOW_END_ID, type WorkflowEnd, type WorkflowQuestion, workflowEnd, workflowQuestions } from '../tasks/workflows-model.ts';
 import type { WorkflowBindings } from './bindings.ts';
+import type { WorkflowDeclaration } from './declaration.ts';
 import { ExecutionAlreadyExistsError, TaskTokenGoneError, type WorkflowEngine } from './engine.ts';
 import { END_STATUSES, endOf } from './events.ts';
 import { executionArnOf, workflowInput } from './names.ts';
@@ -39,20 +39,6 @@ import { CANCELLED_ERROR, resultOfEnd, type WorkflowNaming } from './outcome.ts'
 import { elicitParamsOf, replyOf } from './replies.ts';
 import { nextCheckAt } from './schedule.ts';
 import { unsealTaskToken } from './tokens.ts';
-
-/** What a workflow tool declares of its workflow. */
-export interface WorkflowDeclaration {
-  /** The workflow's name, as the task's status says it ("Running deploy-release"): no ARN is ever shown. */
-  name: string;
-  /**
-   * Its Amazon States Language definition: a JSON file, relative to the
-   * project's root, in which `${ReceiverFunctionArn}` stands for the receiver
-   * of its questions and progress. The stack and the local emulator both load it.
-   */
-  definition: string;
-  /** How the execution's output reads as text (default: its JSON, cut at 2,000 characters). */
-  text?: (output: unknown) => string;
-}
 
 /** A workflow's execution has no deadline of its own here: a Standard execution runs for at most a year. */
 const LONGEST_EXECUTION_MS = 366 * 24 * 3_600_000;
@@ -72,25 +58,6 @@ interface Started {
   startDate: number;
   /** The execution had ended already (a retried start found it closed). */
   ended?: WorkflowEnd;
-}
-
-/**
- * Declares a workflow tool: a `task` tool whose run is an execution of the
- * state machine bound to it (`TASKS_WORKFLOWS`; the stack binds it). Its
- * input is the arguments as canonical JSON; the machine reads
- * `$$.Execution.Name` for the task id.
- */
-export function defineWorkflowTool<S extends z.ZodType<Record<string, unknown>>>(
-  tool: Omit<ToolDefinition<z.output<S>>, 'inputSchema' | 'execution' | 'handler' | 'inline' | 'prepare' | 'workflow'> & {
-    inputSchema: S;
-    workflow: WorkflowDeclaration;
-  },
-): ToolDefinition {
-  return {
-    ...(tool as unknown as Omit<ToolDefinition, 'execution' | 'handler'>),
-    execution: 'task',
-    handler: () => Promise.reject(new Error(`Tool "${tool.name}" runs a workflow, but no workflow engine is bound to the catalogue`)),
-  };
 }
 
 /**

@@ -27,7 +27,9 @@ export interface Interpreter {
  */
 export async function loadInterpreter(): Promise<Interpreter> {
   if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== 'function') {
-    throw new Error(`The Step Functions emulator needs Node 22 (this is ${process.version}): run it through the npm scripts, which use the node devDependency`);
+    throw new Error(
+      `The Step Functions emulator needs Node 22 (this is ${process.version}): run it through the npm scripts, which use the node devDependency`,
+    );
   }
   const probe = new StateMachine(
     {

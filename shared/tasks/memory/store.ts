@@ -49,7 +49,7 @@ import {
   decideFollowExecution,
   decideWorkflowProgress,
 } from '../workflows-decisions.ts';
-import type { AskedQuestion, WorkflowEnd, WorkflowWriteResult } from '../workflows-model.ts';
+import type { AskedQuestion, ExpectedExecution, WorkflowEnd, WorkflowWriteResult } from '../workflows-model.ts';
 
 /**
  * An in-process {@link TaskStore}: the reference semantics the DynamoDB
@@ -266,14 +266,14 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(taskId, decideFollowExecution(this.#tasks.get(taskId), execution, replacing));
   }
 
-  async askFromWorkflow(taskId: string, asked: AskedQuestion, expected: string | undefined, now: number): Promise<WorkflowWriteResult> {
+  async askFromWorkflow(taskId: string, asked: AskedQuestion, expected: ExpectedExecution, now: number): Promise<WorkflowWriteResult> {
     return this.#apply(taskId, decideAskFromWorkflow(this.#tasks.get(taskId), asked, expected, now, this.#policy));
   }
 
   async workflowProgress(
     taskId: string,
     execution: string,
-    expected: string | undefined,
+    expected: ExpectedExecution,
     message: string,
     now: number,
   ): Promise<WorkflowWriteResult> {
@@ -287,7 +287,7 @@ export class InMemoryTaskStore implements TaskStore {
   async endWorkflow(
     taskId: string,
     end: WorkflowEnd,
-    expected: string | undefined,
+    expected: ExpectedExecution,
     now: number,
   ): Promise<CompletionResult | 'not-followed'> {
     return this.#apply(taskId, decideEndWorkflow(this.#tasks.get(taskId), end, expected, now, this.#policy));
