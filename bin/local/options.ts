@@ -4,6 +4,7 @@
  * the modules composing the stack import them without importing `stack.ts`.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { ConsoleHandler } from '../../functions/console/app.ts';
 import type { DeadLetterHandler } from '../../functions/dlq/app.ts';
@@ -76,6 +77,8 @@ export interface LocalStackOptions {
     dynamodb: DynamoDBClient;
     sqs: SQSClient;
     poller: SQSClient;
+    /** The workflow engine's Step Functions client, when the stack runs workflow tools. */
+    stepFunctions?: SFNClient;
     endpoints: { dynamodb: string; sqs: string };
   }) => void;
 }

@@ -74,7 +74,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       cleanup,
     );
     const config = workflows ? { ...loaded, workflows: { ...workflows.bindings, ...loaded.workflows } } : loaded;
-    options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints });
+    options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints, ...(workflows ? { stepFunctions: workflows.client } : {}) });
     // The stack's own URL, once its HTTP adapter listens (unless the environment names another, e.g. a tunnel's).
     let publicUrl = config.publicUrl;
     const links = new DeploymentLinks(() => publicUrl);

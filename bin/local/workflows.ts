@@ -23,7 +23,7 @@ import { LOCAL_CREDENTIALS } from './sqs.ts';
 import { type StepFunctionsEmulator, startStepFunctionsEmulator } from './stepfunctions/index.ts';
 
 /** What `${ReceiverFunctionArn}` stands for under `npm start`: the receiver, run in process. */
-export const LOCAL_RECEIVER_ARN = `arn:aws:lambda:${REGION}:000000000000:function:workflow-receiver`;
+const LOCAL_RECEIVER_ARN = `arn:aws:lambda:${REGION}:000000000000:function:workflow-receiver`;
 
 /** The key of the emulator's endpoint in the data directory's `outputs.json` (tests read it). */
 export const STEP_FUNCTIONS_ENDPOINT_OUTPUT = 'StepFunctionsEndpoint';
@@ -38,6 +38,8 @@ export interface WorkflowHandlers {
 export interface LocalWorkflows {
   bindings: WorkflowBindings;
   engine: SfnWorkflowEngine;
+  /** The engine's client (benchmarks count its calls). */
+  client: SFNClient;
   emulator: StepFunctionsEmulator;
   endpoint: string;
   /** Hands the emulator's events and invokes to `handlers` (before anything can start an execution). */
@@ -96,6 +98,7 @@ export async function startLocalWorkflows(
   return {
     bindings,
     engine: new SfnWorkflowEngine({ client }),
+    client,
     emulator,
     endpoint: emulator.endpoint,
     connect: (given) => {

@@ -53,7 +53,7 @@ export interface ReceiverAnswer {
 }
 
 /** A refusal, named so that the machine can `Catch` it. */
-export class ReceiverRefusal extends TasksError {
+class ReceiverRefusal extends TasksError {
   constructor(name: string, message: string) {
     super(message);
     this.name = name;

@@ -62,7 +62,10 @@ export class SfnWorkflowEngine implements WorkflowEngine {
     try {
       await this.#client.send(new StopExecutionCommand({ executionArn, ...limited(failure) }));
     } catch (error) {
-      if (nameOf(error) !== 'ExecutionDoesNotExist') throw error;
+      if (nameOf(error) === 'ExecutionDoesNotExist') return;
+      // Refused: stopped already, or ended meanwhile? Then there is nothing left to stop.
+      const { status } = await this.describe(executionArn);
+      if (status === 'RUNNING') throw error;
     }
   }
 

@@ -17,12 +17,13 @@
  * 3. asks each question a task-token state sent (recorded on the row by the
  *    receiver) with `ctx.elicit`, one at a time in the order they came, and
  *    sends the answer back in a step (`replies.ts`);
- * 4. on a cancel, stops the execution once (`StopExecution` naming the
- *    cancel) before the task ends `cancelled`.
+ * 4. on a cancel, stops the execution (`StopExecution` naming the cancel)
+ *    before the task ends `cancelled`.
  *
- * Replay: the start, each answer sent back and the stop are steps; the
- * wait, the questions' order and the looks are derived from the row, so a
- * replay reaches the same calls in the same order.
+ * Replay: the start and each answer sent back are steps; the wait, the
+ * questions' order and the looks are derived from the row, so a replay
+ * reaches the same calls in the same order. The stop replays nothing (the
+ * task ends with it) and is harmless when made again.
  */
 import type { CallbackKeys } from '../callback-tokens.ts';
 import type { Log } from '../log.ts';
@@ -107,27 +108,15 @@ class WorkflowRun {
     const state = host.state!;
     const machine = Object.hasOwn(this.deps.bindings, this.tool) ? this.deps.bindings[this.tool] : undefined;
     if (!machine) throw new ToolError(`No state machine is bound to ${this.tool} on this deployment (TASKS_WORKFLOWS)`);
-    const start = () => ctx.step<Started>('workflow:start', () => this.start(machine, args));
-    // A cancel stops the execution first: the one recorded, else the one the start named (or would name: a start whose record was lost).
-    if (state.cancelling)
-      return this.stop(state.workflow?.execution ?? (await this.recorded(start))?.executionArn ?? executionArnOf(machine, this.taskId));
-    const started = await start();
+    // A cancel stops the execution first: the one recorded, else the one the start names (a start whose record was lost).
+    if (state.cancelling) return this.stop(state.workflow?.execution ?? executionArnOf(machine, this.taskId));
+    const started = await ctx.step<Started>('workflow:start', () => this.start(machine, args));
     const execution = state.workflow?.execution ?? started.executionArn;
     if (ctx.signal.aborted) return this.stop(execution);
     const end = started.ended ?? workflowEnd(state.settlements);
     if (end) return this.settle(end);
     const refused = await this.answerQuestions();
     return this.lookOrWait(execution, started.startDate, refused);
-  }
-
-  /** The start step as recorded, replayed in its place; `undefined` when it never was (a run carrying a cancel starts nothing). */
-  private async recorded(start: () => Promise<Started>): Promise<Started | undefined> {
-    try {
-      return await start();
-    } catch (error) {
-      if (error !== this.host.cancelReason()) throw error;
-      return undefined;
-    }
   }
 
   /** Step 1 (in a step): start, or find the execution a retried start names. */
@@ -217,16 +206,15 @@ class WorkflowRun {
     return resultOfEnd(end, this.naming);
   }
 
-  /** Step 4: stop the execution once (a step when the run carries a cancel; directly when a cancel came during the run), then end cancelled. */
+  /**
+   * Step 4: stop the execution, then end cancelled. Not a step: the run that
+   * carries a cancel replays nothing (its task ends here), and a stop made
+   * again by a retried run is harmless (an ended execution stays as it ended).
+   */
   private async stop(execution: string): Promise<never> {
     const { host, deps } = this;
-    const failure = { error: CANCELLED_ERROR, cause: `Cancelled by the caller of task ${this.taskId}` };
-    const stop = async () => {
-      await deps.engine.stop(execution, failure);
-      deps.log({ event: 'workflow-stopped', taskId: this.taskId });
-    };
-    if (host.state!.cancelling) await host.cancelStep('workflow:stop', stop);
-    else await stop();
+    await deps.engine.stop(execution, { error: CANCELLED_ERROR, cause: `Cancelled by the caller of task ${this.taskId}` });
+    deps.log({ event: 'workflow-stopped', taskId: this.taskId });
     throw host.cancelReason();
   }
 }

@@ -27,6 +27,7 @@ import { callbackLines, callbackVersusPoll } from './callback-vs-poll.ts';
 import { FALLBACK_CALL_MIN, REPEAT_JOIN_MIN, TASK_STATUS_MIN } from './minima.ts';
 import { FIGURE_COLUMNS, report } from './report.ts';
 import { roundCost, type TaskCost } from './round-cost.ts';
+import { workflowVersusPoll } from './workflow-vs-poll.ts';
 
 const bench = await openCountingStack();
 const { stack, until, statusOf, quiescent, createTask } = bench;
@@ -35,6 +36,7 @@ try {
   const waits = await callbackVersusPoll(bench);
   report([...rows, ...waits], gets);
   console.log(callbackLines(waits).join('\n'));
+  console.log((await workflowVersusPoll(bench)).join('\n'));
   const fallback = await clientsWithoutTasks(rows[0]!.taskId);
   const simple = rows[0]!;
   const task = { figures: simple.measured, logBytes: simple.meter.logBytes, apiRequests: simple.meter.apiRequests };

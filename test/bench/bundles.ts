@@ -31,6 +31,7 @@ import { productTools } from '../../functions/tools/index.ts';
 import { bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
 import { settingStoresOf } from '../../shared/runtime/settings.ts';
+import { WORKFLOWS_CONSTANT } from '../../shared/workflows/bindings.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Runs per bundle for the cold-start median. */
@@ -92,6 +93,28 @@ const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
 };
 
 /**
+ * Functions measured besides the stack's (until the stack deploys them): the
+ * worker as a deployment with workflow tools builds it (`TASKS_RUNS_WORKFLOWS`
+ * true: the Step Functions client bundled), the workflow-events consumer
+ * (the row and the resume) and the receiver (the row, the resume, the key
+ * task tokens are sealed under).
+ */
+const WORKFLOW_ENTRIES: Array<{ name: string; entry: string; uses: string[]; define?: Record<string, string> }> = [
+  {
+    name: 'worker (workflows)',
+    entry: FUNCTION_ENTRIES.worker,
+    uses: [...USES.worker, '@aws-sdk/client-sfn'],
+    define: { [`process.env.${WORKFLOWS_CONSTANT}`]: JSON.stringify('true') },
+  },
+  { name: 'workflowEvents', entry: 'functions/workflow-events/handler.ts', uses: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'] },
+  {
+    name: 'workflowReceiver',
+    entry: 'functions/workflow-receiver/handler.ts',
+    uses: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm'],
+  },
+];
+
+/**
  * The one export of each package a bare entry touches: what a minimal Lambda
  * function using that package would reference (and, for the AWS SDK, create
  * at module scope, as the functions do).
@@ -102,6 +125,7 @@ const TOUCH: Record<string, { imports: string; uses: string }> = {
     uses: 'new DynamoDBClient({})',
   },
   '@aws-sdk/client-sqs': { imports: "import { SQSClient } from '@aws-sdk/client-sqs';", uses: 'new SQSClient({})' },
+  '@aws-sdk/client-sfn': { imports: "import { SFNClient } from '@aws-sdk/client-sfn';", uses: 'new SFNClient({})' },
   '@aws-sdk/client-ssm': { imports: "import { SSMClient } from '@aws-sdk/client-ssm';", uses: 'new SSMClient({})' },
   '@aws-sdk/client-eventbridge': {
     imports: "import { EventBridgeClient } from '@aws-sdk/client-eventbridge';",
@@ -141,7 +165,7 @@ const TOUCH_FOR: Partial<Record<keyof typeof FUNCTION_ENTRIES, Record<string, { 
 const DEFAULT_BUNDLING = bundlingFor({ [ENV.toolset]: 'product' }, settingStoresOf(productTools));
 
 /** The stack's bundling as esbuild build options (aws-cdk-lib's `Bundling.buildEsbuildArgs`, for the fields the stack sets). */
-function stackBuildOptions(outfile: string): BuildOptions {
+function stackBuildOptions(outfile: string, define: Record<string, string> = {}): BuildOptions {
   return {
     bundle: true,
     platform: 'node',
@@ -152,7 +176,7 @@ function stackBuildOptions(outfile: string): BuildOptions {
     sourcesContent: DEFAULT_BUNDLING.sourcesContent ?? true,
     ...(DEFAULT_BUNDLING.mainFields ? { mainFields: DEFAULT_BUNDLING.mainFields } : {}),
     ...(DEFAULT_BUNDLING.banner ? { banner: { js: DEFAULT_BUNDLING.banner } } : {}),
-    ...(DEFAULT_BUNDLING.define ? { define: DEFAULT_BUNDLING.define } : {}),
+    define: { ...DEFAULT_BUNDLING.define, ...define },
     // `bundleAwsSDK: true`: nothing is external.
     external: DEFAULT_BUNDLING.bundleAwsSDK ? [] : ['@aws-sdk/*', '@smithy/*'],
     absWorkingDir: ROOT,
@@ -168,8 +192,8 @@ interface Bundle {
   metafile: Metafile;
 }
 
-async function bundle(outfile: string, input: { entry: string } | { contents: string }): Promise<Bundle> {
-  const options = stackBuildOptions(outfile);
+async function bundle(outfile: string, input: { entry: string } | { contents: string }, define?: Record<string, string>): Promise<Bundle> {
+  const options = stackBuildOptions(outfile, define);
   const result = await build(
     'entry' in input
       ? { ...options, entryPoints: [join(ROOT, input.entry)] }
@@ -199,9 +223,9 @@ function directPackages(metafile: Metafile): string[] {
   return [...specifiers].sort();
 }
 
-function bareEntry(name: keyof typeof FUNCTION_ENTRIES, packages: string[]): string {
+function bareEntry(name: string, packages: string[]): string {
   const lines = packages.map((specifier, i) => {
-    const touch = TOUCH_FOR[name]?.[specifier] ??
+    const touch = TOUCH_FOR[name as keyof typeof FUNCTION_ENTRIES]?.[specifier] ??
       TOUCH[specifier] ?? { imports: `import * as package${i} from '${specifier}';`, uses: `package${i}` };
     return `${touch.imports}\nexport const touched${i} = ${touch.uses};`;
   });
@@ -315,6 +339,13 @@ try {
     const uses = USES[name];
     const unused = directPackages(fn.metafile).filter((specifier) => !uses.includes(specifier));
     const bare = await bundle(join(workDir, `${name}-bare`, 'index.mjs'), { contents: bareEntry(name, uses) });
+    measured.push({ name, uses, unused, fn, bare, starts: { fn: [], bare: [] } });
+  }
+  for (const { name, entry, uses, define } of WORKFLOW_ENTRIES) {
+    const dir = name.replace(/\W+/g, '-');
+    const fn = await bundle(join(workDir, dir, 'index.mjs'), { entry }, define);
+    const unused = directPackages(fn.metafile).filter((specifier) => !uses.includes(specifier));
+    const bare = await bundle(join(workDir, `${dir}-bare`, 'index.mjs'), { contents: bareEntry(name, uses) });
     measured.push({ name, uses, unused, fn, bare, starts: { fn: [], bare: [] } });
   }
 

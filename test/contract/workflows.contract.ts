@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CallbackWait } from '../../shared/tasks/callbacks-model.ts';
 import { LimitExceededError } from '../../shared/tasks/limits.ts';
+import { endedMessage } from '../../shared/tasks/workflows-decisions.ts';
 import {
   type AskedQuestion,
   WORKFLOW_END_ID,
@@ -163,6 +164,7 @@ export function describeWorkflows(kit: ContractKit): void {
       assert.deepEqual(stored.callbacks?.[WORKFLOW_END_ID], { result: SUCCEEDED, at: at(10) });
       assert.equal(stored.sweepAt, at(10) + W);
       assert.equal(stored.callbackWait, undefined);
+      assert.equal(stored.statusMessage, endedMessage(SUCCEEDED));
     });
 
     it('an end after the 15-minute check is due still counts (the wait itself has no deadline)', async () => {
