@@ -141,11 +141,13 @@ export function workflowReceiver(deps: ReceiverDeps): (payload: unknown) => Prom
 function parse(raw: unknown): Payload | string {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'The payload must be a JSON object';
   const p = raw as Record<string, unknown>;
-  const { taskId, execution } = p;
-  if (typeof taskId !== 'string' || taskId === '' || taskId.length > MAX_TASK_ID_LENGTH)
-    return '"taskId" must be the task id ($$.Execution.Name)';
+  const { taskId: name, execution } = p;
+  if (typeof name !== 'string' || name === '' || name.length > MAX_TASK_ID_LENGTH)
+    return '"taskId" must be the execution\'s name ($$.Execution.Name)';
   if (typeof execution !== 'string' || !isExecutionArn(execution)) return '"execution" must be the execution ARN ($$.Execution.Id)';
-  if (taskOfExecution(executionNameOf(execution)).taskId !== taskId) return '"taskId" must be the task the execution is named after';
+  // The execution is named after its task (a local restart adds a suffix the task id is read back from).
+  if (executionNameOf(execution) !== name) return '"taskId" must be the name of the execution ($$.Execution.Name)';
+  const { taskId } = taskOfExecution(name);
   if (p['progress'] !== undefined) {
     if (typeof p['progress'] !== 'string' || p['progress'] === '') return '"progress" must be a non-empty string';
     return { kind: 'progress', taskId, execution, progress: p['progress'] };

@@ -113,7 +113,8 @@ class WorkflowRun {
     const started = await ctx.step<Started>('workflow:start', () => this.start(machine, args));
     const execution = state.workflow?.execution ?? started.executionArn;
     if (ctx.signal.aborted) return this.stop(execution);
-    const end = started.ended ?? workflowEnd(state.settlements);
+    // A start that found its execution ended settles the task, unless the task follows another since (a local restart).
+    const end = (execution === started.executionArn ? started.ended : undefined) ?? workflowEnd(state.settlements);
     if (end) return this.settle(end);
     const refused = await this.answerQuestions();
     return this.lookOrWait(execution, started.startDate, refused);
