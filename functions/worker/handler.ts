@@ -17,9 +17,11 @@ const store = dynamoDbStore(config);
 const log = jsonLog();
 // Callback URLs and workflow task tokens are sealed under keys derived from the stack's secret (read on first use).
 const keys = config.stateKeyParameter ? purposeKeys(ssmStateKey(config.stateKeyParameter)) : undefined;
-// `TASKS_RUNS_WORKFLOWS` is fixed at build time (`WORKFLOWS_CONSTANT`): without workflow tools, no Step Functions client.
+// Fixed at build time where known (`WORKFLOWS_CONSTANT`, the toolset): a bundle without workflow tools has no Step Functions client.
 const workflows =
-  process.env.TASKS_RUNS_WORKFLOWS === 'true' && keys ? { engine: sfnEngine(), bindings: config.workflows, store, keys, log } : undefined;
+  process.env.TASKS_RUNS_WORKFLOWS !== 'false' && process.env.TASKS_TOOLSET !== 'conformance' && keys
+    ? { engine: sfnEngine(), bindings: config.workflows, store, keys, log }
+    : undefined;
 export const handler = createWorkerHandler({
   config,
   store,

@@ -41,9 +41,10 @@ export function expectedExecution(bindings: WorkflowBindings, tool: string, task
 
 /**
  * The build-time constant that tells a function bundle whether it runs
- * workflow tools (esbuild `define`, set from the served tools): the code
- * reads `process.env.TASKS_RUNS_WORKFLOWS` literally, for esbuild to replace,
- * so a bundle whose tools run no workflow carries no Step Functions client.
+ * workflow tools (esbuild `define`, `"false"` when no served tool runs one):
+ * the code reads `process.env.TASKS_RUNS_WORKFLOWS` literally, for esbuild to
+ * replace, so such a bundle carries no Step Functions client. Unset, the
+ * toolset decides: the conformance fixtures run no workflow.
  */
 export const WORKFLOWS_CONSTANT = 'TASKS_RUNS_WORKFLOWS';
 

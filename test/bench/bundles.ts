@@ -63,8 +63,16 @@ const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
     'zod',
     'jose',
   ],
-  // The worker also reads the state key (SSM) to seal the tokens of the callback URLs it hands out.
-  worker: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge', '@aws-sdk/client-ssm', 'zod'],
+  // The worker also reads the state key (SSM) to seal the tokens of the callback URLs it hands out, and runs the product's
+  // workflow tool (`deploy_release`) on Step Functions.
+  worker: [
+    '@aws-sdk/client-dynamodb',
+    '@aws-sdk/client-sqs',
+    '@aws-sdk/client-eventbridge',
+    '@aws-sdk/client-ssm',
+    'zod',
+    '@aws-sdk/client-sfn',
+  ],
   // The callbacks function unseals tokens (SSM for the state key), writes the row and enqueues the resume.
   callbacks: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm'],
   deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
@@ -94,17 +102,17 @@ const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
 
 /**
  * Functions measured besides the stack's (until the stack deploys them): the
- * worker as a deployment with workflow tools builds it (`TASKS_RUNS_WORKFLOWS`
- * true: the Step Functions client bundled), the workflow-events consumer
- * (the row and the resume) and the receiver (the row, the resume, the key
- * task tokens are sealed under).
+ * worker of a deployment whose tools run no workflow (`TASKS_RUNS_WORKFLOWS`
+ * false: no Step Functions client), the workflow-events consumer (the row and
+ * the resume) and the receiver (the row, the resume, the key task tokens are
+ * sealed under).
  */
 const WORKFLOW_ENTRIES: Array<{ name: string; entry: string; uses: string[]; define?: Record<string, string> }> = [
   {
-    name: 'worker (workflows)',
+    name: 'worker (no workflow)',
     entry: FUNCTION_ENTRIES.worker,
-    uses: [...USES.worker, '@aws-sdk/client-sfn'],
-    define: { [`process.env.${WORKFLOWS_CONSTANT}`]: JSON.stringify('true') },
+    uses: USES.worker.filter((specifier) => specifier !== '@aws-sdk/client-sfn'),
+    define: { [`process.env.${WORKFLOWS_CONSTANT}`]: JSON.stringify('false') },
   },
   { name: 'workflowEvents', entry: 'functions/workflow-events/handler.ts', uses: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'] },
   {
