@@ -83,8 +83,8 @@ export interface TasksStackProps extends StackProps {
    */
   readonly personQuestions?: 'url' | 'form';
   /**
-   * Most unfinished tasks per principal.
-   * @default no cap
+   * Most unfinished tasks per principal (`0`: no cap), passed on as `TASKS_MAX_UNFINISHED_TASKS`.
+   * @default the functions' own: 100 where the endpoint has an issuer (`unfinishedTaskCap`), else no cap
    */
   readonly maxUnfinishedTasks?: number;
   /**
@@ -229,7 +229,7 @@ export class TasksStack extends Stack {
         ...this.tasks.environment,
         [ENV.stateKeyParameter]: this.stateKey.parameterName,
         ...(allowedOrigins.length > 0 ? { [ENV.allowedOrigins]: allowedOrigins.join(',') } : {}),
-        ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
+        ...(props.maxUnfinishedTasks !== undefined ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
         ...(props.clientFallback === false ? { [ENV.clientFallback]: 'off' } : {}),
       },
       settingStores: settingStoresOf(inlineTools),
@@ -325,7 +325,7 @@ export class TasksStack extends Stack {
         ...(issuer ? { [ENV.consoleIssuer]: issuer } : {}),
         ...(clientId ? { [ENV.consoleClientId]: clientId } : {}),
         ...(settings.clientSecret ? { [ENV.consoleClientSecret]: settings.clientSecret } : {}),
-        ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
+        ...(props.maxUnfinishedTasks !== undefined ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
       },
       settingStores: { ssmParameter: false, secretsManager: settings.clientSecret !== undefined },
     });

@@ -123,6 +123,8 @@ describe('an existing issuer (authIssuer)', () => {
     assert.equal(env[ENV.authIssuers], 'https://issuer.example.com/');
     assert.equal(env[ENV.authScopes], 'mcp:tasks');
     assert.equal(env[ENV.authAudiences], 'api://mcp-tasks');
+    // People sign in: the cap on unfinished tasks per principal is on by default.
+    assert.equal(env[ENV.maxUnfinishedTasks], '100');
     const resource = JSON.stringify(env[ENV.authResource]);
     // Never the Host header: the HTTP API's own endpoint, + /mcp.
     assert.match(resource, /"Fn::GetAtt":\["ApiHttpApi[0-9A-F]+","ApiEndpoint"\]\},"\/mcp"\]/);
