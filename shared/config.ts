@@ -323,8 +323,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const auth = authSettings(env);
   if (auth) config.auth = auth;
-  // An issuer: the endpoint's (tokens required), or the console's (people sign in to it).
-  const cap = unfinishedTaskCap(config['maxUnfinishedTasks'] as number | undefined, auth !== undefined || 'consoleIssuer' in config);
+  // An issuer: the endpoint's (tokens required), or the console's (people sign in to it, with its client).
+  const signIn = auth !== undefined || 'consoleIssuer' in config || 'consoleClientId' in config;
+  const cap = unfinishedTaskCap(config['maxUnfinishedTasks'] as number | undefined, signIn);
   if (cap === undefined) delete config['maxUnfinishedTasks'];
   else config['maxUnfinishedTasks'] = cap;
   return config as Config;

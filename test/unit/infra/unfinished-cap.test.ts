@@ -31,6 +31,7 @@ describe('the cap on unfinished tasks', () => {
     assert.equal(loadConfig(base).maxUnfinishedTasks, undefined);
     assert.equal(loadConfig({ ...base, ...issuer }).maxUnfinishedTasks, 100);
     assert.equal(loadConfig({ ...base, [ENV.consoleIssuer]: 'https://issuer.example.com/' }).maxUnfinishedTasks, 100);
+    assert.equal(loadConfig({ ...base, [ENV.consoleClientId]: 'console' }).maxUnfinishedTasks, 100, 'LOCAL_AUTH=1: every function');
     assert.equal(loadConfig({ ...base, ...issuer, [ENV.maxUnfinishedTasks]: '0' }).maxUnfinishedTasks, undefined);
     assert.equal(loadConfig({ ...base, ...issuer, [ENV.maxUnfinishedTasks]: '7' }).maxUnfinishedTasks, 7);
     assert.equal(loadConfig({ ...base, [ENV.maxUnfinishedTasks]: '7' }).maxUnfinishedTasks, 7);
