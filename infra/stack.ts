@@ -83,8 +83,8 @@ export interface TasksStackProps extends StackProps {
    */
   readonly personQuestions?: 'url' | 'form';
   /**
-   * Most unfinished tasks per principal.
-   * @default no cap
+   * Most unfinished tasks per principal (`0`: no cap), passed on as `TASKS_MAX_UNFINISHED_TASKS`.
+   * @default the functions' own: 100 where the endpoint has an issuer (`unfinishedTaskCap`), else no cap
    */
   readonly maxUnfinishedTasks?: number;
   /**
@@ -192,6 +192,8 @@ export class TasksStack extends Stack {
         [ENV.activeIndexShards]: String(activeIndexShards),
         // Every function that writes a waiting task (or ends it) applies the same deadline.
         ...(props.maxInputWait ? { [ENV.maxInputWaitMs]: String(props.maxInputWait.toMilliseconds()) } : {}),
+        // Every function that creates a task takes a slot under the same cap, and every one that ends a task frees it.
+        ...(props.maxUnfinishedTasks !== undefined ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
         // Every function that asks, lists or decides a question for a person follows the same approvers rule.
         ...(props.approvers ? { [ENV.approvers]: props.approvers } : {}),
         ...(props.personQuestions === 'form' ? { [ENV.personQuestions]: 'form' } : {}),
@@ -229,7 +231,6 @@ export class TasksStack extends Stack {
         ...this.tasks.environment,
         [ENV.stateKeyParameter]: this.stateKey.parameterName,
         ...(allowedOrigins.length > 0 ? { [ENV.allowedOrigins]: allowedOrigins.join(',') } : {}),
-        ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
         ...(props.clientFallback === false ? { [ENV.clientFallback]: 'off' } : {}),
       },
       settingStores: settingStoresOf(inlineTools),
@@ -325,7 +326,6 @@ export class TasksStack extends Stack {
         ...(issuer ? { [ENV.consoleIssuer]: issuer } : {}),
         ...(clientId ? { [ENV.consoleClientId]: clientId } : {}),
         ...(settings.clientSecret ? { [ENV.consoleClientSecret]: settings.clientSecret } : {}),
-        ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
       },
       settingStores: { ssmParameter: false, secretsManager: settings.clientSecret !== undefined },
     });

@@ -28,6 +28,24 @@ const STACK_SETS = 'set by the stack';
 /** The most index shards (`MAX_ACTIVE_INDEX_SHARDS` of the DynamoDB layout, which a test keeps equal). */
 const MAX_INDEX_SHARDS = 64;
 
+/** The cap on unfinished tasks per principal where people sign in, unless set otherwise: what peers and security guides use. */
+export const DEFAULT_UNFINISHED_TASK_CAP = 100;
+
+/**
+ * The cap on unfinished tasks per principal (`undefined`: none) from the
+ * setting (`-c maxUnfinishedTasks`, `TASKS_MAX_UNFINISHED_TASKS`; `0` turns
+ * it off) and whether the endpoint has an issuer (its callers are people and
+ * clients signed in, each a principal of their own, rather than the one
+ * principal of an open endpoint): set, as set; unset,
+ * {@link DEFAULT_UNFINISHED_TASK_CAP} with an issuer, none without. The one
+ * rule: the functions (`loadConfig`), the stack's context and the capacity
+ * model apply it.
+ */
+export function unfinishedTaskCap(setting: number | undefined, hasIssuer: boolean): number | undefined {
+  if (setting !== undefined) return setting > 0 ? setting : undefined;
+  return hasIssuer ? DEFAULT_UNFINISHED_TASK_CAP : undefined;
+}
+
 /** The functions' settings. Keep the order: `docs/configuration.md` shows it. */
 export const SETTINGS = {
   tableName: required('TASKS_TABLE_NAME', 'the task table', STACK_SETS),
@@ -218,11 +236,12 @@ export const SETTINGS = {
   ),
   maxUnfinishedTasks: {
     env: 'TASKS_MAX_UNFINISHED_TASKS',
-    meaning: 'most unfinished tasks one principal may have at once (`0`: no cap)',
-    shown: 'no cap',
-    deployed: '`-c maxUnfinishedTasks=N`',
+    meaning: 'most unfinished tasks one principal may have at once (`0`: no cap; see [Limits](#limits))',
+    shown: `${DEFAULT_UNFINISHED_TASK_CAP} where people sign in (an issuer), else no cap`,
+    deployed: '`-c maxUnfinishedTasks=N`, else the default',
+    // As set (`0` included); `loadConfig` applies the default (`unfinishedTaskCap`).
     read: (raw): number | undefined =>
-      raw === undefined || raw === '' || raw === '0' ? undefined : positiveInt('TASKS_MAX_UNFINISHED_TASKS', raw, 1),
+      raw === undefined || raw === '' ? undefined : raw === '0' ? 0 : positiveInt('TASKS_MAX_UNFINISHED_TASKS', raw, 1),
   },
   clientFallback: {
     env: 'TASKS_CLIENT_FALLBACK',
@@ -304,6 +323,11 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const auth = authSettings(env);
   if (auth) config.auth = auth;
+  // An issuer: the endpoint's (tokens required), or the console's (people sign in to it, with its client).
+  const signIn = auth !== undefined || 'consoleIssuer' in config || 'consoleClientId' in config;
+  const cap = unfinishedTaskCap(config['maxUnfinishedTasks'] as number | undefined, signIn);
+  if (cap === undefined) delete config['maxUnfinishedTasks'];
+  else config['maxUnfinishedTasks'] = cap;
   return config as Config;
 }
 

@@ -49,6 +49,7 @@ export const LOG_EVENTS = {
   ran: 'ran',
   recovered: 'recovered',
   recovery: 'recovery',
+  recoveryIndexEntryRestored: 'recovery-index-entry-restored',
   recoveryOrphanRemoved: 'recovery-orphan-removed',
   releaseFailed: 'release-failed',
   repeatJoined: 'repeat-joined',

@@ -22,7 +22,7 @@ import { ENV } from '../../shared/config.ts';
 import { startLocalStackProcess } from '../support/local-stack.ts';
 import { rpc } from '../support/mcp-http.ts';
 import { detail, figuresOf, meter, resetMeter } from './aws-counting.ts';
-import { countScenarios, openCountingStack } from './aws-scenarios.ts';
+import { countScenarios, countWithIssuer, openCountingStack } from './aws-scenarios.ts';
 import { callbackLines, callbackVersusPoll } from './callback-vs-poll.ts';
 import { FALLBACK_CALL_MIN, REPEAT_JOIN_MIN, TASK_STATUS_MIN } from './minima.ts';
 import { FIGURE_COLUMNS, report } from './report.ts';
@@ -33,7 +33,8 @@ const { stack, until, statusOf, quiescent, createTask } = bench;
 try {
   const { rows, gets } = await countScenarios(bench);
   const waits = await callbackVersusPoll(bench);
-  report([...rows, ...waits], gets);
+  const withIssuer = await countWithIssuer();
+  report([...rows, withIssuer, ...waits], gets);
   console.log(callbackLines(waits).join('\n'));
   const fallback = await clientsWithoutTasks(rows[0]!.taskId);
   const simple = rows[0]!;

@@ -24,6 +24,19 @@ export const SIMPLE_MIN: Figures = {
   events: 1,
 };
 /**
+ * The simple task where people sign in (an issuer): the cap on unfinished tasks is on by default
+ * (100 per principal), so the create first adds the task id to its principal's set of unfinished
+ * tasks (one `UpdateItem`) and the end removes it (another): two writes, each as large as the set
+ * (one unit while it holds fewer than about 25 ids, a unit more per 27 ids after that). The console
+ * lists the task, as npm start's open one does.
+ */
+export const SLOT_WRITES = 2;
+export const WITH_ISSUER_MIN: Figures = {
+  ...SIMPLE_MIN,
+  ddbRequests: SIMPLE_MIN.ddbRequests + SLOT_WRITES,
+  wcu: SIMPLE_MIN.wcu + SLOT_WRITES * ROW_WCU,
+};
+/**
  * One input round: the simple task's run twice, plus the answer. DynamoDB: create + claim + suspend
  * (finish `input_required`) + answer (read the outstanding keys, then one conditional write) + second
  * claim + finish = 6 writes, 1 read; index: enter (create), move (suspend: `sweepAt` becomes the wait's

@@ -235,11 +235,14 @@ describe('optional cap on unfinished tasks per principal (item 6)', () => {
   for (const wire of wires(() => stack)) {
     it(`refuses a third unfinished task with a clear error until one ends (over ${wire.name})`, async () => {
       const start = async () => wire.call('tools/call', { name: 'slow_compute', arguments: { seconds: 30 } });
-      const ids = [resultOf(await start())['taskId'], resultOf(await start())['taskId']].map(String);
+      const started = [resultOf(await start()), resultOf(await start())];
+      const ids = started.map((task) => String(task['taskId']));
       const refused = errorOf(await start());
       assert.equal(refused.code, -32602);
       assert.match(refused.message, /Too many unfinished tasks: the limit is 2 per principal/);
-      assert.deepEqual(refused.data, { reason: 'unfinished-task-limit', limit: 2 });
+      // When to try again: the shortest poll interval the principal's unfinished tasks were given.
+      const retryAfterMs = Math.min(...started.map((task) => Number(task['pollIntervalMs'])));
+      assert.deepEqual(refused.data, { reason: 'unfinished-task-limit', limit: 2, retryAfterMs });
       // Another principal is not affected.
       const other = await stack.handlers.mcp(
         lambdaEvent('tools/call', { name: 'slow_compute', arguments: { seconds: 0.2 } }, { principal: 'bob' }),

@@ -86,8 +86,12 @@ export class InMemoryTaskStore implements TaskStore {
       throw new TaskIdTakenError(task.taskId);
     }
     const cap = this.#policy.maxUnfinishedTasks;
-    if (cap !== undefined && [...this.#tasks.values()].filter((t) => t.owner === task.owner && !isTerminal(t.status)).length >= cap) {
-      throw new TooManyTasksError(cap);
+    const unfinished = cap === undefined ? [] : [...this.#tasks.values()].filter((t) => t.owner === task.owner && !isTerminal(t.status));
+    if (cap !== undefined && unfinished.length >= cap) {
+      throw new TooManyTasksError(
+        cap,
+        unfinished.map((t) => t.pollIntervalMs),
+      );
     }
     if (scope !== undefined) this.#idempotency.set(scope, { taskId: task.taskId, fingerprint });
     const record = newTaskRecord(task, this.#policy);
