@@ -327,4 +327,21 @@ describe('Map, Wait and Parallel', () => {
       { region: 'ap-south-1', pause: 5 },
     ]);
   });
+
+  it('fail the execution with States.Runtime, which no Catch takes, when a Wait is given no number', async () => {
+    const machine = await t.machine('wait-not-a-number', {
+      StartAt: 'Guarded',
+      States: {
+        Guarded: {
+          Type: 'Parallel',
+          Branches: [{ StartAt: 'Pause', States: { Pause: { Type: 'Wait', SecondsPath: '$.pause', End: true } } }],
+          Catch: [{ ErrorEquals: ['States.ALL'], Next: 'Caught' }],
+          End: true,
+        },
+        Caught: { Type: 'Pass', End: true },
+      },
+    });
+    const executionArn = await start(machine, { pause: 'soon' });
+    assert.equal((await t.event(executionArn, 'FAILED')).detail.error, 'States.Runtime');
+  });
 });

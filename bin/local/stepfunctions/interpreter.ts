@@ -27,7 +27,9 @@ export interface Interpreter {
  */
 export async function loadInterpreter(): Promise<Interpreter> {
   if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== 'function') {
-    throw new Error(`The Step Functions emulator needs Node 22 (this is ${process.version}): run it through the npm scripts, which use the node devDependency`);
+    throw new Error(
+      `The Step Functions emulator needs Node 22 (this is ${process.version}): run it through the npm scripts, which use the node devDependency`,
+    );
   }
   const probe = new StateMachine(
     {
@@ -59,4 +61,15 @@ export function validateDefinition(definition: Json): void {
     const detail = error instanceof Error ? error.message.replace(/\s+/g, ' ').trim() : 'invalid';
     throw new ApiError('InvalidDefinition', `Invalid State Machine Definition: '${detail}'`);
   }
+}
+
+/**
+ * A `States.Runtime` error: the execution fails with it whatever its `Catch`
+ * and `Retry` say, as in AWS (the interpreter reads `isCatchable` and
+ * `isRetryable` off the error).
+ */
+export function statesRuntimeError(message: string): Error {
+  const error = Object.assign(new Error(message), { isCatchable: false, isRetryable: false });
+  error.name = 'States.Runtime';
+  return error;
 }
