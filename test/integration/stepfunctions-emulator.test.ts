@@ -16,22 +16,12 @@ import {
   StartExecutionCommand,
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { type EmulatorUnderTest, startEmulatorUnderTest } from '../support/stepfunctions-emulator.ts';
+import { asking, type EmulatorUnderTest, rejection, startEmulatorUnderTest } from '../support/stepfunctions-emulator.ts';
 
 const ROLE = 'arn:aws:iam::000000000000:role/local';
 
 /** A machine that asks (a task-token state) and then answers what it was told. */
-const ASKING = {
-  StartAt: 'Ask',
-  States: {
-    Ask: {
-      Type: 'Task',
-      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
-      Parameters: { FunctionName: 'ask', Payload: { 'token.$': '$$.Task.Token', 'execution.$': '$$.Execution.Name' } },
-      End: true,
-    },
-  },
-};
+const ASKING = { StartAt: 'Ask', States: { Ask: { ...asking('ask'), End: true } } };
 
 let t: EmulatorUnderTest;
 before(async () => {
@@ -39,16 +29,6 @@ before(async () => {
   t = await startEmulatorUnderTest({ waitMs: (seconds) => seconds * 10 });
 });
 after(() => t.close());
-
-/** Rejects with the SDK's typed exception; resolves to it. */
-async function rejection(promise: Promise<unknown>): Promise<Error & { $metadata?: { httpStatusCode?: number } }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  assert.fail('expected the call to be refused');
-}
 
 describe('state machines', () => {
   it('creates one, answers the same one again for the same definition, and describes it', async () => {
@@ -121,7 +101,7 @@ describe('StartExecution with a name already used', () => {
     assert.equal(changed.name, 'ExecutionAlreadyExists');
 
     const { payload } = await t.invocation('ask');
-    assert.equal(payload.execution, 'task-1', 'the machine reads $$.Execution.Name');
+    assert.equal(payload.taskId, 'task-1', 'the machine reads $$.Execution.Name');
     await t.sfn.send(new SendTaskSuccessCommand({ taskToken: payload.token, output: '{"answer":42}' }));
     await t.event(first.executionArn!, 'SUCCEEDED');
     const closed = await rejection(t.sfn.send(new StartExecutionCommand({ stateMachineArn: machine, name: 'task-1', input: '{"n":1}' })));

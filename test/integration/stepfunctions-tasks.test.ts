@@ -12,7 +12,7 @@ import {
   SendTaskSuccessCommand,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { type EmulatorUnderTest, type Invocation, startEmulatorUnderTest } from '../support/stepfunctions-emulator.ts';
+import { asking, type EmulatorUnderTest, type Invocation, rejection, startEmulatorUnderTest } from '../support/stepfunctions-emulator.ts';
 
 /** Each Wait state's length as asked, and waits of a hundredth of it. */
 const waits: Array<{ seconds: number; stateName: string }> = [];
@@ -28,16 +28,6 @@ before(async () => {
 });
 after(() => t.close());
 
-/** A task-token state asking `functionName`, with the token and what it is about in the payload. */
-function asking(functionName: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    Type: 'Task',
-    Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
-    Parameters: { FunctionName: functionName, Payload: { 'token.$': '$$.Task.Token', 'taskId.$': '$$.Execution.Name', 'about.$': '$' } },
-    ...extra,
-  };
-}
-
 /** Starts an execution of `machine` and resolves to its ARN. */
 async function start(machine: string, input: unknown = {}): Promise<string> {
   const started = await t.sfn.send(new StartExecutionCommand({ stateMachineArn: machine, input: JSON.stringify(input) }));
@@ -51,15 +41,6 @@ async function nextInvocations(functionName: string, before: number, count: numb
 }
 
 const calls = (functionName: string) => t.invocations.filter((call) => call.functionName === functionName).length;
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  assert.fail('expected the call to be refused');
-}
 
 describe('task tokens', () => {
   it('a round trip: the token in the payload, SendTaskSuccess its output, a second answer TaskTimedOut', async () => {
