@@ -113,6 +113,20 @@ describe('StartExecution with a name already used', () => {
     );
   });
 
+  it('starts one execution for two identical starts at once', async () => {
+    const machine = await t.machine('concurrent-starts', ASKING);
+    const send = () => t.sfn.send(new StartExecutionCommand({ stateMachineArn: machine, name: 'twice', input: '{"same":true}' }));
+    const [one, two] = await Promise.all([send(), send()]);
+    assert.deepEqual([one.executionArn, one.startDate], [two.executionArn, two.startDate]);
+    await t.event(one.executionArn!, 'RUNNING');
+    await t.sfn.send(new StopExecutionCommand({ executionArn: one.executionArn }));
+    await t.event(one.executionArn!, 'ABORTED');
+    assert.deepEqual(
+      t.events.filter((event) => event.detail.executionArn === one.executionArn).map((event) => event.detail.status),
+      ['RUNNING', 'ABORTED'],
+    );
+  });
+
   it('keeps names per machine, and names an unnamed execution itself', async () => {
     const done = { StartAt: 'Done', States: { Done: { Type: 'Pass', End: true } } };
     const [a, b] = [await t.machine('per-machine-a', done), await t.machine('per-machine-b', done)];
@@ -345,5 +359,32 @@ describe('malformed requests', () => {
   it('refuses a request naming another host (a rebound DNS name) before it runs', async () => {
     const refused = await raw({ ...json, host: 'attacker.example', 'x-amz-target': 'AWSStepFunctions.ListExecutions' }, '{}');
     assert.equal(refused.status, 403);
+  });
+});
+
+describe('an onEvent that fails', () => {
+  it('is logged and not retried; later events still come', async () => {
+    let refuse = true;
+    const failing = await startEmulatorUnderTest({
+      onEvent: async () => {
+        if (refuse) throw new Error('the consumer is down');
+      },
+    });
+    try {
+      const machine = await failing.machine('consumer-down', ASKING);
+      const { executionArn } = await failing.sfn.send(new StartExecutionCommand({ stateMachineArn: machine }));
+      await failing.event(executionArn!, 'RUNNING');
+      refuse = false;
+      const { payload } = await failing.invocation('ask');
+      await failing.sfn.send(new SendTaskSuccessCommand({ taskToken: payload.token, output: '{}' }));
+      await failing.event(executionArn!, 'SUCCEEDED');
+      assert.deepEqual(
+        failing.logs.filter((log) => log.event === 'sfn-event-failed'),
+        [{ event: 'sfn-event-failed', executionArn, status: 'RUNNING', error: 'Error' }],
+      );
+      assert.equal(failing.events.length, 2, 'the RUNNING event was handed over once, not again');
+    } finally {
+      await failing.close();
+    }
   });
 });

@@ -248,6 +248,35 @@ describe('Lambda invokes', () => {
   });
 });
 
+describe('Event invokes', () => {
+  it('InvocationType Event does not wait for the function, answers 202, and logs a function that fails', async () => {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    t.functions.set('progress', async (payload) => {
+      if (payload.fail) throw new Error('unreachable');
+      await released;
+      return 'never read';
+    });
+    const notify = (fail: boolean) => ({
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke',
+      Parameters: { FunctionName: 'progress', InvocationType: 'Event', Payload: { fail } },
+    });
+    const machine = await t.machine('event-invoke', {
+      StartAt: 'Tell',
+      States: {
+        Tell: { ...notify(false), ResultPath: '$.told', Next: 'TellFailing' },
+        TellFailing: { ...notify(true), ResultPath: null, End: true },
+      },
+    });
+    const executionArn = await start(machine);
+    const output = JSON.parse((await t.event(executionArn, 'SUCCEEDED')).detail.output!);
+    release();
+    assert.deepEqual([output.told.StatusCode, output.told.Payload], [202, '']);
+    assert.ok(t.logs.some((log) => log.event === 'sfn-invoke-failed' && log['state'] === 'TellFailing' && log['error'] === 'Error'));
+  });
+});
+
 describe('Map, Wait and Parallel', () => {
   it('run with their waits as waitMs says', async () => {
     t.functions.set('deploy-region', async (payload) => `deployed to ${payload.region}`);
