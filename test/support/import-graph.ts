@@ -15,7 +15,8 @@
  *   (`protocol/`), the task actions (`actions/`) or the runtime (`runtime/`).
  * - A store adapter is a wing (`shared/tasks/dynamodb/`, `shared/tasks/memory/`):
  *   from outside it, only its entry (`index.ts`) is imported. The adapter's own
- *   tests (`test/<lane>/tasks/dynamodb/`, `…/memory/`) may reach inside.
+ *   tests (`test/<lane>/tasks/dynamodb/`, `…/memory/`) may reach inside. The
+ *   local Step Functions emulator (`bin/local/stepfunctions/`) is a wing too.
  * - `test/` and `examples/` may import anything else.
  *
  * And no module imports itself through others (no import circle, type-only
@@ -36,6 +37,7 @@ export const NOT_IN_A_FUNCTION = [
   '@modelcontextprotocol/sdk',
   'aws-cdk',
   'aws-cdk-lib',
+  'aws-local-stepfunctions',
   'cdk-nag',
   'commander',
   'constructs',
@@ -123,7 +125,7 @@ function wingRule(file: string, target: string | undefined): string | undefined 
 }
 
 /** The wings: adapters whose files are reached from outside through their `index.ts` only. */
-const WINGS = ['shared/tasks/dynamodb/', 'shared/tasks/memory/'] as const;
+const WINGS = ['shared/tasks/dynamodb/', 'shared/tasks/memory/', 'bin/local/stepfunctions/'] as const;
 
 function wingOf(path: string): string | undefined {
   return WINGS.find((wing) => path.startsWith(wing));
