@@ -1,4 +1,5 @@
 import { type createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/server';
+import { topLevelId } from '../json-depth.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
 import { INVALID_PARAMS, INVALID_REQUEST, META_KEYS, PROTOCOL_VERSION } from '../wire.ts';
 import { missingTasksCapability } from './errors.ts';
@@ -24,7 +25,8 @@ export function httpFront(handler: McpHandler, originPolicy: OriginPolicy): (req
     const text = await request.text();
     if (Buffer.byteLength(text) > MAX_BODY_BYTES) return jsonRpcError(413, null, INVALID_REQUEST, 'Request body too large');
     // Before the parse: nothing downstream (size measures, schema checks, sealing) may meet a value deep enough to overflow the stack.
-    if (nestsDeeperThan(text)) return jsonRpcError(400, null, INVALID_REQUEST, TOO_DEEP_MESSAGE);
+    // Answered with the request's id where its top level names one: clients match replies by id.
+    if (nestsDeeperThan(text)) return jsonRpcError(400, topLevelId(text), INVALID_REQUEST, TOO_DEEP_MESSAGE);
     const bare = new Request(request.url, { method: 'POST', headers: request.headers });
     let body: unknown;
     try {
