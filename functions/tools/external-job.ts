@@ -61,10 +61,11 @@ export const externalJob = defineTool({
   needs: { settings: { jobSystemUrl: { ssmParameter: '/mcp-tasks/external-job/job-system-url' } } },
   handler: async ({ input, durationSeconds, mode, pollEverySeconds, timeoutSeconds }, ctx) => {
     if (mode === 'callback') return byCallback(input, durationSeconds, timeoutSeconds ?? durationSeconds + 600, ctx);
-    const job = await ctx.step('submit', async () => submit(input, durationSeconds));
+    // The simulated job keeps time by the run's clock (`ctx.now()`): the kit's clock in tests, where sleeps move it.
+    const job = await ctx.step('submit', async () => submit(input, durationSeconds, await ctx.now()));
     await ctx.progress(`Submitted job ${job.jobId}`);
     for (let check = 1; ; check++) {
-      const status = await ctx.step(`status#${check}`, async () => checkStatus(job));
+      const status = await ctx.step(`status#${check}`, async () => checkStatus(job, await ctx.now()));
       if (status.state === 'succeeded') {
         const message = `Job ${job.jobId} succeeded after ${check} status checks: ${status.output}`;
         return {
@@ -111,11 +112,11 @@ interface SubmittedJob {
   input: string;
 }
 
-async function submit(input: string, durationSeconds: number): Promise<SubmittedJob> {
-  return { jobId: randomUUID(), finishesAt: Date.now() + durationSeconds * 1000, input };
+async function submit(input: string, durationSeconds: number, now: number): Promise<SubmittedJob> {
+  return { jobId: randomUUID(), finishesAt: now + durationSeconds * 1000, input };
 }
 
-async function checkStatus(job: SubmittedJob): Promise<{ state: 'running' | 'succeeded'; output?: string }> {
-  if (Date.now() < job.finishesAt) return { state: 'running' };
+async function checkStatus(job: SubmittedJob, now: number): Promise<{ state: 'running' | 'succeeded'; output?: string }> {
+  if (now < job.finishesAt) return { state: 'running' };
   return { state: 'succeeded', output: `processed ${job.input.length} characters` };
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { CallbackWait, CallbackWaitEntry } from '../tasks/callbacks-model.ts';
 import { ANSWERED_BY_META, EVENT_MESSAGE_META, FOUR_EYES_META, type InputRequest, type QuestionRecord } from '../tasks/model.ts';
 import { INVALID_PARAMS, MISSING_CAPABILITY } from '../wire.ts';
@@ -38,6 +39,9 @@ import {
  * - `sleep(ms)` records its wake-up time the first time it is reached (the
  *   n-th sleep of a run is `sleep#n`) and returns at once once that time has
  *   passed; before that it never settles.
+ * - `now()` outside a step is a step of its own (the n-th read of a run is
+ *   `now#n`): it returns the time recorded the first time it was reached;
+ *   inside a step's `fn` it reads the clock (the step records the outcome).
  * Everything non-deterministic (time, ids, I/O) therefore belongs in a step,
  * and the order of steps, sleeps and questions must not depend on anything
  * outside them.
@@ -79,6 +83,9 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
   }
 }
 
+/** The replay whose step `fn` is running, if any: `now()` inside a step reads the clock instead of recording a step of its own. */
+const insideStep = new AsyncLocalStorage<Replay>();
+
 /**
  * One run's replay state: the position of each durable call, what the run is
  * waiting for (answers, a wake-up, a continuation) and the first replay
@@ -105,6 +112,7 @@ class Replay {
   /** Durable calls so far (the last one's position). */
   private calls = 0;
   private sleeps = 0;
+  private clockReads = 0;
   /** `kind:name` reached in this run. */
   private readonly seen = new Set<string>();
   // The journal's steps are indexed once a step or sleep has loaded them (the
@@ -158,6 +166,10 @@ class Replay {
       listRoots: (key) => this.ask(key, { method: 'roots/list', params: {} }, 'roots'),
       step: (name, fn) => this.durableStep('step', name, fn),
       sleep: (ms) => this.sleep(ms),
+      now: () =>
+        insideStep.getStore() === this
+          ? Promise.resolve(this.now())
+          : this.durableStep('step', `now#${++this.clockReads}`, async () => this.now()),
       callback: (name, callbackOptions) => awaitCallback(this.callbackHost(), name, callbackOptions),
       // The composition root binds settings to the catalogue (`bindSettings` in `settings.ts`).
       setting: (key) => Promise.reject(new Error(`Tool "${tool.name}" reads setting "${key}", but no settings are bound to the catalogue`)),
@@ -283,7 +295,7 @@ class Replay {
     if (!cancelling) this.options.cancel.throwIfAborted();
     const position = ++this.calls;
     const journal = this.options.journal;
-    if (!journal) return fn();
+    if (!journal) return insideStep.run(this, fn);
     const entry = await journal.lookup(name);
     const diverged = await this.diverges(kind, name, position, entry?.position);
     if (diverged) return this.fail<T>(diverged);
@@ -296,7 +308,7 @@ class Replay {
       this.yielded = true;
       return this.suspend<T>();
     }
-    const value = await fn();
+    const value = await insideStep.run(this, fn);
     return (await journal.record(name, value === undefined ? null : value, position)) as T;
   }
 

@@ -25,6 +25,12 @@ describe('external_job', () => {
     );
   });
 
+  it("keeps the job's time by the kit's clock, which its durable sleeps move: a two-minute job ends after three checks", async () => {
+    const run = testTool(externalJob, { input: 'abc', durationSeconds: 120, pollEverySeconds: 60 });
+    assert.match(textOf(await run.result()), /^Job [0-9a-f-]{36} succeeded after 3 status checks: processed 3 characters$/);
+    assert.equal(run.clock.now(), DEFAULT_START + 120_000);
+  });
+
   it('returns the output once the job is done', async () => {
     const run = testTool(externalJob, { input: 'abc', durationSeconds: 0 });
     const result = await run.result();
