@@ -89,7 +89,7 @@ async function byCallback(input: string, durationSeconds: number, timeoutSeconds
       cause: error,
     });
   }
-  const done = await ctx.callback<{ jobId: string; output: string }>('job', {
+  const posted = await ctx.callback('job', {
     timeoutMs: timeoutSeconds * 1000,
     waitingMessage: 'Waiting for the job system to call back',
     submit: async ({ id, url }) => {
@@ -102,9 +102,25 @@ async function byCallback(input: string, durationSeconds: number, timeoutSeconds
       if (!response.ok && response.status !== 404) throw new RetryableError(`The job system answered ${response.status} to the cancel`);
     },
   });
-  const message = `Job ${done.jobId} succeeded (called back): ${done.output}`;
-  return { content: [{ type: 'text', text: message }], structuredContent: { jobId: done.jobId, output: done.output, message } };
+  const done = Completion.safeParse(posted);
+  if (!done.success) {
+    const problems = done.error.issues
+      .map(
+        (issue) =>
+          `${['result', ...issue.path].join('.')}: ${issue.code === 'invalid_type' ? `expected a ${issue.expected}` : issue.message}`,
+      )
+      .join('; ');
+    throw new ToolError(
+      `The job system called back with a completion of another shape (${problems}): it must post ` +
+        `{"result": {"jobId": "<the job's id>", "output": "<text>"}} to the callback URL`,
+    );
+  }
+  const message = `Job ${done.data.jobId} succeeded (called back): ${done.data.output}`;
+  return { content: [{ type: 'text', text: message }], structuredContent: { jobId: done.data.jobId, output: done.data.output, message } };
 }
+
+/** What the job system posts as the callback's `result` when the job is done (an `error` instead fails the job). */
+const Completion = z.object({ jobId: z.string().min(1), output: z.string() });
 
 interface SubmittedJob {
   jobId: string;

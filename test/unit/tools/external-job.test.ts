@@ -71,6 +71,24 @@ describe('external_job', () => {
       assert.equal(posted.length, 1, 'the replay did not submit again');
     });
 
+    it('a completion of another shape is a tool error naming the expected body, never "Job undefined succeeded"', async () => {
+      for (const [result, problem] of [
+        [{ status: 'done' }, /result\.jobId: .*result\.output: /],
+        [{ jobId: 'j', output: 3 }, /result\.output: /],
+        ['processed', /result: /],
+      ] as const) {
+        const run = testTool(externalJob, { input: 'abc', mode: 'callback' }, { settings: { jobSystemUrl: base } });
+        await run.once();
+        const [id] = Object.keys(run.callbacks);
+        run.complete(id!, { result });
+        const done = await run.result();
+        assert.equal(done.isError, true, JSON.stringify(result));
+        assert.match(textOf(done), problem);
+        assert.match(textOf(done), /it must post \{"result": \{"jobId": "<the job's id>", "output": "<text>"\}\} to the callback URL$/);
+        assert.doesNotMatch(textOf(done), /succeeded|undefined/);
+      }
+    });
+
     it('a callback that never comes times out as a tool error', async () => {
       const run = testTool(
         externalJob,
