@@ -1,7 +1,7 @@
 import { createMcpHandler, type McpRequestContext, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
-import { repeatCallIds } from '../actions/repeat-calls.ts';
+import { repeatWindows } from '../actions/repeat-calls.ts';
 import { TaskActions, type TaskToStart } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
 import type { LifecycleEvents } from '../events/publisher.ts';
@@ -287,7 +287,7 @@ class TasksEndpoint {
     const { task, joined } =
       tool.joinRepeats === false || key !== undefined
         ? { task: await this.actions.create(start), joined: false }
-        : await this.actions.createOrJoin(start, repeatCallIds(await this.repeatKey(), { principal, tool: tool.name, args }, this.now()));
+        : await this.actions.createOrJoin(start, repeatWindows(await this.repeatKey(), { principal, tool: tool.name, args }, this.now()));
     if (!joined) this.deps.log({ event: 'fallback-started', taskId: task.taskId, tool: tool.name });
     const latest = (await this.actions.wait(task, principal, deadline, caller.ctx.mcpReq.signal)) ?? task;
     if (latest.status === 'failed') {

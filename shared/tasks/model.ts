@@ -171,6 +171,21 @@ export interface TaskBase {
   callbacks?: Record<string, CallbackSettlement>;
   /** While a run is suspended on callbacks: the open ones and their deadlines (absent otherwise). */
   callbackWait?: CallbackWait;
+  /** A run of a repeated call past its window's first (`TaskActions.createOrJoin`); absent on every other task. */
+  repeat?: RepeatRun;
+  /**
+   * On the first run of a repeated call's window: how many of the call's runs
+   * there have ended, counted as each later run ends (absent: its own end
+   * only). The one attribute written to a row after its end: it is no task
+   * state, only where the call's next run goes.
+   */
+  runsEnded?: number;
+}
+
+/** Where a task stands among the runs of one repeated call in one window: the first run's id, and its own number (1, 2, …). */
+export interface RepeatRun {
+  head: string;
+  run: number;
 }
 
 /** Where a question was asked among the handler's durable calls, and a fingerprint of what it asked (method and requested schema). */

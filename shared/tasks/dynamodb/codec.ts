@@ -183,6 +183,8 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
   if (task.progressMark !== undefined) item['progressMark'] = number(task.progressMark);
   if (task.callbacks !== undefined) item['callbacks'] = json(task.callbacks);
   if (task.callbackWait !== undefined) item['callbackWait'] = json(task.callbackWait);
+  if (task.repeat !== undefined) item['repeat'] = { M: { head: { S: task.repeat.head }, run: number(task.repeat.run) } };
+  if (task.runsEnded !== undefined) item['runsEnded'] = number(task.runsEnded);
   if (task.status === 'input_required') item['inputRequests'] = json(task.inputRequests);
   if (task.status === 'completed') item['result'] = json(task.result);
   if (task.status === 'failed') item['error'] = json(task.error);
@@ -227,6 +229,9 @@ export function fromItem(item: Item): TaskRecord {
   if (item['progressMark']) base.progressMark = readNumber(item, 'progressMark');
   if (item['callbacks']) base.callbacks = readJson(item, 'callbacks');
   if (item['callbackWait']) base.callbackWait = readJson(item, 'callbackWait');
+  const repeat = item['repeat']?.M;
+  if (repeat) base.repeat = { head: readString(repeat, 'head'), run: readNumber(repeat, 'run') };
+  if (item['runsEnded']) base.runsEnded = readNumber(item, 'runsEnded');
 
   const status = readString(item, 'status') as TaskStatus;
   switch (status) {
