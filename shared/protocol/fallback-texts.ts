@@ -13,6 +13,7 @@ import type { DeploymentLinks } from '../links.ts';
 import type { ToolResult } from '../runtime/tool.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import { forPersonOnly, isTerminal, needsAnotherApprover, type TaskRecord } from '../tasks/model.ts';
+import { finalMessageOf, statusMessageOf } from '../tasks/status-message.ts';
 import type { CancelResult } from '../tasks/store-types.ts';
 import { allFourEyes, personWays } from './person-ways.ts';
 
@@ -232,11 +233,15 @@ export function describeTask(
         { taskId, status: task.status, error: task.error },
         { isError: true },
       );
-    case 'cancelled':
-      return reply(
-        `Task ${taskId} (${tool}) was cancelled${task.statusMessage ? ` (${task.statusMessage})` : ''}; the tool did not finish.`,
-        { taskId, status: task.status },
-      );
+    case 'cancelled': {
+      // The reason its end gave (the client's request, an operator's); a bare default would only repeat the opening.
+      const reason = finalMessageOf(task);
+      return reply(`Task ${taskId} (${tool}) was cancelled${reason ? ` (${reason})` : ''}; the tool did not finish.`, {
+        taskId,
+        status: task.status,
+        ...(reason === undefined ? {} : { statusMessage: reason }),
+      });
+    }
     case 'input_required': {
       const { lines, listed } = questions(task, context);
       const answerable = Object.values(listed).some((question) => question['answeredBy'] !== 'person');
@@ -261,7 +266,8 @@ export function describeTask(
       );
     }
     case 'working': {
-      const progress = task.statusMessage ? ` Latest progress: ${task.statusMessage}.` : '';
+      const latest = statusMessageOf(task);
+      const progress = latest ? ` Latest progress: ${latest}.` : '';
       if (task.cancelRequested) {
         return reply(
           `Task ${taskId} (${tool}) was asked to cancel and is stopping: it ends cancelled at its next check, within seconds.${progress} ` +
@@ -277,7 +283,7 @@ export function describeTask(
           : `Task ${taskId} (${tool}) is still working.`;
       return reply(
         [`${opening}${progress}`, again, `To get its result, ${followUp(taskId)}.`, kept].join('\n'),
-        { taskId, status: task.status, ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }) },
+        { taskId, status: task.status, ...(latest === undefined ? {} : { statusMessage: latest }) },
         guide,
       );
     }

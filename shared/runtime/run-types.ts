@@ -7,7 +7,8 @@ import type { ProgressAmount, RetryableError, ToolResult } from './tool.ts';
 
 /** How one run of a handler ended. Unexpected exceptions are rethrown, not mapped. */
 export type RunOutcome =
-  | { kind: 'result'; result: ToolResult }
+  /** `statusMessage`: the final message the tool returned with its result (`ToolResult.statusMessage`), taken off the result. */
+  | { kind: 'result'; result: ToolResult; statusMessage?: string }
   /** `replay` is the failed replay check when there was one; `error` is then its wire form. */
   | { kind: 'protocol-error'; error: JsonRpcErrorObject; replay?: ReplayError }
   | { kind: 'cancelled' }

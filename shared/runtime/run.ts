@@ -77,7 +77,7 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
     if (!settled.done) return replay.suspended();
     if (replay.failure) return replay.failed(replay.failure);
     if ('error' in settled) return mapThrown(settled.error, options.cancel);
-    return { kind: 'result', result: toResult(settled.value) };
+    return resultOutcome(toResult(settled.value));
   } finally {
     replay.detach();
   }
@@ -342,6 +342,11 @@ function mapThrown(error: unknown, cancel: AbortSignal): RunOutcome {
   if (cancel.aborted) return { kind: 'cancelled' };
   if (error instanceof RetryableError) return { kind: 'retry', error };
   throw error;
+}
+
+/** A returned result as a run's outcome: its `statusMessage`, if a string, is the task's final message, not part of the result. */
+function resultOutcome({ statusMessage, ...result }: ToolResult): RunOutcome {
+  return typeof statusMessage === 'string' ? { kind: 'result', result, statusMessage } : { kind: 'result', result };
 }
 
 function toResult(value: ToolResult | string): ToolResult {

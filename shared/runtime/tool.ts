@@ -10,6 +10,8 @@ export interface ToolResult {
   content: Array<Record<string, unknown>>;
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
+  /** The task's final status message (e.g. "Deployed to 3 regions"); taken off the result, never sent with it. Default: one per status. */
+  statusMessage?: string;
   [key: string]: unknown;
 }
 

@@ -206,11 +206,11 @@ export function applyOutcome(
   };
   switch (outcome.status) {
     case 'completed':
-      return { ...common, status: 'completed', result: outcome.result };
+      return { ...common, status: 'completed', result: outcome.result, ...finalMessage(outcome.statusMessage) };
     case 'failed':
-      return { ...common, status: 'failed', error: outcome.error, ...withStatusMessage(outcome.statusMessage ?? common.statusMessage) };
+      return { ...common, status: 'failed', error: outcome.error, ...finalMessage(outcome.statusMessage) };
     case 'cancelled':
-      return { ...common, status: 'cancelled', ...withStatusMessage(outcome.statusMessage ?? common.statusMessage) };
+      return { ...common, status: 'cancelled', ...finalMessage(outcome.statusMessage) };
     case 'input_required':
       return {
         ...common,
@@ -223,6 +223,11 @@ export function applyOutcome(
         ...(outcome.questions ? { questions: { ...common.questions, ...outcome.questions } } : {}),
       };
   }
+}
+
+/** The message an end writes, marked final; none: the message before the end stays on the row, unmarked (it no longer holds). */
+function finalMessage(statusMessage: string | undefined): { statusMessage?: string; finalMessage?: true } {
+  return statusMessage === undefined ? {} : { statusMessage, finalMessage: true };
 }
 
 /** `statusMessage` as a field to spread: absent rather than `undefined`. */

@@ -113,7 +113,15 @@ export interface TaskBase {
   arguments: Record<string, unknown>;
   /** Capabilities the client declared on the `tools/call` that created the task. */
   clientCapabilities: ClientCapabilities;
+  /** The last status message written; once the task has ended, read it through `statusMessageOf` (`status-message.ts`). */
   statusMessage?: string;
+  /**
+   * `true`: `statusMessage` was written with the task's end (a tool's final
+   * message, a failure's or a cancel's reason). Absent on an ended task: its
+   * message is from before the end and no longer holds (rows ended before
+   * this field existed read so too).
+   */
+  finalMessage?: true;
   /** Epoch milliseconds. */
   createdAt: number;
   /** Epoch milliseconds. */
@@ -220,7 +228,7 @@ export type TaskRecord = WorkingTask | InputRequiredTask | CompletedTask | Faile
 
 /** How a handler run ended, as the runner hands it to the store. */
 export type TaskOutcome =
-  | { status: 'completed'; result: Record<string, unknown> }
+  | { status: 'completed'; result: Record<string, unknown>; statusMessage?: string }
   | { status: 'failed'; error: JsonRpcErrorObject; statusMessage?: string }
   | { status: 'cancelled'; statusMessage?: string }
   | {

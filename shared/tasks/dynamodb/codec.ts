@@ -173,6 +173,7 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
     item[ACTIVE_INDEX.sort] = number(task.sweepAt);
   }
   if (task.statusMessage !== undefined) item['statusMessage'] = { S: task.statusMessage };
+  if (task.finalMessage) item['finalMessage'] = { BOOL: true };
   if (task.lease) {
     item['leaseOwner'] = { S: task.lease.owner };
     item['leaseUntil'] = number(task.lease.until);
@@ -218,6 +219,7 @@ export function fromItem(item: Item): TaskRecord {
     version: readNumber(item, 'version'),
   };
   if (item['statusMessage']) base.statusMessage = readString(item, 'statusMessage');
+  if (item['finalMessage']?.BOOL === true) base.finalMessage = true;
   if (item['leaseOwner']) base.lease = { owner: readString(item, 'leaseOwner'), until: readNumber(item, 'leaseUntil') };
   if (item[ACTIVE_INDEX.sort]) base.sweepAt = readNumber(item, ACTIVE_INDEX.sort);
   // An unfinished row's expiry is the wait's backstop; a terminal row's is its TTL, `ttlMs`.
