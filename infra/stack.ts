@@ -82,6 +82,8 @@ export interface TasksStackProps extends StackProps {
    * @default URL mode where it may
    */
   readonly personQuestions?: 'url' | 'form';
+  /** Which callers are machines (`<claim>=<value>` or `none`, `TASKS_MACHINE_CLAIM`). @default `sub` equals the token's client id */
+  readonly machineClaim?: string;
   /**
    * Most unfinished tasks per principal.
    * @default no cap
@@ -231,6 +233,7 @@ export class TasksStack extends Stack {
         ...(allowedOrigins.length > 0 ? { [ENV.allowedOrigins]: allowedOrigins.join(',') } : {}),
         ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
         ...(props.clientFallback === false ? { [ENV.clientFallback]: 'off' } : {}),
+        ...(props.machineClaim ? { [ENV.machineClaim]: props.machineClaim } : {}),
       },
       settingStores: settingStoresOf(inlineTools),
     });

@@ -52,6 +52,8 @@ export interface TaskToStart {
   idempotencyKey?: string;
   /** A later run of a repeated call (set by `createOrJoin`). */
   repeat?: RepeatRun;
+  /** The owner is a machine (`TaskRecord.machineOwner`). */
+  machineOwner?: true;
 }
 
 /** What {@link TaskActions.createOrJoin} did: started the task, or joined an unfinished one an identical call started. */

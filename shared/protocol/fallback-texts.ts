@@ -177,6 +177,7 @@ type OpenTask = TaskRecord & { status: 'input_required' };
 
 /** The open questions, for the text and for `structuredContent`. */
 function questions(task: OpenTask, context: TextContext) {
+  const ways = (fourEyes: boolean) => personWays(task.taskId, context.links, context.signIn, fourEyes, task.machineOwner === true).text;
   const lines: string[] = [];
   const listed: Record<string, Record<string, unknown>> = {};
   for (const [key, request] of Object.entries(task.inputRequests)) {
@@ -193,11 +194,11 @@ function questions(task: OpenTask, context: TextContext) {
     };
     if (person && needsAnotherApprover(request)) {
       lines.push(
-        `- "${key}" (for an approver only; neither you nor the user may answer it): ${sentence(message)} It is decided ${personWays(task.taskId, context.links, context.signIn, true).text}.`,
+        `- "${key}" (for an approver only; neither you nor the user may answer it): ${sentence(message)} It is decided ${ways(true)}.`,
       );
     } else if (person) {
       lines.push(
-        `- "${key}" (for the person only; you must not answer it): ${sentence(message)} Ask the user to answer it ${personWays(task.taskId, context.links, context.signIn).text}.`,
+        `- "${key}" (for the person only; you must not answer it): ${sentence(message)} Ask the user to answer it ${ways(false)}.`,
       );
     } else if (schema !== undefined) {
       lines.push(`- "${key}": ${sentence(message)} Answer with an object matching this JSON Schema: ${JSON.stringify(schema)}`);
@@ -260,7 +261,12 @@ export function describeTask(
           taskId,
           status: task.status,
           questions: listed,
-          ...(person ? { person: personWays(taskId, context.links, context.signIn, allFourEyes(task.inputRequests)).fields } : {}),
+          ...(person
+            ? {
+                person: personWays(taskId, context.links, context.signIn, allFourEyes(task.inputRequests), task.machineOwner === true)
+                  .fields,
+              }
+            : {}),
         },
         { ...guide, ...(answerable ? { next: { tool: TASK_ANSWER, arguments: { taskId, answers: {} } } } : {}) },
       );
@@ -312,10 +318,12 @@ export function answersRefused(task: OpenTask, check: Exclude<AnswerCheck, { ok:
   switch (check.reason) {
     case 'person-only': {
       const fourEyes = check.keys.every((key) => needsAnotherApprover(task.inputRequests[key]!));
-      const ways = personWays(taskId, context.links, context.signIn, fourEyes);
-      const whose = fourEyes
-        ? `for an approver other than the user. Tell the user the task is waiting for an approver's decision, made ${ways.text}. `
-        : `for the user themselves. Tell the user the task is waiting for them, and that they answer it ${ways.text}. `;
+      const ways = personWays(taskId, context.links, context.signIn, fourEyes, task.machineOwner === true);
+      const whose = !fourEyes
+        ? `for the user themselves. Tell the user the task is waiting for them, and that they answer it ${ways.text}. `
+        : task.machineOwner
+          ? `for an approver of this deployment. The task waits for an approver's decision, made ${ways.text}. `
+          : `for an approver other than the user. Tell the user the task is waiting for an approver's decision, made ${ways.text}. `;
       return reply(
         `Not recorded, and not for you to answer: ${quoted(check.keys)} ${check.keys.length === 1 ? 'is a question' : 'are questions'} ` +
           whose +

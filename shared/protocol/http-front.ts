@@ -9,16 +9,26 @@ import { declaresTasks } from './server.ts';
 
 type McpHandler = ReturnType<typeof createMcpHandler>;
 
+/** What the endpoint knows of a caller besides its principal. */
+export interface CallerFacts {
+  /** A machine's token (`TASKS_MACHINE_CLAIM`): nobody signs in as it, so its tasks' questions for a person are for approvers. */
+  machine?: boolean;
+}
+
 /**
  * The HTTP side of the endpoint, in front of the SDK's handler: the `Origin`
  * policy, the body bound, one parse of the body (handed to the SDK parsed)
  * and the checks the SDK leaves to the extension ({@link preflight}).
  */
-export function httpFront(handler: McpHandler, originPolicy: OriginPolicy): (request: Request, principal: string) => Promise<Response> {
-  return async (request, principal) => {
+export function httpFront(
+  handler: McpHandler,
+  originPolicy: OriginPolicy,
+): (request: Request, principal: string, caller?: CallerFacts) => Promise<Response> {
+  return async (request, principal, caller) => {
     const refused = originRefusal(request, originPolicy);
     if (refused) return refused;
-    const authInfo = { token: '', clientId: principal, scopes: [] };
+    // What the handlers know of the caller travels with the principal (`machine`: see `CallerFacts`).
+    const authInfo = { token: '', clientId: principal, scopes: [], ...(caller?.machine ? { extra: { machine: true } } : {}) };
     if (request.method !== 'POST') return handler.fetch(request, { authInfo });
     // The body is read and parsed once here and handed to the SDK parsed, so
     // the checks below cost no second parse.

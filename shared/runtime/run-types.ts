@@ -70,5 +70,7 @@ export interface RunOptions {
   decisions?: Record<string, Decision>;
   /** Whether the deployment names approvers; without them a question needing another approver is refused at once. */
   approvers?: boolean;
+  /** The task's owner is a machine (`TaskRecord.machineOwner`): its questions for a person need an approver, as four-eyes ones. */
+  machineOwner?: boolean;
   now?: () => number;
 }

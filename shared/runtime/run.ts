@@ -144,15 +144,10 @@ class Replay {
       progress: (message, amount) => this.progress(message, amount),
       elicit: (key, { answeredBy, eventMessage, fourEyes, ...params }) => {
         const person = (answeredBy ?? this.tool.answeredBy) === 'person';
-        const otherApprover = person && (fourEyes ?? this.tool.fourEyes) === true;
+        // A machine's question for a person is an approver's, as a four-eyes one: nobody signs in as the machine.
+        const otherApprover = person && ((fourEyes ?? this.tool.fourEyes) === true || options.machineOwner === true);
         if (otherApprover && options.approvers !== true && !Object.hasOwn(options.answers, key)) {
-          return Promise.reject(
-            new ToolProtocolError(
-              INVALID_PARAMS,
-              `Question "${key}" must be decided by an approver other than the caller, and this deployment names no approvers ` +
-                '(TASKS_APPROVERS, -c approvers=group:<name>): it cannot be decided',
-            ),
-          );
+          return Promise.reject(new ToolProtocolError(INVALID_PARAMS, undecidable(key, options.machineOwner === true)));
         }
         const marks = {
           ...(person ? { [ANSWERED_BY_META]: 'person' } : {}),
@@ -347,6 +342,15 @@ function mapThrown(error: unknown, cancel: AbortSignal): RunOutcome {
 /** A returned result as a run's outcome: its `statusMessage`, if a string, is the task's final message, not part of the result. */
 function resultOutcome({ statusMessage, ...result }: ToolResult): RunOutcome {
   return typeof statusMessage === 'string' ? { kind: 'result', result, statusMessage } : { kind: 'result', result };
+}
+
+/** Why a question that needs an approver cannot be decided on a deployment without approvers. */
+function undecidable(key: string, machine: boolean): string {
+  const none = 'this deployment names no approvers (TASKS_APPROVERS, -c approvers=group:<name>): it cannot be decided';
+  return machine
+    ? `Question "${key}" is for a person, and this task's caller is a machine (a client acting for itself, by the deployment's ` +
+        `machine rule, TASKS_MACHINE_CLAIM) that nobody signs in as, so an approver must decide it; ${none}`
+    : `Question "${key}" must be decided by an approver other than the caller, and ${none}`;
 }
 
 function toResult(value: ToolResult | string): ToolResult {

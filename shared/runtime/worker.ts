@@ -217,6 +217,7 @@ class TaskRun {
       answers: task.inputResponses,
       ...(task.decisions === undefined ? {} : { decisions: task.decisions }),
       approvers: this.deps.approvers === true,
+      ...(task.machineOwner ? { machineOwner: true } : {}),
       cancel: signal,
       progress,
       journal: this.steps,

@@ -109,6 +109,13 @@ export interface TaskBase {
   taskId: string;
   /** The principal that created the task; only it may see or touch the task. */
   owner: string;
+  /**
+   * `true`: the owner is a machine (its token matched the deployment's
+   * machine rule, `TASKS_MACHINE_CLAIM`): nobody signs in as it, so its
+   * questions for a person are for approvers (as four-eyes ones). Absent:
+   * a person, or a row written before the rule.
+   */
+  machineOwner?: true;
   tool: string;
   arguments: Record<string, unknown>;
   /** Capabilities the client declared on the `tools/call` that created the task. */

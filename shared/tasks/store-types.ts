@@ -20,6 +20,8 @@ export interface NewTask {
   toolVersion?: string;
   /** A later run of a repeated call: its end is counted on the window's first run (`TaskRecord.runsEnded`). */
   repeat?: RepeatRun;
+  /** The owner is a machine (`TaskRecord.machineOwner`). */
+  machineOwner?: true;
 }
 
 /** Options of `create`. */

@@ -174,6 +174,7 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
   }
   if (task.statusMessage !== undefined) item['statusMessage'] = { S: task.statusMessage };
   if (task.finalMessage) item['finalMessage'] = { BOOL: true };
+  if (task.machineOwner) item['machineOwner'] = { BOOL: true };
   if (task.lease) {
     item['leaseOwner'] = { S: task.lease.owner };
     item['leaseUntil'] = number(task.lease.until);
@@ -220,6 +221,7 @@ export function fromItem(item: Item): TaskRecord {
   };
   if (item['statusMessage']) base.statusMessage = readString(item, 'statusMessage');
   if (item['finalMessage']?.BOOL === true) base.finalMessage = true;
+  if (item['machineOwner']?.BOOL === true) base.machineOwner = true;
   if (item['leaseOwner']) base.lease = { owner: readString(item, 'leaseOwner'), until: readNumber(item, 'leaseUntil') };
   if (item[ACTIVE_INDEX.sort]) base.sweepAt = readNumber(item, ACTIVE_INDEX.sort);
   // An unfinished row's expiry is the wait's backstop; a terminal row's is its TTL, `ttlMs`.
