@@ -10,6 +10,7 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { parseApprovers } from '../shared/auth/approvers.ts';
+import { parseMachineRule } from '../shared/auth/machine.ts';
 import { DEFAULT_SETTINGS, DEFAULT_UNFINISHED_TASK_CAP, unfinishedTaskCap } from '../shared/config.ts';
 import { formatDuration } from '../shared/durations.ts';
 import { isOrigin } from '../shared/setting-readers.ts';
@@ -160,6 +161,13 @@ export const CONTEXT = {
       '`groups` claim) and `scope:<name>` entries, comma-separated: `TASKS_APPROVERS` on every function (see [The ' +
       'console](console.md#approvals)); only with an issuer (people sign in)',
   },
+  machineClaim: {
+    shown: "the token's `sub` equals its `client_id`, `azp` or `cid`",
+    meaning:
+      'which callers are machines, whose questions for a person only approvers decide: `<claim>=<value>` (e.g. ' +
+      '`gty=client-credentials` for Auth0, `idtyp=app` for Entra ID) or `none`: `TASKS_MACHINE_CLAIM` on the MCP function (see ' +
+      '[Authorization](authorization.md#machines))',
+  },
   personQuestions: {
     default: 'url',
     meaning:
@@ -223,6 +231,8 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
   const alarmTopicArn = read.text('alarmTopicArn');
   const approvers = read.list('approvers').join(',');
   parseApprovers(approvers, 'Context "approvers"');
+  const machineClaim = read.text('machineClaim');
+  parseMachineRule(machineClaim, 'Context "machineClaim"');
   const personQuestions = read.text('personQuestions');
   if (personQuestions !== 'url' && personQuestions !== 'form')
     throw new Error(`Context "personQuestions" must be url or form, got "${personQuestions}"`);
@@ -258,6 +268,7 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     ...unfinishedCap(maxUnfinished, jwt.jwt !== undefined || auth.auth !== undefined || auth.cognito !== undefined),
     ...(approvers ? { approvers } : {}),
     ...(personQuestions === 'form' ? { personQuestions } : {}),
+    ...(machineClaim ? { machineClaim } : {}),
     ...(clientFallback === 'off' ? { clientFallback: false } : {}),
     ...(events === 'off' ? { events: false } : {}),
     ...(maxInputWaitDays ? { maxInputWait: Duration.days(maxInputWaitDays) } : {}),

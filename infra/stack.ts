@@ -82,6 +82,8 @@ export interface TasksStackProps extends StackProps {
    * @default URL mode where it may
    */
   readonly personQuestions?: 'url' | 'form';
+  /** Which callers are machines (`<claim>=<value>` or `none`, `TASKS_MACHINE_CLAIM`). @default `sub` equals the token's client id */
+  readonly machineClaim?: string;
   /**
    * Most unfinished tasks per principal (`0`: no cap), passed on as `TASKS_MAX_UNFINISHED_TASKS`.
    * @default the functions' own: 100 where the endpoint has an issuer (`unfinishedTaskCap`), else no cap
@@ -232,6 +234,7 @@ export class TasksStack extends Stack {
         [ENV.stateKeyParameter]: this.stateKey.parameterName,
         ...(allowedOrigins.length > 0 ? { [ENV.allowedOrigins]: allowedOrigins.join(',') } : {}),
         ...(props.clientFallback === false ? { [ENV.clientFallback]: 'off' } : {}),
+        ...(props.machineClaim ? { [ENV.machineClaim]: props.machineClaim } : {}),
       },
       settingStores: settingStoresOf(inlineTools),
     });

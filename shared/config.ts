@@ -9,6 +9,7 @@
  * a test keeps it current).
  */
 import { type Approvers, parseApprovers } from './auth/approvers.ts';
+import { type MachineRule, parseMachineRule } from './auth/machine.ts';
 import { type AuthSettings, checkAuthSettings } from './auth/settings.ts';
 import { count, duration, listed, type Numeric, optional, origins, positiveInt, required, type Setting } from './setting-readers.ts';
 
@@ -205,6 +206,16 @@ export const SETTINGS = {
     shown: 'none',
     deployed: '`-c approvers=…`',
     read: (raw): Approvers => parseApprovers(raw, 'TASKS_APPROVERS'),
+  },
+  machineClaim: {
+    env: 'TASKS_MACHINE_CLAIM',
+    meaning:
+      'which callers are machines (a client acting for itself, as with client credentials), whose questions for a person only ' +
+      'approvers decide (and which fail at once without approvers): `<claim>=<value>` (the token has that claim with that value, ' +
+      'e.g. `gty=client-credentials` for Auth0, `idtyp=app` for Entra ID), or `none` (see [Authorization](authorization.md#machines))',
+    shown: "the token's `sub` equals its `client_id`, `azp` or `cid`",
+    deployed: '`-c machineClaim=…`, else the default',
+    read: (raw): MachineRule => parseMachineRule(raw, 'TASKS_MACHINE_CLAIM'),
   },
   personQuestions: {
     env: 'TASKS_PERSON_QUESTIONS',

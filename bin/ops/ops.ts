@@ -20,6 +20,7 @@ import {
   taskFromItem,
 } from '../../shared/tasks/dynamodb/index.ts';
 import { isRunning, type TaskRecord } from '../../shared/tasks/model.ts';
+import { statusMessageOf } from '../../shared/tasks/status-message.ts';
 import type { StorePolicy } from '../../shared/tasks/store-types.ts';
 import { INTERNAL_ERROR } from '../../shared/wire.ts';
 
@@ -96,6 +97,7 @@ export class Ops {
     if (!task) return undefined;
     const now = this.#now();
     const steps = [...(await this.#store.loadSteps(taskId)).keys()];
+    const message = statusMessageOf(task);
     return {
       taskId,
       status: task.status,
@@ -105,7 +107,7 @@ export class Ops {
       ageMs: now - task.createdAt,
       lastUpdatedAt: iso(task.lastUpdatedAt),
       ttlMs: task.ttlMs,
-      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+      ...(message === undefined ? {} : { statusMessage: message }),
       cancelRequested: task.cancelRequested,
       attempts: task.attempts,
       ...(task.lease ? { lease: { owner: task.lease.owner, until: iso(task.lease.until), live: isRunning(task, now) } } : {}),

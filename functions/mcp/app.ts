@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import { isMachine } from '../../shared/auth/machine.ts';
 import { createResourceServer, type ResourceServer } from '../../shared/auth/resource-server.ts';
 import { createJwtVerifier, type TokenVerifier } from '../../shared/auth/verifier.ts';
 import { personPageOf } from '../../shared/console/mode.ts';
@@ -8,7 +9,7 @@ import { createEndpoint } from '../../shared/protocol/endpoint.ts';
 import type { OriginPolicy } from '../../shared/protocol/origin.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 import { lifecycleEvents } from '../lib/events.ts';
-import { principalOf, toRequest, toResult } from './event.ts';
+import { authorizerClaims, principalOf, toRequest, toResult } from './event.ts';
 
 export type McpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
 
@@ -52,7 +53,7 @@ export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): 
   const auth: ResourceServer | undefined = deps.config.auth
     ? createResourceServer({
         settings: deps.config.auth,
-        verifier: deps.verifier ?? createJwtVerifier(deps.config.auth, { log: deps.log }),
+        verifier: deps.verifier ?? createJwtVerifier(deps.config.auth, { log: deps.log, machine: deps.config.machineClaim }),
         tools: deps.tools,
         log: deps.log,
       })
@@ -67,10 +68,13 @@ export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): 
       if (auth) {
         const outcome = auth.metadata(request) ?? (await auth.authorize(request));
         if (outcome instanceof Response) return toResult(outcome);
-        return toResult(await endpoint.fetch(request, outcome.principal));
+        return toResult(await endpoint.fetch(request, outcome.principal, { machine: outcome.token.extra.machine }));
       }
       const principal = principalOf(event);
       if (principal === null) return toResult(Response.json({ message: 'Unauthorized' }, { status: 401 }));
-      return toResult(await endpoint.fetch(request, principal ?? deps.config.localPrincipal));
+      // An authorizer's claims are a verified token's too: the same machine rule applies.
+      const claims = authorizerClaims(event);
+      const machine = claims !== undefined && isMachine(deps.config.machineClaim, claims);
+      return toResult(await endpoint.fetch(request, principal ?? deps.config.localPrincipal, { machine }));
     });
 }

@@ -47,10 +47,15 @@ export async function toResult(response: Response): Promise<APIGatewayProxyResul
  * no subject (refused: never merged into a shared principal).
  */
 export function principalOf(event: APIGatewayProxyEventV2): string | null | undefined {
-  const authorizer = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer;
-  const claims = authorizer?.jwt?.claims;
+  const claims = authorizerClaims(event);
   if (!claims) return undefined;
   const sub = claims['sub'];
   const iss = claims['iss'];
   return typeof sub === 'string' && sub !== '' ? principalFor(typeof iss === 'string' ? iss : '', sub) : null;
+}
+
+/** The claims of an API Gateway JWT authorizer in front of the route, if it has one. */
+export function authorizerClaims(event: APIGatewayProxyEventV2): Record<string, unknown> | undefined {
+  const authorizer = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer;
+  return authorizer?.jwt?.claims;
 }

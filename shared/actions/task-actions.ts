@@ -17,10 +17,14 @@ import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
 import { delay } from '../runtime/delay.ts';
 import { type AnswerOptions, type Decider, DecisionRefusedError, type WaitingPage } from '../tasks/approvals-model.ts';
 import { checkAnswers } from '../tasks/limits.ts';
-import { type ClientCapabilities, isTerminal, type TaskRecord } from '../tasks/model.ts';
+import { type ClientCapabilities, isTerminal, type RepeatRun, type TaskRecord } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { TaskIdTakenError, TaskNotFoundError } from '../tasks/store-errors.ts';
 import type { AnswerResult, CancelOptions, CancelResult, ListOptions, TaskPage } from '../tasks/store-types.ts';
+import type { RepeatWindow } from './repeat-calls.ts';
+
+/** Runs of a repeated call tried past the last one its head counted (an end counted late, or rows of an earlier release). */
+const UNCOUNTED_RUNS_TRIED = 4;
 
 /** How often a waiting request reads the task: at most one strongly consistent read a second. */
 const WAIT_READ_MS = 1_000;
@@ -46,6 +50,10 @@ export interface TaskToStart {
   pollIntervalMs: number;
   toolVersion?: string;
   idempotencyKey?: string;
+  /** A later run of a repeated call (set by `createOrJoin`). */
+  repeat?: RepeatRun;
+  /** The owner is a machine (`TaskRecord.machineOwner`). */
+  machineOwner?: true;
 }
 
 /** What {@link TaskActions.createOrJoin} did: started the task, or joined an unfinished one an identical call started. */
@@ -69,21 +77,40 @@ export class TaskActions {
 
   /**
    * Starts the task under an id its call derives, or joins the owner's
-   * unfinished task an identical call started. The previous window's ids are
-   * read in turn while they hold ended tasks (usually one read: the first is
-   * free); this window's are tried in turn by the create's own conditional
-   * put, each found ended passing to the next. Past the last, the call starts
-   * a task of its own under a fresh id.
+   * unfinished task an identical call started (`repeat-calls.ts`). One read
+   * of this window's head decides: running, it is joined; ended after n runs,
+   * run n is created (or joined, by the create's own conditional put); absent,
+   * the previous window's head (and, when later runs ended there, its latest
+   * run) is read for a task to join, then the head is created. The cost does
+   * not grow with the runs before: at most three reads and the create.
    */
-  async createOrJoin(task: TaskToStart, ids: { current: readonly string[]; previous: readonly string[] }): Promise<Joined> {
-    for (const id of ids.previous) {
-      const earlier = await this.read(id, task.owner);
-      if (!earlier) break;
-      if (!isTerminal(earlier.status)) return this.#joined(earlier);
-    }
-    for (const id of ids.current) {
+  async createOrJoin(task: TaskToStart, windows: { current: RepeatWindow; previous: RepeatWindow }): Promise<Joined> {
+    const head = await this.read(windows.current.head, task.owner);
+    if (head && !isTerminal(head.status)) return this.#joined(head);
+    if (head) return this.#startRun(task, windows.current, head.runsEnded ?? 1);
+    const earlier = await this.#unfinishedRun(windows.previous, task.owner);
+    return earlier ? this.#joined(earlier) : this.#startRun(task, windows.current, 0);
+  }
+
+  /** The unfinished run of `window`, if any: its head, or the run after the last one its head counted. */
+  async #unfinishedRun(window: RepeatWindow, owner: string): Promise<TaskRecord | undefined> {
+    const head = await this.read(window.head, owner);
+    if (!head || !isTerminal(head.status)) return head;
+    const latest = await this.read(window.run(head.runsEnded ?? 1), owner);
+    return latest && !isTerminal(latest.status) ? latest : undefined;
+  }
+
+  /**
+   * Creates run `first` of the call (or joins it, already running). A run
+   * found ended was not counted yet (its count is written after its end, or
+   * it predates the count): the next is tried, a few at most; past them the
+   * call starts a task of its own under a fresh id.
+   */
+  async #startRun(task: TaskToStart, window: RepeatWindow, first: number): Promise<Joined> {
+    for (let run = first; run < first + UNCOUNTED_RUNS_TRIED; run++) {
       try {
-        const started = await this.#start(task, id, { join: true });
+        const repeat = run === 0 ? {} : { repeat: { head: window.head, run } };
+        const started = await this.#start({ ...task, ...repeat }, window.run(run), { join: true });
         return started.created ? { task: started.task, joined: false } : this.#joined(started.task);
       } catch (error) {
         if (!(error instanceof TaskIdTakenError)) throw error;

@@ -8,12 +8,13 @@
 import { type AuthInfo, OAuthError, OAuthErrorCode, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, decodeJwt, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
 import { errorName, type Log } from '../log.ts';
+import { isMachine, type MachineRule } from './machine.ts';
 import { principalFor } from './principal.ts';
 import type { AuthSettings } from './settings.ts';
 
-/** A verified token: what the SDK's bearer helpers need, plus the principal it maps to. */
+/** A verified token: what the SDK's bearer helpers need, plus the principal it maps to and whether it is a machine's. */
 export interface VerifiedToken extends AuthInfo {
-  extra: { principal: string; issuer: string; subject: string };
+  extra: { principal: string; issuer: string; subject: string; machine: boolean };
 }
 
 export interface TokenVerifier extends OAuthTokenVerifier {
@@ -24,6 +25,8 @@ export interface VerifierOptions {
   log: Log;
   /** The HTTP client for discovery and keys (default: global `fetch`). */
   fetch?: typeof fetch;
+  /** Which tokens are machines' (`TASKS_MACHINE_CLAIM`; default: `sub` equals the token's client id). */
+  machine?: MachineRule;
 }
 
 /** Asymmetric algorithms only: a symmetric (`HS*`) or `none` token is refused whatever its keys. */
@@ -79,7 +82,12 @@ export function createJwtVerifier(settings: AuthSettings, options: VerifierOptio
         scopes: scopesOf(payload),
         expiresAt: payload.exp,
         resource: new URL(settings.resource),
-        extra: { principal: principalFor(issuer, payload.sub), issuer, subject: payload.sub },
+        extra: {
+          principal: principalFor(issuer, payload.sub),
+          issuer,
+          subject: payload.sub,
+          machine: isMachine(options.machine ?? { kind: 'client-id' }, payload),
+        },
       };
     },
   };

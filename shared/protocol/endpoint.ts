@@ -1,7 +1,7 @@
 import { createMcpHandler, type McpRequestContext, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
-import { repeatCallIds } from '../actions/repeat-calls.ts';
+import { repeatWindows } from '../actions/repeat-calls.ts';
 import { TaskActions, type TaskToStart } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
 import type { LifecycleEvents } from '../events/publisher.ts';
@@ -17,7 +17,7 @@ import { IDEMPOTENCY_KEY, TASKS_EXTENSION } from '../wire.ts';
 import { invalidParams, missingTasksCapability } from './errors.ts';
 import { callFallbackTool, type FallbackDeps } from './fallback.ts';
 import { describeTask, FALLBACK_TOOL_NAMES, fallbackToolList, SERVER_INSTRUCTIONS } from './fallback-texts.ts';
-import { httpFront } from './http-front.ts';
+import { type CallerFacts, httpFront } from './http-front.ts';
 import { InlineRunner } from './inline.ts';
 import {
   LEGACY_TASKS_CAPABILITY,
@@ -64,9 +64,9 @@ export interface EndpointDeps {
   personPage?: PersonPage;
 }
 
-/** A web-standard MCP endpoint: `fetch(request, principal)`. */
+/** A web-standard MCP endpoint: `fetch(request, principal, caller?)`. */
 export interface Endpoint {
-  fetch(request: Request, principal: string): Promise<Response>;
+  fetch(request: Request, principal: string, caller?: CallerFacts): Promise<Response>;
 }
 
 /**
@@ -94,6 +94,8 @@ type CallParams = { name: string; arguments?: Record<string, unknown> | undefine
 interface Caller {
   ctx: ServerContext;
   principal: string;
+  /** A machine's token: its tasks' questions for a person are for approvers (see `CallerFacts`). */
+  machine: boolean;
   era: Era;
   capabilities: ClientCapabilities;
 }
@@ -140,6 +142,7 @@ class TasksEndpoint {
   private buildServer(ctx: McpRequestContext): Server {
     const principal = ctx.authInfo?.clientId;
     if (!principal) throw new Error('Endpoint called without a principal');
+    const machine = ctx.authInfo?.extra?.['machine'] === true;
     const era: Era = ctx.era;
     const capabilities =
       era === 'modern' ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {}, tasks: LEGACY_TASKS_CAPABILITY };
@@ -147,7 +150,10 @@ class TasksEndpoint {
     const server = new TaskAwareServer(SERVER_INFO, { capabilities, instructions: SERVER_INSTRUCTIONS }, this.deps.log);
     server.setRequestHandler('tools/list', async (_request, context) => ({ tools: this.listTools(era, context) }));
     // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
-    server.setRequestHandler('tools/call', (request, context) => this.callTool(request.params, context, principal, era) as never);
+    server.setRequestHandler(
+      'tools/call',
+      (request, context) => this.callTool(request.params, context, { principal, machine }, era) as never,
+    );
     const { actions, now, renderContext } = this;
     if (era === 'modern')
       registerTaskMethods(server, principal, {
@@ -193,7 +199,8 @@ class TasksEndpoint {
   }
 
   /** `tools/call`: the router's route, followed. */
-  private async callTool(params: CallParams, ctx: ServerContext, principal: string, era: Era) {
+  private async callTool(params: CallParams, ctx: ServerContext, who: Pick<Caller, 'principal' | 'machine'>, era: Era) {
+    const { principal } = who;
     const startedAt = this.now();
     const capabilities = clientCapabilities(ctx);
     checkBudget('clientCapabilities', capabilities, MAX_CAPABILITIES_BYTES);
@@ -211,7 +218,7 @@ class TasksEndpoint {
     }
     // Budgets first: nothing larger than a row can hold is parsed further or written.
     checkBudget('arguments', params.arguments ?? {}, MAX_ARGUMENTS_BYTES);
-    const caller: Caller = { ctx, principal, era, capabilities };
+    const caller: Caller = { ctx, ...who, era, capabilities };
     const checked = this.checkCall(params, ctx);
     if (!checked.ok) return checked.result;
     const { tool, args, key } = checked;
@@ -261,7 +268,7 @@ class TasksEndpoint {
       if (gathered.result['resultType'] === 'input_required') return gathered.result;
       answers = gathered.answers;
     }
-    const task = await this.actions.create(this.taskToStart(tool, args, caller.capabilities, caller.principal, answers, key));
+    const task = await this.actions.create(this.taskToStart(tool, args, caller, answers, key));
     return legacy ? legacyCreateTaskResult(task, this.renderContext()) : createTaskResult(task, this.renderContext());
   }
 
@@ -282,12 +289,12 @@ class TasksEndpoint {
   ) {
     const { capabilities, principal } = caller;
     const channel = { ...capabilities, elicitation: capabilities['elicitation'] ?? { form: {} }, sampling: capabilities['sampling'] ?? {} };
-    const start = this.taskToStart(tool, args, channel, principal, {}, key);
+    const start = this.taskToStart(tool, args, { ...caller, capabilities: channel }, {}, key);
     // A repeat of an unfinished identical call joins its task (unless the tool opts out, or the call carries its own key).
     const { task, joined } =
       tool.joinRepeats === false || key !== undefined
         ? { task: await this.actions.create(start), joined: false }
-        : await this.actions.createOrJoin(start, repeatCallIds(await this.repeatKey(), { principal, tool: tool.name, args }, this.now()));
+        : await this.actions.createOrJoin(start, repeatWindows(await this.repeatKey(), { principal, tool: tool.name, args }, this.now()));
     if (!joined) this.deps.log({ event: 'fallback-started', taskId: task.taskId, tool: tool.name });
     const latest = (await this.actions.wait(task, principal, deadline, caller.ctx.mcpReq.signal)) ?? task;
     if (latest.status === 'failed') {
@@ -301,17 +308,17 @@ class TasksEndpoint {
   private taskToStart(
     tool: ToolDefinition,
     args: Record<string, unknown>,
-    capabilities: ClientCapabilities,
-    principal: string,
+    caller: Pick<Caller, 'principal' | 'machine' | 'capabilities'>,
     answers: Record<string, unknown>,
     key: string | undefined,
   ): TaskToStart {
     const { config } = this.deps;
     return {
-      owner: principal,
+      owner: caller.principal,
+      ...(caller.machine ? { machineOwner: true as const } : {}),
       tool: tool.name,
       arguments: args,
-      clientCapabilities: capabilities,
+      clientCapabilities: caller.capabilities,
       inputResponses: answers,
       ttlMs: config.taskTtlMs,
       pollIntervalMs: tool.pollIntervalMs ?? config.pollIntervalMs,

@@ -13,6 +13,7 @@ import type { DeploymentLinks } from '../links.ts';
 import type { ToolResult } from '../runtime/tool.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import { forPersonOnly, isTerminal, needsAnotherApprover, type TaskRecord } from '../tasks/model.ts';
+import { finalMessageOf, statusMessageOf } from '../tasks/status-message.ts';
 import type { CancelResult } from '../tasks/store-types.ts';
 import { allFourEyes, personWays } from './person-ways.ts';
 
@@ -176,6 +177,7 @@ type OpenTask = TaskRecord & { status: 'input_required' };
 
 /** The open questions, for the text and for `structuredContent`. */
 function questions(task: OpenTask, context: TextContext) {
+  const ways = (fourEyes: boolean) => personWays(task.taskId, context.links, context.signIn, fourEyes, task.machineOwner === true).text;
   const lines: string[] = [];
   const listed: Record<string, Record<string, unknown>> = {};
   for (const [key, request] of Object.entries(task.inputRequests)) {
@@ -192,11 +194,11 @@ function questions(task: OpenTask, context: TextContext) {
     };
     if (person && needsAnotherApprover(request)) {
       lines.push(
-        `- "${key}" (for an approver only; neither you nor the user may answer it): ${sentence(message)} It is decided ${personWays(task.taskId, context.links, context.signIn, true).text}.`,
+        `- "${key}" (for an approver only; neither you nor the user may answer it): ${sentence(message)} It is decided ${ways(true)}.`,
       );
     } else if (person) {
       lines.push(
-        `- "${key}" (for the person only; you must not answer it): ${sentence(message)} Ask the user to answer it ${personWays(task.taskId, context.links, context.signIn).text}.`,
+        `- "${key}" (for the person only; you must not answer it): ${sentence(message)} Ask the user to answer it ${ways(false)}.`,
       );
     } else if (schema !== undefined) {
       lines.push(`- "${key}": ${sentence(message)} Answer with an object matching this JSON Schema: ${JSON.stringify(schema)}`);
@@ -232,11 +234,15 @@ export function describeTask(
         { taskId, status: task.status, error: task.error },
         { isError: true },
       );
-    case 'cancelled':
-      return reply(
-        `Task ${taskId} (${tool}) was cancelled${task.statusMessage ? ` (${task.statusMessage})` : ''}; the tool did not finish.`,
-        { taskId, status: task.status },
-      );
+    case 'cancelled': {
+      // The reason its end gave (the client's request, an operator's); a bare default would only repeat the opening.
+      const reason = finalMessageOf(task);
+      return reply(`Task ${taskId} (${tool}) was cancelled${reason ? ` (${reason})` : ''}; the tool did not finish.`, {
+        taskId,
+        status: task.status,
+        ...(reason === undefined ? {} : { statusMessage: reason }),
+      });
+    }
     case 'input_required': {
       const { lines, listed } = questions(task, context);
       const answerable = Object.values(listed).some((question) => question['answeredBy'] !== 'person');
@@ -255,13 +261,19 @@ export function describeTask(
           taskId,
           status: task.status,
           questions: listed,
-          ...(person ? { person: personWays(taskId, context.links, context.signIn, allFourEyes(task.inputRequests)).fields } : {}),
+          ...(person
+            ? {
+                person: personWays(taskId, context.links, context.signIn, allFourEyes(task.inputRequests), task.machineOwner === true)
+                  .fields,
+              }
+            : {}),
         },
         { ...guide, ...(answerable ? { next: { tool: TASK_ANSWER, arguments: { taskId, answers: {} } } } : {}) },
       );
     }
     case 'working': {
-      const progress = task.statusMessage ? ` Latest progress: ${task.statusMessage}.` : '';
+      const latest = statusMessageOf(task);
+      const progress = latest ? ` Latest progress: ${latest}.` : '';
       if (task.cancelRequested) {
         return reply(
           `Task ${taskId} (${tool}) was asked to cancel and is stopping: it ends cancelled at its next check, within seconds.${progress} ` +
@@ -277,7 +289,7 @@ export function describeTask(
           : `Task ${taskId} (${tool}) is still working.`;
       return reply(
         [`${opening}${progress}`, again, `To get its result, ${followUp(taskId)}.`, kept].join('\n'),
-        { taskId, status: task.status, ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }) },
+        { taskId, status: task.status, ...(latest === undefined ? {} : { statusMessage: latest }) },
         guide,
       );
     }
@@ -306,10 +318,12 @@ export function answersRefused(task: OpenTask, check: Exclude<AnswerCheck, { ok:
   switch (check.reason) {
     case 'person-only': {
       const fourEyes = check.keys.every((key) => needsAnotherApprover(task.inputRequests[key]!));
-      const ways = personWays(taskId, context.links, context.signIn, fourEyes);
-      const whose = fourEyes
-        ? `for an approver other than the user. Tell the user the task is waiting for an approver's decision, made ${ways.text}. `
-        : `for the user themselves. Tell the user the task is waiting for them, and that they answer it ${ways.text}. `;
+      const ways = personWays(taskId, context.links, context.signIn, fourEyes, task.machineOwner === true);
+      const whose = !fourEyes
+        ? `for the user themselves. Tell the user the task is waiting for them, and that they answer it ${ways.text}. `
+        : task.machineOwner
+          ? `for an approver of this deployment. The task waits for an approver's decision, made ${ways.text}. `
+          : `for an approver other than the user. Tell the user the task is waiting for an approver's decision, made ${ways.text}. `;
       return reply(
         `Not recorded, and not for you to answer: ${quoted(check.keys)} ${check.keys.length === 1 ? 'is a question' : 'are questions'} ` +
           whose +

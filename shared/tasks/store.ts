@@ -20,7 +20,9 @@ import type {
 
 /**
  * The task store port. Every state change is a single conditional write that
- * names the state it comes from; a terminal task never changes again.
+ * names the state it comes from; a terminal task never changes again (its
+ * state: the first run of a repeated call counts the call's later runs as
+ * they end, `runsEnded`, written after the end that it counts).
  *
  * Reads are strongly consistent. A task that is missing, of another owner, or
  * terminal and past `createdAt + ttlMs` is indistinguishable from the others:

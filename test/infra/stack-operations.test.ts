@@ -234,6 +234,7 @@ describe('context', () => {
     ['approvers that are neither groups nor scopes', { approvers: 'admins' }, /approvers.*group:<name> or scope:<name>/],
     ['approvers on an open endpoint (nobody signs in)', { approvers: 'group:release' }, /approvers.*needs people to sign in/],
     ['person questions neither form nor url', { personQuestions: 'link' }, /personQuestions.*url or form/],
+    ['a machine rule neither none nor <claim>=<value>', { machineClaim: 'gty' }, /machineClaim.*none or <claim>=<value>/],
   ];
   it('turns the client fallback off on the MCP function only with clientFallback=off, and leaves the default alone without it', () => {
     const fallback = (json: Json) =>
@@ -243,6 +244,16 @@ describe('context', () => {
     const none = { mcp: undefined, worker: undefined, deadLetter: undefined, sweeper: undefined, console: undefined, callbacks: undefined };
     assert.deepEqual(fallback(stacks.base.json), none);
     assert.deepEqual(fallback(synth({ clientFallback: 'off', 'aws:cdk:bundling-stacks': [] }).json), { ...none, mcp: 'off' });
+  });
+  it('sets the machine rule on the MCP function (where tasks are created) with machineClaim, and leaves the default alone without it', () => {
+    const rule = (json: Json) =>
+      Object.fromEntries(
+        Object.entries(functions(json)).map(([name, [, fn]]) => [name, fn['Properties']['Environment']['Variables'][ENV.machineClaim]]),
+      );
+    const none = { mcp: undefined, worker: undefined, deadLetter: undefined, sweeper: undefined, console: undefined, callbacks: undefined };
+    assert.deepEqual(rule(stacks.base.json), none);
+    const auth0 = synth({ machineClaim: 'gty=client-credentials', 'aws:cdk:bundling-stacks': [] });
+    assert.deepEqual(rule(auth0.json), { ...none, mcp: 'gty=client-credentials' });
   });
   it('sets the input-wait limit of every function from maxInputWaitDays, and leaves the default alone without it', () => {
     const waits = (json: Json) =>

@@ -173,6 +173,8 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
     item[ACTIVE_INDEX.sort] = number(task.sweepAt);
   }
   if (task.statusMessage !== undefined) item['statusMessage'] = { S: task.statusMessage };
+  if (task.finalMessage) item['finalMessage'] = { BOOL: true };
+  if (task.machineOwner) item['machineOwner'] = { BOOL: true };
   if (task.lease) {
     item['leaseOwner'] = { S: task.lease.owner };
     item['leaseUntil'] = number(task.lease.until);
@@ -183,6 +185,8 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
   if (task.progressMark !== undefined) item['progressMark'] = number(task.progressMark);
   if (task.callbacks !== undefined) item['callbacks'] = json(task.callbacks);
   if (task.callbackWait !== undefined) item['callbackWait'] = json(task.callbackWait);
+  if (task.repeat !== undefined) item['repeat'] = { M: { head: { S: task.repeat.head }, run: number(task.repeat.run) } };
+  if (task.runsEnded !== undefined) item['runsEnded'] = number(task.runsEnded);
   if (task.status === 'input_required') item['inputRequests'] = json(task.inputRequests);
   if (task.status === 'completed') item['result'] = json(task.result);
   if (task.status === 'failed') item['error'] = json(task.error);
@@ -216,6 +220,8 @@ export function fromItem(item: Item): TaskRecord {
     version: readNumber(item, 'version'),
   };
   if (item['statusMessage']) base.statusMessage = readString(item, 'statusMessage');
+  if (item['finalMessage']?.BOOL === true) base.finalMessage = true;
+  if (item['machineOwner']?.BOOL === true) base.machineOwner = true;
   if (item['leaseOwner']) base.lease = { owner: readString(item, 'leaseOwner'), until: readNumber(item, 'leaseUntil') };
   if (item[ACTIVE_INDEX.sort]) base.sweepAt = readNumber(item, ACTIVE_INDEX.sort);
   // An unfinished row's expiry is the wait's backstop; a terminal row's is its TTL, `ttlMs`.
@@ -227,6 +233,9 @@ export function fromItem(item: Item): TaskRecord {
   if (item['progressMark']) base.progressMark = readNumber(item, 'progressMark');
   if (item['callbacks']) base.callbacks = readJson(item, 'callbacks');
   if (item['callbackWait']) base.callbackWait = readJson(item, 'callbackWait');
+  const repeat = item['repeat']?.M;
+  if (repeat) base.repeat = { head: readString(repeat, 'head'), run: readNumber(repeat, 'run') };
+  if (item['runsEnded']) base.runsEnded = readNumber(item, 'runsEnded');
 
   const status = readString(item, 'status') as TaskStatus;
   switch (status) {

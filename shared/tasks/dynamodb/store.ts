@@ -32,6 +32,7 @@ import { fromItem, type Item, itemBytes, number, toItem } from './codec.ts';
 import { createOnce } from './idempotent.ts';
 import { loadJournal, saveStep } from './journal.ts';
 import { listPage } from './list.ts';
+import { countRunEnded } from './repeats.ts';
 import { putChunks, readRow, withResult } from './results.ts';
 import { endMinimal, rewriteRow } from './rewrite.ts';
 import { ACTIVE_INDEX, activeShards, INLINE_ROW_LIMIT_BYTES, RESULT_REF } from './schema.ts';
@@ -222,7 +223,10 @@ export class DynamoDbTaskStore implements TaskStore {
     }
     if (!item) throw new LeaseLostError(task.taskId);
     const finished = fromItem(item);
-    if (isTerminal(finished.status)) await freeSlot(this.#table, finished.owner, finished.taskId);
+    if (isTerminal(finished.status)) {
+      await freeSlot(this.#table, finished.owner, finished.taskId);
+      await countRunEnded(this.#table, finished);
+    }
     await listWaiting(this.#table, finished, now);
     return chunkedResult && finished.status === 'completed' ? { ...finished, result: chunkedResult } : finished;
   }

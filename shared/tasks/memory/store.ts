@@ -264,7 +264,13 @@ export class InMemoryTaskStore implements TaskStore {
    * (the caller's outcome, answers, arguments), which the store must not keep.
    */
   #apply<R>(taskId: string, { result, next }: Decision<R>): R {
-    if (next) this.#tasks.set(taskId, copy(next));
+    if (next) {
+      const ended = isTerminal(next.status) && !isTerminal(this.#tasks.get(taskId)?.status ?? next.status);
+      this.#tasks.set(taskId, copy(next));
+      // A later run of a repeated call is counted on its head as it ends (the DynamoDB store's `countRunEnded`).
+      const head = ended && next.repeat ? this.#tasks.get(next.repeat.head) : undefined;
+      if (head && next.repeat && (head.runsEnded ?? 0) < next.repeat.run + 1) head.runsEnded = next.repeat.run + 1;
+    }
     return copy(result);
   }
 
