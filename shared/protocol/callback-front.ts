@@ -10,21 +10,23 @@
  * over {@link MAX_CALLBACK_BYTES}, 400 for a malformed body, 409 when the
  * callback was settled by another completion. The first completion wins (a
  * conditional write); the same completion again answers 200 without effect.
- * The token is never logged: log lines carry the task and callback ids.
+ * A completion is recorded and resumes its task through the task actions, so
+ * it follows their one resume rule: once recorded, it answers 200 even if the
+ * task could not be queued (the sweeper resumes it). The token is never
+ * logged: log lines carry the task and callback ids.
  */
+
+import type { TaskActions } from '../actions/task-actions.ts';
 import { type CallbackKeys, unsealCallback } from '../callback-tokens.ts';
 import { nestsDeeperThan } from '../json-depth.ts';
 import type { Log } from '../log.ts';
-import type { TaskQueue } from '../queue/queue.ts';
 import { MAX_CALLBACK_BYTES } from '../tasks/callbacks-decisions.ts';
 import type { CompletionResult, HeartbeatResult, PostedCompletion } from '../tasks/callbacks-model.ts';
 import { LimitExceededError } from '../tasks/limits.ts';
-import type { TaskStore } from '../tasks/store.ts';
 import { TaskRowRejectedError } from '../tasks/store-errors.ts';
 
 export interface CallbackFrontDeps {
-  store: Pick<TaskStore, 'completeCallback' | 'beatCallback'>;
-  queue: TaskQueue;
+  actions: Pick<TaskActions, 'completeCallback' | 'beatCallback'>;
   keys: CallbackKeys;
   log: Log;
   now?: () => number;
@@ -85,20 +87,18 @@ export function callbackFront(deps: CallbackFrontDeps): (request: CallbackReques
       deps.log({ event: 'callback-refused', ...ids, reason: 'malformed' });
       return refusal(400, 'malformed', parsed.problem);
     }
-    if ('heartbeat' in parsed) return answer(deps, ids, 'heartbeat', await deps.store.beatCallback(grant.taskId, grant.callbackId, now()));
+    if ('heartbeat' in parsed) return answer(deps, ids, 'heartbeat', await deps.actions.beatCallback(grant.taskId, grant.callbackId));
     const bytes = Buffer.byteLength(JSON.stringify('result' in parsed ? parsed.result : parsed.error));
     if (bytes > MAX_CALLBACK_BYTES) return tooLarge(deps.log, ids);
     let result: CompletionResult;
     try {
-      result = await deps.store.completeCallback(grant.taskId, grant.callbackId, parsed, now());
+      result = await deps.actions.completeCallback(grant.taskId, grant.callbackId, parsed);
     } catch (error) {
       if (error instanceof LimitExceededError) return tooLarge(deps.log, ids, error.message);
       // The row cannot take it (its arguments, answers and completions together at DynamoDB's item limit).
       if (error instanceof TaskRowRejectedError) return tooLarge(deps.log, ids, 'The task has no room left for this completion');
       throw error;
     }
-    // Resumed: the task is due again (the sweeper would find it); the message starts it now.
-    if (result === 'resumed') await deps.queue.send({ taskId: grant.taskId, reason: 'resume' });
     return answer(deps, ids, 'result' in parsed ? 'result' : 'error', result);
   };
 }
