@@ -28,10 +28,14 @@ export function createCallbacksHandler(deps: CallbacksFunctionDeps): CallbacksHa
   return (event) =>
     withLogContext({ requestId: event.requestContext.requestId }, async () => {
       const body = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-      const { status, body: answer } = await front({ method: event.requestContext.http.method, token: tokenOf(event.rawPath), body });
+      const {
+        status,
+        headers,
+        body: answer,
+      } = await front({ method: event.requestContext.http.method, token: tokenOf(event.rawPath), body });
       return {
         statusCode: status,
-        headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+        headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
         body: JSON.stringify(answer),
       };
     });

@@ -4,8 +4,9 @@
  * Functions task token is). The body is `{"result": …}`, `{"error":
  * {"message": …}}` or `{"heartbeat": true}`.
  *
- * Every refusal changes nothing and answers a status of its own: 404 for a
- * token we did not seal (malformed, altered, forged) or a task that is gone,
+ * Every refusal changes nothing and answers a status of its own: 405 (with
+ * `Allow: POST`) for another method, 404 for a token we did not seal
+ * (malformed, altered, forged, or one of ours spelled otherwise) or a task that is gone,
  * 410 once the task has ended or the token has expired, 413 for a payload
  * over {@link MAX_CALLBACK_BYTES}, 400 for a malformed body, 409 when the
  * callback was settled by another completion. The first completion wins (a
@@ -41,8 +42,17 @@ export interface CallbackRequest {
 
 export interface CallbackAnswer {
   status: number;
+  /** Headers of this answer besides the content type (a 405's `Allow`). */
+  headers?: Record<string, string>;
   body: { status: string; message?: string };
 }
+
+/** What a method other than POST is answered: 405, naming the one method allowed. */
+const METHOD_NOT_ALLOWED: CallbackAnswer = {
+  status: 405,
+  headers: { allow: 'POST' },
+  body: { status: 'method-not-allowed', message: 'POST a completion or a heartbeat' },
+};
 
 /** The largest body read: the payload's limit plus room for the envelope. */
 const MAX_BODY_BYTES = MAX_CALLBACK_BYTES + 1024;
@@ -70,7 +80,7 @@ function refusal(status: number, state: string, message: string): CallbackAnswer
 export function callbackFront(deps: CallbackFrontDeps): (request: CallbackRequest) => Promise<CallbackAnswer> {
   const now = deps.now ?? Date.now;
   return async ({ method, token, body }) => {
-    if (method !== 'POST') return refusal(405, 'method-not-allowed', 'POST a completion or a heartbeat');
+    if (method !== 'POST') return METHOD_NOT_ALLOWED;
     if (Buffer.byteLength(body) > MAX_BODY_BYTES) return tooLarge(deps.log, undefined);
     const grant = token === undefined ? undefined : await unsealCallback(deps.keys, token);
     if (!grant) {

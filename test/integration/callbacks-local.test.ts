@@ -181,6 +181,10 @@ describe('callbacks on the local stack', () => {
     const forged = `${base}${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
     assert.equal((await post(forged, { result: 1 })).status, 404);
     assert.equal((await post(`${base}garbage`, { result: 1 })).status, 404);
+    // The same bytes spelled otherwise (padding added): refused like a forged token.
+    assert.equal((await post(`${job.url}${'='.repeat((4 - (token.length % 4)) % 4 || 4)}`, { result: 1 })).status, 404);
+    const get = await fetch(job.url);
+    assert.deepEqual([get.status, get.headers.get('allow')], [405, 'POST']);
     // A token of this stack (sealed with the key derived from its secret) for this very callback, expired.
     const keys = purposeKeys(localStateKey(stack.dataDir));
     const expired = await sealCallback(keys, { taskId, callbackId: callbackIdOf(taskId, 'outside'), expiresAt: Date.now() - 1000 });
