@@ -12,8 +12,8 @@
  * `shared/wire.ts`, which imports nothing). It is never imported by the functions.
  */
 
+import { delay } from '../../shared/delay.ts';
 import { TasksError } from '../../shared/errors.ts';
-import { delay } from '../../shared/runtime/delay.ts';
 import type { TaskStatus } from '../../shared/tasks/model.ts';
 import { IDEMPOTENCY_KEY, INTERNAL_ERROR, META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
 

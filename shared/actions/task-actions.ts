@@ -10,11 +10,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parsePrincipal } from '../auth/principal.ts';
+import { delay } from '../delay.ts';
 import type { LifecycleEvents } from '../events/publisher.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
-import { delay } from '../runtime/delay.ts';
 import { type AnswerOptions, type Decider, DecisionRefusedError, type WaitingPage } from '../tasks/approvals-model.ts';
 import type { CompletionResult, HeartbeatResult, PostedCompletion } from '../tasks/callbacks-model.ts';
 import { checkAnswers } from '../tasks/limits.ts';
