@@ -20,10 +20,6 @@ import type { LocalStack, LocalStackOptions } from './options.ts';
 import { type RecoveryReport, recoverAtStart } from './recovery.ts';
 import { settingVariable } from './settings.ts';
 
-export { REGION } from './emulators.ts';
-// The stack's public names, importable from this one module.
-export { LOCAL_AUTH_SCOPE, type LocalAuthOptions, type LocalStack, type LocalStackOptions } from './options.ts';
-
 /**
  * Runs the Lambda handlers on this machine: dynalite for DynamoDB, fauxqs for
  * SQS (`emulators.ts`), an HTTP API adapter for the MCP function

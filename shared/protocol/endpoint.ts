@@ -329,13 +329,6 @@ function invalidArguments(error: z.ZodError): ToolResult {
   return { content: [{ type: 'text', text: `Invalid arguments: ${issues}` }], isError: true };
 }
 
-/**
- * The `_meta` key under which a client may pass an idempotency key on
- * `tools/call`: retrying the call with the same key (and arguments) returns
- * the task the first call created instead of starting a second job.
- */
-export { IDEMPOTENCY_KEY };
-
 function idempotencyKey(ctx: ServerContext): string | undefined {
   const value = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[IDEMPOTENCY_KEY];
   if (value === undefined) return undefined;

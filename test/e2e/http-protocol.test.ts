@@ -21,7 +21,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { throughHandler } from '../support/in-process.ts';
 import {
   errorOf,

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { mcpRequestEvent } from '../support/in-process.ts';
 import { TASKS_EXTENSION } from '../support/mcp-http.ts';
 

@@ -23,8 +23,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { startDynalite } from '../../bin/local/dynamodb.ts';
+import { REGION } from '../../bin/local/emulators.ts';
 import { LOCAL_CREDENTIALS, localSqsClient } from '../../bin/local/sqs.ts';
-import { REGION, startLocalStack } from '../../bin/local/stack.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import type { LogEvent } from '../../shared/log.ts';

@@ -58,8 +58,6 @@ const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 // Wire recording
 // ---------------------------------------------------------------------------
 
-export type { JsonRpcMessage };
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readEffects } from '../../functions/fixtures/durability/effects.ts';
-import { IDEMPOTENCY_KEY } from '../../shared/protocol/endpoint.ts';
+import { IDEMPOTENCY_KEY } from '../../shared/wire.ts';
 import { type RpcOptions, requestMeta, resultOf, rpc } from './mcp-http.ts';
 import { waitFor } from './wait.ts';
 

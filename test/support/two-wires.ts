@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { LocalStack } from '../../bin/local/stack.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
 import { httpApiEvent } from './factories.ts';
 import { type JsonRpcMessage, parseMessages, type RpcOptions, requestMeta, rpc, TASKS_CAPABILITIES } from './mcp-http.ts';
 
