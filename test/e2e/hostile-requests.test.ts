@@ -187,7 +187,7 @@ describe('hostile and unlucky input', () => {
       queue: local.stack.queue,
       tools: localTools('all'),
       log: () => {},
-      requestStateKey: async () => randomBytes(32),
+      stackSecret: async () => randomBytes(32),
     });
     const status = async (headers: Record<string, string | undefined>) =>
       (

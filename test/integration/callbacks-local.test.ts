@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { localStateKey } from '../../bin/local/data-dir.ts';
+import { localStackSecret } from '../../bin/local/data-dir.ts';
 import { runOps } from '../../bin/ops/cli.ts';
 import { sealCallback } from '../../shared/callback-tokens.ts';
 import { DEFAULT_SETTINGS } from '../../shared/config.ts';
@@ -186,7 +186,7 @@ describe('callbacks on the local stack', () => {
     const get = await fetch(job.url);
     assert.deepEqual([get.status, get.headers.get('allow')], [405, 'POST']);
     // A token of this stack (sealed with the key derived from its secret) for this very callback, expired.
-    const keys = purposeKeys(localStateKey(stack.dataDir));
+    const keys = purposeKeys(localStackSecret(stack.dataDir));
     const expired = await sealCallback(keys, { taskId, callbackId: callbackIdOf(taskId, 'outside'), expiresAt: Date.now() - 1000 });
     assert.deepEqual(await post(`${base}${expired}`, { result: 1 }), {
       status: 410,

@@ -24,7 +24,7 @@ function endpoint(logs: LogEvent[] = []) {
     tools: new Map(),
     config: DEFAULT_SETTINGS,
     log: (event) => void logs.push(event),
-    requestStateKey: async () => key,
+    stackSecret: async () => key,
     originPolicy: { kind: 'loopback' },
   });
 }

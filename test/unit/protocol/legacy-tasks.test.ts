@@ -27,7 +27,7 @@ function endpointWithFailingStore(logs: LogEvent[]) {
     tools: new Map(),
     config: { taskTtlMs: 60_000, pollIntervalMs: 1_000, maxPollIntervalMs: 10_000, retentionMs: 60_000, syncBudgetMs: 1_000 },
     log: (event) => void logs.push(event),
-    requestStateKey: async () => key,
+    stackSecret: async () => key,
     originPolicy: { kind: 'loopback' },
   });
 }
