@@ -25,7 +25,7 @@ import { jsonLog } from '../../shared/log.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb/index.ts';
 import type { TaskRecord, TaskStatus } from '../../shared/tasks/model.ts';
 import { startEventBridgeFake } from '../support/eventbridge-fake.ts';
-import { rpc } from '../support/mcp-http.ts';
+import { rpc } from '../support/wire.ts';
 import {
   detail,
   type Figures,

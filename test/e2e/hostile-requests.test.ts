@@ -24,8 +24,8 @@ import { createMcpHandler } from '../../functions/mcp/app.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { MAX_TASK_ID_LENGTH } from '../../shared/tasks/limits.ts';
 import { isTerminal } from '../../shared/tasks/model.ts';
-import { errorOf, lambdaEvent, type Reply, rawPost, resultOf, wires } from '../support/two-wires.ts';
 import { waitFor } from '../support/wait.ts';
+import { errorOf, mcpRequestEvent, type RpcResponse, rawPost, resultOf, wires } from '../support/wire.ts';
 import { hostileStack, PRINCIPAL, pad } from './hostile-stack.ts';
 
 describe('hostile and unlucky input', () => {
@@ -173,7 +173,7 @@ describe('hostile and unlucky input', () => {
   it('item 5: a malformed Host header gets a clean 400 from the event adapter, over HTTP too', async () => {
     for (const host of ['a b', '[', '%zz']) {
       const result = (await local.stack.handlers.mcp(
-        lambdaEvent('tools/list', {}, { headers: { host } }),
+        mcpRequestEvent('tools/list', {}, { headers: { host } }),
       )) as APIGatewayProxyStructuredResultV2;
       assert.equal(result.statusCode, 400, `${host}: ${result.body}`);
       assert.equal(await rawPost(local.stack.url, { Host: host }), 400, `HTTP with Host ${host}`);
@@ -192,7 +192,7 @@ describe('hostile and unlucky input', () => {
     const status = async (headers: Record<string, string | undefined>) =>
       (
         (await deployed(
-          lambdaEvent('tools/list', {}, { headers: { host: 'abc.execute-api.us-east-1.amazonaws.com', ...headers } }),
+          mcpRequestEvent('tools/list', {}, { headers: { host: 'abc.execute-api.us-east-1.amazonaws.com', ...headers } }),
         )) as APIGatewayProxyStructuredResultV2
       ).statusCode;
     assert.equal(await status({}), 200);
@@ -243,11 +243,11 @@ describe('optional cap on unfinished tasks per principal (item 6)', () => {
       assert.deepEqual(refused.data, { reason: 'unfinished-task-limit', limit: 2 });
       // Another principal is not affected.
       const other = await stack.handlers.mcp(
-        lambdaEvent('tools/call', { name: 'slow_compute', arguments: { seconds: 0.2 } }, { principal: 'bob' }),
+        mcpRequestEvent('tools/call', { name: 'slow_compute', arguments: { seconds: 0.2 } }, { principal: 'bob' }),
       );
       assert.match(JSON.stringify(other), /resultType\\":\\"task/);
       assert.equal(resultOf(await wire.call('tasks/cancel', { taskId: ids[0] }))['resultType'], 'complete');
-      const third: Reply = await waitFor(
+      const third: RpcResponse = await waitFor(
         'the slot to be freed',
         async () => {
           const reply = await start();

@@ -14,9 +14,8 @@ import { principalFor } from '../../shared/auth/principal.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { isTerminal } from '../../shared/tasks/model.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
-import type { RpcOptions } from '../support/mcp-http.ts';
-import { resultOf, type Wire } from '../support/two-wires.ts';
 import { waitFor } from '../support/wait.ts';
+import { type RpcOptions, resultOf, type Wire } from '../support/wire.ts';
 
 /** The principal the local stack gives every request without an authorizer. */
 export const PRINCIPAL = 'local';

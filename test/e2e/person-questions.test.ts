@@ -15,9 +15,18 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { LocalStack } from '../../bin/local/options.ts';
 import { startLocalStack } from '../../bin/local/stack.ts';
-import { throughHandler } from '../support/in-process.ts';
-import { errorOf, getTask, pollUntil, type RpcTarget, resultOf, rpc, TASKS_CAPABILITIES, TASKS_EXTENSION } from '../support/mcp-http.ts';
-import { wireHelpers } from '../support/wire.ts';
+import {
+  errorOf,
+  getTask,
+  pollUntil,
+  type RpcTarget,
+  resultOf,
+  rpc,
+  TASKS_CAPABILITIES,
+  TASKS_EXTENSION,
+  throughHandler,
+  wireHelpers,
+} from '../support/wire.ts';
 
 /** A task-declaring client that also declares URL-mode elicitation. */
 const URL_MODE = { elicitation: { form: {}, url: {} }, extensions: { [TASKS_EXTENSION]: {} } };

@@ -17,7 +17,7 @@ import type { LocalStack } from '../../bin/local/options.ts';
 import { LOCAL_CREDENTIALS } from '../../bin/local/sqs.ts';
 import { startLocalStack } from '../../bin/local/stack.ts';
 import { TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb/index.ts';
-import { getTask, pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
+import { getTask, pollUntil, resultOf, rpc } from '../support/wire.ts';
 
 let stack: LocalStack;
 let dataDir: string;

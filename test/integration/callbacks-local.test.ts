@@ -19,8 +19,8 @@ import { purposeKeys } from '../../shared/keys.ts';
 import { callbackIdOf } from '../../shared/runtime/callbacks.ts';
 import { createTask } from '../support/durable.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { pollUntil, rpc } from '../support/mcp-http.ts';
 import { waitFor } from '../support/wait.ts';
+import { pollUntil, rpc } from '../support/wire.ts';
 
 /** What the outside service was handed: the callback's id and URL. */
 interface Handed {

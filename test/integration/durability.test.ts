@@ -26,8 +26,8 @@ import type { TaskMessage, TaskQueue } from '../../shared/queue/queue.ts';
 import { processTaskMessage } from '../../shared/runtime/worker.ts';
 import { createTask, durableEnv, uniqueLabel, waitForEffects } from '../support/durable.ts';
 import { newTask } from '../support/factories.ts';
-import { errorOf, getTask, pollUntil, requestMeta, resultOf, rpc } from '../support/mcp-http.ts';
 import { sleep, waitFor } from '../support/wait.ts';
+import { errorOf, getTask, pollUntil, requestMeta, resultOf, rpc } from '../support/wire.ts';
 
 const VISIBILITY_TIMEOUT_SECONDS = 1;
 const MAX_RECEIVE_COUNT = 3;

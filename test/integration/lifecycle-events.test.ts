@@ -24,8 +24,8 @@ import { DETAIL_TYPES, EVENT_SOURCE } from '../../shared/events/task-events.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { type EventBridgeFake, type ReceivedEvent, startEventBridgeFake } from '../support/eventbridge-fake.ts';
 import { newTask, sqsEvent } from '../support/factories.ts';
-import { pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
 import { waitFor } from '../support/wait.ts';
+import { pollUntil, resultOf, rpc } from '../support/wire.ts';
 
 const PUBLIC_URL = 'https://tasks.example.test';
 const BUS = 'McpTasksEventsTest';

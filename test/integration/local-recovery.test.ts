@@ -33,8 +33,8 @@ import { ACTIVE_INDEX, DEFAULT_ACTIVE_INDEX_SHARDS, TABLE_KEYS } from '../../sha
 import { createTask, uniqueLabel } from '../support/durable.ts';
 import { newTask } from '../support/factories.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
 import { waitFor } from '../support/wait.ts';
+import { pollUntil, resultOf, rpc } from '../support/wire.ts';
 
 const require = createRequire(import.meta.url);
 

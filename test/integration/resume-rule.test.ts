@@ -22,8 +22,8 @@ import { startLocalStack } from '../../bin/local/stack.ts';
 import { jsonLog } from '../../shared/log.ts';
 import type { TaskMessage, TaskQueue } from '../../shared/queue/queue.ts';
 import { createTask } from '../support/durable.ts';
-import { pollUntil, resultOf, rpc, type TaskView } from '../support/mcp-http.ts';
 import { waitFor } from '../support/wait.ts';
+import { pollUntil, resultOf, rpc, type TaskView } from '../support/wire.ts';
 
 /** Generous: the machine may be busy; nothing here asserts how fast anything is. */
 const SETTLE_MS = 60_000;

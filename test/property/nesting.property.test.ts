@@ -24,7 +24,7 @@ import { startLocalStack } from '../../bin/local/stack.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { MAX_JSON_DEPTH } from '../../shared/tasks/limits.ts';
 import { httpApiEvent } from '../support/factories.ts';
-import { parseMessages, requestMeta, TASKS_CAPABILITIES } from '../support/mcp-http.ts';
+import { parseMessages, requestMeta, TASKS_CAPABILITIES } from '../support/wire.ts';
 
 const METHODS = [
   'tools/call',

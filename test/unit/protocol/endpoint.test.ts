@@ -14,7 +14,7 @@ import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { MAX_ARGUMENTS_BYTES } from '../../../shared/tasks/limits.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { storePolicy } from '../../support/factories.ts';
-import { parseMessages, resultOf, rpc } from '../../support/mcp-http.ts';
+import { parseMessages, resultOf, rpc } from '../../support/wire.ts';
 
 function endpoint(logs: LogEvent[] = []) {
   const key = randomBytes(32);

@@ -11,7 +11,7 @@ import { createEndpoint } from '../../../shared/protocol/endpoint.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { storePolicy } from '../../support/factories.ts';
-import { parseMessages } from '../../support/mcp-http.ts';
+import { parseMessages } from '../../support/wire.ts';
 
 const SECRET = 'row 0f0f0f0f of principal bob';
 
