@@ -69,6 +69,13 @@ describe('one resume rule: a refused enqueue after the change is recorded', () =
   const untilStatus = (taskId: string, status: TaskView['status']) =>
     pollUntil(stack.url, taskId, (task) => task.status === status, SETTLE_MS, 100);
 
+  /** A task of `tool` started by a task-declaring call, once it asks its question. */
+  async function asking(tool: string, args: Record<string, unknown>): Promise<string> {
+    const taskId = await createTask(stack.url, tool, args);
+    await untilStatus(taskId, 'input_required');
+    return taskId;
+  }
+
   /** A fallback `tools/call` (no tasks declared); returns the result's structured content. */
   async function fallbackCall(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
     const result = resultOf(await rpc(stack.url, 'tools/call', { name, arguments: args }, { capabilities: {}, timeoutMs: SETTLE_MS }));
@@ -92,11 +99,7 @@ describe('one resume rule: a refused enqueue after the change is recorded', () =
   const surfaces: Surface[] = [
     {
       name: 'an answer through tasks/update',
-      async waiting() {
-        const taskId = await createTask(stack.url, 'confirm_delete', { filename: 'a.txt' });
-        await untilStatus(taskId, 'input_required');
-        return taskId;
-      },
+      waiting: () => asking('confirm_delete', { filename: 'a.txt' }),
       async resume(taskId) {
         const response = await rpc(stack.url, 'tasks/update', {
           taskId,
@@ -122,11 +125,7 @@ describe('one resume rule: a refused enqueue after the change is recorded', () =
     },
     {
       name: "a decision on the console's page",
-      async waiting() {
-        const taskId = await createTask(stack.url, 'approval_gate', { action: 'ship it' });
-        await untilStatus(taskId, 'input_required');
-        return taskId;
-      },
+      waiting: () => asking('approval_gate', { action: 'ship it' }),
       async resume(taskId) {
         const response = await consoleAnswer(taskId, 'approval', { 'field.approve': 'true' });
         assert.equal(response.status, 303, await response.text());
