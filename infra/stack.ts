@@ -8,7 +8,7 @@ import type { ToolDefinition } from '../shared/runtime/tool.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { callbacksFunction } from './constructs/callbacks.ts';
 import { Operations } from './constructs/operations.ts';
-import { StateKey } from './constructs/state-key.ts';
+import { StackSecret } from './constructs/stack-secret.ts';
 import { SweepSchedule } from './constructs/sweep-schedule.ts';
 import { TaskEvents } from './constructs/task-events.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
@@ -164,7 +164,8 @@ export class TasksStack extends Stack {
   /** The completion endpoint, `POST /callbacks/{token}` on the API's origin. */
   readonly callbacks: TaskFunction;
   readonly api: Api;
-  readonly stateKey: StateKey;
+  /** The stack's secret: the SSM parameter that seals `requestState` and from which every purpose's key derives. */
+  readonly stackSecret: StackSecret;
   readonly operations: Operations;
   /** The user pool, when the stack creates one. */
   readonly userPool?: McpUserPool;
@@ -218,7 +219,8 @@ export class TasksStack extends Stack {
     grantToolNeeds(this.worker, taskTools);
     for (const fn of [this.worker, this.sweeps.sweeper, this.sweeps.deadLetterHandler]) events?.grantPublish(fn);
 
-    this.stateKey = new StateKey(this, 'StateKey', common);
+    // The id predates the name: kept, so a deployed stack keeps its secret (a new id would replace it).
+    this.stackSecret = new StackSecret(this, 'StateKey', common);
     const allowedOrigins = props.allowedOrigins ?? [];
     this.mcp = new TaskFunction(this, 'Mcp', {
       ...common,
@@ -231,7 +233,7 @@ export class TasksStack extends Stack {
       timeout: mcpTimeout(DEFAULT_SETTINGS.syncBudgetMs),
       environment: {
         ...this.tasks.environment,
-        [ENV.stateKeyParameter]: this.stateKey.parameterName,
+        [ENV.stackSecretParameter]: this.stackSecret.parameterName,
         ...(allowedOrigins.length > 0 ? { [ENV.allowedOrigins]: allowedOrigins.join(',') } : {}),
         ...(props.clientFallback === false ? { [ENV.clientFallback]: 'off' } : {}),
         ...(props.machineClaim ? { [ENV.machineClaim]: props.machineClaim } : {}),
@@ -240,18 +242,18 @@ export class TasksStack extends Stack {
     });
     grantToolNeeds(this.mcp, inlineTools);
     // The key exists before the first request can need it.
-    this.mcp.function.node.addDependency(this.stateKey.resource);
-    this.stateKey.grantRead(this.mcp.role);
+    this.mcp.function.node.addDependency(this.stackSecret.resource);
+    this.stackSecret.grantRead(this.mcp.role);
     this.table.grantReadWriteData(this.mcp);
     this.tasks.queue.grantSendMessages(this.mcp.function);
     events?.grantPublish(this.mcp);
 
     const auth = this.#resourceServer(props);
     this.console = this.#console(props, auth);
-    this.callbacks = callbacksFunction(this, { ...common, table: this.table, tasks: this.tasks, stateKey: this.stateKey });
+    this.callbacks = callbacksFunction(this, { ...common, table: this.table, tasks: this.tasks, stackSecret: this.stackSecret });
     // The worker seals the tokens of the callback URLs it hands out.
-    this.worker.function.addEnvironment(ENV.stateKeyParameter, this.stateKey.parameterName);
-    this.stateKey.grantRead(this.worker.role);
+    this.worker.function.addEnvironment(ENV.stackSecretParameter, this.stackSecret.parameterName);
+    this.stackSecret.grantRead(this.worker.role);
     this.api = new Api(this, 'Api', {
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
@@ -301,7 +303,7 @@ export class TasksStack extends Stack {
   /**
    * The console function: the task table's reads, answers and cancels
    * (`grantConsole`), the task queue (a resume after the last answer), the
-   * state key its cookie keys derive from, and the client secret when one is
+   * stack's secret its cookie keys derive from, and the client secret when one is
    * given. Its sign-in issuer: the user pool (whose console client is made
    * once the API's URL is known: {@link TasksStack.#links}), else the first
    * configured issuer; without a client id there, a console of an endpoint
@@ -324,7 +326,7 @@ export class TasksStack extends Stack {
       timeout: Duration.seconds(15),
       environment: {
         ...this.tasks.environment,
-        [ENV.stateKeyParameter]: this.stateKey.parameterName,
+        [ENV.stackSecretParameter]: this.stackSecret.parameterName,
         ...(settings.open ? { [ENV.console]: 'open' } : {}),
         ...(issuer ? { [ENV.consoleIssuer]: issuer } : {}),
         ...(clientId ? { [ENV.consoleClientId]: clientId } : {}),
@@ -332,8 +334,8 @@ export class TasksStack extends Stack {
       },
       settingStores: { ssmParameter: false, secretsManager: settings.clientSecret !== undefined },
     });
-    fn.function.node.addDependency(this.stateKey.resource);
-    this.stateKey.grantRead(fn.role);
+    fn.function.node.addDependency(this.stackSecret.resource);
+    this.stackSecret.grantRead(fn.role);
     this.table.grantConsole(fn);
     this.tasks.queue.grantSendMessages(fn.function);
     // A cancel from a task's page ends the task here: its event too.

@@ -240,9 +240,10 @@ export const SETTINGS = {
     deployed: "`-c allowedOrigins=…`, which also configures the HTTP API's CORS",
     read: origins,
   },
-  stateKeyParameter: optional(
+  stackSecretParameter: optional(
     'TASKS_STATE_KEY_PARAMETER',
-    'the SSM SecureString holding the `requestState` sealing key (base64, 32 bytes or more); the local stack keeps its own key file',
+    "the SSM SecureString holding the stack's secret (base64, 32 bytes or more), which seals `requestState` and from which every " +
+      "purpose's key derives; the local stack keeps its own in the data directory",
     "the stack's parameter",
   ),
   maxUnfinishedTasks: {

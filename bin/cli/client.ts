@@ -15,9 +15,9 @@
  * It is never imported by the functions.
  */
 
+import { delay } from '../../shared/delay.ts';
 import { TasksError } from '../../shared/errors.ts';
 import type { DetailedTask } from '../../shared/protocol/wire-types.ts';
-import { delay } from '../../shared/runtime/delay.ts';
 import { type InputRequest, isTerminal } from '../../shared/tasks/model.ts';
 import { IDEMPOTENCY_KEY, INTERNAL_ERROR, META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
 import { GatewayAnswer, type RetryOptions, tryLater, withRetries } from './transport.ts';

@@ -5,7 +5,7 @@
  * backoff for a bounded time. Past it, {@link Unreachable} names the URL and
  * the cause. Local to the client: nothing here is on the wire.
  */
-import { delay } from '../../shared/runtime/delay.ts';
+import { delay } from '../../shared/delay.ts';
 
 /** HTTP statuses a gateway answers when the endpoint behind it is busy or away: worth trying again. */
 const TRY_LATER = new Set([429, 502, 503, 504]);

@@ -15,8 +15,8 @@ export type McpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayPr
 
 /** What the MCP function needs besides the common parts. */
 export interface McpDeps extends FunctionDeps {
-  /** The `requestState` sealing key, read once (SSM on AWS, a key file locally). */
-  requestStateKey: () => Promise<Uint8Array>;
+  /** The stack's secret, read once (SSM on AWS, a file in the data directory locally): it seals `requestState`, and the purpose keys derive from it. */
+  stackSecret: () => Promise<Uint8Array>;
   /** Default: the configured allowed origins (`TASKS_ALLOWED_ORIGINS`); the local stack serves loopback only. */
   originPolicy?: OriginPolicy;
 }

@@ -6,7 +6,7 @@ import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { servedTools } from '../lib/served-tools.ts';
 import { sqsQueue } from '../lib/sqs.ts';
-import { ssmStateKey } from '../lib/state-key.ts';
+import { ssmStackSecret } from '../lib/stack-secret.ts';
 import { withDeployedSettings } from '../lib/tool-settings.ts';
 import { createWorkerHandler } from './app.ts';
 
@@ -19,5 +19,5 @@ export const handler = createWorkerHandler({
   log: jsonLog(),
   eventPublisher: eventBridgePublisher(config),
   // Callback URLs carry a token sealed under a key derived from the stack's secret (read on a callback's first use).
-  ...(config.stateKeyParameter ? { keys: purposeKeys(ssmStateKey(config.stateKeyParameter)) } : {}),
+  ...(config.stackSecretParameter ? { keys: purposeKeys(ssmStackSecret(config.stackSecretParameter)) } : {}),
 });

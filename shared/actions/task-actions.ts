@@ -10,12 +10,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parsePrincipal } from '../auth/principal.ts';
+import { delay } from '../delay.ts';
 import type { LifecycleEvents } from '../events/publisher.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
-import { delay } from '../runtime/delay.ts';
 import { type AnswerOptions, type Decider, DecisionRefusedError, type WaitingPage } from '../tasks/approvals-model.ts';
+import type { CompletionResult, HeartbeatResult, PostedCompletion } from '../tasks/callbacks-model.ts';
 import { checkAnswers } from '../tasks/limits.ts';
 import { type ClientCapabilities, isTerminal, type RepeatRun, type TaskRecord } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
@@ -132,7 +133,7 @@ export class TaskActions {
       { ...options, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
     );
     if (created.created) {
-      await this.enqueue(created.task.taskId, 'start');
+      await this.#enqueue(created.task.taskId, 'start');
       log(
         withMetrics({ event: 'task-created', taskId: created.task.taskId, tool: task.tool }, { TasksCreated: 1 }, created.task.createdAt),
       );
@@ -194,8 +195,7 @@ export class TaskActions {
       }),
     );
     this.#decisionsLogged(taskId, principal, 'client', recorded);
-    if (recorded.resumed) await this.enqueue(taskId, 'resume');
-    return recorded;
+    return this.#resumed(taskId, recorded, recorded.resumed);
   }
 
   /**
@@ -212,7 +212,36 @@ export class TaskActions {
       this.deps.store.decide(taskId, decider, responses, this.deps.now()),
     );
     this.#decisionsLogged(taskId, decider.principal, 'page', recorded);
-    if (recorded.resumed) await this.enqueue(taskId, 'resume');
+    return this.#resumed(taskId, recorded, recorded.resumed);
+  }
+
+  /**
+   * Records what an outside system posted to a callback's URL: the first
+   * completion wins, the same again is a `duplicate`; completing the last
+   * callback a suspended run waits on resumes the task. No principal: the
+   * callback's token is the capability (the caller has checked it).
+   */
+  async completeCallback(taskId: string, callbackId: string, posted: PostedCompletion): Promise<CompletionResult> {
+    const result = await this.deps.store.completeCallback(taskId, callbackId, posted, this.deps.now());
+    return this.#resumed(taskId, result, result === 'resumed');
+  }
+
+  /** Records a heartbeat of an open callback (no resume: the run still waits). No principal, as {@link completeCallback}. */
+  beatCallback(taskId: string, callbackId: string): Promise<HeartbeatResult> {
+    return this.deps.store.beatCallback(taskId, callbackId, this.deps.now());
+  }
+
+  /**
+   * The one resume rule, for every change an outside party makes to a
+   * waiting task (an answer, a decision, a callback's completion): the
+   * change is recorded first (`recorded`, already written); when it left the
+   * task due (`resumes`), its resume is queued. A refused enqueue is logged
+   * and left to the sweeper (the written row is due), and the caller gets
+   * the recorded outcome: the change was made. A new way to resume records
+   * its change through the store, then returns through here.
+   */
+  async #resumed<T>(taskId: string, recorded: T, resumes: boolean): Promise<T> {
+    if (resumes) await this.#enqueue(taskId, 'resume');
     return recorded;
   }
 
@@ -274,7 +303,7 @@ export class TaskActions {
    * it), which enqueues it again: the caller succeeds rather than report an
    * error for a change that was made.
    */
-  async enqueue(taskId: string, reason: Extract<TaskMessage['reason'], 'start' | 'resume'>): Promise<void> {
+  async #enqueue(taskId: string, reason: Extract<TaskMessage['reason'], 'start' | 'resume'>): Promise<void> {
     try {
       await this.deps.queue.send({ taskId, reason });
     } catch (error) {

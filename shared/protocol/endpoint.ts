@@ -45,8 +45,8 @@ export interface EndpointDeps {
   now?: () => number;
   /** Structured, content-free log lines (never arguments, answers or tokens). */
   log: Log;
-  /** The HMAC key sealing `requestState` (at least 32 bytes), loaded once and cached by the caller. */
-  requestStateKey: () => Promise<Uint8Array>;
+  /** The stack's secret (at least 32 bytes), loaded once and cached by the caller: it seals `requestState`, and the purpose keys derive from it. */
+  stackSecret: () => Promise<Uint8Array>;
   /** Which `Origin` (and, locally, `Host`) values are served. */
   originPolicy: OriginPolicy;
   /**
@@ -124,8 +124,8 @@ class TasksEndpoint {
     this.now = deps.now ?? Date.now;
     // `auto`: a JSON body, unless a tool reports progress to a client that asked for it (see progress.ts).
     const handler = createMcpHandler((ctx) => this.buildServer(ctx), { responseMode: 'auto' });
-    this.inline = new InlineRunner(requestStateSealer(deps.requestStateKey), deps.config.syncBudgetMs);
-    const keys = purposeKeys(deps.requestStateKey);
+    this.inline = new InlineRunner(requestStateSealer(deps.stackSecret), deps.config.syncBudgetMs);
+    const keys = purposeKeys(deps.stackSecret);
     this.repeatKey = () => keys('repeat-call-id');
     this.fallbackOn = deps.clientFallback ?? true;
     if (this.fallbackOn) {
@@ -335,13 +335,6 @@ function invalidArguments(error: z.ZodError): ToolResult {
   const issues = error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ');
   return { content: [{ type: 'text', text: `Invalid arguments: ${issues}` }], isError: true };
 }
-
-/**
- * The `_meta` key under which a client may pass an idempotency key on
- * `tools/call`: retrying the call with the same key (and arguments) returns
- * the task the first call created instead of starting a second job.
- */
-export { IDEMPOTENCY_KEY };
 
 function idempotencyKey(ctx: ServerContext): string | undefined {
   const value = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[IDEMPOTENCY_KEY];

@@ -1,10 +1,10 @@
 import { type createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/server';
-import { topLevelId } from '../json-depth.ts';
+import { nestsDeeperThan, topLevelId } from '../json-depth.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
 import { INVALID_PARAMS, INVALID_REQUEST, META_KEYS, PROTOCOL_VERSION } from '../wire.ts';
 import { missingTasksCapability } from './errors.ts';
 import { type OriginPolicy, originRefusal } from './origin.ts';
-import { inputResponsesProblem, nestsDeeperThan, TOO_DEEP_MESSAGE } from './preflight.ts';
+import { inputResponsesProblem, TOO_DEEP_MESSAGE } from './preflight.ts';
 import { declaresTasks } from './server.ts';
 
 type McpHandler = ReturnType<typeof createMcpHandler>;

@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { delay } from '../delay.ts';
 import type { CallbackWait, CallbackWaitEntry } from '../tasks/callbacks-model.ts';
 import { ANSWERED_BY_META, EVENT_MESSAGE_META, FOUR_EYES_META, type InputRequest, type QuestionRecord } from '../tasks/model.ts';
 import { INVALID_PARAMS, MISSING_CAPABILITY } from '../wire.ts';
 import { awaitCallback, type CallbackHost } from './callbacks.ts';
-import { delay } from './delay.ts';
 import {
   type CallKind,
   divergenceAt,

@@ -2,7 +2,7 @@ import type * as z from 'zod';
 import { TasksError } from '../errors.ts';
 import type { ClientCapabilities, Decision, JsonRpcErrorObject } from '../tasks/model.ts';
 
-export { delay } from './delay.ts';
+export { delay } from '../delay.ts';
 export { jsonSchemaInput } from './json-schema.ts';
 
 /** A `CallToolResult` as a tool returns it. */

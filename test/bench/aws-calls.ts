@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import { ENV } from '../../shared/config.ts';
 import { startLocalStackProcess } from '../support/local-stack.ts';
-import { rpc } from '../support/mcp-http.ts';
+import { rpc } from '../support/wire.ts';
 import { detail, type Figures, figuresOf, meter, resetMeter } from './aws-counting.ts';
 import { countScenarios, countWithIssuer, openCountingStack } from './aws-scenarios.ts';
 import { callbackLines, callbackVersusPoll } from './callback-vs-poll.ts';

@@ -17,8 +17,10 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { decodeJwt } from 'jose';
+import { REGION } from '../../bin/local/emulators.ts';
+import { LOCAL_AUTH_SCOPE, type LocalStack } from '../../bin/local/options.ts';
 import { LOCAL_CREDENTIALS } from '../../bin/local/sqs.ts';
-import { LOCAL_AUTH_SCOPE, type LocalStack, REGION, startLocalStack } from '../../bin/local/stack.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { principalFor } from '../../shared/auth/principal.ts';
 import { ENV } from '../../shared/config.ts';
@@ -27,8 +29,8 @@ import { jsonLog } from '../../shared/log.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb/index.ts';
 import type { TaskRecord, TaskStatus } from '../../shared/tasks/model.ts';
 import { startEventBridgeFake } from '../support/eventbridge-fake.ts';
-import { rpc } from '../support/mcp-http.ts';
 import { clientCredentialsToken, discover, registerServiceClient } from '../support/oauth.ts';
+import { rpc } from '../support/wire.ts';
 import {
   detail,
   type Figures,

@@ -15,8 +15,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { pollUntil, TasksClient } from '../../bin/cli/client.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { errorOf, resultOf, rpc, TASKS_EXTENSION } from '../support/mcp-http.ts';
 import { clientCredentialsToken, discover, personToken, registerServiceClient } from '../support/oauth.ts';
+import { errorOf, resultOf, rpc, TASKS_EXTENSION } from '../support/wire.ts';
 import { launchBrowser, type TestBrowser } from './browser.ts';
 
 /** Generous: the machine may be busy; nothing here asserts how fast anything is. */

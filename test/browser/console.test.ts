@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { TasksClient } from '../../bin/cli/client.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { resultOf, rpc } from '../support/mcp-http.ts';
+import { resultOf, rpc } from '../support/wire.ts';
 import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/mcp-tasks.js', import.meta.url));

@@ -27,8 +27,6 @@ import { describeSteps } from './steps.contract.ts';
 import { describeSweep } from './sweep.contract.ts';
 import { describeTerminalTasks } from './terminal.contract.ts';
 
-export { CONTRACT_POLICY, type StoreUnderTest } from './kit.ts';
-
 /**
  * Registers the contract cases for one adapter. `makeStore` is called once
  * (in `before`); the store must use {@link CONTRACT_POLICY}.

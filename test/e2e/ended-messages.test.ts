@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { newTask } from '../support/factories.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

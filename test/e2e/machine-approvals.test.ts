@@ -13,21 +13,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { LOCAL_AUTH_SCOPE, type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
+import { LOCAL_AUTH_SCOPE, type LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { TaskActions } from '../../shared/actions/task-actions.ts';
 import { principalFor } from '../../shared/auth/principal.ts';
-import {
-  errorOf,
-  getTask,
-  type RpcOptions,
-  resultOf,
-  rpc,
-  TASKS_CAPABILITIES,
-  TASKS_EXTENSION,
-  type TaskView,
-} from '../support/mcp-http.ts';
 import { clientCredentialsToken, discover, registerServiceClient } from '../support/oauth.ts';
 import { waitFor } from '../support/wait.ts';
+import { errorOf, getTask, type RpcOptions, resultOf, rpc, TASKS_CAPABILITIES, TASKS_EXTENSION, type TaskView } from '../support/wire.ts';
 
 const APPROVAL = { name: 'approval_gate', arguments: { action: 'rotate the signing keys' } };
 

@@ -144,7 +144,7 @@ describe('an existing issuer (authIssuer)', () => {
       queue: new InMemoryTaskQueue(),
       tools: catalogue(productTools),
       log: () => {},
-      requestStateKey: async () => new Uint8Array(32).fill(7),
+      stackSecret: async () => new Uint8Array(32).fill(7),
     });
 
     for (const path of METADATA_PATHS) {

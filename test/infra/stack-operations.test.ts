@@ -289,16 +289,19 @@ describe('context', () => {
   }
 });
 
-// The requestState key and the allowed origins.
-describe('requestState key and allowed origins', () => {
-  it('creates the key as an SSM SecureString through a custom resource, and lets the MCP function read only that parameter', () => {
+// The stack's secret and the allowed origins.
+describe("the stack's secret and allowed origins", () => {
+  it("creates the stack's secret as an SSM SecureString through a custom resource, and lets the MCP function read only that parameter", () => {
     const [customId, custom] = only(stacks.base.json, 'Custom::RequestStateKey');
+    // The names a deployed stack has: its resource's id, its parameter and the variable naming it stay, or an update would replace the secret.
+    assert.match(customId, /^StateKey/);
+    assert.equal(ENV.stackSecretParameter, 'TASKS_STATE_KEY_PARAMETER');
     const parameterName = custom['Properties']['ParameterName'];
     assert.match(JSON.stringify(parameterName), /request-state-key/);
     // The value is made by the function, never in the template.
     assert.doesNotMatch(JSON.stringify(stacks.base.json), /"Type":"SecureString"/);
     const [creatorId, creator] = only(stacks.base.json, 'AWS::Lambda::Function', (fn) =>
-      String(fn['Properties']['Description']).includes('requestState sealing key'),
+      String(fn['Properties']['Description']).includes("the stack's secret"),
     );
     assert.deepEqual(custom['Properties']['ServiceToken'], arnOf(creatorId));
     const creatorStatements = statementsOf(stacks.base.json, roleLogicalIdOf(creator));
@@ -308,7 +311,7 @@ describe('requestState key and allowed origins', () => {
     assert.match(JSON.stringify(write['Resource']), /parameter\/.*request-state-key/);
 
     const [mcpId, mcp] = functions(stacks.base.json).mcp;
-    assert.deepEqual(mcp['Properties']['Environment']['Variables'][ENV.stateKeyParameter], parameterName);
+    assert.deepEqual(mcp['Properties']['Environment']['Variables'][ENV.stackSecretParameter], parameterName);
     const read = statementsOf(stacks.base.json, roleLogicalIdOf(mcp)).filter((s) =>
       asList(s['Action']).some((a: string) => a.startsWith('ssm:')),
     );

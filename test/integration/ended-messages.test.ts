@@ -16,7 +16,7 @@ import { InMemoryTaskQueue } from '../../shared/queue/memory-queue.ts';
 import { DynamoDbTaskStore, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb/index.ts';
 import { localTable } from '../support/dynalite-table.ts';
 import { storePolicy } from '../support/factories.ts';
-import { resultOf, rpc } from '../support/mcp-http.ts';
+import { resultOf, rpc } from '../support/wire.ts';
 
 const OWNER = 'alice';
 
@@ -64,7 +64,7 @@ describe('ended tasks written by the previous release, on every surface', () => 
       tools: new Map(),
       config: DEFAULT_SETTINGS,
       log: () => {},
-      requestStateKey: async () => key,
+      stackSecret: async () => key,
       originPolicy: { kind: 'loopback' },
     });
   });

@@ -23,7 +23,8 @@ import {
   PutItemCommand,
   ScanCommand,
 } from '@aws-sdk/client-dynamodb';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { ENV } from '../../shared/config.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { LIST_INDEX, TABLE_KEYS } from '../../shared/tasks/dynamodb/index.ts';

@@ -22,8 +22,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { startDynalite } from '../../bin/local/dynamodb.ts';
+import { REGION } from '../../bin/local/emulators.ts';
 import { LOCAL_CREDENTIALS, localSqsClient } from '../../bin/local/sqs.ts';
-import { REGION, startLocalStack } from '../../bin/local/stack.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import type { LogEvent } from '../../shared/log.ts';
@@ -32,8 +33,8 @@ import { createTask, uniqueLabel } from '../support/durable.ts';
 import { openLevel, withTable } from '../support/dynalite-level.ts';
 import { newTask } from '../support/factories.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
 import { waitFor } from '../support/wait.ts';
+import { pollUntil, resultOf, rpc } from '../support/wire.ts';
 
 let root: string;
 let effectsDir: string;

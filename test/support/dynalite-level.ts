@@ -10,8 +10,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startDynalite } from '../../bin/local/dynamodb.ts';
+import { REGION } from '../../bin/local/emulators.ts';
 import { LOCAL_CREDENTIALS } from '../../bin/local/sqs.ts';
-import { REGION } from '../../bin/local/stack.ts';
 
 const require = createRequire(import.meta.url);
 

@@ -11,8 +11,10 @@
  * - `bin/` runs in a terminal (CLI, operator commands, `npm start`, scripts): it
  *   never imports the tests.
  * - Inside `shared/`, layers point down: the store (`tasks/`), the queue
- *   (`queue/`) and authentication (`auth/`) never import the protocol
- *   (`protocol/`), the task actions (`actions/`) or the runtime (`runtime/`).
+ *   (`queue/`), authentication (`auth/`) and the lifecycle events (`events/`)
+ *   never import the protocol (`protocol/`), the task actions (`actions/`) or
+ *   the runtime (`runtime/`); what both sides use (`delay.ts`, `log.ts`…)
+ *   sits at the top of `shared/`.
  * - A store adapter is a wing (`shared/tasks/dynamodb/`, `shared/tasks/memory/`):
  *   from outside it, only its entry (`index.ts`) is imported. The adapter's own
  *   tests (`test/<lane>/tasks/dynamodb/`, `…/memory/`) may reach inside. The
@@ -138,7 +140,7 @@ function ownTest(file: string, wing: string): boolean {
 }
 
 /** The layers of `shared/` that the protocol, the task actions and the runtime build on. */
-const LOWER_LAYERS = ['tasks', 'queue', 'auth'];
+const LOWER_LAYERS = ['tasks', 'queue', 'auth', 'events'];
 const UPPER_LAYERS = ['protocol', 'actions', 'runtime'];
 
 /**

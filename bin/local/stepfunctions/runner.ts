@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
-import { delay } from '../../../shared/runtime/delay.ts';
+import { delay } from '../../../shared/delay.ts';
 import { ENVELOPE, isObject, type Json, MAX_TIMER_SECONDS, type PreparedDefinition, type TaskKind } from './definition.ts';
 import { type Interpreter, statesRuntimeError } from './interpreter.ts';
 import type { TaskTokens } from './tokens.ts';

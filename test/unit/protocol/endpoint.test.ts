@@ -15,7 +15,7 @@ import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { MAX_ARGUMENTS_BYTES } from '../../../shared/tasks/limits.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { storePolicy } from '../../support/factories.ts';
-import { parseMessages, resultOf, rpc } from '../../support/mcp-http.ts';
+import { parseMessages, resultOf, rpc } from '../../support/wire.ts';
 
 function endpoint(logs: LogEvent[] = []) {
   const key = randomBytes(32);
@@ -25,7 +25,7 @@ function endpoint(logs: LogEvent[] = []) {
     tools: new Map(),
     config: DEFAULT_SETTINGS,
     log: (event) => void logs.push(event),
-    requestStateKey: async () => key,
+    stackSecret: async () => key,
     originPolicy: { kind: 'loopback' },
   });
 }

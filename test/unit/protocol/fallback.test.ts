@@ -273,7 +273,7 @@ describe('the endpoint', () => {
       tools: new Map([['task_status', named('task_status')]]),
       config: DEFAULT_SETTINGS,
       log: () => {},
-      requestStateKey: async () => new Uint8Array(32),
+      stackSecret: async () => new Uint8Array(32),
       originPolicy: { kind: 'loopback' },
       ...(clientFallback === undefined ? {} : { clientFallback }),
     });
