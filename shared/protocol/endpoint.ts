@@ -16,7 +16,8 @@ import type { TaskStore } from '../tasks/store.ts';
 import { IDEMPOTENCY_KEY, TASKS_EXTENSION } from '../wire.ts';
 import { invalidParams, missingTasksCapability } from './errors.ts';
 import { callFallbackTool, type FallbackDeps } from './fallback.ts';
-import { describeTask, FALLBACK_TOOL_NAMES, fallbackToolList, SERVER_INSTRUCTIONS } from './fallback-texts.ts';
+import { describeTask, SERVER_INSTRUCTIONS } from './fallback-texts.ts';
+import { FALLBACK_TOOL_NAMES, fallbackToolList } from './fallback-tools.ts';
 import { type CallerFacts, httpFront } from './http-front.ts';
 import { InlineRunner } from './inline.ts';
 import {

@@ -4,14 +4,13 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { exportedValues, importedNames, reExports, unusedExports } from '../../support/export-graph.ts';
-import { readTree } from '../../support/import-graph.ts';
+import { readTree, WINGS } from '../../support/import-graph.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const aliases = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { imports: Record<string, string> }).imports;
 /** The modules that gather names for others and may re-export them: the wings' entries and the package's `imports` targets. */
 const ENTRY_MODULES = new Set([
-  'shared/tasks/dynamodb/index.ts',
-  'shared/tasks/memory/index.ts',
+  ...WINGS.map((wing) => `${wing}index.ts`),
   ...Object.values(aliases).map((target) => target.replace(/^\.\//, '')),
 ]);
 
