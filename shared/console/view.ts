@@ -10,36 +10,10 @@
  */
 import type { TaskSettings } from '../config.ts';
 import { pollIntervalMs } from '../protocol/render.ts';
-import { isTerminal, type TaskRecord, type TaskStatus } from '../tasks/model.ts';
-
-/** One piece of a tool's result, as the page shows it. */
-export type Block =
-  | { kind: 'text'; text: string }
-  | { kind: 'image'; src: string; alt: string }
-  | { kind: 'audio'; src: string }
-  /** `href` only when the target is `http:` or `https:`; otherwise the page shows `text` and the target as text. */
-  | { kind: 'link'; text: string; target: string; href?: string }
-  | { kind: 'json'; label: string; text: string };
-
-/** A tool's result (`CallToolResult`) as blocks; `isError`: the tool reported an error. */
-export interface ResultView {
-  isError: boolean;
-  blocks: Block[];
-}
-
-/** What the live route answers and the page's script shows. */
-export interface LiveView {
-  status: TaskStatus;
-  statusMessage?: string;
-  lastUpdatedAt: string;
-  /** When to read again (the task's poll interval, as `tasks/get` advertises it). */
-  pollIntervalMs: number;
-  /** The keys of the open questions. */
-  questions: string[];
-  cancelRequested: boolean;
-  result?: ResultView;
-  error?: { code: number; message: string };
-}
+import { isTerminal, type TaskRecord } from '../tasks/model.ts';
+import { type Block, type ResultView, resultNodes } from './blocks.ts';
+import type { LiveView } from './live.ts';
+import type { UiNode } from './nodes.ts';
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp']);
 const AUDIO_TYPES = new Set(['audio/mpeg', 'audio/wav', 'audio/x-wav', 'audio/ogg', 'audio/webm', 'audio/aac', 'audio/flac', 'audio/mp4']);
@@ -118,9 +92,13 @@ export function liveView(
     pollIntervalMs: pollIntervalMs(task, { now, config }),
     questions: task.status === 'input_required' ? Object.keys(task.inputRequests) : [],
     cancelRequested: task.cancelRequested && !isTerminal(task.status),
-    ...(task.status === 'completed' ? { result: resultView(task.result) } : {}),
+    ...(task.status === 'completed' ? { result: drawn(resultView(task.result)) } : {}),
     ...(task.status === 'failed' ? { error: { code: task.error.code, message: task.error.message } } : {}),
   };
+}
+
+function drawn(view: ResultView): { isError: boolean; nodes: UiNode[] } {
+  return { isError: view.isError, nodes: resultNodes(view) };
 }
 
 /** How long ago `at` was, as a person reads it (`5 s`, `3 min`, `2 h`, `4 d`). */

@@ -8,9 +8,11 @@ import { raw } from 'hono/html';
 import type { TaskEvent } from '../../events/task-events.ts';
 import { taskPagePath } from '../../links.ts';
 import { type Decision, isTerminal, needsAnotherApprover, type TaskRecord } from '../../tasks/model.ts';
+import type { LiveView } from '../live.ts';
 import { LIVE_SCRIPT } from '../live-script.ts';
-import { type Block, jsonText, type LiveView, type ResultView } from '../view.ts';
+import { jsonText } from '../view.ts';
 import { TaskEvents } from './events.tsx';
+import { Nodes } from './nodes.tsx';
 import { Question, type Refusal } from './question.tsx';
 
 /** Most characters of one step's value the page shows (the rest is cut, and said so). */
@@ -116,7 +118,7 @@ function Decisions(props: { decisions: Record<string, Decision> | undefined }) {
   );
 }
 
-function Outcome(props: { result: ResultView | undefined }) {
+function Outcome(props: { result: LiveView['result'] }) {
   return (
     <section id="outcome" hidden={!props.result}>
       <h2>Result</h2>
@@ -124,44 +126,10 @@ function Outcome(props: { result: ResultView | undefined }) {
         The tool reported an error.
       </p>
       <div id="result" data-filled={props.result ? 'yes' : 'no'}>
-        {props.result?.blocks.map((block) => (
-          <BlockView block={block} />
-        ))}
+        <Nodes nodes={props.result?.nodes ?? []} />
       </div>
     </section>
   );
-}
-
-/** One block of a result: the same elements the live script builds. */
-function BlockView(props: { block: Block }) {
-  const { block } = props;
-  switch (block.kind) {
-    case 'image':
-      return <img src={block.src} alt={block.alt} />;
-    case 'audio':
-      // A tool's audio comes with no captions to offer.
-      // biome-ignore lint/a11y/useMediaCaption: the result carries no caption track
-      return <audio controls src={block.src} />;
-    case 'link':
-      return block.href ? (
-        <p>
-          <a href={block.href} rel="noopener noreferrer nofollow">
-            {block.text}
-          </a>
-        </p>
-      ) : (
-        <p>{`${block.text} (${block.target})`}</p>
-      );
-    case 'json':
-      return (
-        <figure>
-          <figcaption>{block.label}</figcaption>
-          <pre>{block.text}</pre>
-        </figure>
-      );
-    case 'text':
-      return <pre>{block.text}</pre>;
-  }
 }
 
 function Cancel(props: { path: string; formToken: string; hidden: boolean }) {

@@ -1,0 +1,23 @@
+/**
+ * Nodes (`../nodes.ts`) as DOM: elements of the allowed tags with the
+ * allowed attributes, and text as text nodes. Nothing is parsed as HTML.
+ */
+import { attributeAllowed, tagAllowed, type UiNode } from '../nodes.ts';
+
+/** `node` as a DOM node of `doc` (a tag outside the list becomes empty text). */
+export function toDom(doc: Document, node: UiNode): Node {
+  if (typeof node === 'string') return doc.createTextNode(node);
+  if (!tagAllowed(node.tag)) return doc.createTextNode('');
+  const element = doc.createElement(node.tag);
+  for (const [name, value] of Object.entries(node.attrs ?? {})) {
+    if (value !== undefined && attributeAllowed(name, value)) element.setAttribute(name, value === true ? '' : value);
+  }
+  for (const child of node.children ?? []) element.append(toDom(doc, child));
+  return element;
+}
+
+/** Replaces what `target` holds with `nodes`. */
+export function fill(target: Element, nodes: readonly UiNode[]): void {
+  const doc = target.ownerDocument;
+  target.replaceChildren(...nodes.map((node) => toDom(doc, node)));
+}

@@ -1,0 +1,22 @@
+/**
+ * What the console's live routes answer, read by the page's script
+ * (`client/`): plain data, text and nodes the server drew. Neither DOM nor
+ * Node here: both the function and the browser bundle import it.
+ */
+import type { TaskStatus } from '../tasks/model.ts';
+import type { UiNode } from './nodes.ts';
+
+/** A task page's live state. */
+export interface LiveView {
+  status: TaskStatus;
+  statusMessage?: string;
+  lastUpdatedAt: string;
+  /** When to read again (the task's poll interval, as `tasks/get` advertises it). */
+  pollIntervalMs: number;
+  /** The keys of the open questions. */
+  questions: string[];
+  cancelRequested: boolean;
+  /** The result, drawn (`blocks.ts`): the page's script only builds these nodes. */
+  result?: { isError: boolean; nodes: UiNode[] };
+  error?: { code: number; message: string };
+}
