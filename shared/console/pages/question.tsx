@@ -5,6 +5,7 @@
  * a URL-mode elicitation) are shown, not answered here: an MCP client
  * answers those.
  */
+import type { Child } from 'hono/jsx';
 import { formatDuration } from '../../durations.ts';
 import { taskPagePath } from '../../links.ts';
 import type { InputRequest } from '../../tasks/model.ts';
@@ -96,120 +97,150 @@ function postedValues(field: Field, posted: PostedForm | undefined): string[] | 
   return Array.isArray(raw) ? raw : raw === undefined ? [] : [raw];
 }
 
+/** What each control of a field is drawn from: the input's name, the field's label and hint, the posted values (after a refusal). */
+interface ControlProps<F extends Field['control']> {
+  field: Extract<Field, { control: F }>;
+  name: string;
+  label: Child;
+  hint: Child;
+  posted: string[] | undefined;
+}
+
 function FieldInput(props: { field: Field; posted: PostedForm | undefined }) {
   const { field } = props;
-  const name = `${FIELD_PREFIX}${field.name}`;
-  const posted = postedValues(field, props.posted);
-  const label = (
-    <>
-      {field.label}
-      {field.required ? ' *' : ''}
-    </>
-  );
-  const hint = field.description ? <small>{field.description}</small> : null;
+  const common = {
+    name: `${FIELD_PREFIX}${field.name}`,
+    label: (
+      <>
+        {field.label}
+        {field.required ? ' *' : ''}
+      </>
+    ),
+    hint: field.description ? <small>{field.description}</small> : null,
+    posted: postedValues(field, props.posted),
+  };
   switch (field.control) {
-    case 'boolean': {
-      const value = posted ? posted[0] : field.value === undefined ? undefined : String(field.value);
-      return (
-        <fieldset>
-          <legend>{label}</legend>
-          {hint}
-          <label>
-            <input type="radio" name={name} value="true" checked={value === 'true'} required={field.required} /> Yes
-          </label>
-          <label>
-            <input type="radio" name={name} value="false" checked={value === 'false'} /> No
-          </label>
-        </fieldset>
-      );
-    }
-    case 'select': {
-      const value = posted ? posted[0] : field.value;
-      return (
-        <label>
-          {label}
-          {hint}
-          <select name={name} required={field.required}>
-            <option value="">–</option>
-            {field.choices.map((choice) => (
-              <option value={choice.value} selected={choice.value === value}>
-                {choice.label}
-              </option>
-            ))}
-          </select>
-        </label>
-      );
-    }
-    case 'multi': {
-      const values = posted ?? field.values;
-      const bounds = [
-        field.minItems === undefined ? '' : `at least ${field.minItems}`,
-        field.maxItems === undefined ? '' : `at most ${field.maxItems}`,
-      ]
-        .filter(Boolean)
-        .join(', ');
-      return (
-        <fieldset>
-          <legend>
-            {label}
-            {bounds ? ` (${bounds})` : ''}
-          </legend>
-          {hint}
-          {field.choices.map((choice) => (
-            <label>
-              <input type="checkbox" name={name} value={choice.value} checked={values.includes(choice.value)} /> {choice.label}
-            </label>
-          ))}
-        </fieldset>
-      );
-    }
-    case 'number': {
-      const value = posted ? posted[0] : field.value === undefined ? undefined : String(field.value);
-      return (
-        <label>
-          {label}
-          {hint}
-          <input
-            type="number"
-            name={name}
-            step={field.integer ? '1' : 'any'}
-            min={field.min}
-            max={field.max}
-            value={value}
-            required={field.required}
-          />
-        </label>
-      );
-    }
-    case 'text': {
-      const given = posted ? posted[0] : field.value;
-      // A date-time default (RFC 3339) as the browser's date-time input takes it: minutes, no offset.
-      const value = field.inputType === 'datetime-local' && given && !posted ? given.slice(0, 16) : given;
-      return (
-        <label>
-          {label}
-          {field.inputType === 'datetime-local' ? ' (UTC)' : ''}
-          {hint}
-          <input
-            type={field.inputType}
-            name={name}
-            minlength={field.minLength}
-            maxlength={field.maxLength}
-            value={value}
-            required={field.required}
-          />
-        </label>
-      );
-    }
+    case 'boolean':
+      return <BooleanControl field={field} {...common} />;
+    case 'select':
+      return <SelectControl field={field} {...common} />;
+    case 'multi':
+      return <MultiControl field={field} {...common} />;
+    case 'number':
+      return <NumberControl field={field} {...common} />;
+    case 'text':
+      return <TextControl field={field} {...common} />;
     case 'json':
-      return (
-        <label>
-          {label} (JSON)
-          {hint}
-          <textarea name={name} required={field.required}>
-            {posted ? posted[0] : field.value}
-          </textarea>
-        </label>
-      );
+      return <JsonControl field={field} {...common} />;
   }
+}
+
+function BooleanControl({ field, name, label, hint, posted }: ControlProps<'boolean'>) {
+  const value = posted ? posted[0] : field.value === undefined ? undefined : String(field.value);
+  return (
+    <fieldset>
+      <legend>{label}</legend>
+      {hint}
+      <label>
+        <input type="radio" name={name} value="true" checked={value === 'true'} required={field.required} /> Yes
+      </label>
+      <label>
+        <input type="radio" name={name} value="false" checked={value === 'false'} /> No
+      </label>
+    </fieldset>
+  );
+}
+
+function SelectControl({ field, name, label, hint, posted }: ControlProps<'select'>) {
+  const value = posted ? posted[0] : field.value;
+  return (
+    <label>
+      {label}
+      {hint}
+      <select name={name} required={field.required}>
+        <option value="">–</option>
+        {field.choices.map((choice) => (
+          <option value={choice.value} selected={choice.value === value}>
+            {choice.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+function MultiControl({ field, name, label, hint, posted }: ControlProps<'multi'>) {
+  const values = posted ?? field.values;
+  const bounds = [
+    field.minItems === undefined ? '' : `at least ${field.minItems}`,
+    field.maxItems === undefined ? '' : `at most ${field.maxItems}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return (
+    <fieldset>
+      <legend>
+        {label}
+        {bounds ? ` (${bounds})` : ''}
+      </legend>
+      {hint}
+      {field.choices.map((choice) => (
+        <label>
+          <input type="checkbox" name={name} value={choice.value} checked={values.includes(choice.value)} /> {choice.label}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+function NumberControl({ field, name, label, hint, posted }: ControlProps<'number'>) {
+  const value = posted ? posted[0] : field.value === undefined ? undefined : String(field.value);
+  return (
+    <label>
+      {label}
+      {hint}
+      <input
+        type="number"
+        name={name}
+        step={field.integer ? '1' : 'any'}
+        min={field.min}
+        max={field.max}
+        value={value}
+        required={field.required}
+      />
+    </label>
+  );
+}
+
+function TextControl({ field, name, label, hint, posted }: ControlProps<'text'>) {
+  const given = posted ? posted[0] : field.value;
+  // A date-time default (RFC 3339) as the browser's date-time input takes it: minutes, no offset.
+  const value = field.inputType === 'datetime-local' && given && !posted ? given.slice(0, 16) : given;
+  return (
+    <label>
+      {label}
+      {field.inputType === 'datetime-local' ? ' (UTC)' : ''}
+      {hint}
+      <input
+        type={field.inputType}
+        name={name}
+        minlength={field.minLength}
+        maxlength={field.maxLength}
+        value={value}
+        required={field.required}
+      />
+    </label>
+  );
+}
+
+function JsonControl({ field, name, label, hint, posted }: ControlProps<'json'>) {
+  return (
+    <label>
+      {label} (JSON)
+      {hint}
+      <textarea name={name} required={field.required}>
+        {posted ? posted[0] : field.value}
+      </textarea>
+    </label>
+  );
 }

@@ -1,0 +1,95 @@
+/**
+ * The two forms a task's page posts: an answer to one of its questions
+ * (`…/answer`: checked against the question's schema, then decided through
+ * the task actions, by the owner or an approver) and a cancel (`…/cancel`,
+ * behind its confirmation). Each needs the session's form token.
+ */
+import type { Hono } from 'hono';
+import { checkGivenAnswers } from '../actions/answers.ts';
+import { taskPagePath } from '../links.ts';
+import { type Decider, DecisionRefusedError } from '../tasks/approvals-model.ts';
+import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
+import { forPersonOnly, type TaskRecord } from '../tasks/model.ts';
+import type { ConsoleEnv, ConsoleSessions } from './cookies.ts';
+import type { ConsoleDeps } from './deps.ts';
+import { formContent, formFields, type PostedForm } from './forms.ts';
+import { Message } from './pages/list.tsx';
+import { FOUR_EYES_BLOCKED } from './pages/task.tsx';
+import type { C, RouteKit } from './route-kit.tsx';
+import { refused } from './sign-in-routes.tsx';
+
+export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleSessions, kit: RouteKit): void {
+  const { actions } = deps;
+
+  app.post('/tasks/:id/answer', async (c) => {
+    const who = sessions.principal(c);
+    const form = (await c.req.parseBody({ all: true })) as PostedForm;
+    if (who === undefined || !sessions.tokenOk(c, form['token'])) return refused(c, deps);
+    const decider = sessions.decider(c);
+    const taskId = c.req.param('id');
+    const own = await kit.readable(taskId, who);
+    const task = own ?? (decider?.approver && taskId.length <= MAX_TASK_ID_LENGTH ? await actions.readForApprover(taskId) : undefined);
+    if (!task || !decider) return kit.notFound(c);
+    const key = typeof form['key'] === 'string' ? form['key'] : '';
+    return answer(c, { task, own: own !== undefined, who, decider, key, form });
+  });
+
+  app.post('/tasks/:id/cancel', async (c) => {
+    const who = sessions.principal(c);
+    const form = await c.req.parseBody();
+    if (who === undefined || !sessions.tokenOk(c, form['token'])) return refused(c, deps);
+    const taskId = c.req.param('id');
+    if (form['confirm'] !== 'yes') {
+      c.status(400);
+      return c.render(<Message heading="Not cancelled" text="Cancelling needs its confirmation. Nothing was changed." />, {
+        title: 'Not cancelled',
+      });
+    }
+    if (!(await kit.readable(taskId, who))) return kit.notFound(c);
+    const outcome = await actions.cancel(taskId, who);
+    deps.log({ event: 'console-cancel', taskId, outcome });
+    return c.redirect(taskPagePath(taskId), 303);
+  });
+
+  interface Posted {
+    task: TaskRecord;
+    /** The task is the poster's own (else they decide as an approver). */
+    own: boolean;
+    who: string;
+    decider: Decider;
+    key: string;
+    form: PostedForm;
+  }
+
+  /** Checks the posted answer against its question, then records it; a refusal redraws the page with the problems. */
+  async function answer(c: C, { task, own, who, decider, key, form }: Posted) {
+    const { taskId } = task;
+    const request = task.status === 'input_required' ? task.inputRequests[key] : undefined;
+    // An approver decides another's questions for a person only: any other key of theirs is not open to them.
+    if (task.status !== 'input_required' || !request || (!own && !forPersonOnly(request))) {
+      c.status(409);
+      return c.render(
+        <Message heading="Not open" text="This question is no longer open: it was answered, or the task moved on. Nothing was recorded." />,
+        { title: 'Not open' },
+      );
+    }
+    const content = formContent(formFields(request.params?.['requestedSchema']), form);
+    const check = checkGivenAnswers(task.inputRequests, { [key]: content }, { personAllowed: true });
+    if (!check.ok) {
+      const problems =
+        check.reason === 'mismatch' ? check.problems : check.reason === 'too-large' ? [check.message] : ['Not an open question'];
+      deps.log({ event: 'console-answer-refused', taskId, reason: check.reason });
+      c.status(400);
+      return kit.renderTask(c, who, { key, problems, form });
+    }
+    try {
+      const recorded = await actions.decide(taskId, decider, check.responses);
+      deps.log({ event: 'console-answered', taskId, accepted: recorded.accepted.length, resumed: recorded.resumed });
+    } catch (error) {
+      if (!(error instanceof DecisionRefusedError)) throw error;
+      c.status(403);
+      return kit.renderTask(c, who, { key, problems: [error.reason === 'four-eyes' ? FOUR_EYES_BLOCKED : error.message], form });
+    }
+    return c.redirect(own ? taskPagePath(taskId) : '/console?decided=1', 303);
+  }
+}
