@@ -11,7 +11,7 @@
  */
 
 /** The elements a node may be. */
-export const TAGS = [
+const TAGS = [
   'a',
   'audio',
   'code',
@@ -44,7 +44,7 @@ export const TAGS = [
 export type Tag = (typeof TAGS)[number];
 
 /** The attributes a node may carry (`href` and `src` further checked by {@link attributeAllowed}). */
-export const ATTRIBUTES = [
+const ATTRIBUTES = [
   'alt',
   'class',
   'controls',
@@ -101,11 +101,4 @@ export function attributeAllowed(name: string, value: string | true): boolean {
   if (name === 'href') return typeof value === 'string' && (/^https?:\/\//i.test(value) || /^\/console(\/|\?|$)/.test(value));
   if (name === 'src') return typeof value === 'string' && MEDIA_SRC.test(value);
   return true;
-}
-
-/** The text a node shows (its text nodes, in order), as a person reads it without the markup. */
-export function textOf(node: UiNode | readonly UiNode[]): string {
-  if (typeof node === 'string') return node;
-  if (Array.isArray(node)) return node.map(textOf).join('');
-  return textOf((node as UiElement).children ?? []);
 }

@@ -5,7 +5,7 @@
 import { attributeAllowed, tagAllowed, type UiNode } from '../nodes.ts';
 
 /** `node` as a DOM node of `doc` (a tag outside the list becomes empty text). */
-export function toDom(doc: Document, node: UiNode): Node {
+function toDom(doc: Document, node: UiNode): Node {
   if (typeof node === 'string') return doc.createTextNode(node);
   if (!tagAllowed(node.tag)) return doc.createTextNode('');
   const element = doc.createElement(node.tag);

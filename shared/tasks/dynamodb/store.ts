@@ -6,6 +6,7 @@ import type { CallbackStore } from '../callbacks-store.ts';
 import { applyOutcome, decideCancel, decideExpireWait, decideFail, newTaskRecord } from '../decisions.ts';
 import { isRunning, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
 import { heartbeatFields, leaseFor, releaseFields, visible } from '../predicates.ts';
+import type { SignOutStore } from '../sign-outs-store.ts';
 import type { TaskStore } from '../store.ts';
 import { LeaseLostError, TaskIdTakenError, TaskRowRejectedError } from '../store-errors.ts';
 import type {
@@ -35,6 +36,7 @@ import { listPage } from './list.ts';
 import { putChunks, readRow, withResult } from './results.ts';
 import { endMinimal, rewriteRow } from './rewrite.ts';
 import { ACTIVE_INDEX, activeShards, INLINE_ROW_LIMIT_BYTES, RESULT_REF } from './schema.ts';
+import { dynamoDbSignOuts } from './sign-outs.ts';
 import { freeSlot, takeSlot } from './slots.ts';
 import { changes, leaseHeldBy, putRow, ROW_REJECTED_ERROR, rejectedMessage, type StoreTable, shardsOf, updateRow } from './update.ts';
 
@@ -84,12 +86,16 @@ export class DynamoDbTaskStore implements TaskStore {
   readonly awaitCallbacks: CallbackStore['awaitCallbacks'];
   readonly completeCallback: CallbackStore['completeCallback'];
   readonly beatCallback: CallbackStore['beatCallback'];
+  // The console's sign-out records live in `dynamodb/sign-outs.ts`.
+  readonly recordSignOut: SignOutStore['recordSignOut'];
+  readonly signedOutAfter: SignOutStore['signedOutAfter'];
 
   constructor(options: { client: DynamoDBClient; tableName: string; policy: StorePolicy }) {
     this.#policy = options.policy;
     this.#table = { client: options.client, tableName: options.tableName, policy: options.policy };
     const callbacks = dynamoDbCallbacks(this.#table);
     ({ awaitCallbacks: this.awaitCallbacks, completeCallback: this.completeCallback, beatCallback: this.beatCallback } = callbacks);
+    ({ recordSignOut: this.recordSignOut, signedOutAfter: this.signedOutAfter } = dynamoDbSignOuts(this.#table));
   }
 
   async create(task: NewTask, options: CreateOptions = {}): Promise<{ task: TaskRecord; created: boolean }> {

@@ -61,6 +61,8 @@ export class InMemoryTaskStore implements TaskStore {
   readonly #policy: StorePolicy;
   /** Questions for a person waiting for a decision, by sort key (the DynamoDB store's approvals list entries). */
   readonly #waiting = new Map<string, WaitingQuestion & { sort: string }>();
+  /** Sign-out records by principal (the DynamoDB store's `sign-out#` items). */
+  readonly #signOuts = new Map<string, { at: number; keepUntil: number }>();
 
   constructor(policy: StorePolicy) {
     this.#policy = policy;
@@ -151,6 +153,16 @@ export class InMemoryTaskStore implements TaskStore {
       taskId,
       this.#apply(taskId, decideOnPage(taskId, this.#tasks.get(taskId), decider, responses, now, this.#policy)),
     );
+  }
+
+  async recordSignOut(principal: string, at: number, keepUntil: number): Promise<void> {
+    const earlier = this.#signOuts.get(principal);
+    if (!earlier || earlier.at < at) this.#signOuts.set(principal, { at, keepUntil });
+  }
+
+  async signedOutAfter(principal: string, now: number): Promise<number | undefined> {
+    const record = this.#signOuts.get(principal);
+    return record && record.keepUntil > now ? record.at : undefined;
   }
 
   async getWaitingForPerson(taskId: string, now: number): Promise<TaskRecord | undefined> {
