@@ -4,6 +4,7 @@
  * which receives these nodes from the live route and only builds them.
  */
 import { el, type UiNode } from './nodes.ts';
+import { withRaw } from './values.ts';
 
 /** One piece of a tool's result, as the page shows it. */
 export type Block =
@@ -12,7 +13,9 @@ export type Block =
   | { kind: 'audio'; src: string }
   /** `href` only when the target is `http:` or `https:`; otherwise the page shows `text` and the target as text. */
   | { kind: 'link'; text: string; target: string; href?: string }
-  | { kind: 'json'; label: string; text: string };
+  | { kind: 'json'; label: string; text: string }
+  /** Structured content: drawn as rows, its JSON behind a disclosure. */
+  | { kind: 'value'; label: string; value: unknown };
 
 /** A tool's result (`CallToolResult`) as blocks; `isError`: the tool reported an error. */
 export interface ResultView {
@@ -34,7 +37,9 @@ export function blockNode(block: Block): UiNode {
     case 'json':
       return el('figure', undefined, el('figcaption', undefined, block.label), el('pre', undefined, block.text));
     case 'text':
-      return el('pre', undefined, block.text);
+      return el('p', { class: 'text' }, block.text);
+    case 'value':
+      return el('figure', undefined, el('figcaption', undefined, block.label), ...withRaw(block.value));
   }
 }
 

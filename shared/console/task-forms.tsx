@@ -12,11 +12,12 @@ import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import { forPersonOnly, type TaskRecord } from '../tasks/model.ts';
 import type { ConsoleEnv, ConsoleSessions } from './cookies.ts';
 import type { ConsoleDeps } from './deps.ts';
-import { formContent, formFields, type PostedForm } from './forms.ts';
+import { fieldProblems, formContent, formFields, type PostedForm } from './forms.ts';
 import { Message } from './pages/list.tsx';
 import { FOUR_EYES_BLOCKED } from './pages/task.tsx';
 import type { C, RouteKit } from './route-kit.tsx';
 import { refused } from './sign-in-routes.tsx';
+import { absoluteUtc, relativeTime } from './times.ts';
 
 export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleSessions, kit: RouteKit): void {
   const { actions } = deps;
@@ -28,9 +29,12 @@ export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: Co
     const decider = sessions.decider(c);
     const taskId = c.req.param('id');
     const own = await kit.readable(taskId, who);
-    const task = own ?? (decider?.approver && taskId.length <= MAX_TASK_ID_LENGTH ? await actions.readForApprover(taskId) : undefined);
+    const approver = decider?.approver === true && taskId.length <= MAX_TASK_ID_LENGTH;
+    const task = own ?? (approver ? await actions.readForApprover(taskId) : undefined);
+    const key = typeof form['key'] === 'string' ? form['key'].slice(0, 200) : '';
+    // Too late: someone decided while this page was open. Say who and when (never what).
+    if (!task && approver) return lateOrNotFound(c, taskId, key);
     if (!task || !decider) return kit.notFound(c);
-    const key = typeof form['key'] === 'string' ? form['key'] : '';
     return answer(c, { task, own: own !== undefined, who, decider, key, form });
   });
 
@@ -51,6 +55,17 @@ export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: Co
     return c.redirect(taskPagePath(taskId), 303);
   });
 
+  /** An answer to a question no longer open: who decided it and when, else the not-open page (or the 404, `open` false). */
+  async function lateOrNotFound(c: C, taskId: string, key: string, open = false) {
+    const decision = key === '' ? undefined : await actions.decisionOf(taskId, key);
+    if (!decision && !open) return kit.notFound(c);
+    c.status(409);
+    const text = decision
+      ? `${decision.name ?? decision.by} decided this question ${relativeTime(decision.at, deps.now())} (${absoluteUtc(decision.at)}), before your answer arrived. Nothing was recorded.`
+      : 'This question is no longer open: it was answered, or the task moved on. Nothing was recorded.';
+    return c.render(<Message heading={decision ? 'Already decided' : 'Not open'} text={text} />, { title: 'Not open' });
+  }
+
   interface Posted {
     task: TaskRecord;
     /** The task is the poster's own (else they decide as an approver). */
@@ -66,14 +81,15 @@ export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: Co
     const { taskId } = task;
     const request = task.status === 'input_required' ? task.inputRequests[key] : undefined;
     // An approver decides another's questions for a person only: any other key of theirs is not open to them.
-    if (task.status !== 'input_required' || !request || (!own && !forPersonOnly(request))) {
-      c.status(409);
-      return c.render(
-        <Message heading="Not open" text="This question is no longer open: it was answered, or the task moved on. Nothing was recorded." />,
-        { title: 'Not open' },
-      );
+    if (task.status !== 'input_required' || !request || (!own && !forPersonOnly(request))) return lateOrNotFound(c, taskId, key, true);
+    const fields = formFields(request.params?.['requestedSchema']);
+    const content = formContent(fields, form);
+    const problems = fieldProblems(fields, content);
+    if (Object.keys(problems).length > 0) {
+      deps.log({ event: 'console-answer-refused', taskId, reason: 'mismatch' });
+      c.status(400);
+      return kit.renderTask(c, who, { key, problems: [], fields: problems, form });
     }
-    const content = formContent(formFields(request.params?.['requestedSchema']), form);
     const check = checkGivenAnswers(task.inputRequests, { [key]: content }, { personAllowed: true });
     if (!check.ok) {
       const problems =

@@ -1,19 +1,22 @@
 /**
- * The console's task routes: the list (`/console`), a task's page and its
- * live state (`/console/tasks/<id>`, `…/live`), and the two forms a page
- * posts (`…/answer`, `…/cancel`: `task-forms.tsx`). Everything goes through
- * the task actions.
+ * The console's task routes: the list (`/console`, with its filters and its
+ * live rows at `/console/live`), a task's page and its live state
+ * (`/console/tasks/<id>`, `…/live`), and the two forms a page posts
+ * (`…/answer`, `…/cancel`: `task-forms.tsx`). Everything goes through the
+ * task actions; each list refresh is one query per list.
  */
 import type { Hono } from 'hono';
 import { taskPagePath } from '../links.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import type { ConsoleEnv, ConsoleSessions } from './cookies.ts';
 import type { ConsoleDeps } from './deps.ts';
+import { type ListFilter, listFilter, shown, taskRows, waitingRows } from './lists.ts';
+import type { LiveList } from './live.ts';
+import type { UiNode } from './nodes.ts';
 import { WaitingList } from './pages/approvals.tsx';
-import { ById, Message, TaskList } from './pages/list.tsx';
-import { type RouteKit, routeKit } from './route-kit.tsx';
+import { ById, LIST_REFRESH_MS, ListPage, Message } from './pages/list.tsx';
+import { type C, type RouteKit, routeKit } from './route-kit.tsx';
 import { taskForms } from './task-forms.tsx';
-import { liveView } from './view.ts';
 
 /** Tasks per page of the list. */
 const LIST_PAGE_SIZE = 25;
@@ -21,35 +24,83 @@ const LIST_PAGE_SIZE = 25;
 export function taskRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleSessions): void {
   const kit = routeKit(deps, sessions);
   listRoutes(app, deps, sessions, kit);
-  pageRoutes(app, deps, sessions, kit);
+  pageRoutes(app, sessions, kit);
   taskForms(app, deps, sessions, kit);
+}
+
+/** What a list page shows: its rows (filtered), how many the query read, the cursor, and an approver's waiting rows. */
+interface ListRows {
+  rows: UiNode[];
+  read: number;
+  next?: string;
+  waiting?: { rows: UiNode[]; next?: string };
 }
 
 function listRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleSessions, kit: RouteKit): void {
   const { actions, mode } = deps;
+
+  /** One query for the person's page of tasks, one for the waiting questions (approvers only). */
+  async function rowsOf(c: C, who: string, filter: ListFilter): Promise<ListRows> {
+    const viewer = kit.viewer(c, who);
+    const after = c.req.query('after');
+    const page = await actions.list(who, { limit: LIST_PAGE_SIZE, ...(after === undefined ? {} : { after }) });
+    const tasks = page.tasks.filter((task) => shown(task, filter, viewer, deps.titles));
+    const waitingAfter = c.req.query('waiting');
+    const waiting = viewer.approver
+      ? await actions.waitingForPeople({ limit: LIST_PAGE_SIZE, ...(waitingAfter === undefined ? {} : { after: waitingAfter }) })
+      : undefined;
+    return {
+      rows: taskRows(tasks, viewer, deps.now(), deps.titles),
+      read: page.tasks.length,
+      ...(page.next ? { next: page.next } : {}),
+      ...(waiting
+        ? {
+            waiting: {
+              rows: waitingRows(waiting.questions, viewer, deps.now(), deps.titles),
+              ...(waiting.next ? { next: waiting.next } : {}),
+            },
+          }
+        : {}),
+    };
+  }
+
   app.get('/', async (c) => {
     const who = kit.whoFor(c);
     if (typeof who !== 'string') return who;
     if (mode.kind === 'by-id') return c.render(<ById />, { title: 'Find a task' });
-    const after = c.req.query('after');
-    const page = await actions.list(who, { limit: LIST_PAGE_SIZE, ...(after === undefined ? {} : { after }) });
-    // A page of the questions waiting for an approver (a malformed cursor is refused, as the task list's is).
-    const waitingAfter = c.req.query('waiting');
-    const waiting = sessions.decider(c)?.approver
-      ? await actions.waitingForPeople({ limit: LIST_PAGE_SIZE, ...(waitingAfter === undefined ? {} : { after: waitingAfter }) })
-      : undefined;
+    const filter = listFilter(c.req.query('show'), c.req.query('q'));
+    const { rows, read, next, waiting } = await rowsOf(c, who, filter);
+    const decided =
+      c.req.query('decided') === undefined ? null : (
+        <p id="decided" class="note" role="status">
+          Your decision was recorded: the task goes on.
+        </p>
+      );
     return c.render(
-      <>
-        {c.req.query('decided') === undefined ? null : (
-          <p id="decided" role="status">
-            Your decision was recorded: the task goes on.
-          </p>
-        )}
-        {waiting ? <WaitingList questions={waiting.questions} {...(waiting.next ? { next: waiting.next } : {})} now={deps.now()} /> : null}
-        <TaskList tasks={page.tasks} {...(page.next ? { next: page.next } : {})} now={deps.now()} first={after === undefined} />
-      </>,
+      <ListPage
+        filter={filter}
+        after={c.req.query('after')}
+        rows={rows}
+        read={read}
+        {...(next ? { next } : {})}
+        nonce={c.get('secureHeadersNonce')}
+        notice={decided}
+        waiting={waiting ? <WaitingList rows={waiting.rows} {...(waiting.next ? { next: waiting.next } : {})} /> : null}
+      />,
       { title: 'Your tasks' },
     );
+  });
+
+  app.get('/live', async (c) => {
+    const who = sessions.principal(c);
+    if (who === undefined) return c.json({ error: 'sign in first' }, 401);
+    if (mode.kind === 'by-id') return c.json({ error: 'not found' }, 404);
+    const { rows, waiting } = await rowsOf(c, who, listFilter(c.req.query('show'), c.req.query('q')));
+    const live: LiveList = {
+      pollIntervalMs: LIST_REFRESH_MS,
+      rows: { 'task-rows': rows, ...(waiting ? { 'waiting-rows': waiting.rows } : {}) },
+    };
+    return c.json(live);
   });
 
   app.get('/find', (c) => {
@@ -64,7 +115,7 @@ function listRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleS
   });
 }
 
-function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleSessions, kit: RouteKit): void {
+function pageRoutes(app: Hono<ConsoleEnv>, sessions: ConsoleSessions, kit: RouteKit): void {
   app.get('/tasks/:id', async (c) => {
     const who = kit.whoFor(c);
     if (typeof who !== 'string') return who;
@@ -74,8 +125,7 @@ function pageRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleS
   app.get('/tasks/:id/live', async (c) => {
     const who = sessions.principal(c);
     if (who === undefined) return c.json({ error: 'sign in first' }, 401);
-    const task = await kit.readable(c.req.param('id'), who);
-    if (!task) return c.json({ error: 'not found' }, 404);
-    return c.json(liveView(task, deps.now(), deps.config));
+    const view = await kit.live(c, who);
+    return view ? c.json(view) : c.json({ error: 'not found' }, 404);
   });
 }

@@ -16,8 +16,11 @@ function toDom(doc: Document, node: UiNode): Node {
   return element;
 }
 
-/** Replaces what `target` holds with `nodes`. */
-export function fill(target: Element, nodes: readonly UiNode[]): void {
+/** Replaces what `target` holds with `nodes` (unless they are what it last drew: a live region is not announced again for nothing). */
+export function fill(target: HTMLElement, nodes: readonly UiNode[]): void {
+  const drawn = JSON.stringify(nodes);
+  if (target.dataset['drawn'] === drawn) return;
+  target.dataset['drawn'] = drawn;
   const doc = target.ownerDocument;
   target.replaceChildren(...nodes.map((node) => toDom(doc, node)));
 }

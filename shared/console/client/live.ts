@@ -1,15 +1,22 @@
 /**
  * The console's one script, inlined in every live page under the response's
  * CSP nonce (`bin/scripts/console-script.ts` bundles it into
- * `../live-script.ts`). On a task's page it reads the live route at the
- * task's poll interval and updates the page: status, message, the time of
- * the last change, which question forms still show, the cancel button, and
- * the result or error once the task ends. What it shows comes as text or as
- * nodes the server drew (`../nodes.ts`), built with `toDom`: no HTML is
- * parsed. A question the page does not show yet reloads the page (its form
- * is the server's to build), unless the person is typing in a form.
+ * `../live-script.ts`). What it shows comes as text or as nodes the server
+ * drew (`../nodes.ts`), built with `fill`: no HTML is parsed.
+ *
+ * - A task's page (the owner's or an approver's) reads its live route at the
+ *   task's poll interval: status and message, the last change, which
+ *   question forms still show, who decided, the cancel button, the result or
+ *   error once the task ends. A question the page does not show yet reloads
+ *   the page (its form is the server's to build), unless the person is
+ *   typing; an approver's question decided elsewhere leaves the page.
+ * - A list page reads its live route every 15 s while the tab is visible,
+ *   and at once when it becomes visible again, replacing its rows.
+ * - Every page's times say how long ago (or until), and show the absolute
+ *   time in the browser's own zone on hover.
  */
-import type { LiveView } from '../live.ts';
+import type { LiveList, LiveView } from '../live.ts';
+import { relativeTime } from '../times.ts';
 import { fill } from './dom.ts';
 import { ended, interval, readProblem, taskStep } from './logic.ts';
 
@@ -39,15 +46,41 @@ async function read<T>(url: string): Promise<{ view?: T; status?: number }> {
   }
 }
 
+const LOCAL_TIME = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  timeZoneName: 'short',
+});
+
+/** Each time on the page in words from now, its absolute time (the browser's zone) on hover. */
+function showTimes(): void {
+  const now = Date.now();
+  for (const time of document.querySelectorAll<HTMLTimeElement>('time[datetime]')) {
+    const at = Date.parse(time.dateTime);
+    if (Number.isNaN(at)) continue;
+    time.textContent = relativeTime(at, now);
+    time.title = LOCAL_TIME.format(at);
+  }
+}
+
 function showTask(root: HTMLElement, view: LiveView, shown: readonly string[]): boolean {
   root.dataset['status'] = view.status;
-  setText('status', view.status);
-  setText('status-message', view.statusMessage ?? '');
-  setText('updated', view.lastUpdatedAt);
+  const line = byId('status-line');
+  if (line) fill(line, view.statusNodes);
+  const updated = byId('updated');
+  if (updated && view.updatedNodes.length > 0) fill(updated, view.updatedNodes);
+  const decisions = byId('decision-list');
+  if (decisions) fill(decisions, view.decisionNodes);
+  reveal('decisions', view.decisionNodes.length > 0);
   for (const section of document.querySelectorAll<HTMLElement>('[data-question]')) {
     section.hidden = !view.questions.includes(section.dataset['question'] ?? '');
   }
   reveal('questions', view.questions.length > 0);
+  showTimes();
+  if (view.over) return false;
   const step = taskStep(view, shown, typing);
   if (step.reload) {
     location.reload();
@@ -60,8 +93,10 @@ function showTask(root: HTMLElement, view: LiveView, shown: readonly string[]): 
   if (view.result && result && result.dataset['filled'] !== 'yes') {
     fill(result, view.result.nodes);
     result.dataset['filled'] = 'yes';
-    reveal('result-error', view.result.isError);
+    setText('result-note', view.result.note ?? '');
+    reveal('result-note', view.result.note !== undefined);
     reveal('outcome', true);
+    showTimes();
   }
   if (view.error) {
     setText('failure-message', view.error.message);
@@ -90,5 +125,42 @@ function followTask(root: HTMLElement): void {
   if (!ended(root.dataset['status'])) setTimeout(tick, interval(root.dataset['poll'], 1000));
 }
 
+function followList(root: HTMLElement): void {
+  const url = root.dataset['live'] ?? '';
+  const every = interval(root.dataset['poll'], 15_000);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const refresh = async () => {
+    clearTimeout(timer);
+    const { view, status } = await read<LiveList>(url);
+    if (view) {
+      setText('live-state', '');
+      for (const [id, rows] of Object.entries(view.rows)) {
+        const body = byId(id);
+        if (!body) continue;
+        fill(body, rows);
+        const table = body.closest('table');
+        if (table) table.hidden = rows.length === 0;
+        reveal(id === 'task-rows' ? 'list-empty' : 'waiting-empty', rows.length === 0);
+      }
+      showTimes();
+    } else {
+      const problem = readProblem(status);
+      setText('live-state', problem.text);
+      if (!problem.again) return;
+    }
+    // Only while the tab is visible: a hidden tab reads nothing until it shows again.
+    if (document.visibilityState === 'visible') timer = setTimeout(refresh, every);
+  };
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') void refresh();
+    else clearTimeout(timer);
+  });
+  if (document.visibilityState === 'visible') timer = setTimeout(refresh, every);
+}
+
+showTimes();
+setInterval(showTimes, 30_000);
 const task = byId('task');
 if (task?.dataset['live']) followTask(task);
+const list = byId('list');
+if (list?.dataset['live']) followList(list);

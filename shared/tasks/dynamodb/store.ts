@@ -4,7 +4,7 @@ import { decideInBandAnswer, decideOnPage, waitingForPerson } from '../approvals
 import type { AnswerOptions, Decider, WaitingPage } from '../approvals-model.ts';
 import type { CallbackStore } from '../callbacks-store.ts';
 import { applyOutcome, decideCancel, decideExpireWait, decideFail, newTaskRecord } from '../decisions.ts';
-import { isRunning, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
+import { type Decision, isExpired, isRunning, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
 import { heartbeatFields, leaseFor, releaseFields, visible } from '../predicates.ts';
 import type { SignOutStore } from '../sign-outs-store.ts';
 import type { TaskStore } from '../store.ts';
@@ -271,6 +271,12 @@ export class DynamoDbTaskStore implements TaskStore {
     const result = await rewriteRow(this.#table, taskId, (task) => decideOnPage(taskId, task, decider, responses, now, this.#policy));
     await unlistWaiting(this.#table, taskId, result.decided);
     return result;
+  }
+
+  async getDecision(taskId: string, key: string, now: number): Promise<Decision | undefined> {
+    const item = await readRow(this.#table, taskId);
+    const task = item && fromItem(item);
+    return task && !isExpired(task, now) ? task.decisions?.[key] : undefined;
   }
 
   async getWaitingForPerson(taskId: string, now: number): Promise<TaskRecord | undefined> {

@@ -22,7 +22,7 @@ import {
   newTaskRecord,
 } from '../decisions.ts';
 import { checkPage, listSortKey } from '../listing.ts';
-import { isExpired, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
+import { type Decision as DecidedBy, isExpired, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
 import { isDue, visible } from '../predicates.ts';
 import type { TaskStore } from '../store.ts';
 import { IdempotencyConflictError, TaskIdTakenError, TooManyTasksError } from '../store-errors.ts';
@@ -163,6 +163,12 @@ export class InMemoryTaskStore implements TaskStore {
   async signedOutAfter(principal: string, now: number): Promise<number | undefined> {
     const record = this.#signOuts.get(principal);
     return record && record.keepUntil > now ? record.at : undefined;
+  }
+
+  async getDecision(taskId: string, key: string, now: number): Promise<DecidedBy | undefined> {
+    const task = this.#tasks.get(taskId);
+    const decision = task && !isExpired(task, now) ? task.decisions?.[key] : undefined;
+    return decision && { ...decision };
   }
 
   async getWaitingForPerson(taskId: string, now: number): Promise<TaskRecord | undefined> {

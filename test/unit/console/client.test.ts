@@ -69,7 +69,7 @@ describe('nodes', () => {
   });
 
   it('draw every kind of result block, task text only ever as text', () => {
-    assert.deepEqual(blockNode({ kind: 'text', text: '<b>hi</b>' }), { tag: 'pre', children: ['<b>hi</b>'] });
+    assert.deepEqual(blockNode({ kind: 'text', text: '<b>hi</b>' }), { tag: 'p', attrs: { class: 'text' }, children: ['<b>hi</b>'] });
     assert.deepEqual(blockNode({ kind: 'link', text: 'x', target: 'javascript:alert(1)' }), {
       tag: 'p',
       children: ['x (javascript:alert(1))'],

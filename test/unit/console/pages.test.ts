@@ -38,6 +38,7 @@ beforeEach(async () => {
     links: new DeploymentLinks(`${ORIGIN}/mcp`),
     keys: purposeKeys(async () => secret),
     signOutRecords: store,
+    titles: (tool) => tool,
     config: { retentionMs: CONTRACT_POLICY.retentionMs, pollIntervalMs: 1000, maxPollIntervalMs: 30_000, maxInputWaitMs: 3_600_000 },
     events: true,
     approvers: { groups: [], scopes: [] },
@@ -105,9 +106,12 @@ describe('console pages in process', () => {
   it('a finished task shows its result and its end event; its live view says it is terminal', async () => {
     const task = await kit.completed();
     const html = await (await get(`/console/tasks/${task.taskId}`)).text();
-    assert.match(html, /completed/);
+    assert.match(html, /class="badge badge-done" data-status="completed">Done</);
     assert.match(html, /done/);
-    assert.match(html, new RegExp(`<li data-event="Task Completed">Task Completed at ${new Date(task.lastUpdatedAt).toISOString()}</li>`));
+    assert.match(
+      html,
+      new RegExp(`<li data-event="Task Completed">Task Completed, <time datetime="${new Date(task.lastUpdatedAt).toISOString()}"`),
+    );
     const waiting = await kit.waiting({ ask: ELICIT });
     assert.doesNotMatch(
       await (await get(`/console/tasks/${waiting.taskId}`)).text(),
