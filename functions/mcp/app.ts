@@ -8,7 +8,7 @@ import { createEndpoint } from '../../shared/protocol/endpoint.ts';
 import type { OriginPolicy } from '../../shared/protocol/origin.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 import { lifecycleEvents } from '../lib/events.ts';
-import { principalOf, toRequest, toResult } from './event.ts';
+import { principalOf, requesterOfEvent, toRequest, toResult } from './event.ts';
 
 export type McpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
 
@@ -67,10 +67,12 @@ export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): 
       if (auth) {
         const outcome = auth.metadata(request) ?? (await auth.authorize(request));
         if (outcome instanceof Response) return toResult(outcome);
-        return toResult(await endpoint.fetch(request, outcome.principal));
+        return toResult(await endpoint.fetch(request, outcome.principal, outcome.token.extra.requester));
       }
       const principal = principalOf(event);
       if (principal === null) return toResult(Response.json({ message: 'Unauthorized' }, { status: 401 }));
-      return toResult(await endpoint.fetch(request, principal ?? deps.config.localPrincipal));
+      return toResult(
+        await endpoint.fetch(request, principal ?? deps.config.localPrincipal, principal ? requesterOfEvent(event) : undefined),
+      );
     });
 }

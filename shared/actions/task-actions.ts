@@ -46,6 +46,8 @@ export interface TaskToStart {
   pollIntervalMs: number;
   toolVersion?: string;
   idempotencyKey?: string;
+  /** Who starts it, as a person reads it (their token's name or email claim): kept on the row for its pages. */
+  requester?: string;
 }
 
 /** What {@link TaskActions.createOrJoin} did: started the task, or joined an unfinished one an identical call started. */

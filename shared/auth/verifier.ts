@@ -8,12 +8,13 @@
 import { type AuthInfo, OAuthError, OAuthErrorCode, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, decodeJwt, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
 import { errorName, type Log } from '../log.ts';
-import { principalFor } from './principal.ts';
+import { principalFor, requesterOf } from './principal.ts';
 import type { AuthSettings } from './settings.ts';
 
 /** A verified token: what the SDK's bearer helpers need, plus the principal it maps to. */
 export interface VerifiedToken extends AuthInfo {
-  extra: { principal: string; issuer: string; subject: string };
+  /** `requester`: the caller's name or email claim ({@link requesterOf}), when the token has one. */
+  extra: { principal: string; issuer: string; subject: string; requester?: string };
 }
 
 export interface TokenVerifier extends OAuthTokenVerifier {
@@ -79,7 +80,7 @@ export function createJwtVerifier(settings: AuthSettings, options: VerifierOptio
         scopes: scopesOf(payload),
         expiresAt: payload.exp,
         resource: new URL(settings.resource),
-        extra: { principal: principalFor(issuer, payload.sub), issuer, subject: payload.sub },
+        extra: { principal: principalFor(issuer, payload.sub), issuer, subject: payload.sub, ...requesterExtra(payload) },
       };
     },
   };
@@ -132,4 +133,9 @@ async function discoverJwksUri(issuer: string, fetcher: typeof fetch = fetch): P
     return document.jwks_uri;
   }
   throw new Error(`No discovery document found for issuer ${issuer}`);
+}
+
+function requesterExtra(payload: JWTPayload): { requester?: string } {
+  const requester = requesterOf(payload);
+  return requester === undefined ? {} : { requester };
 }

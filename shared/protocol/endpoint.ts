@@ -64,9 +64,9 @@ export interface EndpointDeps {
   personPage?: PersonPage;
 }
 
-/** A web-standard MCP endpoint: `fetch(request, principal)`. */
+/** A web-standard MCP endpoint: `fetch(request, principal)`, with the caller's name when their token carried one. */
 export interface Endpoint {
-  fetch(request: Request, principal: string): Promise<Response>;
+  fetch(request: Request, principal: string, requester?: string): Promise<Response>;
 }
 
 /**
@@ -94,6 +94,8 @@ type CallParams = { name: string; arguments?: Record<string, unknown> | undefine
 interface Caller {
   ctx: ServerContext;
   principal: string;
+  /** The caller's name or email from their token, kept on the tasks they start (personal data: see `TaskBase.requester`). */
+  requester: string | undefined;
   era: Era;
   capabilities: ClientCapabilities;
 }
@@ -147,7 +149,9 @@ class TasksEndpoint {
     const server = new TaskAwareServer(SERVER_INFO, { capabilities, instructions: SERVER_INSTRUCTIONS }, this.deps.log);
     server.setRequestHandler('tools/list', async (_request, context) => ({ tools: this.listTools(era, context) }));
     // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
-    server.setRequestHandler('tools/call', (request, context) => this.callTool(request.params, context, principal, era) as never);
+    const requester = ctx.authInfo?.extra?.['requester'];
+    const caller = { principal, requester: typeof requester === 'string' ? requester : undefined };
+    server.setRequestHandler('tools/call', (request, context) => this.callTool(request.params, context, caller, era) as never);
     const { actions, now, renderContext } = this;
     if (era === 'modern')
       registerTaskMethods(server, principal, {
@@ -193,7 +197,8 @@ class TasksEndpoint {
   }
 
   /** `tools/call`: the router's route, followed. */
-  private async callTool(params: CallParams, ctx: ServerContext, principal: string, era: Era) {
+  private async callTool(params: CallParams, ctx: ServerContext, who: Pick<Caller, 'principal' | 'requester'>, era: Era) {
+    const { principal } = who;
     const startedAt = this.now();
     const capabilities = clientCapabilities(ctx);
     checkBudget('clientCapabilities', capabilities, MAX_CAPABILITIES_BYTES);
@@ -211,7 +216,7 @@ class TasksEndpoint {
     }
     // Budgets first: nothing larger than a row can hold is parsed further or written.
     checkBudget('arguments', params.arguments ?? {}, MAX_ARGUMENTS_BYTES);
-    const caller: Caller = { ctx, principal, era, capabilities };
+    const caller: Caller = { ctx, ...who, era, capabilities };
     const checked = this.checkCall(params, ctx);
     if (!checked.ok) return checked.result;
     const { tool, args, key } = checked;
@@ -261,7 +266,7 @@ class TasksEndpoint {
       if (gathered.result['resultType'] === 'input_required') return gathered.result;
       answers = gathered.answers;
     }
-    const task = await this.actions.create(this.taskToStart(tool, args, caller.capabilities, caller.principal, answers, key));
+    const task = await this.actions.create(this.taskToStart(tool, args, caller.capabilities, caller, answers, key));
     return legacy ? legacyCreateTaskResult(task, this.renderContext()) : createTaskResult(task, this.renderContext());
   }
 
@@ -282,7 +287,7 @@ class TasksEndpoint {
   ) {
     const { capabilities, principal } = caller;
     const channel = { ...capabilities, elicitation: capabilities['elicitation'] ?? { form: {} }, sampling: capabilities['sampling'] ?? {} };
-    const start = this.taskToStart(tool, args, channel, principal, {}, key);
+    const start = this.taskToStart(tool, args, channel, caller, {}, key);
     // A repeat of an unfinished identical call joins its task (unless the tool opts out, or the call carries its own key).
     const { task, joined } =
       tool.joinRepeats === false || key !== undefined
@@ -302,13 +307,14 @@ class TasksEndpoint {
     tool: ToolDefinition,
     args: Record<string, unknown>,
     capabilities: ClientCapabilities,
-    principal: string,
+    caller: Pick<Caller, 'principal' | 'requester'>,
     answers: Record<string, unknown>,
     key: string | undefined,
   ): TaskToStart {
     const { config } = this.deps;
     return {
-      owner: principal,
+      owner: caller.principal,
+      ...(caller.requester === undefined ? {} : { requester: caller.requester }),
       tool: tool.name,
       arguments: args,
       clientCapabilities: capabilities,

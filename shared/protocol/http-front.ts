@@ -13,11 +13,15 @@ type McpHandler = ReturnType<typeof createMcpHandler>;
  * policy, the body bound, one parse of the body (handed to the SDK parsed)
  * and the checks the SDK leaves to the extension ({@link preflight}).
  */
-export function httpFront(handler: McpHandler, originPolicy: OriginPolicy): (request: Request, principal: string) => Promise<Response> {
-  return async (request, principal) => {
+export function httpFront(
+  handler: McpHandler,
+  originPolicy: OriginPolicy,
+): (request: Request, principal: string, requester?: string) => Promise<Response> {
+  return async (request, principal, requester) => {
     const refused = originRefusal(request, originPolicy);
     if (refused) return refused;
-    const authInfo = { token: '', clientId: principal, scopes: [] };
+    // The caller's name (a token's claim) rides along for the tasks this request starts.
+    const authInfo = { token: '', clientId: principal, scopes: [], ...(requester === undefined ? {} : { extra: { requester } }) };
     if (request.method !== 'POST') return handler.fetch(request, { authInfo });
     // The body is read and parsed once here and handed to the SDK parsed, so
     // the checks below cost no second parse.

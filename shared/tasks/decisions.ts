@@ -119,6 +119,7 @@ export function newTaskRecord(task: NewTask, policy: SweepTiming): WorkingTask {
     sweepAt: task.now + sweepWindow(policy),
     version: 1,
     ...(task.toolVersion === undefined ? {} : { toolVersion: task.toolVersion }),
+    ...(task.requester === undefined ? {} : { requester: task.requester }),
   };
 }
 

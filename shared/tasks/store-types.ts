@@ -18,6 +18,8 @@ export interface NewTask {
   pollIntervalMs: number;
   /** The tool's declared version, recorded on the task for replay checks. */
   toolVersion?: string;
+  /** Who starts it, as a person reads it (`TaskBase.requester`). */
+  requester?: string;
 }
 
 /** Options of `create`. */
