@@ -36,6 +36,7 @@ export const NOT_IN_A_FUNCTION = [
   '@modelcontextprotocol/sdk',
   'aws-cdk',
   'aws-cdk-lib',
+  'axe-core',
   'cdk-nag',
   'commander',
   'constructs',
