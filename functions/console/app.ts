@@ -14,8 +14,6 @@ export type ConsoleHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatew
 
 /** What the console function needs besides the common parts (it runs no tool). */
 export interface ConsoleFunctionDeps extends Omit<FunctionDeps, 'tools'> {
-  /** The served tools, for their titles (it runs none); absent: tools are named by their names. */
-  tools?: FunctionDeps['tools'];
   /** The keys per purpose, derived from the stack's secret (`purposeKeys`). */
   keys: Keys;
   /** The console client's secret, for an issuer that requires one (Secrets Manager, read once). */
@@ -53,7 +51,6 @@ export function createConsoleHandler(deps: ConsoleFunctionDeps): ConsoleHandler 
     links,
     keys: deps.keys,
     signOutRecords: deps.store,
-    titles: (tool) => deps.tools?.get(tool)?.title ?? tool,
     config: config,
     approvers: config.approvers,
     events: events !== undefined,

@@ -5,7 +5,6 @@ import { jsonLog } from '../../shared/log.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { secretsManagerFetcher } from '../lib/secrets-manager.ts';
-import { servedTools } from '../lib/served-tools.ts';
 import { sqsQueue } from '../lib/sqs.ts';
 import { ssmStateKey } from '../lib/state-key.ts';
 import { createConsoleHandler } from './app.ts';
@@ -21,8 +20,6 @@ export const handler = createConsoleHandler({
   log: jsonLog(),
   eventPublisher: eventBridgePublisher(config),
   keys: purposeKeys(ssmStateKey(config.stateKeyParameter)),
-  // For their titles only: the console runs no tool.
-  tools: servedTools(),
   // The stack sets this flag at build time (esbuild `define`) only when the console has a client secret:
   // otherwise the Secrets Manager client is not bundled.
   // (The sign-in reads it once, with the issuer's metadata, and again only after a failure.)

@@ -48,6 +48,8 @@ export interface TaskToStart {
   idempotencyKey?: string;
   /** Who starts it, as a person reads it (their token's name or email claim): kept on the row for its pages. */
   requester?: string;
+  /** The tool's title, kept on the row for its pages (the console runs no tool, so knows none). */
+  toolTitle?: string;
 }
 
 /** What {@link TaskActions.createOrJoin} did: started the task, or joined an unfinished one an identical call started. */

@@ -25,8 +25,6 @@ export interface ConsoleDeps {
   localPrincipal: string;
   /** Where sign-outs are recorded and read (the task store). */
   signOutRecords: SignOutStore;
-  /** A tool's title by its name (the served tools' titles; a tool without one, or unknown here, by its name). */
-  titles: (tool: string) => string;
   /** The sign-in, in `sign-in` mode. */
   signIn?: SignIn;
   log: Log;

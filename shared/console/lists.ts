@@ -10,10 +10,7 @@ import { taskPagePath } from '../links.ts';
 import type { WaitingQuestion } from '../tasks/approvals-model.ts';
 import { isTerminal, type TaskRecord } from '../tasks/model.ts';
 import { el, type UiNode } from './nodes.ts';
-import { decidableKeys, labelOf, statusBadge, statusMessageOf, timeNode, type Viewer } from './words.ts';
-
-/** A tool's title by its name. */
-export type Titles = (tool: string) => string;
+import { decidableKeys, labelOf, statusBadge, statusMessageOf, timeNode, titleOf, type Viewer } from './words.ts';
 
 /** Which tasks a list shows. */
 const SHOWS = ['all', 'waiting', 'running', 'ended'] as const;
@@ -49,19 +46,19 @@ function short(value: unknown): string {
 }
 
 /** Whether `task` passes `filter` for `viewer`. */
-export function shown(task: TaskRecord, filter: ListFilter, viewer: Viewer, titles: Titles): boolean {
+export function shown(task: TaskRecord, filter: ListFilter, viewer: Viewer): boolean {
   const kind =
     filter.show === 'all' ||
     (filter.show === 'waiting' && decidableKeys(task, viewer).length > 0) ||
     (filter.show === 'running' && !isTerminal(task.status) && decidableKeys(task, viewer).length === 0) ||
     (filter.show === 'ended' && isTerminal(task.status));
   if (!kind || filter.text === '') return kind;
-  const haystack = `${titles(task.tool)} ${task.tool} ${argumentSummary(task.arguments)}`.toLowerCase();
+  const haystack = `${titleOf(task)} ${task.tool} ${argumentSummary(task.arguments)}`.toLowerCase();
   return haystack.includes(filter.text.toLowerCase());
 }
 
 /** The rows of a person's tasks. */
-export function taskRows(tasks: readonly TaskRecord[], viewer: Viewer, now: number, titles: Titles): UiNode[] {
+export function taskRows(tasks: readonly TaskRecord[], viewer: Viewer, now: number): UiNode[] {
   return tasks.map((task) =>
     el(
       'tr',
@@ -70,7 +67,7 @@ export function taskRows(tasks: readonly TaskRecord[], viewer: Viewer, now: numb
       el(
         'td',
         { 'data-label': 'Task' },
-        el('a', { href: taskPagePath(task.taskId) }, titles(task.tool)),
+        el('a', { href: taskPagePath(task.taskId) }, titleOf(task)),
         el('small', { class: 'summary' }, argumentSummary(task.arguments)),
       ),
       el('td', { 'data-label': 'Started' }, timeNode(task.createdAt, now)),
@@ -80,7 +77,7 @@ export function taskRows(tasks: readonly TaskRecord[], viewer: Viewer, now: numb
 }
 
 /** The rows of the questions waiting for an approver (an approver's own four-eyes questions are marked as not theirs). */
-export function waitingRows(questions: readonly WaitingQuestion[], viewer: Viewer, now: number, titles: Titles): UiNode[] {
+export function waitingRows(questions: readonly WaitingQuestion[], viewer: Viewer, now: number): UiNode[] {
   return questions.map(({ task, key }) => {
     const request = task.status === 'input_required' ? task.inputRequests[key] : undefined;
     const message = request?.params?.['message'];
@@ -91,7 +88,7 @@ export function waitingRows(questions: readonly WaitingQuestion[], viewer: Viewe
       el(
         'td',
         { 'data-label': 'Task' },
-        el('a', { href: taskPagePath(task.taskId) }, titles(task.tool)),
+        el('a', { href: taskPagePath(task.taskId) }, titleOf(task)),
         el('small', { class: 'summary' }, typeof message === 'string' ? message : key),
       ),
       el('td', { 'data-label': 'For' }, theirs ? el('span', { class: 'badge badge-waiting' }, 'Waiting for you') : 'Another approver'),

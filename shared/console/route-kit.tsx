@@ -16,7 +16,7 @@ import { Message, NotFound } from './pages/list.tsx';
 import type { Refusal } from './pages/question.tsx';
 import { TaskPage } from './pages/task.tsx';
 import { decisionNodes, liveView } from './view.ts';
-import { type Viewer, whoAsks } from './words.ts';
+import { titleOf, type Viewer, whoAsks } from './words.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: any route's context (its path and input types differ)
 export type C = Context<ConsoleEnv, any, any>;
@@ -74,11 +74,11 @@ export function routeKit(deps: ConsoleDeps, sessions: ConsoleSessions): RouteKit
       const waiting = await approversView(c, taskId);
       if (!waiting) return notFound(c);
       const live = liveView(waiting, deps.now(), deps.config, viewer(c, who));
-      const title = deps.titles(waiting.tool);
+      const title = titleOf(waiting);
       return c.render(<ApproverTaskPage task={waiting} title={title} requester={whoAsks(waiting)} live={live} {...common} />, { title });
     }
     const { task, steps } = await actions.withSteps(taskId, who);
-    const title = deps.titles(task.tool);
+    const title = titleOf(task);
     return c.render(
       <TaskPage
         task={task}

@@ -21,6 +21,7 @@ import { absoluteUtc, relativeTime } from './times.ts';
 
 export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleSessions, kit: RouteKit): void {
   const { actions } = deps;
+  const { answer, lateOrNotFound } = answerSteps(deps, kit);
 
   app.post('/tasks/:id/answer', async (c) => {
     const who = sessions.principal(c);
@@ -54,6 +55,11 @@ export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: Co
     deps.log({ event: 'console-cancel', taskId, outcome });
     return c.redirect(taskPagePath(taskId), 303);
   });
+}
+
+/** The steps of an answer: checks and the record, and what a late one is told. */
+function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
+  const { actions } = deps;
 
   /** An answer to a question no longer open: who decided it and when, else the not-open page (or the 404, `open` false). */
   async function lateOrNotFound(c: C, taskId: string, key: string, open = false) {
@@ -108,4 +114,6 @@ export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: Co
     }
     return c.redirect(own ? taskPagePath(taskId) : '/console?decided=1', 303);
   }
+
+  return { answer, lateOrNotFound };
 }

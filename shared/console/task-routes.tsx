@@ -44,19 +44,19 @@ function listRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleS
     const viewer = kit.viewer(c, who);
     const after = c.req.query('after');
     const page = await actions.list(who, { limit: LIST_PAGE_SIZE, ...(after === undefined ? {} : { after }) });
-    const tasks = page.tasks.filter((task) => shown(task, filter, viewer, deps.titles));
+    const tasks = page.tasks.filter((task) => shown(task, filter, viewer));
     const waitingAfter = c.req.query('waiting');
     const waiting = viewer.approver
       ? await actions.waitingForPeople({ limit: LIST_PAGE_SIZE, ...(waitingAfter === undefined ? {} : { after: waitingAfter }) })
       : undefined;
     return {
-      rows: taskRows(tasks, viewer, deps.now(), deps.titles),
+      rows: taskRows(tasks, viewer, deps.now()),
       read: page.tasks.length,
       ...(page.next ? { next: page.next } : {}),
       ...(waiting
         ? {
             waiting: {
-              rows: waitingRows(waiting.questions, viewer, deps.now(), deps.titles),
+              rows: waitingRows(waiting.questions, viewer, deps.now()),
               ...(waiting.next ? { next: waiting.next } : {}),
             },
           }

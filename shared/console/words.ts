@@ -102,6 +102,11 @@ export function timeNode(at: number, now: number): UiNode {
   return el('time', { datetime: new Date(at).toISOString(), title: absoluteUtc(at) }, relativeTime(at, now));
 }
 
+/** The task's title: its tool's title as kept on the row, else the tool's name as words (`approval_gate` → "Approval gate"). */
+export function titleOf(task: Pick<TaskRecord, 'tool' | 'toolTitle'>): string {
+  return task.toolTitle ?? labelOf(task.tool);
+}
+
 /** A key of task data as a label: `fourEyes`, `four_eyes` → "Four eyes". */
 export function labelOf(key: string): string {
   const words = key

@@ -316,6 +316,7 @@ class TasksEndpoint {
       owner: caller.principal,
       ...(caller.requester === undefined ? {} : { requester: caller.requester }),
       tool: tool.name,
+      ...(tool.title === undefined ? {} : { toolTitle: tool.title }),
       arguments: args,
       clientCapabilities: capabilities,
       inputResponses: answers,

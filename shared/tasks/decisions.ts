@@ -120,6 +120,7 @@ export function newTaskRecord(task: NewTask, policy: SweepTiming): WorkingTask {
     version: 1,
     ...(task.toolVersion === undefined ? {} : { toolVersion: task.toolVersion }),
     ...(task.requester === undefined ? {} : { requester: task.requester }),
+    ...(task.toolTitle === undefined ? {} : { toolTitle: task.toolTitle }),
   };
 }
 

@@ -164,6 +164,8 @@ export interface TaskBase {
    * only to the owner and approvers, never in events, logs or metrics.
    */
   requester?: string;
+  /** The tool's title when the task was created (absent: the tool has none, or the row predates it): the console's heading. */
+  toolTitle?: string;
   /** Who decided each question for a person, by key (absent: none decided yet, or the row predates decisions). */
   decisions?: Record<string, Decision>;
   /** Every question the handler asked, by key: where it was asked and what it asked, for replay checks. */

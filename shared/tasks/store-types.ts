@@ -20,6 +20,8 @@ export interface NewTask {
   toolVersion?: string;
   /** Who starts it, as a person reads it (`TaskBase.requester`). */
   requester?: string;
+  /** The tool's title (`TaskBase.toolTitle`). */
+  toolTitle?: string;
 }
 
 /** Options of `create`. */

@@ -28,6 +28,7 @@ const MINUTE = 60_000;
 const ISSUER = 'https://id.example.com';
 const ADA = principalFor(ISSUER, 'ada');
 const ALICE = principalFor(ISSUER, 'alice');
+const TITLES = new Map([approvalGate, batchProcess, intakeForm, longComputation].map((tool) => [tool.name, tool.title ?? tool.name]));
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 
 /** The pages photographed, by name: `docs/console-<name>-desktop.png` and `-phone.png`. */
@@ -69,6 +70,7 @@ async function seed(
   await store.create({
     taskId: id(n),
     ...rest,
+    toolTitle: TITLES.get(task.tool) ?? task.tool,
     clientCapabilities: {},
     inputResponses: {},
     now: at,
@@ -193,7 +195,6 @@ export async function startScreenshotConsole(): Promise<{ base: string; close: (
     approvals: true,
   });
   await seedAll(store);
-  const titles = new Map([approvalGate, batchProcess, intakeForm, longComputation].map((tool) => [tool.name, tool.title ?? tool.name]));
   const secret = randomBytes(32);
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -207,7 +208,6 @@ export async function startScreenshotConsole(): Promise<{ base: string; close: (
     config: { retentionMs: 86_400_000, pollIntervalMs: 5_000, maxPollIntervalMs: 30_000, maxInputWaitMs: 7 * 86_400_000 },
     approvers: { groups: ['approvers'], scopes: [] },
     localPrincipal: 'local',
-    titles: (tool) => titles.get(tool) ?? tool,
     // A stand-in sign-in: straight back to the callback, as ada, an approver.
     signIn: {
       start: async (next) => ({ url: `${base}/console/callback?code=c&state=s`, state: { state: 's', nonce: 'n', verifier: 'v', next } }),

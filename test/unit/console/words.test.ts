@@ -129,15 +129,14 @@ describe('the list', () => {
       'Action: deploy web · Four eyes: Yes · Items: 2 items',
     );
     assert.ok(argumentSummary({ text: 'x'.repeat(500) }).length <= 90);
-    const titles = () => 'Approval gate';
     const running: TaskRecord = { ...base, status: 'working' };
     const fourEyes: TaskRecord = { ...base, status: 'input_required', inputRequests: { approval: approval(true) } };
-    assert.equal(shown(running, listFilter('running', ''), owner, titles), true);
-    assert.equal(shown(running, listFilter('ended', ''), owner, titles), false);
-    assert.equal(shown(fourEyes, listFilter('waiting', ''), owner, titles), false, 'her own four-eyes question is not for her');
-    assert.equal(shown(fourEyes, listFilter('waiting', ''), approver, titles), true);
-    assert.equal(shown(running, listFilter('all', 'DEPLOY'), owner, titles), true);
-    assert.equal(shown(running, listFilter('all', 'rotate'), owner, titles), false);
+    assert.equal(shown(running, listFilter('running', ''), owner), true);
+    assert.equal(shown(running, listFilter('ended', ''), owner), false);
+    assert.equal(shown(fourEyes, listFilter('waiting', ''), owner), false, 'her own four-eyes question is not for her');
+    assert.equal(shown(fourEyes, listFilter('waiting', ''), approver), true);
+    assert.equal(shown(running, listFilter('all', 'DEPLOY'), owner), true);
+    assert.equal(shown(running, listFilter('all', 'rotate'), owner), false);
     assert.deepEqual(listFilter('nonsense', '  a  '), { show: 'all', text: 'a' });
   });
 });

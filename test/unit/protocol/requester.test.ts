@@ -37,7 +37,9 @@ describe('who starts a task', () => {
       const taskId = String(resultOf(reply)['taskId'] ?? (resultOf(reply)['task'] as { taskId?: string } | undefined)?.taskId);
       return store.get(taskId, 'alice', Date.now());
     };
-    assert.equal((await start('Alice Liddell'))?.requester, 'Alice Liddell');
+    const named = await start('Alice Liddell');
+    assert.equal(named?.requester, 'Alice Liddell');
+    assert.equal(named?.toolTitle, 'Approval gate', "and the tool's title, for the console's heading");
     const unnamed = await start();
     assert.ok(unnamed, 'the task exists');
     assert.equal('requester' in unnamed, false);
