@@ -23,6 +23,7 @@ export const LOG_EVENTS = {
   consoleRefused: 'console-refused',
   consoleSignInFailed: 'console-sign-in-failed',
   consoleSignedIn: 'console-signed-in',
+  consoleSignedOut: 'console-signed-out',
   deadLetterDrainError: 'dead-letter-drain-error',
   deadLetterError: 'dead-letter-error',
   deadLettered: 'dead-lettered',

@@ -55,6 +55,8 @@ export interface TaskInspection {
   waitingForInput?: string[];
   /** Who decided each question for a person, and when (never what they answered). */
   decisions?: Record<string, { by: string; name?: string; as: 'owner' | 'approver'; via: 'page' | 'client'; at: string }>;
+  /** Who started it, as their token named them (personal data, shown to operators here and on the task's pages only). */
+  requester?: string;
   /** Recorded step checkpoints, by name (values are not shown: they may be user data). */
   steps: string[];
   version: number;
@@ -121,6 +123,7 @@ export class Ops {
             },
           }),
       ...(task.status === 'input_required' ? { waitingForInput: Object.keys(task.inputRequests) } : {}),
+      ...(task.requester === undefined ? {} : { requester: task.requester }),
       ...(task.decisions === undefined
         ? {}
         : { decisions: Object.fromEntries(Object.entries(task.decisions).map(([key, d]) => [key, { ...d, at: iso(d.at) }])) }),

@@ -9,7 +9,7 @@ import { createEndpoint } from '../../shared/protocol/endpoint.ts';
 import type { OriginPolicy } from '../../shared/protocol/origin.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 import { lifecycleEvents } from '../lib/events.ts';
-import { authorizerClaims, principalOf, toRequest, toResult } from './event.ts';
+import { authorizerClaims, principalOf, requesterOfEvent, toRequest, toResult } from './event.ts';
 
 export type McpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
 
@@ -68,13 +68,20 @@ export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): 
       if (auth) {
         const outcome = auth.metadata(request) ?? (await auth.authorize(request));
         if (outcome instanceof Response) return toResult(outcome);
-        return toResult(await endpoint.fetch(request, outcome.principal, { machine: outcome.token.extra.machine }));
+        const { machine, requester } = outcome.token.extra;
+        return toResult(await endpoint.fetch(request, outcome.principal, { machine, ...(requester === undefined ? {} : { requester }) }));
       }
       const principal = principalOf(event);
       if (principal === null) return toResult(Response.json({ message: 'Unauthorized' }, { status: 401 }));
       // An authorizer's claims are a verified token's too: the same machine rule applies.
       const claims = authorizerClaims(event);
       const machine = claims !== undefined && isMachine(deps.config.machineClaim, claims);
-      return toResult(await endpoint.fetch(request, principal ?? deps.config.localPrincipal, { machine }));
+      const requester = principal ? requesterOfEvent(event) : undefined;
+      return toResult(
+        await endpoint.fetch(request, principal ?? deps.config.localPrincipal, {
+          machine,
+          ...(requester === undefined ? {} : { requester }),
+        }),
+      );
     });
 }

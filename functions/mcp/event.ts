@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { principalFor } from '../../shared/auth/principal.ts';
+import { principalFor, requesterOf } from '../../shared/auth/principal.ts';
 import { INVALID_REQUEST } from '../../shared/wire.ts';
 
 /**
@@ -39,6 +39,12 @@ export async function toResult(response: Response): Promise<APIGatewayProxyResul
     headers[name] = value;
   });
   return { statusCode: response.status, headers, body: await response.text(), isBase64Encoded: false };
+}
+
+/** The caller's name or email claim from a JWT authorizer's claims (`requesterOf`), when it has one. */
+export function requesterOfEvent(event: APIGatewayProxyEventV2): string | undefined {
+  const authorizer = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer;
+  return authorizer?.jwt?.claims ? requesterOf(authorizer.jwt.claims) : undefined;
 }
 
 /**

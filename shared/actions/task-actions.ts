@@ -18,7 +18,7 @@ import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
 import { type AnswerOptions, type Decider, DecisionRefusedError, type WaitingPage } from '../tasks/approvals-model.ts';
 import type { CompletionResult, HeartbeatResult, PostedCompletion } from '../tasks/callbacks-model.ts';
 import { checkAnswers } from '../tasks/limits.ts';
-import { type ClientCapabilities, isTerminal, type RepeatRun, type TaskRecord } from '../tasks/model.ts';
+import { type ClientCapabilities, type Decision, isTerminal, type RepeatRun, type TaskRecord } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { TaskIdTakenError, TaskNotFoundError } from '../tasks/store-errors.ts';
 import type { AnswerResult, CancelOptions, CancelResult, ListOptions, TaskPage } from '../tasks/store-types.ts';
@@ -55,6 +55,10 @@ export interface TaskToStart {
   repeat?: RepeatRun;
   /** The owner is a machine (`TaskRecord.machineOwner`). */
   machineOwner?: true;
+  /** Who starts it, as a person reads it (their token's name or email claim): kept on the row for its pages. */
+  requester?: string;
+  /** The tool's title, kept on the row for its pages (the console runs no tool, so knows none). */
+  toolTitle?: string;
 }
 
 /** What {@link TaskActions.createOrJoin} did: started the task, or joined an unfinished one an identical call started. */
@@ -156,6 +160,11 @@ export class TaskActions {
   /** Another principal's task as an approver may open it: while it waits on a question for a person, else `undefined`. One read. */
   readForApprover(taskId: string): Promise<TaskRecord | undefined> {
     return this.deps.store.getWaitingForPerson(taskId, this.deps.now());
+  }
+
+  /** Who decided question `key` of a task, whoever owns it (never the answer): what an approver who comes late is told. One read. */
+  decisionOf(taskId: string, key: string): Promise<Decision | undefined> {
+    return this.deps.store.getDecision(taskId, key, this.deps.now());
   }
 
   /** A page of the questions for a person waiting for a decision, every owner's, oldest first (see `TaskStore.listWaitingForPeople`). */

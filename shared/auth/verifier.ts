@@ -9,12 +9,13 @@ import { type AuthInfo, OAuthError, OAuthErrorCode, type OAuthTokenVerifier } fr
 import { createRemoteJWKSet, decodeJwt, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
 import { errorName, type Log } from '../log.ts';
 import { isMachine, type MachineRule } from './machine.ts';
-import { principalFor } from './principal.ts';
+import { principalFor, requesterOf } from './principal.ts';
 import type { AuthSettings } from './settings.ts';
 
 /** A verified token: what the SDK's bearer helpers need, plus the principal it maps to and whether it is a machine's. */
 export interface VerifiedToken extends AuthInfo {
-  extra: { principal: string; issuer: string; subject: string; machine: boolean };
+  /** `requester`: the caller's name or email claim ({@link requesterOf}), when the token has one. */
+  extra: { principal: string; issuer: string; subject: string; machine: boolean; requester?: string };
 }
 
 export interface TokenVerifier extends OAuthTokenVerifier {
@@ -87,6 +88,7 @@ export function createJwtVerifier(settings: AuthSettings, options: VerifierOptio
           issuer,
           subject: payload.sub,
           machine: isMachine(options.machine ?? { kind: 'client-id' }, payload),
+          ...requesterExtra(payload),
         },
       };
     },
@@ -140,4 +142,9 @@ async function discoverJwksUri(issuer: string, fetcher: typeof fetch = fetch): P
     return document.jwks_uri;
   }
   throw new Error(`No discovery document found for issuer ${issuer}`);
+}
+
+function requesterExtra(payload: JWTPayload): { requester?: string } {
+  const requester = requesterOf(payload);
+  return requester === undefined ? {} : { requester };
 }

@@ -65,7 +65,7 @@ export interface EndpointDeps {
   personPage?: PersonPage;
 }
 
-/** A web-standard MCP endpoint: `fetch(request, principal, caller?)`. */
+/** A web-standard MCP endpoint: `fetch(request, principal, caller?)`, with what the endpoint knows of the caller besides its principal. */
 export interface Endpoint {
   fetch(request: Request, principal: string, caller?: CallerFacts): Promise<Response>;
 }
@@ -97,6 +97,8 @@ interface Caller {
   principal: string;
   /** A machine's token: its tasks' questions for a person are for approvers (see `CallerFacts`). */
   machine: boolean;
+  /** The caller's name or email from their token, kept on the tasks they start (personal data: see `TaskBase.requester`). */
+  requester: string | undefined;
   era: Era;
   capabilities: ClientCapabilities;
 }
@@ -151,10 +153,9 @@ class TasksEndpoint {
     const server = new TaskAwareServer(SERVER_INFO, { capabilities, instructions: SERVER_INSTRUCTIONS }, this.deps.log);
     server.setRequestHandler('tools/list', async (_request, context) => ({ tools: this.listTools(era, context) }));
     // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
-    server.setRequestHandler(
-      'tools/call',
-      (request, context) => this.callTool(request.params, context, { principal, machine }, era) as never,
-    );
+    const requester = ctx.authInfo?.extra?.['requester'];
+    const caller = { principal, machine, requester: typeof requester === 'string' ? requester : undefined };
+    server.setRequestHandler('tools/call', (request, context) => this.callTool(request.params, context, caller, era) as never);
     const { actions, now, renderContext } = this;
     if (era === 'modern')
       registerTaskMethods(server, principal, {
@@ -200,7 +201,7 @@ class TasksEndpoint {
   }
 
   /** `tools/call`: the router's route, followed. */
-  private async callTool(params: CallParams, ctx: ServerContext, who: Pick<Caller, 'principal' | 'machine'>, era: Era) {
+  private async callTool(params: CallParams, ctx: ServerContext, who: Pick<Caller, 'principal' | 'machine' | 'requester'>, era: Era) {
     const { principal } = who;
     const startedAt = this.now();
     const capabilities = clientCapabilities(ctx);
@@ -309,7 +310,7 @@ class TasksEndpoint {
   private taskToStart(
     tool: ToolDefinition,
     args: Record<string, unknown>,
-    caller: Pick<Caller, 'principal' | 'machine' | 'capabilities'>,
+    caller: Pick<Caller, 'principal' | 'machine' | 'requester' | 'capabilities'>,
     answers: Record<string, unknown>,
     key: string | undefined,
   ): TaskToStart {
@@ -317,7 +318,9 @@ class TasksEndpoint {
     return {
       owner: caller.principal,
       ...(caller.machine ? { machineOwner: true as const } : {}),
+      ...(caller.requester === undefined ? {} : { requester: caller.requester }),
       tool: tool.name,
+      ...(tool.title === undefined ? {} : { toolTitle: tool.title }),
       arguments: args,
       clientCapabilities: caller.capabilities,
       inputResponses: answers,

@@ -13,6 +13,8 @@ type McpHandler = ReturnType<typeof createMcpHandler>;
 export interface CallerFacts {
   /** A machine's token (`TASKS_MACHINE_CLAIM`): nobody signs in as it, so its tasks' questions for a person are for approvers. */
   machine?: boolean;
+  /** The caller's name or email claim, kept on the tasks it starts (personal data: `TaskBase.requester`). */
+  requester?: string;
 }
 
 /**
@@ -27,8 +29,12 @@ export function httpFront(
   return async (request, principal, caller) => {
     const refused = originRefusal(request, originPolicy);
     if (refused) return refused;
-    // What the handlers know of the caller travels with the principal (`machine`: see `CallerFacts`).
-    const authInfo = { token: '', clientId: principal, scopes: [], ...(caller?.machine ? { extra: { machine: true } } : {}) };
+    // What the handlers know of the caller travels with the principal (`machine`, `requester`: see `CallerFacts`).
+    const extra = {
+      ...(caller?.machine ? { machine: true } : {}),
+      ...(caller?.requester === undefined ? {} : { requester: caller.requester }),
+    };
+    const authInfo = { token: '', clientId: principal, scopes: [], ...(Object.keys(extra).length > 0 ? { extra } : {}) };
     if (request.method !== 'POST') return handler.fetch(request, { authInfo });
     // The body is read and parsed once here and handed to the SDK parsed, so
     // the checks below cost no second parse.

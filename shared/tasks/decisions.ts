@@ -121,6 +121,8 @@ export function newTaskRecord(task: NewTask, policy: SweepTiming): WorkingTask {
     ...(task.toolVersion === undefined ? {} : { toolVersion: task.toolVersion }),
     ...(task.repeat === undefined ? {} : { repeat: task.repeat }),
     ...(task.machineOwner ? { machineOwner: true } : {}),
+    ...(task.requester === undefined ? {} : { requester: task.requester }),
+    ...(task.toolTitle === undefined ? {} : { toolTitle: task.toolTitle }),
   };
 }
 

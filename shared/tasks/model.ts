@@ -172,6 +172,15 @@ export interface TaskBase {
   version: number;
   /** The tool's declared `version` when the task was created (absent: the tool declared none, or the row predates versions). */
   toolVersion?: string;
+  /**
+   * Who started the task, as a person reads it: the `name` (else `email`)
+   * claim of the caller's token, at most 128 characters (absent: the token
+   * had neither, no token, or the row predates it). Personal data: shown
+   * only to the owner and approvers, never in events, logs or metrics.
+   */
+  requester?: string;
+  /** The tool's title when the task was created (absent: the tool has none, or the row predates it): the console's heading. */
+  toolTitle?: string;
   /** Who decided each question for a person, by key (absent: none decided yet, or the row predates decisions). */
   decisions?: Record<string, Decision>;
   /** Every question the handler asked, by key: where it was asked and what it asked, for replay checks. */

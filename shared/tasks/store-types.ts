@@ -22,6 +22,10 @@ export interface NewTask {
   repeat?: RepeatRun;
   /** The owner is a machine (`TaskRecord.machineOwner`). */
   machineOwner?: true;
+  /** Who starts it, as a person reads it (`TaskBase.requester`). */
+  requester?: string;
+  /** The tool's title (`TaskBase.toolTitle`). */
+  toolTitle?: string;
 }
 
 /** Options of `create`. */

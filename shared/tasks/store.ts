@@ -2,6 +2,7 @@ import type { AnswerOptions } from './approvals-model.ts';
 import type { ApprovalStore } from './approvals-store.ts';
 import type { CallbackStore } from './callbacks-store.ts';
 import type { TaskOutcome, TaskRecord } from './model.ts';
+import type { SignOutStore } from './sign-outs-store.ts';
 import type {
   AnswerResult,
   CancelOptions,
@@ -56,7 +57,7 @@ import type {
  * renewal: the trade-off, and the timeline of lease, `sweepAt` and the queue's
  * visibility timeout, are in `docs/durability.md`.
  */
-export interface TaskStore extends CallbackStore, ApprovalStore {
+export interface TaskStore extends CallbackStore, ApprovalStore, SignOutStore {
   /**
    * Durably creates a `working` task, due for the sweeper at
    * `now + leaseMs + sweepGraceMs`; readable by `get` as soon as this

@@ -24,6 +24,7 @@ import { rpc } from '../support/wire.ts';
 import { detail, type Figures, figuresOf, meter, resetMeter } from './aws-counting.ts';
 import { countScenarios, countWithIssuer, openCountingStack } from './aws-scenarios.ts';
 import { callbackLines, callbackVersusPoll } from './callback-vs-poll.ts';
+import { consoleCost } from './console-cost.ts';
 import { FALLBACK_CALL_MIN, LATER_REPEAT_MIN, LATER_RUN_MIN, REPEAT_JOIN_MIN, TASK_STATUS_MIN } from './minima.ts';
 import { FIGURE_COLUMNS, report } from './report.ts';
 import { roundCost, type TaskCost } from './round-cost.ts';
@@ -41,6 +42,7 @@ try {
   const task = { figures: simple.measured, logBytes: simple.meter.logBytes, apiRequests: simple.meter.apiRequests };
   const round = roundCost({ task, fallback });
   console.log(round.lines.join('\n'));
+  console.log((await consoleCost(bench, simple.taskId)).join('\n'));
   if (round.over.length > 0) process.exitCode = 1;
   await localConcurrency();
 } finally {

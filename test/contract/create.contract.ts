@@ -35,6 +35,15 @@ export function describeCreateAndGet(kit: ContractKit): void {
       assert.deepEqual(await store().get(input.taskId, OWNER, at(1)), expected);
     });
 
+    it('keeps who started the task and its tool title when given; a task without them reads as before', async () => {
+      const named = await created({ requester: 'Alice Liddell', toolTitle: 'Approval gate' });
+      assert.equal((await read(named.taskId)).requester, 'Alice Liddell');
+      assert.equal((await read(named.taskId)).toolTitle, 'Approval gate');
+      const unnamed = await created();
+      assert.equal('requester' in (await read(unnamed.taskId)), false);
+      assert.equal('toolTitle' in (await read(unnamed.taskId)), false);
+    });
+
     it('the returned record is a copy: mutating it does not change the store', async () => {
       const task = await created();
       task.arguments['filename'] = 'evil.txt';

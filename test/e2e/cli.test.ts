@@ -97,7 +97,7 @@ describe('mcp-tasks CLI, scripted', () => {
       approved: false,
       action: 'drop the table',
       decidedBy: 'local',
-      message: 'Not approved: drop the table',
+      message: 'Not approved by local: drop the table',
     });
     assert.equal(run.stderr, '');
   });

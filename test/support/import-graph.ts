@@ -40,6 +40,7 @@ export const NOT_IN_A_FUNCTION = [
   'aws-cdk',
   'aws-cdk-lib',
   'aws-local-stepfunctions',
+  'axe-core',
   'cdk-nag',
   'commander',
   'constructs',

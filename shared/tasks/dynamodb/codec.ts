@@ -180,6 +180,8 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
     item['leaseUntil'] = number(task.lease.until);
   }
   if (task.toolVersion !== undefined) item['toolVersion'] = { S: task.toolVersion };
+  if (task.requester !== undefined) item['requester'] = { S: task.requester };
+  if (task.toolTitle !== undefined) item['toolTitle'] = { S: task.toolTitle };
   if (task.questions !== undefined) item['questions'] = json(task.questions);
   if (task.decisions !== undefined) item['decisions'] = json(task.decisions);
   if (task.progressMark !== undefined) item['progressMark'] = number(task.progressMark);
@@ -228,6 +230,8 @@ export function fromItem(item: Item): TaskRecord {
   if (item[EXPIRES_AT_MS] && readString(item, 'status') === 'input_required') base.keptUntil = readNumber(item, EXPIRES_AT_MS);
   // Rows written before these attributes existed lack them: no version, no recorded questions, no mark.
   if (item['toolVersion']) base.toolVersion = readString(item, 'toolVersion');
+  if (item['requester']) base.requester = readString(item, 'requester');
+  if (item['toolTitle']) base.toolTitle = readString(item, 'toolTitle');
   if (item['questions']) base.questions = readJson(item, 'questions');
   if (item['decisions']) base.decisions = readJson(item, 'decisions');
   if (item['progressMark']) base.progressMark = readNumber(item, 'progressMark');

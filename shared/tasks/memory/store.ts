@@ -22,7 +22,7 @@ import {
   newTaskRecord,
 } from '../decisions.ts';
 import { checkPage, listSortKey } from '../listing.ts';
-import { isExpired, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
+import { type Decision as DecidedBy, isExpired, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
 import { isDue, visible } from '../predicates.ts';
 import type { TaskStore } from '../store.ts';
 import { IdempotencyConflictError, TaskIdTakenError, TooManyTasksError } from '../store-errors.ts';
@@ -61,6 +61,8 @@ export class InMemoryTaskStore implements TaskStore {
   readonly #policy: StorePolicy;
   /** Questions for a person waiting for a decision, by sort key (the DynamoDB store's approvals list entries). */
   readonly #waiting = new Map<string, WaitingQuestion & { sort: string }>();
+  /** Sign-out records by principal (the DynamoDB store's `sign-out#` items). */
+  readonly #signOuts = new Map<string, { at: number; keepUntil: number }>();
 
   constructor(policy: StorePolicy) {
     this.#policy = policy;
@@ -155,6 +157,22 @@ export class InMemoryTaskStore implements TaskStore {
       taskId,
       this.#apply(taskId, decideOnPage(taskId, this.#tasks.get(taskId), decider, responses, now, this.#policy)),
     );
+  }
+
+  async recordSignOut(principal: string, at: number, keepUntil: number): Promise<void> {
+    const earlier = this.#signOuts.get(principal);
+    if (!earlier || earlier.at < at) this.#signOuts.set(principal, { at, keepUntil });
+  }
+
+  async signedOutAfter(principal: string, now: number): Promise<number | undefined> {
+    const record = this.#signOuts.get(principal);
+    return record && record.keepUntil > now ? record.at : undefined;
+  }
+
+  async getDecision(taskId: string, key: string, now: number): Promise<DecidedBy | undefined> {
+    const task = this.#tasks.get(taskId);
+    const decision = task && !isExpired(task, now) ? task.decisions?.[key] : undefined;
+    return decision && { ...decision };
   }
 
   async getWaitingForPerson(taskId: string, now: number): Promise<TaskRecord | undefined> {
