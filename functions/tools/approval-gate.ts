@@ -53,6 +53,7 @@ export const approvalGate = defineTool({
         content: [{ type: 'text', text: message }],
         structuredContent: { approved: false, action, ...(comment ? { comment } : {}), ...decidedBy, message },
         isError: true,
+        statusMessage: message,
       };
     }
     await ctx.progress(`Approved; carrying out: ${action}`);
@@ -60,6 +61,7 @@ export const approvalGate = defineTool({
     return {
       content: [{ type: 'text', text: message }],
       structuredContent: { approved: true, action, ...(comment ? { comment } : {}), ...decidedBy, message },
+      statusMessage: message,
     };
   },
 });

@@ -44,12 +44,14 @@ describe('ended tasks in the CLI', () => {
       child.stdin?.end();
     });
 
-  it("an approval_gate run's last status line says it completed, not that it is carrying out", { timeout: 90_000 }, async () => {
+  it("an approval_gate run's last status line is the message written with its end, not that it is carrying out", {
+    timeout: 90_000,
+  }, async () => {
     const run = await cli(['call', 'approval_gate', '{"action":"ship 2.0"}', '--answer', 'approval.approve=true']);
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
     assert.equal(run.stdout, 'Approved and done: ship 2.0\n');
     const statusLines = run.stderr.split('\n').filter((line) => /^\[[0-9a-f-]{36}\] /.test(line));
-    assert.match(statusLines.at(-1) ?? '', /\] completed: Completed$/, run.stderr);
+    assert.match(statusLines.at(-1) ?? '', /\] completed: Approved and done: ship 2\.0$/, run.stderr);
     assert.doesNotMatch(run.stderr, /completed: Approved; carrying out/);
   });
 
