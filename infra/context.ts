@@ -10,7 +10,8 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { parseApprovers } from '../shared/auth/approvers.ts';
-import { DEFAULT_SETTINGS } from '../shared/config.ts';
+import { parseMachineRule } from '../shared/auth/machine.ts';
+import { DEFAULT_SETTINGS, DEFAULT_UNFINISHED_TASK_CAP, unfinishedTaskCap } from '../shared/config.ts';
 import { formatDuration } from '../shared/durations.ts';
 import { isOrigin } from '../shared/setting-readers.ts';
 import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb/index.ts';
@@ -160,13 +161,23 @@ export const CONTEXT = {
       '`groups` claim) and `scope:<name>` entries, comma-separated: `TASKS_APPROVERS` on every function (see [The ' +
       'console](console.md#approvals)); only with an issuer (people sign in)',
   },
+  machineClaim: {
+    shown: "the token's `sub` equals its `client_id`, `azp` or `cid`",
+    meaning:
+      'which callers are machines, whose questions for a person only approvers decide: `<claim>=<value>` (e.g. ' +
+      '`gty=client-credentials` for Auth0, `idtyp=app` for Entra ID) or `none`: `TASKS_MACHINE_CLAIM` on the MCP function (see ' +
+      '[Authorization](authorization.md#machines))',
+  },
   personQuestions: {
     default: 'url',
     meaning:
       "`form` offers questions for a person as forms to every client; `url` (URL-mode elicitation to the task's page, for clients " +
       'that declare it, where the page signs people in): `TASKS_PERSON_QUESTIONS` on every function',
   },
-  maxUnfinishedTasks: { shown: 'no cap', meaning: 'most unfinished tasks one principal may have at once (see [Limits](#limits))' },
+  maxUnfinishedTasks: {
+    shown: `${DEFAULT_UNFINISHED_TASK_CAP} with \`authIssuer\`, \`cognito\` or \`jwtIssuer\`, else no cap`,
+    meaning: 'most unfinished tasks one principal may have at once, `0` for no cap (see [Limits](#limits))',
+  },
   maxInputWaitDays: {
     shown: formatDuration(DEFAULT_SETTINGS.maxInputWaitMs),
     meaning:
@@ -220,10 +231,12 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
   const alarmTopicArn = read.text('alarmTopicArn');
   const approvers = read.list('approvers').join(',');
   parseApprovers(approvers, 'Context "approvers"');
+  const machineClaim = read.text('machineClaim');
+  parseMachineRule(machineClaim, 'Context "machineClaim"');
   const personQuestions = read.text('personQuestions');
   if (personQuestions !== 'url' && personQuestions !== 'form')
     throw new Error(`Context "personQuestions" must be url or form, got "${personQuestions}"`);
-  const maxUnfinished = read.has('maxUnfinishedTasks') ? read.integer('maxUnfinishedTasks') : undefined;
+  const maxUnfinished = read.has('maxUnfinishedTasks') ? read.count('maxUnfinishedTasks') : undefined;
   const maxInputWaitDays = read.has('maxInputWaitDays') ? read.integer('maxInputWaitDays') : undefined;
   const consoleMode = read.text('console');
   if (consoleMode !== 'by-id' && consoleMode !== 'open') throw new Error(`Context "console" must be by-id or open, got "${consoleMode}"`);
@@ -252,9 +265,10 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
     ...auth,
     ...(alarmTopicArn ? { alarmTopicArn } : {}),
     ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
-    ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),
+    ...unfinishedCap(maxUnfinished, jwt.jwt !== undefined || auth.auth !== undefined || auth.cognito !== undefined),
     ...(approvers ? { approvers } : {}),
     ...(personQuestions === 'form' ? { personQuestions } : {}),
+    ...(machineClaim ? { machineClaim } : {}),
     ...(clientFallback === 'off' ? { clientFallback: false } : {}),
     ...(events === 'off' ? { events: false } : {}),
     ...(maxInputWaitDays ? { maxInputWait: Duration.days(maxInputWaitDays) } : {}),
@@ -264,6 +278,17 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
       ...(consoleClientSecret ? { clientSecret: consoleClientSecret } : {}),
     },
   };
+}
+
+/**
+ * `maxUnfinishedTasks` for the stack: the cap `unfinishedTaskCap` derives
+ * (100 where people sign in), and `0` where there is an issuer but no cap,
+ * so that the functions, which derive the same default, are told there is
+ * none. An open endpoint without the setting passes nothing.
+ */
+function unfinishedCap(setting: number | undefined, hasIssuer: boolean): Pick<TasksStackProps, 'maxUnfinishedTasks'> {
+  const cap = unfinishedTaskCap(setting, hasIssuer);
+  return cap !== undefined || hasIssuer ? { maxUnfinishedTasks: cap ?? 0 } : {};
 }
 
 type Reader = ReturnType<typeof contextReader>;
@@ -288,6 +313,11 @@ function contextReader(node: Node) {
       if (!Number.isSafeInteger(number) || number <= 0)
         throw new Error(`Context "${key}" must be a positive integer, got ${JSON.stringify(value)}`);
       return number;
+    },
+    /** A whole number, `0` included. */
+    count(key: Key): number {
+      const value = raw(key) ?? fallback(key);
+      return value === 0 || value === '0' ? 0 : this.integer(key);
     },
     flag(key: Key): boolean {
       const value = raw(key) ?? fallback(key);

@@ -8,7 +8,7 @@ import type { ToolDefinition } from '../shared/runtime/tool.ts';
 import { Api, type ApiThrottle, type JwtSettings } from './constructs/api.ts';
 import { callbacksFunction } from './constructs/callbacks.ts';
 import { Operations } from './constructs/operations.ts';
-import { StateKey } from './constructs/state-key.ts';
+import { StackSecret } from './constructs/stack-secret.ts';
 import { SweepSchedule } from './constructs/sweep-schedule.ts';
 import { TaskEvents } from './constructs/task-events.ts';
 import { FUNCTION_ENTRIES, TaskFunction } from './constructs/task-function.ts';
@@ -82,9 +82,11 @@ export interface TasksStackProps extends StackProps {
    * @default URL mode where it may
    */
   readonly personQuestions?: 'url' | 'form';
+  /** Which callers are machines (`<claim>=<value>` or `none`, `TASKS_MACHINE_CLAIM`). @default `sub` equals the token's client id */
+  readonly machineClaim?: string;
   /**
-   * Most unfinished tasks per principal.
-   * @default no cap
+   * Most unfinished tasks per principal (`0`: no cap), passed on as `TASKS_MAX_UNFINISHED_TASKS`.
+   * @default the functions' own: 100 where the endpoint has an issuer (`unfinishedTaskCap`), else no cap
    */
   readonly maxUnfinishedTasks?: number;
   /**
@@ -162,7 +164,8 @@ export class TasksStack extends Stack {
   /** The completion endpoint, `POST /callbacks/{token}` on the API's origin. */
   readonly callbacks: TaskFunction;
   readonly api: Api;
-  readonly stateKey: StateKey;
+  /** The stack's secret: the SSM parameter that seals `requestState` and from which every purpose's key derives. */
+  readonly stackSecret: StackSecret;
   readonly operations: Operations;
   /** The user pool, when the stack creates one. */
   readonly userPool?: McpUserPool;
@@ -192,6 +195,8 @@ export class TasksStack extends Stack {
         [ENV.activeIndexShards]: String(activeIndexShards),
         // Every function that writes a waiting task (or ends it) applies the same deadline.
         ...(props.maxInputWait ? { [ENV.maxInputWaitMs]: String(props.maxInputWait.toMilliseconds()) } : {}),
+        // Every function that creates a task takes a slot under the same cap, and every one that ends a task frees it.
+        ...(props.maxUnfinishedTasks !== undefined ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
         // Every function that asks, lists or decides a question for a person follows the same approvers rule.
         ...(props.approvers ? { [ENV.approvers]: props.approvers } : {}),
         ...(props.personQuestions === 'form' ? { [ENV.personQuestions]: 'form' } : {}),
@@ -214,7 +219,8 @@ export class TasksStack extends Stack {
     grantToolNeeds(this.worker, taskTools);
     for (const fn of [this.worker, this.sweeps.sweeper, this.sweeps.deadLetterHandler]) events?.grantPublish(fn);
 
-    this.stateKey = new StateKey(this, 'StateKey', common);
+    // The id predates the name: kept, so a deployed stack keeps its secret (a new id would replace it).
+    this.stackSecret = new StackSecret(this, 'StateKey', common);
     const allowedOrigins = props.allowedOrigins ?? [];
     this.mcp = new TaskFunction(this, 'Mcp', {
       ...common,
@@ -227,27 +233,27 @@ export class TasksStack extends Stack {
       timeout: mcpTimeout(DEFAULT_SETTINGS.syncBudgetMs),
       environment: {
         ...this.tasks.environment,
-        [ENV.stateKeyParameter]: this.stateKey.parameterName,
+        [ENV.stackSecretParameter]: this.stackSecret.parameterName,
         ...(allowedOrigins.length > 0 ? { [ENV.allowedOrigins]: allowedOrigins.join(',') } : {}),
-        ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
         ...(props.clientFallback === false ? { [ENV.clientFallback]: 'off' } : {}),
+        ...(props.machineClaim ? { [ENV.machineClaim]: props.machineClaim } : {}),
       },
       settingStores: settingStoresOf(inlineTools),
     });
     grantToolNeeds(this.mcp, inlineTools);
     // The key exists before the first request can need it.
-    this.mcp.function.node.addDependency(this.stateKey.resource);
-    this.stateKey.grantRead(this.mcp.role);
+    this.mcp.function.node.addDependency(this.stackSecret.resource);
+    this.stackSecret.grantRead(this.mcp.role);
     this.table.grantReadWriteData(this.mcp);
     this.tasks.queue.grantSendMessages(this.mcp.function);
     events?.grantPublish(this.mcp);
 
     const auth = this.#resourceServer(props);
     this.console = this.#console(props, auth);
-    this.callbacks = callbacksFunction(this, { ...common, table: this.table, tasks: this.tasks, stateKey: this.stateKey });
+    this.callbacks = callbacksFunction(this, { ...common, table: this.table, tasks: this.tasks, stackSecret: this.stackSecret });
     // The worker seals the tokens of the callback URLs it hands out.
-    this.worker.function.addEnvironment(ENV.stateKeyParameter, this.stateKey.parameterName);
-    this.stateKey.grantRead(this.worker.role);
+    this.worker.function.addEnvironment(ENV.stackSecretParameter, this.stackSecret.parameterName);
+    this.stackSecret.grantRead(this.worker.role);
     this.api = new Api(this, 'Api', {
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
@@ -297,7 +303,7 @@ export class TasksStack extends Stack {
   /**
    * The console function: the task table's reads, answers and cancels
    * (`grantConsole`), the task queue (a resume after the last answer), the
-   * state key its cookie keys derive from, and the client secret when one is
+   * stack's secret its cookie keys derive from, and the client secret when one is
    * given. Its sign-in issuer: the user pool (whose console client is made
    * once the API's URL is known: {@link TasksStack.#links}), else the first
    * configured issuer; without a client id there, a console of an endpoint
@@ -320,17 +326,16 @@ export class TasksStack extends Stack {
       timeout: Duration.seconds(15),
       environment: {
         ...this.tasks.environment,
-        [ENV.stateKeyParameter]: this.stateKey.parameterName,
+        [ENV.stackSecretParameter]: this.stackSecret.parameterName,
         ...(settings.open ? { [ENV.console]: 'open' } : {}),
         ...(issuer ? { [ENV.consoleIssuer]: issuer } : {}),
         ...(clientId ? { [ENV.consoleClientId]: clientId } : {}),
         ...(settings.clientSecret ? { [ENV.consoleClientSecret]: settings.clientSecret } : {}),
-        ...(props.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(props.maxUnfinishedTasks) } : {}),
       },
       settingStores: { ssmParameter: false, secretsManager: settings.clientSecret !== undefined },
     });
-    fn.function.node.addDependency(this.stateKey.resource);
-    this.stateKey.grantRead(fn.role);
+    fn.function.node.addDependency(this.stackSecret.resource);
+    this.stackSecret.grantRead(fn.role);
     this.table.grantConsole(fn);
     this.tasks.queue.grantSendMessages(fn.function);
     // A cancel from a task's page ends the task here: its event too.

@@ -10,7 +10,7 @@ import { jsonLog, type Log } from '../../shared/log.ts';
 import { sweepWindow } from '../../shared/tasks/predicates.ts';
 import { startSweeps, startWorkerSource } from './background.ts';
 import { Cleanup } from './cleanup.ts';
-import { localStateKey, lockDataDir, writeOutputs } from './data-dir.ts';
+import { localStackSecret, lockDataDir, writeOutputs } from './data-dir.ts';
 import { type Emulators, startEmulators } from './emulators.ts';
 import { LOCAL_CONSOLE_CLIENT_ID, startEndpoint } from './endpoint.ts';
 import { LOCAL_DEFAULTS } from './environment.ts';
@@ -22,10 +22,6 @@ import { settingVariable } from './settings.ts';
 import { localTools } from './tools.ts';
 import { restartLostExecutions } from './workflow-recovery.ts';
 import { startLocalWorkflows } from './workflows.ts';
-
-export { REGION } from './emulators.ts';
-// The stack's public names, importable from this one module.
-export { LOCAL_AUTH_SCOPE, type LocalAuthOptions, type LocalStack, type LocalStackOptions } from './options.ts';
 
 /**
  * Runs the Lambda handlers on this machine: dynalite for DynamoDB, fauxqs for
@@ -74,14 +70,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       cleanup,
     );
     const config = workflows ? { ...loaded, workflows: { ...workflows.bindings, ...loaded.workflows } } : loaded;
-    options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints, ...(workflows ? { stepFunctions: workflows.client } : {}) });
+    options.instrument?.({
+      dynamodb,
+      sqs: functionsSqs,
+      poller: pollerSqs,
+      endpoints,
+      ...(workflows ? { stepFunctions: workflows.client } : {}),
+    });
     // The stack's own URL, once its HTTP adapter listens (unless the environment names another, e.g. a tunnel's).
     let publicUrl = config.publicUrl;
     const links = new DeploymentLinks(() => publicUrl);
     // Events go to the given publisher, nowhere (`off`), or by default to memory, for tests to read.
     const recorded = new MemoryEventPublisher();
     const eventPublisher = options.events === 'off' ? undefined : (options.events ?? recorded);
-    const keys = purposeKeys(localStateKey(dataDir));
+    const keys = purposeKeys(localStackSecret(dataDir));
     const functions = { options, config, links, env, emulators, log, eventPublisher, keys, workflows };
     const { deps, leases, worker, deadLetter, sweeper, workflowEvents, workflowReceiver } = composeFunctions(functions);
     if (workflows && workflowEvents && workflowReceiver) workflows.connect({ onEvent: workflowEvents, receive: workflowReceiver });

@@ -5,12 +5,12 @@ import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { servedTools } from '../lib/served-tools.ts';
 import { sqsQueue } from '../lib/sqs.ts';
-import { ssmStateKey } from '../lib/state-key.ts';
+import { ssmStackSecret } from '../lib/stack-secret.ts';
 import { withDeployedSettings } from '../lib/tool-settings.ts';
 import { createMcpHandler } from './app.ts';
 
 const config = loadConfig();
-if (!config.stateKeyParameter) throw new Error(`Missing required environment variable ${ENV.stateKeyParameter}`);
+if (!config.stackSecretParameter) throw new Error(`Missing required environment variable ${ENV.stackSecretParameter}`);
 export const handler = createMcpHandler({
   config,
   store: dynamoDbStore(config),
@@ -18,5 +18,5 @@ export const handler = createMcpHandler({
   tools: withDeployedSettings(servedTools()),
   log: jsonLog(),
   eventPublisher: eventBridgePublisher(config),
-  requestStateKey: ssmStateKey(config.stateKeyParameter),
+  stackSecret: ssmStackSecret(config.stackSecretParameter),
 });

@@ -8,7 +8,7 @@ import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { servedTools } from '../lib/served-tools.ts';
 import { sfnEngine } from '../lib/sfn.ts';
 import { sqsQueue } from '../lib/sqs.ts';
-import { ssmStateKey } from '../lib/state-key.ts';
+import { ssmStackSecret } from '../lib/stack-secret.ts';
 import { withDeployedSettings } from '../lib/tool-settings.ts';
 import { createWorkerHandler } from './app.ts';
 
@@ -16,7 +16,7 @@ const config = loadConfig();
 const store = dynamoDbStore(config);
 const log = jsonLog();
 // Callback URLs and workflow task tokens are sealed under keys derived from the stack's secret (read on first use).
-const keys = config.stateKeyParameter ? purposeKeys(ssmStateKey(config.stateKeyParameter)) : undefined;
+const keys = config.stackSecretParameter ? purposeKeys(ssmStackSecret(config.stackSecretParameter)) : undefined;
 // Fixed at build time where known (`WORKFLOWS_CONSTANT`, the toolset): a bundle without workflow tools has no Step Functions client.
 const workflows =
   process.env.TASKS_RUNS_WORKFLOWS !== 'false' && process.env.TASKS_TOOLSET !== 'conformance' && keys

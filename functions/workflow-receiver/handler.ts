@@ -4,16 +4,16 @@ import { purposeKeys } from '../../shared/keys.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { sqsQueue } from '../lib/sqs.ts';
-import { ssmStateKey } from '../lib/state-key.ts';
+import { ssmStackSecret } from '../lib/stack-secret.ts';
 import { createWorkflowReceiverHandler } from './app.ts';
 
 const config = loadConfig();
-if (!config.stateKeyParameter) throw new Error(`Missing required environment variable ${ENV.stateKeyParameter}`);
+if (!config.stackSecretParameter) throw new Error(`Missing required environment variable ${ENV.stackSecretParameter}`);
 export const handler = createWorkflowReceiverHandler({
   config,
   store: dynamoDbStore(config),
   queue: sqsQueue(config),
   log: jsonLog(),
   // Task tokens are sealed under a key derived from the stack's secret.
-  keys: purposeKeys(ssmStateKey(config.stateKeyParameter)),
+  keys: purposeKeys(ssmStackSecret(config.stackSecretParameter)),
 });

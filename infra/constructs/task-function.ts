@@ -83,7 +83,7 @@ export const FUNCTION_ENTRIES = {
   worker: 'functions/worker/handler.ts',
   deadLetter: 'functions/dlq/handler.ts',
   sweeper: 'functions/sweeper/handler.ts',
-  stateKey: 'functions/state-key/handler.ts',
+  stackSecret: 'functions/stack-secret/handler.ts',
   console: 'functions/console/handler.ts',
   callbacks: 'functions/callbacks/handler.ts',
 } as const;

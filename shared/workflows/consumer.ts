@@ -37,9 +37,8 @@ export function workflowEventConsumer(deps: ConsumerDeps): (event: unknown) => P
       return { ignored: read.reason };
     }
     const { taskId, end } = read;
-    const result = await deps.store.endWorkflow(taskId, end, expected, now());
+    const result = await actions.endWorkflow(taskId, end, expected);
     deps.log({ event: 'workflow-event', taskId, status: end.status, result });
-    if (result === 'resumed') await actions.enqueue(taskId, 'resume');
     return { recorded: result };
   };
 }

@@ -104,7 +104,7 @@ export function workflowReceiver(deps: ReceiverDeps): (payload: unknown) => Prom
     }
     let status: WorkflowWriteResult;
     try {
-      status = await deps.store.askFromWorkflow(
+      status = await actions.askFromWorkflow(
         taskId,
         {
           execution: payload.execution,
@@ -120,7 +120,6 @@ export function workflowReceiver(deps: ReceiverDeps): (payload: unknown) => Prom
           sealedToken: await sealTaskToken(deps.keys, taskId, payload.token),
         },
         expected,
-        now(),
       );
     } catch (error) {
       if (!(error instanceof LimitExceededError)) throw error;
@@ -132,7 +131,6 @@ export function workflowReceiver(deps: ReceiverDeps): (payload: unknown) => Prom
       throw new ReceiverRefusal(REFUSED_ERROR, status === 'ended' ? 'The task has ended' : 'The task does not follow this execution');
     }
     deps.log({ event: 'workflow-question', taskId, key: payload.key, status });
-    if (status === 'resumed') await actions.enqueue(taskId, 'resume');
     return { status };
   };
 }

@@ -77,7 +77,7 @@ const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
   callbacks: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm'],
   deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
   sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
-  stateKey: ['@aws-sdk/client-ssm'],
+  stackSecret: ['@aws-sdk/client-ssm'],
   // The console reads and answers tasks (DynamoDB, SQS for the resume), derives its cookie keys from the state key
   // (SSM), checks answers with the MCP SDK's JSON Schema validator, serves pages (Hono) and signs people in
   // (openid-client, jose).
@@ -286,7 +286,7 @@ const ENVIRONMENT = {
   NODE_OPTIONS: '--enable-source-maps',
   [ENV.tableName]: 'placeholder-table',
   [ENV.queueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/placeholder-queue',
-  [ENV.stateKeyParameter]: '/placeholder/request-state-key',
+  [ENV.stackSecretParameter]: '/placeholder/request-state-key',
   [ENV.publicUrl]: 'https://placeholder.execute-api.us-east-1.amazonaws.com',
 };
 

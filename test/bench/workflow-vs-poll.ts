@@ -15,7 +15,7 @@
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { TaskRecord, TaskStatus } from '../../shared/tasks/model.ts';
 import { checksWithin } from '../../shared/workflows/schedule.ts';
-import { rpc } from '../support/mcp-http.ts';
+import { rpc } from '../support/wire.ts';
 import { detail, figuresOf, type Meter, meter, resetMeter } from './aws-counting.ts';
 
 const MINUTE = 60_000;

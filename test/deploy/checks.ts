@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { toolsOf } from '../../infra/constructs/tool-needs.ts';
 import { SETTINGS } from '../../shared/config.ts';
-import { resultOf, rpc } from '../support/mcp-http.ts';
+import { resultOf, rpc } from '../support/wire.ts';
 import { type Assembly, functionsOf } from './assembly.ts';
 import type { Deployment } from './deployment.ts';
 

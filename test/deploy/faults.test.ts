@@ -12,7 +12,7 @@ import { after, describe, it } from 'node:test';
 import { build, type Plugin } from 'esbuild';
 import { STACK_ID } from '../../infra/app.ts';
 import { BUNDLING, bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
-import { resultOf, rpc } from '../support/mcp-http.ts';
+import { resultOf, rpc } from '../support/wire.ts';
 import { type Assembly, assemblyRoot, functionsOf, type Json, loadAssembly, ROOT, resourcesOf } from './assembly.ts';
 import { cfnLint, environmentProblems, servedToolProblems } from './checks.ts';
 import { startDeployment } from './deployment.ts';

@@ -20,8 +20,8 @@ import { DescribeExecutionCommand, ListExecutionsCommand, SFNClient } from '@aws
 import { LOCAL_CREDENTIALS } from '../../bin/local/sqs.ts';
 import { STEP_FUNCTIONS_ENDPOINT_OUTPUT } from '../../bin/local/workflows.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { pollUntil, resultOf, rpc, type TaskView } from '../support/mcp-http.ts';
 import { waitFor } from '../support/wait.ts';
+import { pollUntil, resultOf, rpc, type TaskView } from '../support/wire.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/mcp-tasks.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -72,11 +72,13 @@ describe('lifecycle events (default: on)', () => {
     }
     const [, worker] = functions(on.json).worker;
     assert.deepEqual(worker['Properties']['Environment']['Variables'][ENV.publicUrl], { 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
-    // The state-key function publishes nothing.
-    const stateKey = only(on.json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes('requestState'));
-    assert.equal(stateKey[1]['Properties']['Environment']?.['Variables']?.[ENV.eventBusName], undefined);
-    const stateKeyRole = roleLogicalIdOf(stateKey[1]);
-    assert.ok(!statementsOf(on.json, stateKeyRole).some((s) => asList<string>(s['Action']).some((a) => a.startsWith('events:'))));
+    // The function that creates the stack's secret publishes nothing.
+    const secretCreator = only(on.json, 'AWS::Lambda::Function', (fn) =>
+      String(fn['Properties']['Description']).includes("the stack's secret"),
+    );
+    assert.equal(secretCreator[1]['Properties']['Environment']?.['Variables']?.[ENV.eventBusName], undefined);
+    const secretCreatorRole = roleLogicalIdOf(secretCreator[1]);
+    assert.ok(!statementsOf(on.json, secretCreatorRole).some((s) => asList<string>(s['Action']).some((a) => a.startsWith('events:'))));
   });
 });
 

@@ -17,7 +17,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { localTools } from '../../bin/local/tools.ts';
 import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { jsonLog } from '../../shared/log.ts';
@@ -25,8 +26,8 @@ import type { TaskMessage, TaskQueue } from '../../shared/queue/queue.ts';
 import { processTaskMessage } from '../../shared/runtime/worker.ts';
 import { createTask, durableEnv, uniqueLabel, waitForEffects } from '../support/durable.ts';
 import { newTask } from '../support/factories.ts';
-import { errorOf, getTask, pollUntil, requestMeta, resultOf, rpc } from '../support/mcp-http.ts';
 import { sleep, waitFor } from '../support/wait.ts';
+import { errorOf, getTask, pollUntil, requestMeta, resultOf, rpc } from '../support/wire.ts';
 
 const VISIBILITY_TIMEOUT_SECONDS = 1;
 const MAX_RECEIVE_COUNT = 3;
@@ -261,7 +262,8 @@ describe('durable execution on the local stack', () => {
     assert.ok(typeof sleptMs === 'number' && sleptMs >= 1500, `slept ${sleptMs} ms`);
     assert.deepEqual(readEffects(label, effectsDir), ['before', 'after']);
     const runs = logsOf(taskId, 'ran').map((e) => e['outcome']);
-    assert.equal(runs[0], 'sleep', JSON.stringify(runs));
+    // A busy machine may hand a run over (`continue`) before it reaches the sleep: which run sleeps is not this test's to fix.
+    assert.ok(runs.includes('sleep'), JSON.stringify(runs));
     assert.equal(runs.at(-1), 'result', JSON.stringify(runs));
     assert.ok(sentFor(taskId).includes('wake'), JSON.stringify(sentFor(taskId)));
   });

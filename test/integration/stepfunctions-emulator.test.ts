@@ -16,22 +16,12 @@ import {
   StartExecutionCommand,
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { type EmulatorUnderTest, startEmulatorUnderTest } from '../support/stepfunctions-emulator.ts';
+import { asking, type EmulatorUnderTest, rejection, startEmulatorUnderTest } from '../support/stepfunctions-emulator.ts';
 
 const ROLE = 'arn:aws:iam::000000000000:role/local';
 
 /** A machine that asks (a task-token state) and then answers what it was told. */
-const ASKING = {
-  StartAt: 'Ask',
-  States: {
-    Ask: {
-      Type: 'Task',
-      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
-      Parameters: { FunctionName: 'ask', Payload: { 'token.$': '$$.Task.Token', 'execution.$': '$$.Execution.Name' } },
-      End: true,
-    },
-  },
-};
+const ASKING = { StartAt: 'Ask', States: { Ask: { ...asking('ask'), End: true } } };
 
 let t: EmulatorUnderTest;
 before(async () => {
@@ -39,16 +29,6 @@ before(async () => {
   t = await startEmulatorUnderTest({ waitMs: (seconds) => seconds * 10 });
 });
 after(() => t.close());
-
-/** Rejects with the SDK's typed exception; resolves to it. */
-async function rejection(promise: Promise<unknown>): Promise<Error & { $metadata?: { httpStatusCode?: number } }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  assert.fail('expected the call to be refused');
-}
 
 describe('state machines', () => {
   it('creates one, answers the same one again for the same definition, and describes it', async () => {
@@ -121,7 +101,7 @@ describe('StartExecution with a name already used', () => {
     assert.equal(changed.name, 'ExecutionAlreadyExists');
 
     const { payload } = await t.invocation('ask');
-    assert.equal(payload.execution, 'task-1', 'the machine reads $$.Execution.Name');
+    assert.equal(payload.taskId, 'task-1', 'the machine reads $$.Execution.Name');
     await t.sfn.send(new SendTaskSuccessCommand({ taskToken: payload.token, output: '{"answer":42}' }));
     await t.event(first.executionArn!, 'SUCCEEDED');
     const closed = await rejection(t.sfn.send(new StartExecutionCommand({ stateMachineArn: machine, name: 'task-1', input: '{"n":1}' })));
@@ -130,6 +110,20 @@ describe('StartExecution with a name already used', () => {
       t.events.filter((event) => event.detail.executionArn === first.executionArn).length,
       2,
       'one start, one end: the retry sent none',
+    );
+  });
+
+  it('starts one execution for two identical starts at once', async () => {
+    const machine = await t.machine('concurrent-starts', ASKING);
+    const send = () => t.sfn.send(new StartExecutionCommand({ stateMachineArn: machine, name: 'twice', input: '{"same":true}' }));
+    const [one, two] = await Promise.all([send(), send()]);
+    assert.deepEqual([one.executionArn, one.startDate], [two.executionArn, two.startDate]);
+    await t.event(one.executionArn!, 'RUNNING');
+    await t.sfn.send(new StopExecutionCommand({ executionArn: one.executionArn }));
+    await t.event(one.executionArn!, 'ABORTED');
+    assert.deepEqual(
+      t.events.filter((event) => event.detail.executionArn === one.executionArn).map((event) => event.detail.status),
+      ['RUNNING', 'ABORTED'],
     );
   });
 
@@ -365,5 +359,32 @@ describe('malformed requests', () => {
   it('refuses a request naming another host (a rebound DNS name) before it runs', async () => {
     const refused = await raw({ ...json, host: 'attacker.example', 'x-amz-target': 'AWSStepFunctions.ListExecutions' }, '{}');
     assert.equal(refused.status, 403);
+  });
+});
+
+describe('an onEvent that fails', () => {
+  it('is logged and not retried; later events still come', async () => {
+    let refuse = true;
+    const failing = await startEmulatorUnderTest({
+      onEvent: async () => {
+        if (refuse) throw new Error('the consumer is down');
+      },
+    });
+    try {
+      const machine = await failing.machine('consumer-down', ASKING);
+      const { executionArn } = await failing.sfn.send(new StartExecutionCommand({ stateMachineArn: machine }));
+      await failing.event(executionArn!, 'RUNNING');
+      refuse = false;
+      const { payload } = await failing.invocation('ask');
+      await failing.sfn.send(new SendTaskSuccessCommand({ taskToken: payload.token, output: '{}' }));
+      await failing.event(executionArn!, 'SUCCEEDED');
+      assert.deepEqual(
+        failing.logs.filter((log) => log.event === 'sfn-event-failed'),
+        [{ event: 'sfn-event-failed', executionArn, status: 'RUNNING', error: 'Error' }],
+      );
+      assert.equal(failing.events.length, 2, 'the RUNNING event was handed over once, not again');
+    } finally {
+      await failing.close();
+    }
   });
 });

@@ -10,19 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DescribeExecutionCommand, SendTaskSuccessCommand, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
-import { type EmulatorUnderTest, startEmulatorUnderTest } from '../support/stepfunctions-emulator.ts';
+import { asking, type EmulatorUnderTest, rejection, startEmulatorUnderTest } from '../support/stepfunctions-emulator.ts';
 
-const ASKING = {
-  StartAt: 'Ask',
-  States: {
-    Ask: {
-      Type: 'Task',
-      Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
-      Parameters: { FunctionName: 'ask', Payload: { 'token.$': '$$.Task.Token' } },
-      End: true,
-    },
-  },
-};
+const ASKING = { StartAt: 'Ask', States: { Ask: { ...asking('ask'), End: true } } };
 
 const directories: string[] = [];
 const running: EmulatorUnderTest[] = [];
@@ -41,15 +31,6 @@ async function life(directory: string): Promise<EmulatorUnderTest> {
   const emulator = await startEmulatorUnderTest({ dataDir: directory });
   running.push(emulator);
   return emulator;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  assert.fail('expected the call to be refused');
 }
 
 describe('the journal across lives', () => {

@@ -12,7 +12,7 @@ import {
   SendTaskSuccessCommand,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { type EmulatorUnderTest, type Invocation, startEmulatorUnderTest } from '../support/stepfunctions-emulator.ts';
+import { asking, type EmulatorUnderTest, type Invocation, rejection, startEmulatorUnderTest } from '../support/stepfunctions-emulator.ts';
 
 /** Each Wait state's length as asked, and waits of a hundredth of it. */
 const waits: Array<{ seconds: number; stateName: string }> = [];
@@ -28,16 +28,6 @@ before(async () => {
 });
 after(() => t.close());
 
-/** A task-token state asking `functionName`, with the token and what it is about in the payload. */
-function asking(functionName: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    Type: 'Task',
-    Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
-    Parameters: { FunctionName: functionName, Payload: { 'token.$': '$$.Task.Token', 'taskId.$': '$$.Execution.Name', 'about.$': '$' } },
-    ...extra,
-  };
-}
-
 /** Starts an execution of `machine` and resolves to its ARN. */
 async function start(machine: string, input: unknown = {}): Promise<string> {
   const started = await t.sfn.send(new StartExecutionCommand({ stateMachineArn: machine, input: JSON.stringify(input) }));
@@ -51,15 +41,6 @@ async function nextInvocations(functionName: string, before: number, count: numb
 }
 
 const calls = (functionName: string) => t.invocations.filter((call) => call.functionName === functionName).length;
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  assert.fail('expected the call to be refused');
-}
 
 describe('task tokens', () => {
   it('a round trip: the token in the payload, SendTaskSuccess its output, a second answer TaskTimedOut', async () => {
@@ -267,6 +248,35 @@ describe('Lambda invokes', () => {
   });
 });
 
+describe('Event invokes', () => {
+  it('InvocationType Event does not wait for the function, answers 202, and logs a function that fails', async () => {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    t.functions.set('progress', async (payload) => {
+      if (payload.fail) throw new Error('unreachable');
+      await released;
+      return 'never read';
+    });
+    const notify = (fail: boolean) => ({
+      Type: 'Task',
+      Resource: 'arn:aws:states:::lambda:invoke',
+      Parameters: { FunctionName: 'progress', InvocationType: 'Event', Payload: { fail } },
+    });
+    const machine = await t.machine('event-invoke', {
+      StartAt: 'Tell',
+      States: {
+        Tell: { ...notify(false), ResultPath: '$.told', Next: 'TellFailing' },
+        TellFailing: { ...notify(true), ResultPath: null, End: true },
+      },
+    });
+    const executionArn = await start(machine);
+    const output = JSON.parse((await t.event(executionArn, 'SUCCEEDED')).detail.output!);
+    release();
+    assert.deepEqual([output.told.StatusCode, output.told.Payload], [202, '']);
+    assert.ok(t.logs.some((log) => log.event === 'sfn-invoke-failed' && log['state'] === 'TellFailing' && log['error'] === 'Error'));
+  });
+});
+
 describe('Map, Wait and Parallel', () => {
   it('run with their waits as waitMs says', async () => {
     t.functions.set('deploy-region', async (payload) => `deployed to ${payload.region}`);
@@ -326,5 +336,22 @@ describe('Map, Wait and Parallel', () => {
       { region: 'eu-west-1', pause: 5 },
       { region: 'ap-south-1', pause: 5 },
     ]);
+  });
+
+  it('fail the execution with States.Runtime, which no Catch takes, when a Wait is given no number', async () => {
+    const machine = await t.machine('wait-not-a-number', {
+      StartAt: 'Guarded',
+      States: {
+        Guarded: {
+          Type: 'Parallel',
+          Branches: [{ StartAt: 'Pause', States: { Pause: { Type: 'Wait', SecondsPath: '$.pause', End: true } } }],
+          Catch: [{ ErrorEquals: ['States.ALL'], Next: 'Caught' }],
+          End: true,
+        },
+        Caught: { Type: 'Pass', End: true },
+      },
+    });
+    const executionArn = await start(machine, { pause: 'soon' });
+    assert.equal((await t.event(executionArn, 'FAILED')).detail.error, 'States.Runtime');
   });
 });

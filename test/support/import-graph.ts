@@ -11,8 +11,10 @@
  * - `bin/` runs in a terminal (CLI, operator commands, `npm start`, scripts): it
  *   never imports the tests.
  * - Inside `shared/`, layers point down: the store (`tasks/`), the queue
- *   (`queue/`) and authentication (`auth/`) never import the protocol
- *   (`protocol/`), the task actions (`actions/`) or the runtime (`runtime/`).
+ *   (`queue/`), authentication (`auth/`) and the lifecycle events (`events/`)
+ *   never import the protocol (`protocol/`), the task actions (`actions/`) or
+ *   the runtime (`runtime/`); what both sides use (`delay.ts`, `log.ts`…)
+ *   sits at the top of `shared/`.
  * - A store adapter is a wing (`shared/tasks/dynamodb/`, `shared/tasks/memory/`):
  *   from outside it, only its entry (`index.ts`) is imported. The adapter's own
  *   tests (`test/<lane>/tasks/dynamodb/`, `…/memory/`) may reach inside. The
@@ -38,6 +40,7 @@ export const NOT_IN_A_FUNCTION = [
   'aws-cdk',
   'aws-cdk-lib',
   'aws-local-stepfunctions',
+  'axe-core',
   'cdk-nag',
   'commander',
   'constructs',
@@ -125,7 +128,7 @@ function wingRule(file: string, target: string | undefined): string | undefined 
 }
 
 /** The wings: adapters whose files are reached from outside through their `index.ts` only. */
-const WINGS = ['shared/tasks/dynamodb/', 'shared/tasks/memory/', 'bin/local/stepfunctions/'] as const;
+export const WINGS = ['shared/tasks/dynamodb/', 'shared/tasks/memory/', 'bin/local/stepfunctions/'] as const;
 
 function wingOf(path: string): string | undefined {
   return WINGS.find((wing) => path.startsWith(wing));
@@ -138,7 +141,7 @@ function ownTest(file: string, wing: string): boolean {
 }
 
 /** The layers of `shared/` that the protocol, the task actions and the runtime build on. */
-const LOWER_LAYERS = ['tasks', 'queue', 'auth'];
+const LOWER_LAYERS = ['tasks', 'queue', 'auth', 'events'];
 const UPPER_LAYERS = ['protocol', 'actions', 'runtime'];
 
 /**

@@ -139,3 +139,23 @@ function waiter(changed: EventTarget) {
       check();
     });
 }
+
+/** A task-token state asking `functionName`: the token, the execution's name and the state's input in its payload. */
+export function asking(functionName: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    Type: 'Task',
+    Resource: 'arn:aws:states:::lambda:invoke.waitForTaskToken',
+    Parameters: { FunctionName: functionName, Payload: { 'token.$': '$$.Task.Token', 'taskId.$': '$$.Execution.Name', 'about.$': '$' } },
+    ...extra,
+  };
+}
+
+/** The error a call is refused with (the SDK's typed exception); fails when it is not refused. */
+export async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected the call to be refused');
+}

@@ -24,6 +24,12 @@
  *   `TimeoutSeconds` one does.
  * - An Event invoke (`InvocationType: Event`) runs `invokeFunction` without
  *   waiting; its rejection is logged.
+ *
+ * Beside the contract this module was agreed on: an event's `outputDetails`
+ * is `null` (not absent) and its `output` `null` until the execution
+ * succeeded, as AWS sends them; `input` / `output` are absent when too large;
+ * `LostExecution.startDate` is in epoch milliseconds, as the events' dates
+ * are; `StopExecution` of a lost execution ends it `ABORTED` with an event.
  */
 import { errorName, type Log } from '../../../shared/log.ts';
 import type { Place } from './arns.ts';

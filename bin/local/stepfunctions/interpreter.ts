@@ -62,3 +62,14 @@ export function validateDefinition(definition: Json): void {
     throw new ApiError('InvalidDefinition', `Invalid State Machine Definition: '${detail}'`);
   }
 }
+
+/**
+ * A `States.Runtime` error: the execution fails with it whatever its `Catch`
+ * and `Retry` say, as in AWS (the interpreter reads `isCatchable` and
+ * `isRetryable` off the error).
+ */
+export function statesRuntimeError(message: string): Error {
+  const error = Object.assign(new Error(message), { isCatchable: false, isRetryable: false });
+  error.name = 'States.Runtime';
+  return error;
+}

@@ -110,12 +110,7 @@ function describeMachine(machine: Machine): object {
 function describeExecution(record: ExecutionRecord): object {
   const { redriveStatus, redriveStatusReason } = redrive(record.status);
   return {
-    executionArn: record.executionArn,
-    stateMachineArn: record.stateMachineArn,
-    name: record.name,
-    status: record.status,
-    startDate: seconds(record.startDate),
-    ...(record.stopDate === undefined ? {} : { stopDate: seconds(record.stopDate) }),
+    ...summary(record),
     input: record.input,
     inputDetails: { included: true },
     ...(record.output === undefined ? {} : { output: record.output, outputDetails: { included: true } }),
@@ -146,16 +141,20 @@ function listExecutions(executions: Executions, machineArn: string, body: Body):
   const all = executions.list(machineArn, status);
   const page = all.slice(from, from + maxResults);
   return {
-    executions: page.map((record) => ({
-      executionArn: record.executionArn,
-      stateMachineArn: record.stateMachineArn,
-      name: record.name,
-      status: record.status,
-      startDate: seconds(record.startDate),
-      ...(record.stopDate === undefined ? {} : { stopDate: seconds(record.stopDate) }),
-      redriveCount: 0,
-    })),
+    executions: page.map((record) => ({ ...summary(record), redriveCount: 0 })),
     ...(from + maxResults < all.length ? { nextToken: Buffer.from(String(from + maxResults)).toString('base64url') } : {}),
+  };
+}
+
+/** What both `DescribeExecution` and `ListExecutions` say of an execution. */
+function summary(record: ExecutionRecord): object {
+  return {
+    executionArn: record.executionArn,
+    stateMachineArn: record.stateMachineArn,
+    name: record.name,
+    status: record.status,
+    startDate: seconds(record.startDate),
+    ...(record.stopDate === undefined ? {} : { stopDate: seconds(record.stopDate) }),
   };
 }
 

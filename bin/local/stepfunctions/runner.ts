@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
-import { delay } from '../../../shared/runtime/delay.ts';
+import { delay } from '../../../shared/delay.ts';
 import { ENVELOPE, isObject, type Json, MAX_TIMER_SECONDS, type PreparedDefinition, type TaskKind } from './definition.ts';
-import type { Interpreter } from './interpreter.ts';
+import { type Interpreter, statesRuntimeError } from './interpreter.ts';
 import type { TaskTokens } from './tokens.ts';
 
 /** How a run ended. */
@@ -117,7 +117,10 @@ async function runTask(kind: TaskKind, stateName: string, input: Json, context: 
 async function runWait(stateName: string, input: Json, { waitMs, signal }: TaskContext): Promise<Json> {
   const parameters = isObject(input) ? input : {};
   const at = parameters['timestamp'];
-  const seconds = typeof at === 'string' ? (Date.parse(at) - Date.now()) / 1000 : Number(parameters['seconds'] ?? 0);
+  const seconds = typeof at === 'string' ? (Date.parse(at) - Date.now()) / 1000 : parameters['seconds'];
+  if (typeof seconds !== 'number' || Number.isNaN(seconds)) {
+    throw statesRuntimeError(`The Wait state '${stateName}' was given no number of seconds and no valid timestamp`);
+  }
   let remaining = Math.max(0, waitMs(Math.max(0, seconds), stateName));
   // Node arms timers up to 24.8 days: wait in pieces.
   while (remaining > 0 && !signal.aborted) {
@@ -170,7 +173,7 @@ async function runTokenTask(
     ...(timeoutSeconds === undefined ? {} : { timeoutMs: timeoutSeconds * 1000 }),
     ...(heartbeatSeconds === undefined ? {} : { heartbeatMs: heartbeatSeconds * 1000 }),
   });
-  const stop = () => wait.close(aborted());
+  const stop = () => wait.close(statesRuntimeError('The execution was stopped'));
   context.signal.addEventListener('abort', stop, { once: true });
   try {
     const parameters = replaceAll(envelope[ENVELOPE.parameters] ?? {}, context.tokenStandIn, wait.token);
@@ -195,12 +198,6 @@ async function invoke(context: TaskContext, functionName: string, payload: Json)
     failure.name = errorType;
     throw failure;
   }
-}
-
-function aborted(): Error {
-  const error = new Error('The execution was stopped');
-  error.name = 'States.Runtime';
-  return error;
 }
 
 function numberOr(value: Json | undefined, fallback: number | undefined): number | undefined {

@@ -15,8 +15,8 @@ import { ApiError, errorBody } from './api-errors.ts';
 /** One operation: the parsed request body in, the answer body out. */
 export type Handler = (body: Record<string, unknown>) => Promise<object> | object;
 
-/** Step Functions requests are small (payloads up to 256 KiB); a body over this is refused unread. */
-const MAX_BODY_BYTES = 1024 * 1024;
+/** Step Functions requests are small (definitions up to 1 MiB, payloads up to 256 KiB, escaped); a body over this is refused unread. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
 const TARGET_PREFIX = 'AWSStepFunctions.';
 
 export interface ApiServer {

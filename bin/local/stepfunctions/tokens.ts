@@ -14,6 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from './api-errors.ts';
 import type { Json } from './definition.ts';
+import { statesRuntimeError } from './interpreter.ts';
 
 const TOKEN = /^sfn-local-[A-Za-z0-9_-]{43}$/;
 
@@ -101,7 +102,10 @@ export class TaskTokens {
    * answer `TaskTimedOut` from now on, and their handlers return.
    */
   closeExecution(executionArn: string): void {
-    for (const [token, task] of this.#open) if (task.executionArn === executionArn) this.#end(token, executionEnded());
+    for (const [token, task] of this.#open) {
+      if (task.executionArn === executionArn)
+        this.#end(token, statesRuntimeError('The execution ended while this state waited for its task token'));
+    }
   }
 
   #armHeartbeat(token: string): void {
@@ -141,10 +145,4 @@ export class TaskTokens {
     this.#ended.add(token);
     if (reason !== undefined) task.reject(reason);
   }
-}
-
-function executionEnded(): Error {
-  const error = new Error('The execution ended while this state waited for its task token');
-  error.name = 'States.Runtime';
-  return error;
 }

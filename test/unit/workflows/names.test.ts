@@ -44,7 +44,8 @@ describe('execution names', () => {
   });
 
   it("a definition's receiver placeholder is replaced everywhere", () => {
-    assert.equal(withReceiver('{"A":"${ReceiverFunctionArn}","B":"${ReceiverFunctionArn}"}', 'arn:x'), '{"A":"arn:x","B":"arn:x"}');
+    const placeholder = ['$', '{ReceiverFunctionArn}'].join('');
+    assert.equal(withReceiver(`{"A":"${placeholder}","B":"${placeholder}"}`, 'arn:x'), '{"A":"arn:x","B":"arn:x"}');
   });
 });
 
