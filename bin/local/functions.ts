@@ -10,8 +10,8 @@ import { dynamoDbStore } from '../../functions/lib/dynamodb.ts';
 import { sqsQueue } from '../../functions/lib/sqs.ts';
 import { createSweeperHandler, type SweeperHandler } from '../../functions/sweeper/app.ts';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
-import { createWorkflowEventsHandler, type WorkflowEventsHandler } from '../../functions/workflow-events/app.ts';
-import { createWorkflowReceiverHandler, type WorkflowReceiverHandler } from '../../functions/workflow-receiver/app.ts';
+import { createWorkflowEventsHandler } from '../../functions/workflow-events/app.ts';
+import { createWorkflowReceiverHandler } from '../../functions/workflow-receiver/app.ts';
 import type { CallbackKeys } from '../../shared/callback-tokens.ts';
 import { type Config, ENV, loadConfig } from '../../shared/config.ts';
 import type { EventPublisher } from '../../shared/events/publisher.ts';
@@ -25,7 +25,7 @@ import { type TrackedLeases, trackLeases } from './leases.ts';
 import type { LocalStackOptions } from './options.ts';
 import { DEFAULT_LOCAL_SETTINGS_FILE, localSettingReader } from './settings.ts';
 import { localTools } from './tools.ts';
-import type { LocalWorkflows } from './workflows.ts';
+import type { LocalWorkflows, WorkflowHandlers } from './workflows.ts';
 
 /** What {@link composeFunctions} reads: the stack's options, the configuration, the emulators, the settings' environment. */
 export interface FunctionsOptions {
@@ -53,8 +53,7 @@ export interface LocalFunctions {
   deadLetter: DeadLetterHandler;
   sweeper: SweeperHandler;
   /** The workflow-events and receiver functions, when the stack runs workflow tools. */
-  workflowEvents?: WorkflowEventsHandler;
-  workflowReceiver?: WorkflowReceiverHandler;
+  workflowHandlers?: WorkflowHandlers;
 }
 
 /**
@@ -113,7 +112,12 @@ export function composeFunctions(functions: FunctionsOptions): LocalFunctions {
     }),
     sweeper: createSweeperHandler(deps),
     ...(workflows
-      ? { workflowEvents: createWorkflowEventsHandler(deps), workflowReceiver: createWorkflowReceiverHandler({ ...deps, keys }) }
+      ? {
+          workflowHandlers: {
+            workflowEvents: createWorkflowEventsHandler(deps),
+            workflowReceiver: createWorkflowReceiverHandler({ ...deps, keys }),
+          },
+        }
       : {}),
   };
 }

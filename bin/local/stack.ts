@@ -19,9 +19,7 @@ import { startJobSystem } from './job-system.ts';
 import type { LocalStack, LocalStackOptions } from './options.ts';
 import { type RecoveryReport, recoverAtStart } from './recovery.ts';
 import { settingVariable } from './settings.ts';
-import { localTools } from './tools.ts';
-import { restartLostExecutions } from './workflow-recovery.ts';
-import { startLocalWorkflows } from './workflows.ts';
+import { localWorkflowsFor } from './workflows.ts';
 
 /**
  * Runs the Lambda handlers on this machine: dynalite for DynamoDB, fauxqs for
@@ -63,20 +61,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     cleanup.push(jobSystem.close);
     const env = withConsoleDefaults({ [JOB_SYSTEM_VARIABLE]: jobSystem.url, ...(options.env ?? process.env) }, options.auth !== undefined);
     const loaded = functionsConfig(env, { tableName, queueUrl: sqs.queueUrl, visibilityTimeoutSeconds, port: options.port });
-    // The workflow tools' machines run in the emulator, bound as the stack binds them deployed (unless the environment binds others).
-    const workflowWaitMs = options.workflowWaitMs ?? LOCAL_DEFAULTS.workflowWaitMs;
-    const workflows = await startLocalWorkflows(
-      { dataDir, tools: localTools(loaded.toolset).values(), waitMs: workflowWaitMs, log },
-      cleanup,
-    );
-    const config = workflows ? { ...loaded, workflows: { ...workflows.bindings, ...loaded.workflows } } : loaded;
-    options.instrument?.({
-      dynamodb,
-      sqs: functionsSqs,
-      poller: pollerSqs,
-      endpoints,
-      ...(workflows ? { stepFunctions: workflows.client } : {}),
-    });
+    // The workflow tools' machines run in an emulator (`workflows.ts`).
+    const waitMs = options.workflowWaitMs ?? LOCAL_DEFAULTS.workflowWaitMs;
+    const { workflows, config } = await localWorkflowsFor(loaded, { dataDir, waitMs, log }, cleanup);
+    const stepFunctions = workflows ? { stepFunctions: workflows.client } : {};
+    options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints, ...stepFunctions });
     // The stack's own URL, once its HTTP adapter listens (unless the environment names another, e.g. a tunnel's).
     let publicUrl = config.publicUrl;
     const links = new DeploymentLinks(() => publicUrl);
@@ -85,15 +74,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const eventPublisher = options.events === 'off' ? undefined : (options.events ?? recorded);
     const keys = purposeKeys(localStackSecret(dataDir));
     const functions = { options, config, links, env, emulators, log, eventPublisher, keys, workflows };
-    const { deps, leases, worker, deadLetter, sweeper, workflowEvents, workflowReceiver } = composeFunctions(functions);
-    if (workflows && workflowEvents && workflowReceiver) workflows.connect({ onEvent: workflowEvents, receive: workflowReceiver });
+    const { deps, leases, worker, deadLetter, sweeper, workflowHandlers } = composeFunctions(functions);
 
     // The queue is empty, whatever the table says: put the previous life's work back first.
     const recovery = await recoverPreviousLife(emulators, tableName, config, deps, log);
-    if (workflows) {
-      const lost = workflows.emulator.lostExecutions();
-      await restartLostExecutions({ lost, store: deps.store, engine: workflows.engine, log });
-    }
+    if (workflows && workflowHandlers) await workflows.connect(workflowHandlers, deps.store);
     const workers = startWorkerSource({
       client: pollerSqs,
       sqs,
@@ -111,27 +96,21 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const endpoint = await startEndpoint({ stack: options, env, config, tableName, queueUrl, deps, dataDir, log }, cleanup);
     publicUrl = endpoint.config.publicUrl;
     const { activeIndexShards } = config;
-    const outputs = { tableName, activeIndexShards, sqs, endpoints, mcpEndpointUrl: endpoint.url };
-    cleanup.push(await writeOutputs(dataDir, { ...outputs, ...(workflows ? { stepFunctionsEndpoint: workflows.endpoint } : {}) }));
+    const stepFunctionsEndpoint = workflows ? { stepFunctionsEndpoint: workflows.endpoint } : {};
+    cleanup.push(
+      await writeOutputs(dataDir, { tableName, activeIndexShards, sqs, endpoints, mcpEndpointUrl: endpoint.url, ...stepFunctionsEndpoint }),
+    );
     return {
       url: endpoint.url,
       config: endpoint.config,
       store: deps.store,
       queue: deps.queue,
-      handlers: {
-        mcp: endpoint.mcp,
-        console: endpoint.console,
-        worker,
-        deadLetter,
-        sweeper,
-        ...(workflowEvents ? { workflowEvents } : {}),
-        ...(workflowReceiver ? { workflowReceiver } : {}),
-      },
+      handlers: { mcp: endpoint.mcp, console: endpoint.console, worker, deadLetter, sweeper, ...workflowHandlers },
       recovery,
       events: recorded.events,
       workerStats: () => workers.poller.stats(),
       ...(endpoint.issuer ? { issuer: endpoint.issuer } : {}),
-      ...(workflows ? { stepFunctionsEndpoint: workflows.endpoint } : {}),
+      ...stepFunctionsEndpoint,
       close: cleanup.close,
     };
   } catch (error) {

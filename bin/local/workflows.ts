@@ -12,8 +12,12 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { CreateStateMachineCommand, SFNClient } from '@aws-sdk/client-sfn';
+import type { WorkflowEventsHandler } from '../../functions/workflow-events/app.ts';
+import type { WorkflowReceiverHandler } from '../../functions/workflow-receiver/app.ts';
+import type { Config } from '../../shared/config.ts';
 import type { Log } from '../../shared/log.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
+import type { TaskStore } from '../../shared/tasks/store.ts';
 import type { WorkflowBindings } from '../../shared/workflows/bindings.ts';
 import { withReceiver } from '../../shared/workflows/declaration.ts';
 import { SfnWorkflowEngine } from '../../shared/workflows/sfn-engine.ts';
@@ -21,6 +25,8 @@ import type { Cleanup } from './cleanup.ts';
 import { REGION } from './emulators.ts';
 import { LOCAL_CREDENTIALS } from './sqs.ts';
 import { type StepFunctionsEmulator, startStepFunctionsEmulator } from './stepfunctions/index.ts';
+import { localTools } from './tools.ts';
+import { restartLostExecutions } from './workflow-recovery.ts';
 
 /** What `${ReceiverFunctionArn}` stands for under `npm start`: the receiver, run in process. */
 const LOCAL_RECEIVER_ARN = `arn:aws:lambda:${REGION}:000000000000:function:workflow-receiver`;
@@ -28,10 +34,10 @@ const LOCAL_RECEIVER_ARN = `arn:aws:lambda:${REGION}:000000000000:function:workf
 /** The key of the emulator's endpoint in the data directory's `outputs.json` (tests read it). */
 export const STEP_FUNCTIONS_ENDPOINT_OUTPUT = 'StepFunctionsEndpoint';
 
-/** Where the emulator's events and invokes go: the workflow-events and receiver handlers, once composed. */
+/** Where the emulator's events and invokes go: the workflow-events and receiver functions, once composed. */
 export interface WorkflowHandlers {
-  onEvent(event: unknown): Promise<unknown>;
-  receive(payload: unknown): Promise<unknown>;
+  workflowEvents: WorkflowEventsHandler;
+  workflowReceiver: WorkflowReceiverHandler;
 }
 
 /** The running emulator, the machines bound to the tools, and the engine the worker runs them with. */
@@ -42,8 +48,25 @@ export interface LocalWorkflows {
   client: SFNClient;
   emulator: StepFunctionsEmulator;
   endpoint: string;
-  /** Hands the emulator's events and invokes to `handlers` (before anything can start an execution). */
-  connect(handlers: WorkflowHandlers): void;
+  /**
+   * Hands the emulator's events and invokes to `handlers`, then restarts the
+   * executions an earlier life lost (`workflow-recovery.ts`): before the
+   * worker runs anything.
+   */
+  connect(handlers: WorkflowHandlers, store: TaskStore): Promise<void>;
+}
+
+/**
+ * The emulator for the workflow tools `loaded` serves, and the functions'
+ * configuration with their machines bound (unless the environment binds others).
+ */
+export async function localWorkflowsFor(
+  loaded: Config,
+  options: { dataDir: string; waitMs: number; log: Log },
+  cleanup: Cleanup,
+): Promise<{ workflows: LocalWorkflows | undefined; config: Config }> {
+  const workflows = await startLocalWorkflows({ ...options, tools: localTools(loaded.toolset).values() }, cleanup);
+  return { workflows, config: workflows ? { ...loaded, workflows: { ...workflows.bindings, ...loaded.workflows } } : loaded };
 }
 
 /**
@@ -51,7 +74,7 @@ export interface LocalWorkflows {
  * (`undefined`) when no tool runs a workflow, or on a Node without what the
  * interpreter needs (before 22): the workflow tools' tasks then end with a tool error.
  */
-export async function startLocalWorkflows(
+async function startLocalWorkflows(
   options: { dataDir: string; tools: Iterable<ToolDefinition>; waitMs: number; log: Log },
   cleanup: Cleanup,
 ): Promise<LocalWorkflows | undefined> {
@@ -71,11 +94,11 @@ export async function startLocalWorkflows(
     dataDir: options.dataDir,
     region: REGION,
     log,
-    onEvent: async (event) => void (await connected().onEvent(event)),
+    onEvent: async (event) => void (await connected().workflowEvents(event)),
     invokeFunction: async (functionName, payload) => {
       if (functionName !== LOCAL_RECEIVER_ARN)
         throw Object.assign(new Error(`No function ${functionName} runs locally`), { name: 'Lambda.ResourceNotFoundException' });
-      return connected().receive(payload);
+      return connected().workflowReceiver(payload);
     },
     waitMs: (seconds) => Math.min(seconds * 1000, options.waitMs),
   });
@@ -95,14 +118,16 @@ export async function startLocalWorkflows(
     );
     bindings[tool.name] = created.stateMachineArn!;
   }
+  const engine = new SfnWorkflowEngine({ client });
   return {
     bindings,
-    engine: new SfnWorkflowEngine({ client }),
+    engine,
     client,
     emulator,
     endpoint: emulator.endpoint,
-    connect: (given) => {
+    connect: async (given, store) => {
       handlers = given;
+      await restartLostExecutions({ lost: emulator.lostExecutions(), store, engine, log });
     },
   };
 }

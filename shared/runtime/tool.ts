@@ -4,6 +4,7 @@ import type { ClientCapabilities, Decision, JsonRpcErrorObject } from '../tasks/
 import type { WorkflowDeclaration } from '../workflows/declaration.ts';
 
 export { delay } from '../delay.ts';
+export { defineWorkflowTool } from '../workflows/declaration.ts';
 export { jsonSchemaInput } from './json-schema.ts';
 
 /** A `CallToolResult` as a tool returns it. */
@@ -351,17 +352,6 @@ export function defineTool<S extends z.ZodType<Record<string, unknown>>>(
   tool: Omit<ToolDefinition<z.output<S>>, 'inputSchema'> & { inputSchema: S },
 ): ToolDefinition {
   return tool as unknown as ToolDefinition;
-}
-
-/** Declares a workflow tool: a `task` tool running the state machine bound to it, with the engine's handler (`shared/workflows/tool.ts`). */
-export function defineWorkflowTool<S extends z.ZodType<Record<string, unknown>>>(
-  tool: Omit<ToolDefinition<z.output<S>>, 'inputSchema' | 'execution' | 'handler' | 'workflow'> & {
-    inputSchema: S;
-    workflow: WorkflowDeclaration;
-  },
-): ToolDefinition {
-  const handler = () => Promise.reject(new Error(`Tool "${tool.name}" runs a workflow, but no workflow engine is bound to the catalogue`));
-  return { ...(tool as unknown as ToolDefinition), execution: 'task', handler };
 }
 
 /** A tool error: the call ran and failed at the tool level (`isError: true`, task `completed`). */

@@ -36,7 +36,7 @@ describe('new-tool', () => {
     assert.match(index, /import \{ wordCount \} from '\.\/word-count\.ts';/);
     assert.match(
       index,
-      /productTools: ToolDefinition\[\] = \[batchProcess, approvalGate, externalJob, longComputation, intakeForm, deployRelease, wordCount\];/,
+      /productTools: ToolDefinition\[\] = \[\s*batchProcess,\s*approvalGate,\s*externalJob,\s*longComputation,\s*intakeForm,\s*deployRelease,\s*wordCount,?\s*\];/,
     );
 
     const served = run([
