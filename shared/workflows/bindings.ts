@@ -6,6 +6,7 @@
  *
  * No AWS SDK in here: this module is part of every bundle.
  */
+import type { ExpectedExecution } from '../tasks/workflows-model.ts';
 import { executionArnOf, isMachineArn } from './names.ts';
 
 /** Tool name → the ARN of the state machine it starts. */
@@ -37,6 +38,11 @@ export function parseWorkflowBindings(raw: string | undefined, variable: string)
 export function expectedExecution(bindings: WorkflowBindings, tool: string, taskId: string): string | undefined {
   const machine = Object.hasOwn(bindings, tool) ? bindings[tool] : undefined;
   return machine === undefined ? undefined : executionArnOf(machine, taskId);
+}
+
+/** {@link expectedExecution} for any task, as the store's workflow operations take it. */
+export function expectedBy(bindings: WorkflowBindings): ExpectedExecution {
+  return (task) => expectedExecution(bindings, task.tool, task.taskId);
 }
 
 /**

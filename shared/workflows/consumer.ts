@@ -12,7 +12,7 @@ import { TaskActions } from '../actions/task-actions.ts';
 import type { Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import type { TaskStore } from '../tasks/store.ts';
-import { expectedExecution, type WorkflowBindings } from './bindings.ts';
+import { expectedBy, type WorkflowBindings } from './bindings.ts';
 import { readExecutionEvent } from './events.ts';
 
 export interface ConsumerDeps {
@@ -27,9 +27,8 @@ export interface ConsumerDeps {
 export type Consumed = { recorded: string } | { ignored: string };
 
 export function workflowEventConsumer(deps: ConsumerDeps): (event: unknown) => Promise<Consumed> {
-  const now = deps.now ?? Date.now;
-  const actions = new TaskActions({ store: deps.store, queue: deps.queue, log: deps.log, now });
-  const expected = (task: { taskId: string; tool: string }) => expectedExecution(deps.bindings, task.tool, task.taskId);
+  const actions = new TaskActions({ store: deps.store, queue: deps.queue, log: deps.log, now: deps.now ?? Date.now });
+  const expected = expectedBy(deps.bindings);
   return async (event) => {
     const read = readExecutionEvent(event);
     if (read.kind === 'ignored') {

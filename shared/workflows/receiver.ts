@@ -28,7 +28,7 @@ import type { TaskQueue } from '../queue/queue.ts';
 import { LimitExceededError, MAX_STATUS_MESSAGE_BYTES, MAX_TASK_ID_LENGTH, truncateUtf8 } from '../tasks/limits.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import type { WorkflowWriteResult } from '../tasks/workflows-model.ts';
-import { expectedExecution, type WorkflowBindings } from './bindings.ts';
+import { expectedBy, type WorkflowBindings } from './bindings.ts';
 import { executionNameOf, isExecutionArn, taskOfExecution } from './names.ts';
 import { questionIdOf, sealTaskToken } from './tokens.ts';
 
@@ -81,9 +81,8 @@ type Payload =
   | { kind: 'progress'; taskId: string; execution: string; progress: string };
 
 export function workflowReceiver(deps: ReceiverDeps): (payload: unknown) => Promise<ReceiverAnswer> {
-  const now = deps.now ?? Date.now;
-  const actions = new TaskActions({ store: deps.store, queue: deps.queue, log: deps.log, now });
-  const expected = (task: { taskId: string; tool: string }) => expectedExecution(deps.bindings, task.tool, task.taskId);
+  const actions = new TaskActions({ store: deps.store, queue: deps.queue, log: deps.log, now: deps.now ?? Date.now });
+  const expected = expectedBy(deps.bindings);
   return async (raw) => {
     const payload = parse(raw);
     if (typeof payload === 'string') {
@@ -92,12 +91,11 @@ export function workflowReceiver(deps: ReceiverDeps): (payload: unknown) => Prom
     }
     const { taskId } = payload;
     if (payload.kind === 'progress') {
-      const status = await deps.store.workflowProgress(
+      const status = await actions.workflowProgress(
         taskId,
         payload.execution,
         expected,
         truncateUtf8(payload.progress, MAX_STATUS_MESSAGE_BYTES),
-        now(),
       );
       deps.log({ event: 'workflow-progress', taskId, status });
       return { status };
