@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { textOf } from '../kit/kit.ts';
-import { callTool, startTestStack, type TestStack } from '../kit/local.ts';
+import { textOf } from '../../kit/kit.ts';
+import { callTool, startTestStack, type TestStack } from '../../kit/local.ts';
 
 let stack: TestStack;
 before(async () => {

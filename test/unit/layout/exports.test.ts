@@ -13,7 +13,7 @@ const ENTRY_POINTS = /^functions\/[a-z-]+\/handler\.ts handler$/;
 
 describe('exports', () => {
   it("every value exported outside test/ is imported somewhere (the functions' Lambda entries aside)", () => {
-    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'test', 'examples']);
+    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'kit', 'test', 'examples']);
     const unused = unusedExports(tree, (path) => /^(functions|shared|infra|bin)\//.test(path), aliases).filter(
       (entry) => !ENTRY_POINTS.test(entry),
     );

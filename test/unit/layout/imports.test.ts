@@ -10,7 +10,7 @@ const aliases = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { im
 
 describe('import rules', () => {
   it('the tree keeps them', () => {
-    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'test', 'examples']);
+    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'kit', 'test', 'examples']);
     assert.ok(tree.size > 100, `read the sources (${tree.size})`);
     assert.deepEqual(checkImports(tree, aliases), []);
   });
@@ -31,6 +31,9 @@ describe('import rules', () => {
       ['infra/constructs/w.ts', "import { testTool } from '#tool-kit';"],
       ['infra/constructs/u.ts', "export { startLocalStack } from '../../bin/local/stack.ts';"],
       ['bin/ops/v.ts', "import { sandbox } from '../../test/support/sandbox.ts';"],
+      ['bin/scripts/k.ts', "import { testTool } from '../../kit/kit.ts';"],
+      ['kit/j.ts', "import { McpTasks } from '../infra/mcp-tasks.ts';"],
+      ['kit/ok.ts', "import { startLocalStack } from '../bin/local/stack.ts';\nimport { runTool } from '../shared/runtime/run.ts';"],
       ['shared/tasks/q.ts', "import type { TaskActions } from '../actions/task-actions.ts';"],
       ['shared/auth/r.ts', "import { runTool } from '../runtime/run.ts';"],
       ['shared/protocol/ok.ts', "import { TaskNotFoundError } from '../tasks/store-errors.ts';"],
@@ -49,9 +52,11 @@ describe('import rules', () => {
       'shared/tasks/y.ts ../../functions/lib/served-tools.ts: the core (shared/) imports a function',
       'shared/log2.ts commander: a Lambda-bundled module imports a package that is not for functions',
       'functions/lib/z.ts ../../infra/stack.ts: a Lambda-bundled module imports infra/',
-      'infra/constructs/w.ts #tool-kit: the CDK app imports test/',
+      'infra/constructs/w.ts #tool-kit: the CDK app imports kit/',
       'infra/constructs/u.ts ../../bin/local/stack.ts: the CDK app imports bin/',
       'bin/ops/v.ts ../../test/support/sandbox.ts: a terminal module imports the tests',
+      'bin/scripts/k.ts ../../kit/kit.ts: a terminal module imports the test kit',
+      'kit/j.ts ../infra/mcp-tasks.ts: the test kit imports infra/',
       'shared/tasks/q.ts ../actions/task-actions.ts: shared/tasks/ imports shared/actions/, a layer above it',
       'shared/auth/r.ts ../runtime/run.ts: shared/auth/ imports shared/runtime/, a layer above it',
       'bin/ops/t.ts ../../shared/tasks/dynamodb/codec.ts: imports a file inside the shared/tasks/dynamodb/ wing, whose entry is its index.ts',
@@ -62,7 +67,7 @@ describe('import rules', () => {
   });
 
   it('no module imports itself through others, type-only imports included', () => {
-    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'test']);
+    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'kit', 'test']);
     assert.deepEqual(importCycles(tree, aliases), []);
   });
 

@@ -20,9 +20,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalStack } from '../../bin/local/stack.ts';
-import type { Log } from '../../shared/log.ts';
-import { META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
+import { startLocalStack } from '../bin/local/stack.ts';
+import type { Log } from '../shared/log.ts';
+import { META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../shared/wire.ts';
 
 export interface TestStack {
   /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
