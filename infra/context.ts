@@ -16,8 +16,8 @@ import { isOrigin } from '../shared/setting-readers.ts';
 import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb/index.ts';
 import type { JwtSettings } from './constructs/api.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
+import type { McpTasksProps } from './mcp-tasks-props.ts';
 import { throttleFor } from './sizing.ts';
-import type { TasksStackProps } from './stack.ts';
 import { DEFAULT_SWEEP_INTERVAL, durableTimings } from './timings.ts';
 
 /** A year: questions are not meant to wait longer (the advertised `ttlMs` covers the wait). */
@@ -177,16 +177,78 @@ export const CONTEXT = {
 
 type Key = keyof typeof CONTEXT;
 
-/** Reads {@link TasksStackProps} from context; a malformed value fails synthesis with the key's name. */
-export function tasksStackPropsFromContext(node: Node): TasksStackProps {
-  const read = contextReader(node);
-  const toolset = read.text('toolset');
-  if (toolset !== 'product' && toolset !== 'conformance' && toolset !== 'all') {
-    throw new Error(`Context "toolset" must be product, conformance or all, got "${toolset}"`);
-  }
-  const removal = read.text('removalPolicy');
-  if (removal !== 'retain' && removal !== 'destroy') throw new Error(`Context "removalPolicy" must be retain or destroy, got "${removal}"`);
+/** What the repository's app deploys: the toolset it serves and the construct's props (all but `tools`). */
+export interface ContextProps extends Omit<McpTasksProps, 'tools'> {
+  /** Which tool catalogue the endpoint serves (`infra/app.ts` maps it to the tools modules). */
+  readonly toolset: 'product' | 'conformance' | 'all';
+}
 
+/** Reads {@link ContextProps} from context; a malformed value fails synthesis with the key's name. */
+export function tasksStackPropsFromContext(node: Node): ContextProps {
+  const read = contextReader(node);
+  const choices = choicesFromContext(read);
+  const jwt = jwtFromContext(read);
+  const auth = authFromContext(read);
+  const approvers = read.list('approvers').join(',');
+  parseApprovers(approvers, 'Context "approvers"');
+  // On an open endpoint nobody signs in, so nobody could be an approver: a four-eyes question would wait for nothing.
+  if (approvers && !jwt.jwt && !auth.auth && !auth.cognito) {
+    throw new Error('Context "approvers" needs people to sign in to the console: give authIssuer, cognito=true or jwtIssuer too');
+  }
+  const alarmTopicArn = read.text('alarmTopicArn');
+  const maxUnfinished = read.has('maxUnfinishedTasks') ? read.integer('maxUnfinishedTasks') : undefined;
+  return {
+    ...choices,
+    ...scalingFromContext(read),
+    tracing: read.flag('tracing'),
+    dashboard: read.flag('dashboard'),
+    ...jwt,
+    ...auth,
+    ...(alarmTopicArn ? { alarmTopicArn } : {}),
+    ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),
+    ...(approvers ? { approvers } : {}),
+  };
+}
+
+/** The keys that choose among named values (and the origins): each checked against its choices. */
+function choicesFromContext(read: Reader) {
+  const oneOf = <T extends string>(key: Key, choices: readonly T[]): T => {
+    const value = read.text(key);
+    if (!choices.includes(value as T))
+      throw new Error(`Context "${key}" must be ${choices.join(', ').replace(/, ([^,]*)$/, ' or $1')}, got "${value}"`);
+    return value as T;
+  };
+  const toolset = oneOf('toolset', ['product', 'conformance', 'all'] as const);
+  const removal = oneOf('removalPolicy', ['retain', 'destroy'] as const);
+  const clientFallback = oneOf('clientFallback', ['on', 'off'] as const);
+  const events = oneOf('events', ['on', 'off'] as const);
+  const personQuestions = oneOf('personQuestions', ['url', 'form'] as const);
+  const consoleMode = oneOf('console', ['by-id', 'open'] as const);
+  const allowedOrigins = read.list('allowedOrigins');
+  for (const origin of allowedOrigins) {
+    if (!isOrigin(origin)) throw new Error(`Context "allowedOrigins" must list origins like https://app.example.com, got "${origin}"`);
+  }
+  const consoleClientId = read.text('consoleClientId');
+  const consoleClientSecret = read.text('consoleClientSecret');
+  return {
+    toolset,
+    removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+    ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
+    ...(personQuestions === 'form' ? { personQuestions } : {}),
+    ...(clientFallback === 'off' ? { clientFallback: false } : {}),
+    ...(events === 'off' ? { events: false } : {}),
+    console: {
+      ...(consoleMode === 'open' ? { open: true } : {}),
+      ...(consoleClientId ? { clientId: consoleClientId } : {}),
+      ...(consoleClientSecret ? { clientSecret: consoleClientSecret } : {}),
+    },
+  };
+}
+
+/** The keys that size the deployment: retention, concurrency, index partitions, throttle, sweep interval, input wait. */
+function scalingFromContext(
+  read: Reader,
+): Pick<ContextProps, 'logRetention' | 'workerMaxConcurrency' | 'activeIndexShards' | 'throttle' | 'sweepInterval' | 'maxInputWait'> {
   const logRetention = read.integer('logRetentionDays') as RetentionDays;
   if (!Object.values(RetentionDays).includes(logRetention)) {
     throw new Error(`Context "logRetentionDays" must be a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, …), got ${logRetention}`);
@@ -208,61 +270,17 @@ export function tasksStackPropsFromContext(node: Node): TasksStackProps {
   } catch (error) {
     throw new Error(`Context "sweepIntervalMinutes" does not fit the other timings: ${(error as Error).message}`);
   }
-  const allowedOrigins = read.list('allowedOrigins');
-  for (const origin of allowedOrigins) {
-    if (!isOrigin(origin)) throw new Error(`Context "allowedOrigins" must list origins like https://app.example.com, got "${origin}"`);
-  }
-  const clientFallback = read.text('clientFallback');
-  if (clientFallback !== 'on' && clientFallback !== 'off')
-    throw new Error(`Context "clientFallback" must be on or off, got "${clientFallback}"`);
-  const events = read.text('events');
-  if (events !== 'on' && events !== 'off') throw new Error(`Context "events" must be on or off, got "${events}"`);
-  const alarmTopicArn = read.text('alarmTopicArn');
-  const approvers = read.list('approvers').join(',');
-  parseApprovers(approvers, 'Context "approvers"');
-  const personQuestions = read.text('personQuestions');
-  if (personQuestions !== 'url' && personQuestions !== 'form')
-    throw new Error(`Context "personQuestions" must be url or form, got "${personQuestions}"`);
-  const maxUnfinished = read.has('maxUnfinishedTasks') ? read.integer('maxUnfinishedTasks') : undefined;
   const maxInputWaitDays = read.has('maxInputWaitDays') ? read.integer('maxInputWaitDays') : undefined;
-  const consoleMode = read.text('console');
-  if (consoleMode !== 'by-id' && consoleMode !== 'open') throw new Error(`Context "console" must be by-id or open, got "${consoleMode}"`);
-  const consoleClientId = read.text('consoleClientId');
-  const consoleClientSecret = read.text('consoleClientSecret');
-  const jwt = jwtFromContext(read);
-  const auth = authFromContext(read);
-  // On an open endpoint nobody signs in, so nobody could be an approver: a four-eyes question would wait for nothing.
-  if (approvers && !jwt.jwt && !auth.auth && !auth.cognito) {
-    throw new Error('Context "approvers" needs people to sign in to the console: give authIssuer, cognito=true or jwtIssuer too');
-  }
   if (maxInputWaitDays !== undefined && maxInputWaitDays > MAX_INPUT_WAIT_DAYS) {
     throw new Error(`Context "maxInputWaitDays" must be at most ${MAX_INPUT_WAIT_DAYS}, got ${maxInputWaitDays}`);
   }
   return {
-    tracing: read.flag('tracing'),
-    dashboard: read.flag('dashboard'),
-    toolset,
-    removalPolicy: removal === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
-    throttle: { rateLimit, burstLimit },
-    activeIndexShards,
     logRetention,
     workerMaxConcurrency,
+    activeIndexShards,
+    throttle: { rateLimit, burstLimit },
     sweepInterval,
-    ...jwt,
-    ...auth,
-    ...(alarmTopicArn ? { alarmTopicArn } : {}),
-    ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
-    ...(maxUnfinished ? { maxUnfinishedTasks: maxUnfinished } : {}),
-    ...(approvers ? { approvers } : {}),
-    ...(personQuestions === 'form' ? { personQuestions } : {}),
-    ...(clientFallback === 'off' ? { clientFallback: false } : {}),
-    ...(events === 'off' ? { events: false } : {}),
     ...(maxInputWaitDays ? { maxInputWait: Duration.days(maxInputWaitDays) } : {}),
-    console: {
-      ...(consoleMode === 'open' ? { open: true } : {}),
-      ...(consoleClientId ? { clientId: consoleClientId } : {}),
-      ...(consoleClientSecret ? { clientSecret: consoleClientSecret } : {}),
-    },
   };
 }
 
@@ -319,7 +337,7 @@ function jwtFromContext(read: Reader): { jwt?: JwtSettings } {
  * on; `cognito=true` adds a user pool (with `cognitoDomainPrefix`). The other
  * `auth*` keys are lists too. Checked here so a bad value fails synthesis.
  */
-function authFromContext(read: Reader): Pick<TasksStackProps, 'auth' | 'cognito'> {
+function authFromContext(read: Reader): Pick<McpTasksProps, 'auth' | 'cognito'> {
   const listOf = (key: Key) => read.list(key, true);
   const issuers = listOf('authIssuer');
   for (const issuer of issuers) {
@@ -335,7 +353,7 @@ function authFromContext(read: Reader): Pick<TasksStackProps, 'auth' | 'cognito'
     }
   }
   const cognitoOn = read.flag('cognito');
-  const result: { -readonly [K in 'auth' | 'cognito']?: TasksStackProps[K] } = {};
+  const result: { -readonly [K in 'auth' | 'cognito']?: McpTasksProps[K] } = {};
   if (issuers.length) {
     result.auth = {
       issuers,

@@ -2,8 +2,8 @@
  * `npm run bench`, second part: what each function's bundle costs on top of
  * the third-party packages it needs.
  *
- * Every function entry of the stack (`FUNCTION_ENTRIES`) is bundled with the
- * stack's esbuild options (`bundlingFor`, for the default product toolset, mapped to esbuild's API the way
+ * Every function entry of the stack (`FunctionCode`, with the product toolset's
+ * generated entries) is bundled with the stack's esbuild options (`bundlingFor`, mapped to esbuild's API the way
  * aws-cdk-lib's `NodejsFunction` maps them to esbuild's command line; the
  * output is byte for byte the asset `cdk synth` builds), and so
  * is a "bare" entry per function that imports only the packages the
@@ -28,7 +28,9 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
 import { productTools } from '../../functions/tools/index.ts';
-import { bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
+import { TOOLSET_SOURCES } from '../../infra/app.ts';
+import { FUNCTION_MODULES, FunctionCode } from '../../infra/constructs/function-code.ts';
+import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
 import { settingStoresOf } from '../../shared/runtime/settings.ts';
 
@@ -52,7 +54,7 @@ const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node
  * dead-letter handler drains its queue, writes the table and publishes the
  * ends it makes; the callbacks function records completions.
  */
-const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
+const USES: Record<keyof typeof FUNCTION_MODULES, string[]> = {
   mcp: [
     '@aws-sdk/client-dynamodb',
     '@aws-sdk/client-sqs',
@@ -128,17 +130,17 @@ const TOUCH: Record<string, { imports: string; uses: string }> = {
 };
 
 /** Where a function uses another export of a package than {@link TOUCH}'s: the console uses the MCP SDK for its answer validator only. */
-const TOUCH_FOR: Partial<Record<keyof typeof FUNCTION_ENTRIES, Record<string, { imports: string; uses: string }>>> = {
+const TOUCH_FOR: Partial<Record<keyof typeof FUNCTION_MODULES, Record<string, { imports: string; uses: string }>>> = {
   console: {
     '@modelcontextprotocol/server': { imports: "import { fromJsonSchema } from '@modelcontextprotocol/server';", uses: 'fromJsonSchema' },
   },
 };
 
-/**
- * The default deployment's bundling: `BUNDLING` with the product toolset, and
- * the setting stores its tools read, fixed at build time.
- */
-const DEFAULT_BUNDLING = bundlingFor({ [ENV.toolset]: 'product' }, settingStoresOf(productTools));
+/** The default deployment's bundling: `BUNDLING` with the setting stores its tools read, fixed at build time. */
+const DEFAULT_BUNDLING = bundlingFor(settingStoresOf(productTools));
+
+/** The default deployment's entries: the product toolset's generated ones for the MCP function and the worker. */
+const CODE = new FunctionCode({ tools: TOOLSET_SOURCES.product, projectRoot: ROOT });
 
 /** The stack's bundling as esbuild build options (aws-cdk-lib's `Bundling.buildEsbuildArgs`, for the fields the stack sets). */
 function stackBuildOptions(outfile: string): BuildOptions {
@@ -172,14 +174,15 @@ async function bundle(outfile: string, input: { entry: string } | { contents: st
   const options = stackBuildOptions(outfile);
   const result = await build(
     'entry' in input
-      ? { ...options, entryPoints: [join(ROOT, input.entry)] }
+      ? { ...options, entryPoints: [input.entry] }
       : { ...options, stdin: { contents: input.contents, resolveDir: ROOT, sourcefile: 'bare.ts', loader: 'ts' } },
   );
   if (!result.metafile) throw new Error('esbuild returned no metafile');
   return { file: outfile, bytes: statSync(outfile).size, metafile: result.metafile };
 }
 
-const isPackagePath = (path: string) => path.includes('node_modules/');
+/** A package's file (the generated entries, under `node_modules/.cache/`, are the deployment's own). */
+const isPackagePath = (path: string) => path.includes('node_modules/') && !path.includes('node_modules/.cache/');
 
 /**
  * The package specifiers the function's own code imports (not those its
@@ -199,7 +202,7 @@ function directPackages(metafile: Metafile): string[] {
   return [...specifiers].sort();
 }
 
-function bareEntry(name: keyof typeof FUNCTION_ENTRIES, packages: string[]): string {
+function bareEntry(name: keyof typeof FUNCTION_MODULES, packages: string[]): string {
   const lines = packages.map((specifier, i) => {
     const touch = TOUCH_FOR[name]?.[specifier] ??
       TOUCH[specifier] ?? { imports: `import * as package${i} from '${specifier}';`, uses: `package${i}` };
@@ -310,8 +313,8 @@ try {
     starts: { fn: Start[]; bare: Start[] };
   }
   const measured: Measured[] = [];
-  for (const [name, entry] of Object.entries(FUNCTION_ENTRIES) as Array<[keyof typeof FUNCTION_ENTRIES, string]>) {
-    const fn = await bundle(join(workDir, name, 'index.mjs'), { entry });
+  for (const name of Object.keys(FUNCTION_MODULES) as Array<keyof typeof FUNCTION_MODULES>) {
+    const fn = await bundle(join(workDir, name, 'index.mjs'), { entry: CODE.entry(name) });
     const uses = USES[name];
     const unused = directPackages(fn.metafile).filter((specifier) => !uses.includes(specifier));
     const bare = await bundle(join(workDir, `${name}-bare`, 'index.mjs'), { contents: bareEntry(name, uses) });

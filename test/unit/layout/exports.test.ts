@@ -8,8 +8,11 @@ import { readTree } from '../../support/import-graph.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const aliases = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { imports: Record<string, string> }).imports;
-/** What outside code calls by name, not an import: each function's Lambda entry. */
-const ENTRY_POINTS = /^functions\/[a-z-]+\/handler\.ts handler$/;
+/**
+ * What outside code calls by name, not an import: each function's Lambda
+ * entry, and the compositions the entries generated at synthesis call.
+ */
+const ENTRY_POINTS = /^functions\/[a-z-]+\/(handler\.ts handler|deployed\.ts deployedHandler)$/;
 
 describe('exports', () => {
   it("every value exported outside test/ is imported somewhere (the functions' Lambda entries aside)", () => {
