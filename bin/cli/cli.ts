@@ -16,6 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { opsCommand } from '../ops/cli.ts';
+import { projectCommands } from '../project/commands.ts';
 import { GivenAnswers } from './answers.ts';
 import { McpError } from './client.ts';
 import {
@@ -183,6 +184,8 @@ function buildProgram(): Command {
       process.stderr.write(removed ? `Logged out of ${globals.url}\n` : `No login kept for ${globals.url}\n`);
     });
 
+  // A project's commands (`mcp-tasks start | dev | init`): the package's local stack and scaffold.
+  for (const command of projectCommands()) program.addCommand(command);
   // Operator commands (`mcp-tasks ops …`): they read the table and queues directly.
   program.addCommand(
     opsCommand(

@@ -215,7 +215,8 @@ export class Api extends Construct {
       const message =
         'The MCP endpoint is OPEN: no JWT authorizer is configured, so anyone who knows the URL can create and read tasks, all under ' +
         'one shared principal. ' +
-        'Deploy with `-c authIssuer=<issuer URL>` (or `-c cognito=true`) to make it an OAuth resource server.';
+        'Give it an issuer to make it an OAuth resource server: McpTasks `auth` or `cognito` (in this repository, deploy with ' +
+        '`-c authIssuer=<issuer URL>` or `-c cognito=true`).';
       Annotations.of(this).addWarningV2(OPEN_ENDPOINT_WARNING, message);
       new CfnOutput(this, 'Authentication', { value: `OPEN - ${message}`, description: 'Whether the endpoint requires a token' });
       if (route) {
