@@ -5,6 +5,8 @@
  */
 import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { parseApprovers } from '../shared/auth/approvers.ts';
+import { MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb/index.ts';
 import type { ApiThrottle, JwtSettings } from './constructs/api.ts';
 import type { ToolsSource } from './constructs/tools-module.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
@@ -176,6 +178,16 @@ export function withDefaults(props: McpTasksProps): ResolvedProps {
   const workerMaxConcurrency = props.workerMaxConcurrency ?? DEFAULT_WORKER_MAX_CONCURRENCY;
   if (!Number.isSafeInteger(workerMaxConcurrency) || workerMaxConcurrency < 2 || workerMaxConcurrency > 1000) {
     throw new Error(`McpTasks: workerMaxConcurrency must be between 2 and 1000 (the SQS event source limits), got ${workerMaxConcurrency}`);
+  }
+  const shards = props.activeIndexShards;
+  if (shards !== undefined && (!Number.isSafeInteger(shards) || shards < 1 || shards > MAX_ACTIVE_INDEX_SHARDS)) {
+    throw new Error(`McpTasks: activeIndexShards must be between 1 and ${MAX_ACTIVE_INDEX_SHARDS}, got ${shards}`);
+  }
+  if (props.approvers) {
+    parseApprovers(props.approvers, 'McpTasks: approvers');
+    // On an open endpoint nobody signs in, so nobody could be an approver: a four-eyes question would wait for nothing.
+    if (!props.auth && !props.cognito && !props.jwt)
+      throw new Error('McpTasks: approvers need people to sign in: give auth, cognito or jwt too');
   }
   return {
     ...props,
