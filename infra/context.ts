@@ -15,6 +15,7 @@ import { formatDuration } from '../shared/durations.ts';
 import { isOrigin } from '../shared/setting-readers.ts';
 import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb/index.ts';
 import type { JwtSettings } from './constructs/api.ts';
+import { DEFAULT_CALLBACK_URLS } from './constructs/user-pool.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
 import type { McpTasksProps } from './mcp-tasks-props.ts';
 import { throttleFor } from './sizing.ts';
@@ -31,9 +32,6 @@ export interface ContextKey {
   /** What it does (Markdown). */
   readonly meaning: string;
 }
-
-/** Loopback callbacks of the project's CLI and of the MCP Inspector, for the user pool's client. */
-const DEFAULT_CALLBACK_URLS = ['http://127.0.0.1:33418/callback', 'http://localhost:6274/oauth/callback'] as const;
 
 /** The context keys the stack reads. Keep the order: `docs/configuration.md` shows it. */
 export const CONTEXT = {

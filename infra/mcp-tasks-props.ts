@@ -46,7 +46,7 @@ export interface McpTasksProps {
    * A Cognito user pool the construct creates as the authorization server (added to `auth`'s issuers).
    * @default none: no user pool
    */
-  readonly cognito?: { readonly domainPrefix: string; readonly callbackUrls: string[] };
+  readonly cognito?: CognitoProps;
   /**
    * Requests per second and burst for the whole API stage.
    * @default sized from `workerMaxConcurrency` (what the workers carry, polling included: docs/capacity.md)
@@ -129,6 +129,17 @@ export interface McpTasksProps {
    * @default tasks by id on an open endpoint; sign-in where the deployment has an issuer
    */
   readonly console?: ConsoleProps;
+}
+
+/** The user pool the construct creates (see docs/authorization.md). */
+export interface CognitoProps {
+  /** The hosted domain's prefix, `<prefix>.auth.<region>.amazoncognito.com`: lowercase letters, digits, hyphens; globally unique. */
+  readonly domainPrefix: string;
+  /**
+   * The people client's callback URLs.
+   * @default the CLI's and the MCP Inspector's loopback callbacks (`http://127.0.0.1:33418/callback`, `http://localhost:6274/oauth/callback`)
+   */
+  readonly callbackUrls?: string[];
 }
 
 /** The console's settings (see docs/console.md). */

@@ -31,7 +31,7 @@ import { TaskQueue } from './constructs/task-queue.ts';
 import { TaskTable } from './constructs/task-table.ts';
 import { TaskWorker } from './constructs/task-worker.ts';
 import { grantToolNeeds, runsAsTask, runsInline } from './constructs/tool-needs.ts';
-import { McpUserPool, USER_POOL_SCOPE } from './constructs/user-pool.ts';
+import { DEFAULT_CALLBACK_URLS, McpUserPool, USER_POOL_SCOPE } from './constructs/user-pool.ts';
 import type { McpTasksProps, ResolvedProps, ResourceServerProps } from './mcp-tasks-props.ts';
 import { withDefaults } from './mcp-tasks-props.ts';
 import { OPS_OUTPUTS } from './outputs.ts';
@@ -39,7 +39,7 @@ import { type DurableTimings, durableTimings, timingsEnvironment } from './timin
 
 export type { ApiThrottle, JwtSettings } from './constructs/api.ts';
 export type { ToolsSource } from './constructs/tools-module.ts';
-export type { ConsoleProps, McpTasksProps, ResourceServerProps } from './mcp-tasks-props.ts';
+export type { CognitoProps, ConsoleProps, McpTasksProps, ResourceServerProps } from './mcp-tasks-props.ts';
 
 /**
  * The MCP Tasks server: task table, task queue with worker, dead-letter
@@ -286,7 +286,13 @@ export class McpTasks extends Construct {
   /** The resource server settings, with the construct's own user pool (if any) as one more issuer. */
   #resourceServer(settings: ResolvedProps): ResourceServerProps | undefined {
     if (!settings.cognito) return settings.auth;
-    const pool = new McpUserPool(this, 'UserPool', { ...settings.cognito, removalPolicy: settings.removalPolicy });
+    const { domainPrefix, callbackUrls = [...DEFAULT_CALLBACK_URLS] } = settings.cognito;
+    if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(domainPrefix)) {
+      throw new Error(
+        `McpTasks: cognito.domainPrefix must be lowercase letters, digits and hyphens (globally unique), got "${domainPrefix}"`,
+      );
+    }
+    const pool = new McpUserPool(this, 'UserPool', { domainPrefix, callbackUrls, removalPolicy: settings.removalPolicy });
     (this as { userPool?: McpUserPool }).userPool = pool;
     const base = settings.auth ?? { issuers: [], scopes: [USER_POOL_SCOPE], audiences: [], clientIds: [], authorizationServers: [] };
     return {

@@ -39,6 +39,7 @@ describe('McpTasks in a project', () => {
     assert.ok(tasks.eventBus && tasks.eventBus === tasks.events?.bus);
     assert.match(stack.resolve(tasks.endpointUrl)['Fn::Join'][1].at(-1), /\/mcp$/);
     assert.equal(project({ events: false }).tasks.eventBus, undefined);
+    assert.ok(project({ cognito: { domainPrefix: 'my-tools' } }).tasks.userPool, 'a user pool with the default callbacks');
   });
 
   it("keeps the operator commands' output names whatever its id, and prefixes its own resources' ids with it", () => {
@@ -63,6 +64,7 @@ describe('McpTasks in a project', () => {
     const { stack } = project();
     assert.throws(() => new McpTasks(stack, 'Again', { tools: TOOLS, projectRoot: ROOT }), /already holds one/);
     assert.throws(() => project({ approvers: 'group:ops' }), /approvers need people to sign in/);
+    assert.throws(() => project({ cognito: { domainPrefix: 'My Tools' } }), /cognito.domainPrefix must be/);
     assert.throws(
       () => project({ approvers: 'team:ops', jwt: { issuer: 'https://i.example.com/', audience: ['a'] } }),
       /McpTasks: approvers/,
