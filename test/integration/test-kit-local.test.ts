@@ -1,4 +1,4 @@
-/** The end-to-end half of the test kit (`test/kit/local.ts`): each outcome `callTool` reports. */
+/** The end-to-end half of the test kit (`kit/local.ts`): each outcome `callTool` reports. */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';

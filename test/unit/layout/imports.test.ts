@@ -25,9 +25,9 @@ describe('import rules', () => {
   it('a planted violation of each rule is reported, naming the file and the import', () => {
     const planted = new Map([
       ['functions/tools/x.ts', "import { main } from '../../bin/cli/cli.ts';"],
-      ['shared/tasks/y.ts', "import { servedTools } from '../../functions/lib/served-tools.ts';"],
+      ['shared/tasks/y.ts', "import { deployedHandler } from '../../functions/mcp/deployed.ts';"],
       ['shared/log2.ts', "import { Command } from 'commander';"],
-      ['functions/lib/z.ts', "const { TasksStack } = await import('../../infra/stack.ts');"],
+      ['functions/lib/z.ts', "const { McpTasks } = await import('../../infra/mcp-tasks.ts');"],
       ['infra/constructs/w.ts', "import { testTool } from '#tool-kit';"],
       ['infra/constructs/u.ts', "export { startLocalStack } from '../../bin/local/stack.ts';"],
       ['bin/ops/v.ts', "import { sandbox } from '../../test/support/sandbox.ts';"],
@@ -49,9 +49,9 @@ describe('import rules', () => {
     const found = checkImports(planted, aliases).map((v) => `${v.file} ${v.imports}: ${v.rule}`);
     assert.deepEqual(found, [
       'functions/tools/x.ts ../../bin/cli/cli.ts: a Lambda-bundled module imports bin/',
-      'shared/tasks/y.ts ../../functions/lib/served-tools.ts: the core (shared/) imports a function',
+      'shared/tasks/y.ts ../../functions/mcp/deployed.ts: the core (shared/) imports a function',
       'shared/log2.ts commander: a Lambda-bundled module imports a package that is not for functions',
-      'functions/lib/z.ts ../../infra/stack.ts: a Lambda-bundled module imports infra/',
+      'functions/lib/z.ts ../../infra/mcp-tasks.ts: a Lambda-bundled module imports infra/',
       'infra/constructs/w.ts #tool-kit: the CDK app imports kit/',
       'infra/constructs/u.ts ../../bin/local/stack.ts: the CDK app imports bin/',
       'bin/ops/v.ts ../../test/support/sandbox.ts: a terminal module imports the tests',
