@@ -2,7 +2,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { App, type AppProps, Stack, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { ToolsSource } from './constructs/tools-module.ts';
-import { type ContextProps, tasksStackPropsFromContext } from './context.ts';
+import { type ContextProps, tasksStackPropsFromContext } from './context-props.ts';
 import { McpTasks } from './mcp-tasks.ts';
 
 /** The stack's construct id, and so its CloudFormation name. */

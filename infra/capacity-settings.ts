@@ -11,6 +11,9 @@ import { WORKER_BATCH_SIZE } from './event-sources.ts';
 import type { Workload } from './per-task.ts';
 import { throttleFor } from './sizing.ts';
 
+/** What a deployment is besides its sizing: the settings that change what each task costs. */
+export type DeploymentConditions = Partial<Pick<Deployment, 'maxUnfinishedTasks' | 'issuer' | 'listed' | 'approvals' | 'events'>>;
+
 /**
  * The smallest settings that serve a workload with headroom (`headroom`,
  * default 1.25: a quarter above the steady rate, for bursts and uneven
@@ -18,8 +21,8 @@ import { throttleFor } from './sizing.ts';
  * deploy with, and the account quotas (Lambda concurrency, HTTP API
  * requests) to ask for where the defaults do not do. Settings never go below the defaults.
  */
-export function settingsFor(workload: Workload, maxUnfinishedTasks?: number, headroom = 1.25): Deployment {
-  const defaults = { ...defaultDeployment(), ...(maxUnfinishedTasks === undefined ? {} : { maxUnfinishedTasks }) };
+export function settingsFor(workload: Workload, conditions: DeploymentConditions = {}, headroom = 1.25): Deployment {
+  const defaults = { ...defaultDeployment(), ...conditions };
   const probe = capacity(workload, defaults);
   const workerMaxConcurrency = Math.min(
     1000,

@@ -20,7 +20,7 @@
  * Read by a terminal command (`npm run capacity`), never bundled into a
  * function.
  */
-import { DEFAULT_SETTINGS } from '../shared/config.ts';
+import { DEFAULT_SETTINGS, unfinishedTaskCap } from '../shared/config.ts';
 import { SWEEP_DEADLINE_MARGIN_MS, SWEEP_MAX_PARALLELISM, SWEEP_PAGE } from '../shared/runtime/sweeper.ts';
 import { DEFAULT_ACTIVE_INDEX_SHARDS, MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb/index.ts';
 import { AWS_LIMITS } from './aws-limits.ts';
@@ -41,8 +41,16 @@ export interface Deployment {
   accountConcurrency: number;
   /** The account's HTTP API requests a second in the region (a Service Quotas request raises it). */
   apiQuota: number;
-  /** `-c maxUnfinishedTasks=N`: each task then takes and frees a slot in its owner's set (one item per owner). */
+  /**
+   * `-c maxUnfinishedTasks=N` (`0`: no cap): each capped task takes and frees a slot in its owner's set
+   * (one item per owner). Unset: the default of {@link Deployment.issuer}'s rule (`unfinishedTaskCap`).
+   */
   maxUnfinishedTasks?: number;
+  /**
+   * The endpoint has an issuer (`-c authIssuer`, `cognito`, `jwtIssuer`): people and clients sign
+   * in, and the cap on unfinished tasks is on by default (100 per principal).
+   */
+  issuer?: boolean;
   /** Lifecycle events published (`-c events`, on by default). */
   events: boolean;
   /**
@@ -146,16 +154,46 @@ export interface CapacityReport {
 
 /** The model: a workload on a deployment (default: {@link defaultDeployment}). */
 export function capacity(workload: Workload, deployment: Deployment = defaultDeployment()): CapacityReport {
-  const task = {
+  const task = perTaskOn(workload, deployment);
+  const rates = ratesOf(workload, deployment, task);
+  const concurrency = concurrencyOf(workload, task);
+  const limits = limitsOf(workload, deployment, rates, concurrency);
+  const busiest = limits[0]!;
+  return {
+    workload,
+    deployment,
+    perTask: task,
+    rates,
+    concurrency,
+    limits,
+    ...(busiest.utilisation >= 1 ? { firstReached: busiest } : {}),
+    maxTasksPerSecond: workload.tasksPerSecond / busiest.utilisation,
+    sweepPerRun: sweepPerRun(),
+    monthlyUsd: monthlyCost(workload, deployment, task),
+  };
+}
+
+/** The cap on unfinished tasks the deployment's functions apply: as set, else the default where there is an issuer. */
+export function unfinishedCapOf(deployment: Deployment): number | undefined {
+  return unfinishedTaskCap(deployment.maxUnfinishedTasks, deployment.issuer === true);
+}
+
+/** One task's calls on this deployment: listed or not, approvers or not, capped or not, events or not. */
+function perTaskOn(workload: Workload, deployment: Deployment): PerTask {
+  const cap = unfinishedCapOf(deployment);
+  return {
     ...perTask(workload, {
       listed: deployment.listed,
       ...(deployment.approvals ? { approvals: true } : {}),
-      ...(deployment.maxUnfinishedTasks === undefined ? {} : { maxUnfinishedTasks: deployment.maxUnfinishedTasks }),
+      ...(cap === undefined ? {} : { maxUnfinishedTasks: cap }),
     }),
     ...(deployment.events ? {} : { events: 0 }),
   };
+}
+
+function ratesOf(workload: Workload, deployment: Deployment, task: PerTask): CapacityReport['rates'] {
   const r = workload.tasksPerSecond;
-  const rates = {
+  return {
     apiRequests: r * task.apiRequests,
     mcpInvocations: r * task.apiRequests,
     workerRuns: r * task.workerRuns,
@@ -169,28 +207,33 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
     sqsRequests: r * task.sqsRequests,
     events: r * task.events,
   };
-  const mcp = r * task.mcpSeconds;
-  const workerRecords = r * task.workerSeconds;
+}
+
+function concurrencyOf(workload: Workload, task: PerTask): CapacityReport['concurrency'] {
+  const mcp = workload.tasksPerSecond * task.mcpSeconds;
+  const workerRecords = workload.tasksPerSecond * task.workerSeconds;
   const workerInvocations = workerRecords / WORKER_BATCH_SIZE;
   const sweeper = 1;
-  const concurrency = { mcp, workerRecords, workerInvocations, total: mcp + workerInvocations + sweeper };
+  return { mcp, workerRecords, workerInvocations, total: mcp + workerInvocations + sweeper };
+}
 
-  const limit = (name: string, demand: number, capacity: number, unit: string, moveWith: string): Limit => ({
-    name,
-    demand,
-    capacity,
-    unit,
-    utilisation: demand / capacity,
-    moveWith,
-  });
-  const limits = [
-    limit(
-      'API stage throttle',
-      rates.apiRequests,
-      deployment.throttleRateLimit,
-      'requests/s',
-      '`-c throttleRateLimit=…` (default: sized from `workerMaxConcurrency`)',
-    ),
+function limit(name: string, demand: number, capacity: number, unit: string, moveWith: string): Limit {
+  return { name, demand, capacity, unit, utilisation: demand / capacity, moveWith };
+}
+
+/** Every limit the workload meets on the deployment, the most used first. */
+function limitsOf(
+  workload: Workload,
+  deployment: Deployment,
+  rates: CapacityReport['rates'],
+  concurrency: CapacityReport['concurrency'],
+): Limit[] {
+  const { workerRecords } = concurrency;
+  const throttleMove = '`-c throttleRateLimit=…` (default: sized from `workerMaxConcurrency`)';
+  const workersMove = `\`-c workerMaxConcurrency=…\` (batches of ${WORKER_BATCH_SIZE}; at most 1000)`;
+  const cap = unfinishedCapOf(deployment);
+  return [
+    limit('API stage throttle', rates.apiRequests, deployment.throttleRateLimit, 'requests/s', throttleMove),
     limit(
       'HTTP API account quota',
       rates.apiRequests,
@@ -198,13 +241,7 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
       'requests/s',
       'a Service Quotas increase (API Gateway: throttle rate)',
     ),
-    limit(
-      'worker concurrency',
-      workerRecords,
-      deployment.workerMaxConcurrency * WORKER_BATCH_SIZE,
-      'tasks running at once',
-      `\`-c workerMaxConcurrency=…\` (batches of ${WORKER_BATCH_SIZE}; at most 1000)`,
-    ),
+    limit('worker concurrency', workerRecords, deployment.workerMaxConcurrency * WORKER_BATCH_SIZE, 'tasks running at once', workersMove),
     limit(
       'account Lambda concurrency',
       concurrency.total,
@@ -240,26 +277,33 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
       'RCU/s',
       'none: one client polls its task at most once a second (`TASKS_POLL_INTERVAL_MS`)',
     ),
-    ...(deployment.maxUnfinishedTasks === undefined
-      ? []
-      : [
-          limit(
-            'slot set (per principal, with maxUnfinishedTasks)',
-            (r / (workload.owners ?? 1)) * 2 * Math.ceil(slotItemBytes(unfinishedPerOwner(workload, deployment.maxUnfinishedTasks)) / 1024),
-            AWS_LIMITS.partitionWcu,
-            'WCU/s',
-            'more principals (authentication), a smaller cap, or no `maxUnfinishedTasks`',
-          ),
-        ]),
+    ...(cap === undefined ? [] : [slotSetLimit(workload, cap)]),
     limit('SQS messages in flight', workerRecords, AWS_LIMITS.sqsInFlight, 'messages', 'none needed before the worker limits'),
     limit('EventBridge PutEvents', rates.events, AWS_LIMITS.putEventsPerSecond, 'requests/s', 'a Service Quotas increase (PutEvents)'),
   ].sort((a, b) => b.utilisation - a.utilisation);
-  const busiest = limits[0]!;
+}
 
+/** A principal's set of unfinished task ids (with a cap): two writes per task on one item, as large as the set. */
+function slotSetLimit(workload: Workload, cap: number): Limit {
+  const writeUnits = 2 * Math.ceil(slotItemBytes(unfinishedPerOwner(workload, cap)) / 1024);
+  return limit(
+    'slot set (per principal, with maxUnfinishedTasks)',
+    (workload.tasksPerSecond / (workload.owners ?? 1)) * writeUnits,
+    AWS_LIMITS.partitionWcu,
+    'WCU/s',
+    'more principals (authentication), a smaller cap, or `-c maxUnfinishedTasks=0`',
+  );
+}
+
+/** How many stuck tasks one sweeper run re-enqueues at most: its time budget over the time per task, in parallel. */
+function sweepPerRun(): number {
   const runBudgetMs = SWEEPER_TIMEOUT.toMilliseconds() - SWEEP_DEADLINE_MARGIN_MS;
-  const sweepPerRun = Math.max(SWEEP_PAGE, Math.floor((runBudgetMs / SWEEP_TASK_MS) * SWEEP_MAX_PARALLELISM));
+  return Math.max(SWEEP_PAGE, Math.floor((runBudgetMs / SWEEP_TASK_MS) * SWEEP_MAX_PARALLELISM));
+}
 
-  const month = r * SECONDS_A_MONTH;
+/** A month (30 days) at the workload's rate, at list prices, by service. */
+function monthlyCost(workload: Workload, deployment: Deployment, task: PerTask): CapacityReport['monthlyUsd'] {
+  const month = workload.tasksPerSecond * SECONDS_A_MONTH;
   const gbSeconds = ASSUMED.memoryGb * (task.mcpSeconds + task.workerSeconds);
   const invocations = task.apiRequests + task.workerRuns;
   const logBytes = invocations * ASSUMED.platformLogBytes + task.apiRequests * ASSUMED.accessLogBytes;
@@ -279,19 +323,7 @@ export function capacity(workload: Workload, deployment: Deployment = defaultDep
     events: month * task.events * PRICE.eventBridgeEvent,
     sweeper: sweeperUsd,
   };
-  const total = Object.values(monthly).reduce((a, b) => a + b, 0);
-  return {
-    workload,
-    deployment,
-    perTask: task,
-    rates,
-    concurrency,
-    limits,
-    ...(busiest.utilisation >= 1 ? { firstReached: busiest } : {}),
-    maxTasksPerSecond: r / busiest.utilisation,
-    sweepPerRun,
-    monthlyUsd: { ...monthly, total },
-  };
+  return { ...monthly, total: Object.values(monthly).reduce((a, b) => a + b, 0) };
 }
 
 /**

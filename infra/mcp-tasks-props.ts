@@ -105,8 +105,13 @@ export interface McpTasksProps {
    */
   readonly personQuestions?: 'url' | 'form';
   /**
-   * Most unfinished tasks per principal.
-   * @default no cap
+   * Which callers are machines (`<claim>=<value>` or `none`, `TASKS_MACHINE_CLAIM`).
+   * @default `sub` equals the token's client id
+   */
+  readonly machineClaim?: string;
+  /**
+   * Most unfinished tasks per principal (`0`: no cap), passed on as `TASKS_MAX_UNFINISHED_TASKS`.
+   * @default the functions' own: 100 where the endpoint has an issuer (`unfinishedTaskCap`), else no cap
    */
   readonly maxUnfinishedTasks?: number;
   /**

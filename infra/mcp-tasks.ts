@@ -23,7 +23,7 @@ import { Api } from './constructs/api.ts';
 import { callbacksFunction } from './constructs/callbacks.ts';
 import { FunctionCode } from './constructs/function-code.ts';
 import { Operations } from './constructs/operations.ts';
-import { StateKey } from './constructs/state-key.ts';
+import { StackSecret } from './constructs/stack-secret.ts';
 import { SweepSchedule } from './constructs/sweep-schedule.ts';
 import { TaskEvents } from './constructs/task-events.ts';
 import { TaskFunction } from './constructs/task-function.ts';
@@ -62,7 +62,8 @@ export class McpTasks extends Construct {
   /** The completion endpoint, `POST /callbacks/{token}` on the API's origin. */
   readonly callbacks: TaskFunction;
   readonly api: Api;
-  readonly stateKey: StateKey;
+  /** The stack's secret: the SSM parameter that seals `requestState` and from which every purpose's key derives. */
+  readonly stackSecret: StackSecret;
   readonly operations: Operations;
   /** The user pool, when the construct creates one. */
   readonly userPool?: McpUserPool;
@@ -108,14 +109,15 @@ export class McpTasks extends Construct {
     grantToolNeeds(this.worker, taskTools);
     for (const fn of [this.worker, this.sweeps.sweeper, this.sweeps.deadLetterHandler]) this.events?.grantPublish(fn);
 
-    this.stateKey = new StateKey(this, 'StateKey', common);
+    // The id predates the name: kept, so a deployed stack keeps its secret (a new id would replace it).
+    this.stackSecret = new StackSecret(this, 'StateKey', common);
     this.mcp = this.#mcpFunction(settings, code);
     const auth = this.#resourceServer(settings);
     this.console = this.#console(settings, code, auth);
-    this.callbacks = callbacksFunction(this, { ...common, table: this.table, tasks: this.tasks, stateKey: this.stateKey });
+    this.callbacks = callbacksFunction(this, { ...common, table: this.table, tasks: this.tasks, stackSecret: this.stackSecret });
     // The worker seals the tokens of the callback URLs it hands out.
-    this.worker.function.addEnvironment(ENV.stateKeyParameter, this.stateKey.parameterName);
-    this.stateKey.grantRead(this.worker.role);
+    this.worker.function.addEnvironment(ENV.stackSecretParameter, this.stackSecret.parameterName);
+    this.stackSecret.grantRead(this.worker.role);
     this.api = new Api(this, 'Api', {
       logRetention: settings.logRetention,
       removalPolicy: settings.removalPolicy,
@@ -155,6 +157,8 @@ export class McpTasks extends Construct {
       [ENV.activeIndexShards]: String(activeIndexShards),
       // Every function that writes a waiting task (or ends it) applies the same deadline.
       ...(settings.maxInputWait ? { [ENV.maxInputWaitMs]: String(settings.maxInputWait.toMilliseconds()) } : {}),
+      // Every function that creates a task takes a slot under the same cap, and every one that ends a task frees it.
+      ...(settings.maxUnfinishedTasks !== undefined ? { [ENV.maxUnfinishedTasks]: String(settings.maxUnfinishedTasks) } : {}),
       // Every function that asks, lists or decides a question for a person follows the same approvers rule.
       ...(settings.approvers ? { [ENV.approvers]: settings.approvers } : {}),
       ...(settings.personQuestions === 'form' ? { [ENV.personQuestions]: 'form' } : {}),
@@ -178,17 +182,17 @@ export class McpTasks extends Construct {
       timeout: mcpTimeout(DEFAULT_SETTINGS.syncBudgetMs),
       environment: {
         ...this.tasks.environment,
-        [ENV.stateKeyParameter]: this.stateKey.parameterName,
+        [ENV.stackSecretParameter]: this.stackSecret.parameterName,
         ...(settings.allowedOrigins.length > 0 ? { [ENV.allowedOrigins]: settings.allowedOrigins.join(',') } : {}),
-        ...(settings.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(settings.maxUnfinishedTasks) } : {}),
         ...(settings.clientFallback === false ? { [ENV.clientFallback]: 'off' } : {}),
+        ...(settings.machineClaim ? { [ENV.machineClaim]: settings.machineClaim } : {}),
       },
       settingStores: settingStoresOf(inlineTools),
     });
     grantToolNeeds(fn, inlineTools);
     // The key exists before the first request can need it.
-    fn.function.node.addDependency(this.stateKey.resource);
-    this.stateKey.grantRead(fn.role);
+    fn.function.node.addDependency(this.stackSecret.resource);
+    this.stackSecret.grantRead(fn.role);
     this.table.grantReadWriteData(fn);
     this.tasks.queue.grantSendMessages(fn.function);
     this.events?.grantPublish(fn);
@@ -198,7 +202,7 @@ export class McpTasks extends Construct {
   /**
    * The console function: the task table's reads, answers and cancels
    * (`grantConsole`), the task queue (a resume after the last answer), the
-   * state key its cookie keys derive from, and the client secret when one is
+   * stack's secret its cookie keys derive from, and the client secret when one is
    * given. Its sign-in issuer: the user pool (whose console client is made
    * once the API's URL is known: {@link McpTasks.#links}), else the first
    * configured issuer; without a client id there, a console of an endpoint
@@ -223,17 +227,16 @@ export class McpTasks extends Construct {
       timeout: Duration.seconds(15),
       environment: {
         ...this.tasks.environment,
-        [ENV.stateKeyParameter]: this.stateKey.parameterName,
+        [ENV.stackSecretParameter]: this.stackSecret.parameterName,
         ...(options.open ? { [ENV.console]: 'open' } : {}),
         ...(issuer ? { [ENV.consoleIssuer]: issuer } : {}),
         ...(clientId ? { [ENV.consoleClientId]: clientId } : {}),
         ...(options.clientSecret ? { [ENV.consoleClientSecret]: options.clientSecret } : {}),
-        ...(settings.maxUnfinishedTasks ? { [ENV.maxUnfinishedTasks]: String(settings.maxUnfinishedTasks) } : {}),
       },
       settingStores: { ssmParameter: false, secretsManager: options.clientSecret !== undefined },
     });
-    fn.function.node.addDependency(this.stateKey.resource);
-    this.stateKey.grantRead(fn.role);
+    fn.function.node.addDependency(this.stackSecret.resource);
+    this.stackSecret.grantRead(fn.role);
     this.table.grantConsole(fn);
     this.tasks.queue.grantSendMessages(fn.function);
     // A cancel from a task's page ends the task here: its event too.

@@ -38,12 +38,16 @@ export async function sealCallback(keys: CallbackKeys, grant: CallbackGrant): Pr
 /**
  * The grant a token carries, whether expired or not (the caller tells an
  * expired grant from a live one); `undefined` for anything we did not seal
- * under this purpose's key (malformed, altered, forged, another key's).
+ * under this purpose's key (malformed, altered, forged, another key's) and
+ * for a token of ours spelled otherwise than sealed (padding, a last
+ * character's unused bits set): a token has one spelling.
  */
 export async function unsealCallback(keys: CallbackKeys, token: string): Promise<CallbackGrant | undefined> {
   if (token.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9_-]+$/.test(token)) return undefined;
   const bytes = Buffer.from(token, 'base64url');
-  if (bytes.length <= IV_BYTES + TAG_BYTES) return undefined;
+  // One spelling per token: the decoder ignores a last character's unused bits, so another
+  // spelling of the same bytes would be a second URL for one capability.
+  if (bytes.length <= IV_BYTES + TAG_BYTES || bytes.toString('base64url') !== token) return undefined;
   const decipher = createDecipheriv('aes-256-gcm', await keys('callback-token'), bytes.subarray(0, IV_BYTES)).setAAD(AAD);
   decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
   let text: string;

@@ -9,6 +9,7 @@
  * a test keeps it current).
  */
 import { type Approvers, parseApprovers } from './auth/approvers.ts';
+import { type MachineRule, parseMachineRule } from './auth/machine.ts';
 import { type AuthSettings, checkAuthSettings } from './auth/settings.ts';
 import { count, duration, listed, type Numeric, optional, origins, positiveInt, required, type Setting } from './setting-readers.ts';
 
@@ -27,6 +28,24 @@ const STACK_SETS = 'set by the stack';
 
 /** The most index shards (`MAX_ACTIVE_INDEX_SHARDS` of the DynamoDB layout, which a test keeps equal). */
 const MAX_INDEX_SHARDS = 64;
+
+/** The cap on unfinished tasks per principal where people sign in, unless set otherwise: what peers and security guides use. */
+export const DEFAULT_UNFINISHED_TASK_CAP = 100;
+
+/**
+ * The cap on unfinished tasks per principal (`undefined`: none) from the
+ * setting (`-c maxUnfinishedTasks`, `TASKS_MAX_UNFINISHED_TASKS`; `0` turns
+ * it off) and whether the endpoint has an issuer (its callers are people and
+ * clients signed in, each a principal of their own, rather than the one
+ * principal of an open endpoint): set, as set; unset,
+ * {@link DEFAULT_UNFINISHED_TASK_CAP} with an issuer, none without. The one
+ * rule: the functions (`loadConfig`), the stack's context and the capacity
+ * model apply it.
+ */
+export function unfinishedTaskCap(setting: number | undefined, hasIssuer: boolean): number | undefined {
+  if (setting !== undefined) return setting > 0 ? setting : undefined;
+  return hasIssuer ? DEFAULT_UNFINISHED_TASK_CAP : undefined;
+}
 
 /** The functions' settings. Keep the order: `docs/configuration.md` shows it. */
 export const SETTINGS = {
@@ -188,6 +207,16 @@ export const SETTINGS = {
     deployed: '`-c approvers=…`',
     read: (raw): Approvers => parseApprovers(raw, 'TASKS_APPROVERS'),
   },
+  machineClaim: {
+    env: 'TASKS_MACHINE_CLAIM',
+    meaning:
+      'which callers are machines (a client acting for itself, as with client credentials), whose questions for a person only ' +
+      'approvers decide (and which fail at once without approvers): `<claim>=<value>` (the token has that claim with that value, ' +
+      'e.g. `gty=client-credentials` for Auth0, `idtyp=app` for Entra ID), or `none` (see [Authorization](authorization.md#machines))',
+    shown: "the token's `sub` equals its `client_id`, `azp` or `cid`",
+    deployed: '`-c machineClaim=…`, else the default',
+    read: (raw): MachineRule => parseMachineRule(raw, 'TASKS_MACHINE_CLAIM'),
+  },
   personQuestions: {
     env: 'TASKS_PERSON_QUESTIONS',
     meaning:
@@ -211,18 +240,20 @@ export const SETTINGS = {
     deployed: "`-c allowedOrigins=…`, which also configures the HTTP API's CORS",
     read: origins,
   },
-  stateKeyParameter: optional(
+  stackSecretParameter: optional(
     'TASKS_STATE_KEY_PARAMETER',
-    'the SSM SecureString holding the `requestState` sealing key (base64, 32 bytes or more); the local stack keeps its own key file',
+    "the SSM SecureString holding the stack's secret (base64, 32 bytes or more), which seals `requestState` and from which every " +
+      "purpose's key derives; the local stack keeps its own in the data directory",
     "the stack's parameter",
   ),
   maxUnfinishedTasks: {
     env: 'TASKS_MAX_UNFINISHED_TASKS',
-    meaning: 'most unfinished tasks one principal may have at once (`0`: no cap)',
-    shown: 'no cap',
-    deployed: '`-c maxUnfinishedTasks=N`',
+    meaning: 'most unfinished tasks one principal may have at once (`0`: no cap; see [Limits](#limits))',
+    shown: `${DEFAULT_UNFINISHED_TASK_CAP} where people sign in (an issuer), else no cap`,
+    deployed: '`-c maxUnfinishedTasks=N`, else the default',
+    // As set (`0` included); `loadConfig` applies the default (`unfinishedTaskCap`).
     read: (raw): number | undefined =>
-      raw === undefined || raw === '' || raw === '0' ? undefined : positiveInt('TASKS_MAX_UNFINISHED_TASKS', raw, 1),
+      raw === undefined || raw === '' ? undefined : raw === '0' ? 0 : positiveInt('TASKS_MAX_UNFINISHED_TASKS', raw, 1),
   },
   clientFallback: {
     env: 'TASKS_CLIENT_FALLBACK',
@@ -304,6 +335,11 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const auth = authSettings(env);
   if (auth) config.auth = auth;
+  // An issuer: the endpoint's (tokens required), or the console's (people sign in to it, with its client).
+  const signIn = auth !== undefined || 'consoleIssuer' in config || 'consoleClientId' in config;
+  const cap = unfinishedTaskCap(config['maxUnfinishedTasks'] as number | undefined, signIn);
+  if (cap === undefined) delete config['maxUnfinishedTasks'];
+  else config['maxUnfinishedTasks'] = cap;
   return config as Config;
 }
 

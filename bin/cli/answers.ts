@@ -8,7 +8,8 @@
  *                                       or the content alone: { "approval": { "approve": true } }
  */
 import { readFileSync } from 'node:fs';
-import type { InputRequest, InputResponses } from './client.ts';
+import type { InputRequest } from '../../shared/tasks/model.ts';
+import type { InputResponses } from './client.ts';
 
 type Given = { action: 'accept'; content: Record<string, string | unknown> } | { action: 'decline' | 'cancel' };
 
@@ -49,6 +50,12 @@ export class GivenAnswers {
 
   get size(): number {
     return this.#byKey.size;
+  }
+
+  /** Whether an answer was given for every one of `requests` (so none of them waits for a person here). */
+  covers(requests: Record<string, InputRequest>): boolean {
+    const keys = Object.keys(requests);
+    return keys.length > 0 && keys.every((key) => this.#byKey.has(key));
   }
 
   /**

@@ -9,10 +9,14 @@
  *   mcp-tasks login [--client-credentials] | logout                  OAuth, per endpoint
  *
  * The endpoint is `--url` or `MCP_TASKS_URL` (default the local stack), the
- * bearer token `--token` or `MCP_TASKS_TOKEN`, else the one `login` keeps. Exit codes: 0 done, 1 the
- * tool or task failed (or was cancelled) or a request failed, 2 usage, 3 the
- * task waits for input that was not given (answer it later by id).
+ * bearer token `--token` or `MCP_TASKS_TOKEN`, else the one `login` keeps.
+ * Requests the transport fails are retried for `--retry-for` seconds (30).
+ * Exit codes (`command.ts`): 0 done, 1 the tool or task failed (or was
+ * cancelled) or the server refused a request, 2 usage, 3 the task waits for
+ * input that was not given (answer it later by id), 4 the endpoint could not
+ * be reached.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { opsCommand } from '../ops/cli.ts';
@@ -22,19 +26,24 @@ import { McpError } from './client.ts';
 import {
   type AnswerOptions,
   collect,
+  DEFAULT_RETRY_FOR_SECONDS,
   DEFAULT_URL,
   EXIT_FAILED,
   EXIT_NEEDS_INPUT,
+  EXIT_UNREACHABLE,
+  EXIT_USAGE,
   Exit,
   type GlobalOptions,
   inputHandler,
   makeClient,
   parseObject,
+  parseSeconds,
 } from './command.ts';
 import { describeInput, followToEnd, printResult, printTask, taskPage } from './follow.ts';
 import { DEFAULT_CALLBACK_PORT } from './login.ts';
 import { type LoginOptions, login } from './login-command.ts';
 import { LoginStore } from './login-store.ts';
+import { Unreachable } from './transport.ts';
 
 function buildProgram(): Command {
   const program = new Command('mcp-tasks')
@@ -42,60 +51,92 @@ function buildProgram(): Command {
     .addOption(new Option('--url <url>', 'MCP endpoint').env('MCP_TASKS_URL').default(DEFAULT_URL))
     .addOption(new Option('--token <token>', 'bearer token').env('MCP_TASKS_TOKEN'))
     .option('--json', 'print the final result or task as JSON on stdout, nothing else')
+    .option(
+      '--retry-for <seconds>',
+      'how long to retry requests that could not reach the endpoint (then exit 4)',
+      parseSeconds,
+      DEFAULT_RETRY_FOR_SECONDS,
+    )
     .showHelpAfterError()
     .exitOverride();
+  addCall(program);
+  addWatch(program);
+  addGet(program);
+  addAnswer(program);
+  addCancel(program);
+  addTools(program);
+  addLogin(program);
+  addLogout(program);
+  // A project's commands (`mcp-tasks start | dev | init`): the package's local stack and scaffold.
+  for (const command of projectCommands()) program.addCommand(command);
+  // Operator commands (`mcp-tasks ops …`): they read the table and queues directly.
+  program.addCommand(
+    opsCommand(
+      (text) => void process.stdout.write(text),
+      (code) => {
+        if (code !== 0) throw new Exit(code);
+      },
+    ),
+  );
+  return program;
+}
 
-  const answerOptions = (command: Command) =>
-    command
-      .option('--answer <key.field=value>', 'an answer to an input request (repeatable); key=decline or key=cancel refuses it', collect, [])
-      .option('--answers-file <path>', 'answers as JSON: { "<key>": { "action": "accept", "content": { … } } }')
-      .option('--no-input', 'never prompt: stop (exit 3) when the task needs input that was not given');
+/** The options of the commands that answer questions: given answers, and whether a person may be asked. */
+function withAnswerOptions(command: Command): Command {
+  return command
+    .option('--answer <key.field=value>', 'an answer to an input request (repeatable); key=decline or key=cancel refuses it', collect, [])
+    .option('--answers-file <path>', 'answers as JSON: { "<key>": { "action": "accept", "content": { … } } }')
+    .option('--no-input', 'never prompt: stop (exit 3) when the task needs input that was not given');
+}
 
-  answerOptions(
+type CallOptions = AnswerOptions & { argsFile?: string; idempotencyKey?: string; detach?: boolean };
+
+/**
+ * `call`: calls a tool and follows its task. It always sends an idempotency
+ * key (a random one unless given), so that a retried first request returns the
+ * task the lost one created.
+ */
+function addCall(program: Command): void {
+  withAnswerOptions(
     program
       .command('call')
       .description('call a tool; if it runs as a task, follow it to its end')
       .argument('<tool>', 'tool name')
       .argument('[arguments]', 'tool arguments as a JSON object', '{}')
       .option('--args-file <path>', 'read the tool arguments (a JSON object) from a file')
-      .option('--idempotency-key <key>', 'retrying with the same key returns the same task')
+      .option('--idempotency-key <key>', 'calling again with the same key returns the same task (default: a random key per call)')
       .option('--detach', 'print the task and return at once instead of following it'),
-  ).action(
-    async (
-      tool: string,
-      json: string,
-      options: AnswerOptions & { argsFile?: string; idempotencyKey?: string; detach?: boolean },
-      command: Command,
-    ) => {
-      const globals = command.optsWithGlobals<GlobalOptions>();
-      const client = await makeClient(globals);
-      const args = parseObject(options.argsFile === undefined ? json : readFileSync(options.argsFile, 'utf8'), 'tool arguments');
-      const given = GivenAnswers.parse(options.answer, options.answersFile);
-      const onInput = inputHandler(given, options.input, globals);
-      const outcome = await client.callTool(tool, args, {
-        ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
-        onInput,
-      });
-      if (outcome.kind === 'result') return printResult(outcome.result, globals);
-      if (options.detach) return printTask(outcome.task, globals);
-      if (!globals.json) {
-        const { taskId } = outcome.task;
-        process.stderr.write(`Task ${taskId} (resume with: mcp-tasks watch ${taskId}; its page: ${taskPage(globals, taskId)})\n`);
-      }
-      await followToEnd(client, outcome.task, onInput, globals, options.input);
-    },
-  );
+  ).action(async (tool: string, json: string, options: CallOptions, command: Command) => {
+    const globals = command.optsWithGlobals<GlobalOptions>();
+    const client = await makeClient(globals);
+    const args = parseObject(options.argsFile === undefined ? json : readFileSync(options.argsFile, 'utf8'), 'tool arguments');
+    const given = GivenAnswers.parse(options.answer, options.answersFile);
+    const onInput = inputHandler(given, options.input, globals);
+    const outcome = await client.callTool(tool, args, { idempotencyKey: options.idempotencyKey ?? randomUUID(), onInput });
+    if (outcome.kind === 'result') return printResult(outcome.result, globals);
+    if (options.detach) return printTask(outcome.task, globals);
+    if (!globals.json) {
+      const { taskId } = outcome.task;
+      process.stderr.write(`Task ${taskId} (resume with: mcp-tasks watch ${taskId}; its page: ${taskPage(globals, taskId)})\n`);
+    }
+    await followToEnd(client, outcome.task, { onInput, allowInput: options.input, given }, globals);
+  });
+}
 
-  answerOptions(program.command('watch').description('follow a task to its end').argument('<taskId>')).action(
+function addWatch(program: Command): void {
+  withAnswerOptions(program.command('watch').description('follow a task to its end').argument('<taskId>')).action(
     async (taskId: string, options: AnswerOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const client = await makeClient(globals);
-      const onInput = inputHandler(GivenAnswers.parse(options.answer, options.answersFile), options.input, globals);
+      const given = GivenAnswers.parse(options.answer, options.answersFile);
+      const onInput = inputHandler(given, options.input, globals);
       if (!globals.json) process.stderr.write(`Task ${taskId} (its page: ${taskPage(globals, taskId)})\n`);
-      await followToEnd(client, { taskId, pollIntervalMs: 0 }, onInput, globals, options.input);
+      await followToEnd(client, { taskId, pollIntervalMs: 0 }, { onInput, allowInput: options.input, given }, globals);
     },
   );
+}
 
+function addGet(program: Command): void {
   program
     .command('get')
     .description('print a task once')
@@ -104,8 +145,10 @@ function buildProgram(): Command {
       const globals = command.optsWithGlobals<GlobalOptions>();
       printTask(await (await makeClient(globals)).getTask(taskId), globals);
     });
+}
 
-  answerOptions(
+function addAnswer(program: Command): void {
+  withAnswerOptions(
     program.command('answer').description('answer a waiting task (from flags or a file, or interactively)').argument('<taskId>'),
   ).action(async (taskId: string, options: AnswerOptions, command: Command) => {
     const globals = command.optsWithGlobals<GlobalOptions>();
@@ -115,11 +158,8 @@ function buildProgram(): Command {
       process.stderr.write(`Task ${taskId} is ${task.status}: nothing to answer\n`);
       throw new Exit(EXIT_FAILED);
     }
-    const answers = await inputHandler(
-      GivenAnswers.parse(options.answer, options.answersFile),
-      options.input,
-      globals,
-    )(task.inputRequests ?? {});
+    const given = GivenAnswers.parse(options.answer, options.answersFile);
+    const answers = await inputHandler(given, options.input, globals)(task.inputRequests ?? {});
     if (!answers) {
       describeInput(taskId, task.inputRequests ?? {}, globals);
       throw new Exit(EXIT_NEEDS_INPUT);
@@ -133,7 +173,9 @@ function buildProgram(): Command {
       );
     }
   });
+}
 
+function addCancel(program: Command): void {
   program
     .command('cancel')
     .description('cancel a task')
@@ -144,7 +186,9 @@ function buildProgram(): Command {
       await client.cancel(taskId);
       printTask(await client.getTask(taskId), globals);
     });
+}
 
+function addTools(program: Command): void {
   program
     .command('tools')
     .description('list the tools')
@@ -154,7 +198,9 @@ function buildProgram(): Command {
       if (globals.json) process.stdout.write(`${JSON.stringify(tools)}\n`);
       else for (const tool of tools) process.stdout.write(`${String(tool['name'])}\t${String(tool['description'] ?? '')}\n`);
     });
+}
 
+function addLogin(program: Command): void {
   program
     .command('login')
     .description('get an OAuth token for the endpoint (browser sign-in with PKCE, or client credentials) and keep it for later commands')
@@ -174,7 +220,9 @@ function buildProgram(): Command {
     )
     .option('--no-browser', 'only print the sign-in URL')
     .action(async (options: LoginOptions, command: Command) => login(command.optsWithGlobals<GlobalOptions>(), options));
+}
 
+function addLogout(program: Command): void {
   program
     .command('logout')
     .description('forget the token kept for the endpoint')
@@ -183,20 +231,6 @@ function buildProgram(): Command {
       const removed = await new LoginStore().remove(globals.url);
       process.stderr.write(removed ? `Logged out of ${globals.url}\n` : `No login kept for ${globals.url}\n`);
     });
-
-  // A project's commands (`mcp-tasks start | dev | init`): the package's local stack and scaffold.
-  for (const command of projectCommands()) program.addCommand(command);
-  // Operator commands (`mcp-tasks ops …`): they read the table and queues directly.
-  program.addCommand(
-    opsCommand(
-      (text) => void process.stdout.write(text),
-      (code) => {
-        if (code !== 0) throw new Exit(code);
-      },
-    ),
-  );
-
-  return program;
 }
 
 /** Runs the CLI with `argv` (as `process.argv`) and returns the exit code. */
@@ -206,7 +240,11 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof Exit) return error.code;
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : EXIT_USAGE;
+    if (error instanceof Unreachable) {
+      process.stderr.write(`Error: ${error.message}\n`);
+      return EXIT_UNREACHABLE;
+    }
     if (error instanceof McpError) process.stderr.write(`Error ${error.code}: ${error.message}\n`);
     else process.stderr.write(`Error: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT_FAILED;

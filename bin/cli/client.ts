@@ -5,41 +5,25 @@
  * when the server answers with a task, follows it to its end — polling
  * `tasks/get` at the server's `pollIntervalMs`, handing each `input_required`
  * round to the caller and submitting the answers with `tasks/update` — and it
- * gets, answers and cancels tasks by id.
+ * gets, answers and cancels tasks by id. With `retry`, a request the transport
+ * fails (the endpoint restarting, a gateway's "try later") is tried again for
+ * a while (`transport.ts`).
  *
  * No MCP SDK is needed: this module depends on nothing but `fetch`, so the CLI,
  * the tests and any script can use it (its wire constants come from
- * `shared/wire.ts`, which imports nothing). It is never imported by the functions.
+ * `shared/wire.ts`, its types from the task model and `shared/protocol/wire-types.ts`).
+ * It is never imported by the functions.
  */
 
+import { delay } from '../../shared/delay.ts';
 import { TasksError } from '../../shared/errors.ts';
-import { delay } from '../../shared/runtime/delay.ts';
-import type { TaskStatus } from '../../shared/tasks/model.ts';
+import type { DetailedTask } from '../../shared/protocol/wire-types.ts';
+import { type InputRequest, isTerminal } from '../../shared/tasks/model.ts';
 import { IDEMPOTENCY_KEY, INTERNAL_ERROR, META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
+import { GatewayAnswer, type RetryOptions, tryLater, withRetries } from './transport.ts';
 
 /** The code this client gives an HTTP 401 or 403 without a JSON-RPC answer (client-side: the server never sends it). */
 const UNAUTHORIZED = -32001;
-
-/** One outstanding request of an `input_required` task (`elicitation/create`, `sampling/createMessage`, `roots/list`). */
-export interface InputRequest {
-  method: string;
-  params?: Record<string, unknown>;
-}
-
-/** A `tasks/get` result (`DetailedTask`). */
-export interface Task {
-  taskId: string;
-  status: TaskStatus;
-  statusMessage?: string;
-  createdAt: string;
-  lastUpdatedAt: string;
-  ttlMs: number | null;
-  pollIntervalMs?: number;
-  inputRequests?: Record<string, InputRequest>;
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string; data?: unknown };
-  [key: string]: unknown;
-}
 
 /** A JSON-RPC error answered by the server. */
 export class McpError extends TasksError {
@@ -69,15 +53,21 @@ export interface ClientOptions {
   capabilities?: Record<string, unknown>;
   /** Per-request timeout (default 30 s). */
   requestTimeoutMs?: number;
+  /**
+   * Retries requests the transport fails, with backoff, for `forMs` (absent:
+   * none). A `tools/call` is retried only when it carries an idempotency key,
+   * so that a repeat returns the task the first attempt created.
+   */
+  retry?: Omit<RetryOptions, 'signal'>;
   fetch?: typeof fetch;
 }
 
 /** A `tools/call` answer: a finished result, or the task that will produce it. */
-export type CallOutcome = { kind: 'result'; result: Record<string, unknown> } | { kind: 'task'; task: Task };
+export type CallOutcome = { kind: 'result'; result: Record<string, unknown> } | { kind: 'task'; task: DetailedTask };
 
 export interface FollowOptions {
   /** Called with every task state read (the first one included). */
-  onUpdate?: (task: Task) => void;
+  onUpdate?: (task: DetailedTask) => void;
   /** Answers `input_required` rounds; without it, following stops at the first one. */
   onInput?: InputHandler;
   /** Stops following (the task itself keeps going: cancel it explicitly). */
@@ -87,7 +77,7 @@ export interface FollowOptions {
 }
 
 /** Why following stopped: the task ended, or it waits for input nobody gave. */
-export type FollowOutcome = { task: Task; reason: 'terminal' | 'input_required' };
+export type FollowOutcome = { task: DetailedTask; reason: 'terminal' | 'input_required' };
 
 export class TasksClient {
   readonly url: string;
@@ -99,13 +89,33 @@ export class TasksClient {
     this.#options = options;
   }
 
-  /** Sends one JSON-RPC request with the 2026-07-28 headers and `_meta` envelope; returns its `result`. */
+  /**
+   * Sends one JSON-RPC request with the 2026-07-28 headers and `_meta`
+   * envelope; returns its `result`. Transport failures are retried as
+   * {@link ClientOptions.retry} says; past that, {@link Unreachable}.
+   */
   async request(
     method: string,
     params: Record<string, unknown> = {},
     options: { signal?: AbortSignal; meta?: Record<string, unknown> } = {},
   ): Promise<Record<string, unknown>> {
     const id = this.#nextId++;
+    const retry = this.#options.retry;
+    const safe = method !== 'tools/call' || options.meta?.[IDEMPOTENCY_KEY] !== undefined;
+    return withRetries(this.url, () => this.#send(id, method, params, options), {
+      forMs: retry && safe ? retry.forMs : 0,
+      ...(retry?.onRetry ? { onRetry: retry.onRetry } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  /** One attempt of {@link request}. */
+  async #send(
+    id: number,
+    method: string,
+    params: Record<string, unknown>,
+    options: { signal?: AbortSignal; meta?: Record<string, unknown> },
+  ): Promise<Record<string, unknown>> {
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       Accept: 'application/json, text/event-stream',
@@ -136,18 +146,7 @@ export class TasksClient {
     const error = reply?.['error'] as { code: number; message: string; data?: unknown } | undefined;
     if (error) throw new McpError(error.code, error.message, error.data);
     const result = reply?.['result'];
-    if (!isRecord(result)) {
-      if (response.status === 401)
-        throw new McpError(UNAUTHORIZED, 'HTTP 401: not authorized (sign in with `mcp-tasks login`, or check the token)');
-      if (response.status === 403) {
-        const scope = /scope="([^"]*)"/.exec(response.headers.get('www-authenticate') ?? '')?.[1];
-        throw new McpError(
-          UNAUTHORIZED,
-          `HTTP 403: the token lacks a scope${scope ? ` (needs: ${scope}; sign in again with \`mcp-tasks login --scope '${scope}'\`)` : ''}`,
-        );
-      }
-      throw new McpError(INTERNAL_ERROR, `HTTP ${response.status} without a JSON-RPC answer to ${method}`);
-    }
+    if (!isRecord(result)) throw withoutAnswer(response, method);
     return result;
   }
 
@@ -176,7 +175,7 @@ export class TasksClient {
           ...(options.idempotencyKey ? { meta: { [IDEMPOTENCY_KEY]: options.idempotencyKey } } : {}),
         },
       );
-      if (result['resultType'] === 'task') return { kind: 'task', task: result as unknown as Task };
+      if (result['resultType'] === 'task') return { kind: 'task', task: result as unknown as DetailedTask };
       if (result['resultType'] !== 'input_required') return { kind: 'result', result };
       const requests = result['inputRequests'] as Record<string, InputRequest>;
       const answers = await options.onInput?.(requests, {});
@@ -186,8 +185,8 @@ export class TasksClient {
   }
 
   /** `tasks/get`. */
-  async getTask(taskId: string, signal?: AbortSignal): Promise<Task> {
-    return (await this.request('tasks/get', { taskId }, signal ? { signal } : {})) as unknown as Task;
+  async getTask(taskId: string, signal?: AbortSignal): Promise<DetailedTask> {
+    return (await this.request('tasks/get', { taskId }, signal ? { signal } : {})) as unknown as DetailedTask;
   }
 
   /** `tasks/update`: answers (some of) the task's outstanding input requests. */
@@ -206,10 +205,10 @@ export class TasksClient {
    * is answered once: while the server has not yet applied the answers, the
    * same keys are not asked again.
    */
-  async follow(handle: Pick<Task, 'taskId'> & Partial<Task>, options: FollowOptions = {}): Promise<FollowOutcome> {
+  async follow(handle: Pick<DetailedTask, 'taskId'> & Partial<DetailedTask>, options: FollowOptions = {}): Promise<FollowOutcome> {
     const answered = new Set<string>();
     let interval = options.firstDelayMs ?? handle.pollIntervalMs ?? 1000;
-    if (handle.status !== undefined) options.onUpdate?.(handle as Task);
+    if (handle.status !== undefined) options.onUpdate?.(handle as DetailedTask);
     for (;;) {
       await delay(interval, options.signal);
       const task = await this.getTask(handle.taskId, options.signal);
@@ -239,8 +238,19 @@ export class TasksClient {
   }
 }
 
-export function isTerminal(status: string): boolean {
-  return status === 'completed' || status === 'failed' || status === 'cancelled';
+/** What a response without a JSON-RPC answer means: not authorized, a gateway's "try later" (retried), or a failure. */
+function withoutAnswer(response: Response, method: string): Error {
+  if (response.status === 401)
+    return new McpError(UNAUTHORIZED, 'HTTP 401: not authorized (sign in with `mcp-tasks login`, or check the token)');
+  if (response.status === 403) {
+    const scope = /scope="([^"]*)"/.exec(response.headers.get('www-authenticate') ?? '')?.[1];
+    return new McpError(
+      UNAUTHORIZED,
+      `HTTP 403: the token lacks a scope${scope ? ` (needs: ${scope}; sign in again with \`mcp-tasks login --scope '${scope}'\`)` : ''}`,
+    );
+  }
+  if (tryLater(response.status)) return new GatewayAnswer(response.status);
+  return new McpError(INTERNAL_ERROR, `HTTP ${response.status} without a JSON-RPC answer to ${method}`);
 }
 
 /**

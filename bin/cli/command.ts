@@ -1,19 +1,32 @@
 /** What every `mcp-tasks` command shares: its options, exit codes, the client for the endpoint, answers given or asked. */
 import { CommanderError } from 'commander';
+import type { InputRequest } from '../../shared/tasks/model.ts';
 import type { GivenAnswers } from './answers.ts';
-import { type InputRequest, type InputResponses, TasksClient } from './client.ts';
+import { type InputResponses, TasksClient } from './client.ts';
 import { currentToken } from './login.ts';
 import { LoginStore } from './login-store.ts';
 import { promptForInput } from './prompts.ts';
 
 export const DEFAULT_URL = 'http://127.0.0.1:3000/mcp';
+
+/** Exit codes (docs/clients.md lists them): the tool or task failed or was cancelled, or the server refused a request. */
 export const EXIT_FAILED = 1;
+/** The command line was not understood. */
+export const EXIT_USAGE = 2;
+/** The task waits for input that was not given (answer it later by id). */
 export const EXIT_NEEDS_INPUT = 3;
+/** The endpoint could not be reached, after retrying for `--retry-for` seconds. */
+export const EXIT_UNREACHABLE = 4;
+
+/** How long requests the transport fails are retried unless `--retry-for` says otherwise (seconds). */
+export const DEFAULT_RETRY_FOR_SECONDS = 30;
 
 export interface GlobalOptions {
   url: string;
   token?: string;
   json?: boolean;
+  /** Seconds to retry requests the transport fails. */
+  retryFor: number;
 }
 
 export interface AnswerOptions {
@@ -33,11 +46,28 @@ export class Exit extends Error {
 export async function makeClient(globals: GlobalOptions): Promise<TasksClient> {
   const secret = process.env['MCP_TASKS_CLIENT_SECRET'];
   const token = globals.token ?? (await currentToken(globals.url, new LoginStore(), secret ? { clientSecret: secret } : {}));
-  return new TasksClient({ url: globals.url, ...(token ? { token } : {}), clientInfo: { name: 'mcp-tasks-cli', version: '0.1.0' } });
+  return new TasksClient({
+    url: globals.url,
+    ...(token ? { token } : {}),
+    clientInfo: { name: 'mcp-tasks-cli', version: '0.1.0' },
+    retry: {
+      forMs: globals.retryFor * 1000,
+      onRetry: (reason) =>
+        void process.stderr.write(`Cannot reach ${globals.url} (${reason}); trying again for up to ${globals.retryFor} s\n`),
+    },
+  });
 }
 
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+/** A number of seconds from the command line (0 or more). */
+export function parseSeconds(text: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0)
+    throw new CommanderError(EXIT_USAGE, 'mcp-tasks.arguments', `Expected a number of seconds, got "${text}"`);
+  return value;
 }
 
 export function parseObject(text: string, what: string): Record<string, unknown> {
@@ -45,10 +75,10 @@ export function parseObject(text: string, what: string): Record<string, unknown>
   try {
     value = JSON.parse(text);
   } catch {
-    throw new CommanderError(2, 'mcp-tasks.arguments', `The ${what} must be a JSON object`);
+    throw new CommanderError(EXIT_USAGE, 'mcp-tasks.arguments', `The ${what} must be a JSON object`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new CommanderError(2, 'mcp-tasks.arguments', `The ${what} must be a JSON object`);
+    throw new CommanderError(EXIT_USAGE, 'mcp-tasks.arguments', `The ${what} must be a JSON object`);
   return value as Record<string, unknown>;
 }
 

@@ -2,9 +2,21 @@
 import { select } from '@inquirer/prompts';
 import ora, { type Ora } from 'ora';
 import { DeploymentLinks } from '../../shared/links.ts';
-import { type FollowOutcome, type InputRequest, type InputResponses, resultText, type Task, type TasksClient } from './client.ts';
+import type { DetailedTask } from '../../shared/protocol/wire-types.ts';
+import type { InputRequest } from '../../shared/tasks/model.ts';
+import type { GivenAnswers } from './answers.ts';
+import { type FollowOutcome, type InputResponses, resultText, type TasksClient } from './client.ts';
 import { EXIT_FAILED, EXIT_NEEDS_INPUT, Exit, type GlobalOptions, interactive } from './command.ts';
 import { isPromptInterrupt } from './prompts.ts';
+
+/** How a task is followed: who answers its questions, and whether a person may be asked. */
+export interface FollowInput {
+  onInput: (requests: Record<string, InputRequest>) => Promise<InputResponses | undefined>;
+  /** Whether the person at the terminal may be prompted (`--no-input` says no). */
+  allowInput: boolean;
+  /** Answers given up front (`--answer`, `--answers-file`): a round they cover is answered here, not waited for. */
+  given: GivenAnswers;
+}
 
 /**
  * Follows a task, showing its status, until it ends, or it waits for input
@@ -13,10 +25,9 @@ import { isPromptInterrupt } from './prompts.ts';
  */
 export async function followToEnd(
   client: TasksClient,
-  handle: Pick<Task, 'taskId'> & Partial<Task>,
-  onInput: (requests: Record<string, InputRequest>) => Promise<InputResponses | undefined>,
+  handle: Pick<DetailedTask, 'taskId'> & Partial<DetailedTask>,
+  input: FollowInput,
   globals: GlobalOptions,
-  allowInput: boolean,
 ): Promise<void> {
   const { taskId } = handle;
   const status = new StatusLine(taskId, !globals.json, process.stderr.isTTY === true);
@@ -24,17 +35,17 @@ export async function followToEnd(
   const onSigint = () => controller.abort(new Interrupted());
   process.on('SIGINT', onSigint);
   try {
-    let next: Pick<Task, 'taskId'> & Partial<Task> = handle;
+    let next: Pick<DetailedTask, 'taskId'> & Partial<DetailedTask> = handle;
     for (;;) {
       let outcome: FollowOutcome;
       try {
         outcome = await client.follow(next, {
           signal: controller.signal,
-          onUpdate: (task) => status.update(task),
+          onUpdate: (task) => status.update(task, answeredHere(task, input.given)),
           onInput: async (requests) => {
             status.pause();
             try {
-              return await onInput(requests);
+              return await input.onInput(requests);
             } catch (error) {
               if (isPromptInterrupt(error)) throw new Interrupted();
               throw error;
@@ -45,18 +56,9 @@ export async function followToEnd(
         });
       } catch (error) {
         if (!(error instanceof Interrupted) && !(controller.signal.reason instanceof Interrupted && controller.signal.aborted)) throw error;
-        status.pause();
-        const choice = interactive(globals, allowInput) ? await interruptChoice(taskId) : 'detach';
-        if (choice === 'cancel') {
-          await client.cancel(taskId);
-          process.stderr.write(`Cancellation requested for ${taskId}\n`);
-        } else if (choice === 'detach') {
-          process.stderr.write(`Detached; the task goes on. Resume with: mcp-tasks watch ${taskId}\n`);
-          return;
-        }
+        if ((await afterInterrupt(client, taskId, status, globals, input.allowInput)) === 'detached') return;
         controller = new AbortController();
         next = { taskId, pollIntervalMs: 0 };
-        status.resume();
         continue;
       }
       status.stop();
@@ -71,6 +73,38 @@ export async function followToEnd(
     status.stop();
     process.off('SIGINT', onSigint);
   }
+}
+
+/**
+ * The status shown for a task waiting on questions this CLI answers itself
+ * from the given answers: not the server's "waiting for a person", which is
+ * meant for those who would have to answer. `undefined`: the server's words.
+ */
+function answeredHere(task: DetailedTask, given: GivenAnswers): string | undefined {
+  if (task.status !== 'input_required' || !given.covers(task.inputRequests ?? {})) return undefined;
+  return `input_required: answering ${Object.keys(task.inputRequests ?? {}).join(', ')} from the given answers`;
+}
+
+/** What Ctrl-C leads to: the task cancelled (and still followed to its end), left alone, or watched on. */
+async function afterInterrupt(
+  client: TasksClient,
+  taskId: string,
+  status: StatusLine,
+  globals: GlobalOptions,
+  allowInput: boolean,
+): Promise<'detached' | 'watching'> {
+  status.pause();
+  const choice = interactive(globals, allowInput) ? await interruptChoice(taskId) : 'detach';
+  if (choice === 'detach') {
+    process.stderr.write(`Detached; the task goes on. Resume with: mcp-tasks watch ${taskId}\n`);
+    return 'detached';
+  }
+  if (choice === 'cancel') {
+    await client.cancel(taskId);
+    process.stderr.write(`Cancellation requested for ${taskId}\n`);
+  }
+  status.resume();
+  return 'watching';
 }
 
 class Interrupted extends Error {
@@ -111,8 +145,9 @@ class StatusLine {
     this.resume();
   }
 
-  update(task: Task): void {
-    this.#text = `${task.status}${task.statusMessage ? `: ${task.statusMessage}` : ''}`;
+  /** Shows the task's state: its status and the server's message, or `text` instead. */
+  update(task: DetailedTask, text?: string): void {
+    this.#text = text ?? `${task.status}${task.statusMessage ? `: ${task.statusMessage}` : ''}`;
     if (!this.enabled) return;
     if (this.tty) {
       this.#render();
@@ -166,15 +201,33 @@ export function describeInput(taskId: string, requests: Record<string, InputRequ
   process.stderr.write(`Answer on its page, or with: mcp-tasks answer ${taskId} --answer <key>.<field>=<value>\n`);
 }
 
-function finish(task: Task, globals: GlobalOptions): void {
+/** What is printed when a followed task ends: its result (on stdout), then how it ended (the last line), or the task as JSON. */
+function finish(task: DetailedTask, globals: GlobalOptions): void {
   if (globals.json) printTask(task, globals);
-  else if (task.status === 'completed') process.stdout.write(`${resultText(task.result) || JSON.stringify(task.result)}\n`);
-  else if (task.status === 'failed') process.stderr.write(`Task ${task.taskId} failed: ${task.error?.message ?? 'no reason given'}\n`);
-  else process.stderr.write(`Task ${task.taskId} was cancelled\n`);
-  const ok = task.status === 'completed' && task.result?.['isError'] !== true;
-  if (!ok) {
-    if (!globals.json && task.status === 'completed') process.stderr.write('The tool reported an error\n');
-    throw new Exit(EXIT_FAILED);
+  else {
+    if (task.status === 'completed') process.stdout.write(`${resultText(task.result) || JSON.stringify(task.result)}\n`);
+    process.stderr.write(`${endLine(task)}\n`);
+  }
+  if (task.status !== 'completed' || task.result?.['isError'] === true) throw new Exit(EXIT_FAILED);
+}
+
+/**
+ * How a task ended, in the server's words: its status, and the status
+ * message the server gives the ended task (for a failure, the error too).
+ */
+function endLine(task: DetailedTask): string {
+  const said = task.statusMessage ? `: ${task.statusMessage}` : '';
+  switch (task.status) {
+    case 'completed':
+      return `Task ${task.taskId} completed${task.result?.['isError'] === true ? ' with a tool error' : ''}${said}`;
+    case 'failed': {
+      const error = task.error ? `error ${task.error.code}: ${task.error.message}` : 'no reason given';
+      return task.statusMessage ? `Task ${task.taskId} failed${said} (${error})` : `Task ${task.taskId} failed: ${error}`;
+    }
+    case 'cancelled':
+      return `Task ${task.taskId} was cancelled${said}`;
+    default:
+      return `Task ${task.taskId} is ${task.status}${said}`;
   }
 }
 
@@ -183,7 +236,7 @@ export function printResult(result: Record<string, unknown>, globals: GlobalOpti
   if (result['isError'] === true) throw new Exit(EXIT_FAILED);
 }
 
-export function printTask(task: Task, globals: GlobalOptions): void {
+export function printTask(task: DetailedTask, globals: GlobalOptions): void {
   if (globals.json) {
     process.stdout.write(`${JSON.stringify(task)}\n`);
     return;

@@ -4,8 +4,9 @@
  * with the choice to decline or cancel a request instead.
  */
 import { confirm, input, number, select } from '@inquirer/prompts';
+import type { InputRequest } from '../../shared/tasks/model.ts';
 import { enumValues, type FieldSchema, requestedSchema } from './answers.ts';
-import type { InputRequest, InputResponses } from './client.ts';
+import type { InputResponses } from './client.ts';
 
 /** Thrown when the person presses Ctrl-C inside a prompt. */
 export function isPromptInterrupt(error: unknown): boolean {

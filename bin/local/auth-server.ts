@@ -12,7 +12,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider, { errors } from 'oidc-provider';
@@ -49,46 +49,63 @@ export interface LocalAuthServer {
 
 const CLOSE_GRACE_MS = 2000;
 
+/**
+ * Starts the authorization server: listens first (the issuer is its own URL,
+ * known once the port is picked), then builds the provider for that issuer
+ * and hands it the requests (a request before that is answered 503).
+ */
 export async function startLocalAuthServer(options: LocalAuthServerOptions): Promise<LocalAuthServer> {
-  let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  const listening = await listenOnLoopback(options.port);
+  const { issuer } = listening;
+  const provider = new Provider(issuer, providerConfiguration(options, await newSigningKey()));
+  // Errors the library answers itself (bad client, bad grant…): names only, never request details.
+  for (const event of ['server_error', 'grant.error', 'registration_create.error'] as const) {
+    provider.on(event, (_ctx: unknown, error: unknown) =>
+      options.log({ event: 'local-auth-server-error', kind: event, error: errorName(error) }),
+    );
+  }
+  listening.serve(provider.callback());
+  options.log({ event: 'local-auth-server-started', issuer });
+
+  return {
+    issuer,
+    close: () => closeServer(listening.server, CLOSE_GRACE_MS),
+  };
+}
+
+type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** A server listening on 127.0.0.1 (`port` 0 picks one) that answers 503 until it is given its handler. */
+async function listenOnLoopback(port: number): Promise<{ server: Server; issuer: string; serve(handler: RequestHandler): void }> {
+  let handle: RequestHandler | undefined;
   const server = createServer((req, res) => {
     if (handle) return handle(req, res);
     res.writeHead(503).end();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
   });
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { server, issuer, serve: (handler) => void (handle = handler) };
+}
 
+/** A fresh ES256 key the server signs tokens with (tokens of an earlier run no longer verify). */
+async function newSigningKey(): Promise<Record<string, unknown>> {
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-  const signingKey = { ...(await exportJWK(privateKey)), alg: 'ES256', use: 'sig', kid: randomBytes(8).toString('hex') };
-  const ttl = options.accessTokenTtlSeconds ?? 600;
+  return { ...(await exportJWK(privateKey)), alg: 'ES256', use: 'sig', kid: randomBytes(8).toString('hex') };
+}
 
-  const provider = new Provider(issuer, {
+/** The provider's configuration: its clients, accounts, scopes, the features MCP clients use, and the lifetimes. */
+function providerConfiguration(options: LocalAuthServerOptions, signingKey: Record<string, unknown>): Record<string, unknown> {
+  const ttl = options.accessTokenTtlSeconds ?? 600;
+  return {
     jwks: { keys: [signingKey] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
-    clients: [
-      ...(options.clients ?? []).map((client) => ({
-        client_id: client.clientId,
-        client_secret: client.clientSecret,
-        grant_types: ['client_credentials'],
-        response_types: [],
-        redirect_uris: [],
-        ...(client.scope ? { scope: client.scope } : {}),
-      })),
-      ...(options.publicClients ?? []).map((client) => ({
-        client_id: client.clientId,
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        redirect_uris: client.redirectUris,
-        token_endpoint_auth_method: 'none',
-        scope: ['openid', ...(options.publicClientScopes ?? [])].join(' '),
-      })),
-    ],
+    clients: registeredClients(options),
     // Whoever logs in on the development login page is that account.
     // Accounts named in `groups` carry them as a `groups` claim, in the ID token too.
     findAccount: (_ctx: unknown, id: string) => ({
@@ -112,22 +129,7 @@ export async function startLocalAuthServer(options: LocalAuthServerOptions): Pro
       clientCredentials: { enabled: true },
       registration: { enabled: true },
       revocation: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => options.resource(),
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx: unknown, indicator: string) => {
-          if (indicator !== options.resource() && !options.otherResources?.includes(indicator))
-            throw new errors.InvalidTarget('Unknown resource');
-          return {
-            scope: options.scopes().join(' '),
-            audience: indicator,
-            accessTokenTTL: ttl,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: 'ES256' } },
-          };
-        },
-      },
+      resourceIndicators: resourceIndicators(options, ttl),
     },
     ttl: {
       AccessToken: ttl,
@@ -141,18 +143,50 @@ export async function startLocalAuthServer(options: LocalAuthServerOptions): Pro
     // Refresh tokens for public clients too (a CLI keeps its login between commands).
     issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) =>
       client.grantTypeAllowed('refresh_token'),
-  });
-  // Errors the library answers itself (bad client, bad grant…): names only, never request details.
-  for (const event of ['server_error', 'grant.error', 'registration_create.error'] as const) {
-    provider.on(event, (_ctx: unknown, error: unknown) =>
-      options.log({ event: 'local-auth-server-error', kind: event, error: errorName(error) }),
-    );
-  }
-  handle = provider.callback();
-  options.log({ event: 'local-auth-server-started', issuer });
+  };
+}
 
+/** The clients registered at start: confidential ones (client credentials), public ones (code + PKCE). */
+function registeredClients(options: LocalAuthServerOptions): Record<string, unknown>[] {
+  return [
+    ...(options.clients ?? []).map((client) => ({
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      ...(client.scope ? { scope: client.scope } : {}),
+    })),
+    ...(options.publicClients ?? []).map((client) => ({
+      client_id: client.clientId,
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      redirect_uris: client.redirectUris,
+      token_endpoint_auth_method: 'none',
+      scope: ['openid', ...(options.publicClientScopes ?? [])].join(' '),
+    })),
+  ];
+}
+
+/**
+ * Resource indicators (RFC 8707): tokens for the MCP endpoint (or one of the
+ * other known resources) only, as JWTs whose `aud` is that resource.
+ */
+function resourceIndicators(options: LocalAuthServerOptions, ttl: number): Record<string, unknown> {
   return {
-    issuer,
-    close: () => closeServer(server, CLOSE_GRACE_MS),
+    enabled: true,
+    defaultResource: () => options.resource(),
+    useGrantedResource: () => true,
+    getResourceServerInfo: (_ctx: unknown, indicator: string) => {
+      if (indicator !== options.resource() && !options.otherResources?.includes(indicator))
+        throw new errors.InvalidTarget('Unknown resource');
+      return {
+        scope: options.scopes().join(' '),
+        audience: indicator,
+        accessTokenTTL: ttl,
+        accessTokenFormat: 'jwt',
+        jwt: { sign: { alg: 'ES256' } },
+      };
+    },
   };
 }

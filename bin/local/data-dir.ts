@@ -26,11 +26,13 @@ export async function lockDataDir(dataDir: string): Promise<() => Promise<void>>
 }
 
 /**
- * The local `requestState` key: 32 random bytes in `<dataDir>/request-state.key`
- * (mode 0600), made on first start and kept across restarts so answers in
- * flight survive them. Delete the file to rotate it.
+ * The local stack's secret: 32 random bytes in `<dataDir>/request-state.key`
+ * (mode 0600; the file keeps the name it was first made with, so a data
+ * directory keeps its secret), made on first start and kept across restarts
+ * so answers, sessions and callback URLs in flight survive them. Delete the
+ * file to rotate it.
  */
-export function localStateKey(dataDir: string): () => Promise<Uint8Array> {
+export function localStackSecret(dataDir: string): () => Promise<Uint8Array> {
   const file = join(dataDir, 'request-state.key');
   let key: Promise<Uint8Array> | undefined;
   return () =>

@@ -16,7 +16,7 @@ import { CALLBACKS_PATH, CONSOLE_PATH, DeploymentLinks } from '../../shared/link
 import type { Log } from '../../shared/log.ts';
 import type { LocalAuthServer } from './auth-server.ts';
 import type { Cleanup } from './cleanup.ts';
-import { localStateKey } from './data-dir.ts';
+import { localStackSecret } from './data-dir.ts';
 import { startHttpAdapter } from './http.ts';
 import { LOCAL_AUTH_SCOPE, type LocalAuthOptions, type LocalStackOptions } from './options.ts';
 
@@ -66,7 +66,7 @@ export async function startEndpoint(options: EndpointOptions, cleanup: Cleanup):
   let mcp: McpHandler | undefined;
   let consoleFunction: ConsoleHandler | undefined;
   // No principal and no JWT on `/callbacks/*`: the token in the path is the capability.
-  const callbacks = createCallbacksHandler({ ...options.deps, keys: options.deps.keys ?? purposeKeys(localStateKey(options.dataDir)) });
+  const callbacks = createCallbacksHandler({ ...options.deps, keys: options.deps.keys ?? purposeKeys(localStackSecret(options.dataDir)) });
   const http = await startHttpAdapter({
     handler: (event) => mcp!(event),
     port: options.stack.port,
@@ -93,12 +93,12 @@ export async function startEndpoint(options: EndpointOptions, cleanup: Cleanup):
   // The MCP function knows the console's sign-in, as deployed: where a task's page identifies the person.
   const signIn = authServer ? { consoleIssuer: authServer.issuer, consoleClientId: LOCAL_CONSOLE_CLIENT_ID } : {};
   const config: Config = { ...functionConfig, publicUrl, ...signIn };
-  const keys = purposeKeys(localStateKey(options.dataDir));
+  const keys = purposeKeys(localStackSecret(options.dataDir));
   mcp = createMcpHandler({
     ...options.deps,
     config,
     originPolicy: { kind: 'loopback' },
-    requestStateKey: localStateKey(options.dataDir),
+    stackSecret: localStackSecret(options.dataDir),
   });
   consoleFunction = createConsoleHandler({
     ...options.deps,

@@ -23,7 +23,7 @@ export const LOCAL_ENV = {
   dataDir: {
     env: 'LOCAL_DATA_DIR',
     shown: `\`${LOCAL_DEFAULTS.dataDir}\``,
-    meaning: 'where the task table and the `requestState` key are kept',
+    meaning: "where the task table and the stack's secret are kept",
   },
   settingsFile: {
     env: 'LOCAL_SETTINGS_FILE',

@@ -44,7 +44,6 @@ const RETRY_DELAY_MS = 1000;
  * decides that, as on AWS. A handler that throws fails the whole batch.
  */
 export function startPoller(options: PollerOptions): Poller {
-  const { log } = options;
   const abort = new AbortController();
   const inFlight = new Set<Promise<void>>();
   let peak = 0;
@@ -58,60 +57,17 @@ export function startPoller(options: PollerOptions): Poller {
         await new Promise<void>((resolve) => (slotFreed = resolve));
         continue;
       }
-      let messages: Message[];
-      try {
-        const received = await options.client.send(
-          new ReceiveMessageCommand({
-            QueueUrl: options.queueUrl,
-            MaxNumberOfMessages: options.batchSize ?? 10,
-            WaitTimeSeconds: options.waitTimeSeconds ?? 1,
-            MessageSystemAttributeNames: [...SYSTEM_ATTRIBUTES],
-            MessageAttributeNames: ['All'],
-          }),
-          { abortSignal: abort.signal },
-        );
-        messages = received.Messages ?? [];
-      } catch (error) {
-        if (abort.signal.aborted) return;
-        log({ event: 'poll-error', queueArn: options.queueArn, error: errorName(error) });
-        // The queue is unreachable: wait instead of spinning.
-        await delay(RETRY_DELAY_MS, undefined, { signal: abort.signal }).catch(() => {});
-        continue;
-      }
-      // An empty receive has already waited `WaitTimeSeconds`: no busy loop.
+      const messages = await receive(options, abort.signal);
+      if (messages === undefined) return;
+      // An empty receive has already waited `WaitTimeSeconds` (a failed one, its retry delay): no busy loop.
       if (messages.length === 0) continue;
-      const batch = deliver(messages).finally(() => {
+      const batch = deliver(options, messages).finally(() => {
         inFlight.delete(batch);
         slotFreed?.();
         slotFreed = undefined;
       });
       inFlight.add(batch);
       peak = Math.max(peak, inFlight.size);
-    }
-  }
-
-  async function deliver(messages: Message[]): Promise<void> {
-    const records = messages.map((message) => toRecord(message, options.queueArn, options.region));
-    let failed: Set<string>;
-    try {
-      failed = failedIds(await options.handler({ Records: records }), records);
-    } catch (error) {
-      log({ event: 'batch-failed', queueArn: options.queueArn, records: records.length, error: errorName(error) });
-      return;
-    }
-    const done = records.filter((record) => !failed.has(record.messageId));
-    if (done.length === 0) return;
-    try {
-      const result = await options.client.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: options.queueUrl,
-          Entries: done.map((record, i) => ({ Id: String(i), ReceiptHandle: record.receiptHandle })),
-        }),
-      );
-      // A record we could not delete is simply delivered again: handlers are idempotent.
-      if (result.Failed?.length) log({ event: 'delete-failed', queueArn: options.queueArn, records: result.Failed.length });
-    } catch (error) {
-      log({ event: 'delete-failed', queueArn: options.queueArn, records: done.length, error: errorName(error) });
     }
   }
 
@@ -124,6 +80,61 @@ export function startPoller(options: PollerOptions): Poller {
     },
     stats: () => ({ inFlight: inFlight.size, peak }),
   };
+}
+
+/**
+ * One long poll: the messages received (none after an empty wait, or after a
+ * failed receive, logged and waited out so an unreachable queue is not
+ * spun on); `undefined` once the poller stops.
+ */
+async function receive(options: PollerOptions, signal: AbortSignal): Promise<Message[] | undefined> {
+  try {
+    const received = await options.client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: options.queueUrl,
+        MaxNumberOfMessages: options.batchSize ?? 10,
+        WaitTimeSeconds: options.waitTimeSeconds ?? 1,
+        MessageSystemAttributeNames: [...SYSTEM_ATTRIBUTES],
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: signal },
+    );
+    return received.Messages ?? [];
+  } catch (error) {
+    if (signal.aborted) return undefined;
+    options.log({ event: 'poll-error', queueArn: options.queueArn, error: errorName(error) });
+    await delay(RETRY_DELAY_MS, undefined, { signal }).catch(() => {});
+    return [];
+  }
+}
+
+/** One invocation: the batch to the handler, then the records it did not report failed off the queue. */
+async function deliver(options: PollerOptions, messages: Message[]): Promise<void> {
+  const records = messages.map((message) => toRecord(message, options.queueArn, options.region));
+  let failed: Set<string>;
+  try {
+    failed = failedIds(await options.handler({ Records: records }), records);
+  } catch (error) {
+    options.log({ event: 'batch-failed', queueArn: options.queueArn, records: records.length, error: errorName(error) });
+    return;
+  }
+  const done = records.filter((record) => !failed.has(record.messageId));
+  if (done.length > 0) await deleteHandled(options, done);
+}
+
+/** Deletes handled records; a record that could not be deleted is simply delivered again (handlers are idempotent). */
+async function deleteHandled(options: PollerOptions, done: SQSRecord[]): Promise<void> {
+  try {
+    const result = await options.client.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: options.queueUrl,
+        Entries: done.map((record, i) => ({ Id: String(i), ReceiptHandle: record.receiptHandle })),
+      }),
+    );
+    if (result.Failed?.length) options.log({ event: 'delete-failed', queueArn: options.queueArn, records: result.Failed.length });
+  } catch (error) {
+    options.log({ event: 'delete-failed', queueArn: options.queueArn, records: done.length, error: errorName(error) });
+  }
 }
 
 /**

@@ -1,9 +1,7 @@
 import {
   type AttributeValue,
   ConditionalCheckFailedException,
-  DeleteItemCommand,
   type DynamoDBClient,
-  PutItemCommand,
   ScanCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -18,6 +16,7 @@ import {
   TABLE_KEYS,
   TASK_ROW_SK,
 } from '../../shared/tasks/dynamodb/index.ts';
+import { removeEntry, repairListIndex } from './index-repair.ts';
 
 type Item = Record<string, AttributeValue>;
 
@@ -44,6 +43,10 @@ export interface RecoveryReport {
   staleIndexAttributes: number;
   /** Index entries that named no row (or a row that does not carry that key), removed. */
   orphansRemoved: number;
+  /** Entries of the list index (owners' lists, the approvers' list) that named no item carrying their keys, removed. */
+  listOrphansRemoved: number;
+  /** Items carrying list keys that were missing from the list index, put back. */
+  listEntriesRestored: number;
 }
 
 /**
@@ -65,14 +68,24 @@ export interface RecoveryReport {
  *   above repairs the first kind, and a row that should not be indexed any more
  *   loses its stale attributes. An orphan is removed by writing its row with
  *   the orphan's key and then back (dynalite drops the entry of a key that
- *   changes): the emulator is repaired through its own API, not patched.
+ *   changes): the emulator is repaired through its own API, not patched;
+ * - the list index likewise (`index-repair.ts`): the owners' lists and the
+ *   approvers' list lose their orphan entries and get their missing ones back.
  *
  * Local only, and a table scan: deployed stacks have a durable queue, and
  * DynamoDB maintains its indexes itself. Running it again is harmless.
  */
 export async function recoverAtStart(options: RecoveryOptions): Promise<RecoveryReport> {
   const { client, tableName, now, log } = options;
-  const report: RecoveryReport = { requeued: 0, delayed: 0, voidedLeases: 0, staleIndexAttributes: 0, orphansRemoved: 0 };
+  const report: RecoveryReport = {
+    requeued: 0,
+    delayed: 0,
+    voidedLeases: 0,
+    staleIndexAttributes: 0,
+    orphansRemoved: 0,
+    listOrphansRemoved: 0,
+    listEntriesRestored: 0,
+  };
 
   const rows = await scanTaskRows(client, tableName);
   for (const entry of await indexEntries(client, tableName, options.activeIndexShards)) {
@@ -84,9 +97,10 @@ export async function recoverAtStart(options: RecoveryOptions): Promise<Recovery
       row[ACTIVE_INDEX.sort]?.N === String(entry.sweepAt)
     )
       continue;
-    await removeOrphan(client, tableName, entry, row);
+    const key = { [TABLE_KEYS.partition]: { S: entry.taskId }, [TABLE_KEYS.sort]: { S: entry.sortKey } };
+    await removeEntry(client, tableName, ACTIVE_INDEX, { key, partition: { S: entry.shard }, sort: { N: String(entry.sweepAt) } });
     report.orphansRemoved += 1;
-    log({ event: 'recovery-orphan-removed', taskId: entry.taskId });
+    log({ event: 'recovery-orphan-removed', index: ACTIVE_INDEX.name, taskId: entry.taskId });
   }
 
   for (const [taskId, row] of rows) {
@@ -133,7 +147,8 @@ export async function recoverAtStart(options: RecoveryOptions): Promise<Recovery
     if (delaySeconds > 0) report.delayed += 1;
     log({ event: 'recovered', taskId, ...(leased ? { voidedLease: true } : {}), ...(delaySeconds > 0 ? { delaySeconds } : {}) });
   }
-  return report;
+  const listed = await repairListIndex(client, tableName, log);
+  return { ...report, listOrphansRemoved: listed.orphansRemoved, listEntriesRestored: listed.restored };
 }
 
 /** The task rows (`sk = 'task'`), by task id: one scan, local tables are small. */
@@ -169,57 +184,6 @@ async function indexEntries(client: DynamoDBClient, tableName: string, shards: n
     for (const entry of await activeIndexEntries({ client, tableName }, shard)) entries.push({ ...entry, shard });
   }
   return entries;
-}
-
-/**
- * Removes an index entry no row carries: the row (or a placeholder item, when
- * there is none) is given the entry's key and then its own attributes back, so
- * that dynalite deletes the entry of the key that changed. The row's other
- * attributes and its `version` are untouched; its own entry is re-put by the
- * second write (and again by the working rows' rewrite that follows).
- */
-async function removeOrphan(client: DynamoDBClient, tableName: string, entry: IndexEntry, row: Item | undefined): Promise<void> {
-  const key = { [TABLE_KEYS.partition]: { S: entry.taskId }, [TABLE_KEYS.sort]: { S: entry.sortKey } };
-  const orphanKey = { ':orphanShard': { S: entry.shard }, ':orphanSweepAt': { N: String(entry.sweepAt) } };
-  if (!row || entry.sortKey !== TASK_ROW_SK) {
-    // No row to borrow (a create torn before its item was written): a placeholder
-    // with the entry's key, deleted at once, takes the entry with it.
-    await client.send(
-      new PutItemCommand({
-        TableName: tableName,
-        Item: { ...key, [ACTIVE_INDEX.partition]: orphanKey[':orphanShard'], [ACTIVE_INDEX.sort]: orphanKey[':orphanSweepAt'] },
-        ConditionExpression: 'attribute_not_exists(#pk)',
-        ExpressionAttributeNames: { '#pk': TABLE_KEYS.partition },
-      }),
-    );
-    await client.send(new DeleteItemCommand({ TableName: tableName, Key: key }));
-    return;
-  }
-  const names = { '#activeShard': ACTIVE_INDEX.partition, '#sweepAt': ACTIVE_INDEX.sort };
-  await client.send(
-    new UpdateItemCommand({
-      TableName: tableName,
-      Key: key,
-      UpdateExpression: 'SET #activeShard = :orphanShard, #sweepAt = :orphanSweepAt',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: orphanKey,
-    }),
-  );
-  const shard = row[ACTIVE_INDEX.partition];
-  const sweepAt = row[ACTIVE_INDEX.sort];
-  await client.send(
-    new UpdateItemCommand({
-      TableName: tableName,
-      Key: key,
-      ...(shard && sweepAt
-        ? {
-            UpdateExpression: 'SET #activeShard = :shard, #sweepAt = :sweepAt',
-            ExpressionAttributeValues: { ':shard': shard, ':sweepAt': sweepAt },
-          }
-        : { UpdateExpression: 'REMOVE #activeShard, #sweepAt' }),
-      ExpressionAttributeNames: names,
-    }),
-  );
 }
 
 /** One write of a task row, guarded by the `version` scanned (and incrementing it); false when the row changed since. */

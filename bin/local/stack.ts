@@ -11,7 +11,7 @@ import { sweepWindow } from '../../shared/tasks/predicates.ts';
 import { startSweeps, startWorkerSource } from './background.ts';
 import { localCatalogue } from './catalogue.ts';
 import { Cleanup } from './cleanup.ts';
-import { localStateKey, lockDataDir, writeOutputs } from './data-dir.ts';
+import { localStackSecret, lockDataDir, writeOutputs } from './data-dir.ts';
 import { type Emulators, startEmulators } from './emulators.ts';
 import { LOCAL_CONSOLE_CLIENT_ID, startEndpoint } from './endpoint.ts';
 import { LOCAL_DEFAULTS } from './environment.ts';
@@ -20,10 +20,6 @@ import { startJobSystem } from './job-system.ts';
 import type { LocalStack, LocalStackOptions } from './options.ts';
 import { type RecoveryReport, recoverAtStart } from './recovery.ts';
 import { settingVariable } from './settings.ts';
-
-export { REGION } from './emulators.ts';
-// The stack's public names, importable from this one module.
-export { LOCAL_AUTH_SCOPE, type LocalAuthOptions, type LocalStack, type LocalStackOptions } from './options.ts';
 
 /**
  * Runs the Lambda handlers on this machine: dynalite for DynamoDB, fauxqs for
@@ -72,7 +68,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Events go to the given publisher, nowhere (`off`), or by default to memory, for tests to read.
     const recorded = new MemoryEventPublisher();
     const eventPublisher = options.events === 'off' ? undefined : (options.events ?? recorded);
-    const keys = purposeKeys(localStateKey(dataDir));
+    const keys = purposeKeys(localStackSecret(dataDir));
     const tools = await localCatalogue(options.tools, config.toolset);
     const functions = { options, config, links, env, emulators, log, eventPublisher, keys, tools };
     const { deps, leases, worker, deadLetter, sweeper } = composeFunctions(functions);

@@ -5,7 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { formatDuration } from '../../shared/durations.ts';
-import { Ops, type TaskSummary, table } from './ops.ts';
+import { Ops, type TaskInspection, type TaskSummary, table } from './ops.ts';
 
 /** The options every operator command takes, as commander parses them. */
 export interface OpsOptions {
@@ -37,15 +37,8 @@ async function stackOutputs(file: string, stack: string | undefined): Promise<Re
   return outputs;
 }
 
-export async function execute(
-  command: string,
-  id: string | undefined,
-  options: OpsOptions,
-  write: (text: string) => void,
-): Promise<number> {
-  const json = options.json === true;
-  const out = (value: unknown, text: () => string) => write(`${json ? JSON.stringify(value, null, 2) : text()}\n`);
-  const outputs = await stackOutputs(options.outputs ?? 'cdk-outputs.json', options.stack);
+/** An {@link Ops} over the stack named by `outputs` (a deployed one, or `npm start`'s with its emulators' endpoints), and its clients to close. */
+function connect(outputs: Record<string, string>): { ops: Ops; close(): void } {
   const required = (key: string) => {
     const value = outputs[key];
     if (!value) throw new Error(`The stack outputs lack ${key}`);
@@ -64,101 +57,140 @@ export async function execute(
     ...(region ? { region } : {}),
     ...(dynamodbEndpoint === undefined ? {} : { ...(sqsEndpoint === undefined ? {} : { endpoint: sqsEndpoint }), credentials }),
   });
-  const config = loadConfig({
-    ...process.env,
-    TASKS_TABLE_NAME: required(OPS_OUTPUTS.tableName),
-    TASKS_QUEUE_URL: required(OPS_OUTPUTS.queueUrl),
-    // Stacks deployed before the setting have no such output: they wrote the default count.
-    ...(outputs[OPS_OUTPUTS.activeIndexShards] ? { TASKS_ACTIVE_INDEX_SHARDS: outputs[OPS_OUTPUTS.activeIndexShards] } : {}),
-  });
-  const ops = new Ops({
-    dynamodb,
-    sqs,
-    tableName: config.tableName,
-    queueUrl: config.queueUrl,
-    deadLetterQueueUrl: required(OPS_OUTPUTS.deadLetterQueueUrl),
-    policy: config,
-  });
-  const limit = Number(options.limit ?? 50);
-  const reason = () => {
-    const text = options.reason;
-    if (!text) throw new Error(`${command} needs --reason "<why>"`);
-    return text;
-  };
-  const taskId = () => {
-    if (!id) throw new Error(`${command} needs a task id`);
-    return id;
-  };
-  const summaries = (tasks: TaskSummary[]) =>
-    table(
-      tasks.map((t) => ({
-        ...t,
-        age: formatDuration(t.ageMs, { approximate: true }),
-        waiting: t.waitingMs === undefined ? undefined : formatDuration(t.waitingMs, { approximate: true }),
-        running: t.running ? 'yes' : 'no',
-      })),
-      ['taskId', 'tool', 'age', ...(tasks.some((t) => t.waitingMs !== undefined) ? ['waiting'] : []), 'attempts', 'running', 'nextSweepAt'],
-    );
-
-  try {
-    switch (command) {
-      case 'inspect': {
-        const found = await ops.inspect(taskId());
-        if (!found) {
-          out({ taskId: taskId(), found: false }, () => `No task ${taskId()}`);
-          return 1;
-        }
-        out(found, () =>
-          table(
-            Object.entries({
-              ...found,
-              ageMs: formatDuration(found.ageMs, { approximate: true }),
-              ttlMs: formatDuration(found.ttlMs, { approximate: true }),
-              lease: found.lease ? `${found.lease.owner} until ${found.lease.until} (${found.lease.live ? 'live' : 'expired'})` : undefined,
-              nextSweep: found.nextSweep
-                ? `${found.nextSweep.at} (in ${formatDuration(found.nextSweep.inMs, { approximate: true })}): ${found.nextSweep.action}`
-                : undefined,
-              waitingForInput: found.waitingForInput?.join(', '),
-              decisions: found.decisions
-                ? Object.entries(found.decisions)
-                    .map(([key, d]) => `${key}: ${d.name ?? d.by} (${d.as}, ${d.via}) at ${d.at}`)
-                    .join('; ')
-                : undefined,
-              steps: found.steps.length === 0 ? '(none)' : found.steps.join(', '),
-            })
-              .filter(([, value]) => value !== undefined)
-              .map(([field, value]) => ({ field, value })),
-            ['field', 'value'],
-          ),
-        );
-        return 0;
-      }
-      case 'working': {
-        const tasks = await ops.working(limit);
-        out(tasks, () => summaries(tasks));
-        return 0;
-      }
-      case 'waiting': {
-        const tasks = await ops.waiting(parseDuration(options.olderThan ?? '0'), limit);
-        out(tasks, () => summaries(tasks));
-        return 0;
-      }
-      case 'cancel':
-      case 'fail': {
-        const result = command === 'cancel' ? await ops.cancel(taskId(), reason()) : await ops.fail(taskId(), reason());
-        out(result, () => `${result.taskId}: ${result.outcome}${result.reason ? ` (${result.reason})` : ''}`);
-        return result.outcome === 'unchanged' ? 1 : 0;
-      }
-      case 'redrive': {
-        const result = await ops.redrive(limit);
-        out(result, () => `Moved ${result.moved} message(s) back to the task queue${result.moved ? `: ${result.taskIds.join(', ')}` : ''}`);
-        return 0;
-      }
-      default:
-        throw new Error(`Unknown command "${command}"`);
-    }
-  } finally {
+  const close = () => {
     dynamodb.destroy();
     sqs.destroy();
+  };
+  try {
+    const config = loadConfig({
+      ...process.env,
+      TASKS_TABLE_NAME: required(OPS_OUTPUTS.tableName),
+      TASKS_QUEUE_URL: required(OPS_OUTPUTS.queueUrl),
+      // Stacks deployed before the setting have no such output: they wrote the default count.
+      ...(outputs[OPS_OUTPUTS.activeIndexShards] ? { TASKS_ACTIVE_INDEX_SHARDS: outputs[OPS_OUTPUTS.activeIndexShards] } : {}),
+    });
+    const ops = new Ops({
+      dynamodb,
+      sqs,
+      tableName: config.tableName,
+      queueUrl: config.queueUrl,
+      deadLetterQueueUrl: required(OPS_OUTPUTS.deadLetterQueueUrl),
+      policy: config,
+    });
+    return { ops, close };
+  } catch (error) {
+    close();
+    throw error;
   }
+}
+
+/** `inspect`'s table: one row per field the task has, durations in words. */
+function inspection(found: TaskInspection): string {
+  const fields = {
+    ...found,
+    ageMs: formatDuration(found.ageMs, { approximate: true }),
+    ttlMs: formatDuration(found.ttlMs, { approximate: true }),
+    lease: found.lease ? `${found.lease.owner} until ${found.lease.until} (${found.lease.live ? 'live' : 'expired'})` : undefined,
+    nextSweep: found.nextSweep
+      ? `${found.nextSweep.at} (in ${formatDuration(found.nextSweep.inMs, { approximate: true })}): ${found.nextSweep.action}`
+      : undefined,
+    waitingForInput: found.waitingForInput?.join(', '),
+    decisions: found.decisions
+      ? Object.entries(found.decisions)
+          .map(([key, d]) => `${key}: ${d.name ?? d.by} (${d.as}, ${d.via}) at ${d.at}`)
+          .join('; ')
+      : undefined,
+    steps: found.steps.length === 0 ? '(none)' : found.steps.join(', '),
+  };
+  const rows = Object.entries(fields)
+    .filter(([, value]) => value !== undefined)
+    .map(([field, value]) => ({ field, value }));
+  return table(rows, ['field', 'value']);
+}
+
+/** `working`'s and `waiting`'s table: one row per task, ages in words. */
+function summaries(tasks: TaskSummary[]): string {
+  return table(
+    tasks.map((t) => ({
+      ...t,
+      age: formatDuration(t.ageMs, { approximate: true }),
+      waiting: t.waitingMs === undefined ? undefined : formatDuration(t.waitingMs, { approximate: true }),
+      running: t.running ? 'yes' : 'no',
+    })),
+    ['taskId', 'tool', 'age', ...(tasks.some((t) => t.waitingMs !== undefined) ? ['waiting'] : []), 'attempts', 'running', 'nextSweepAt'],
+  );
+}
+
+/** What one command reads of its arguments: the task id and the reason (each required by the commands that use it), the limit. */
+interface CommandInput {
+  command: string;
+  taskId(): string;
+  reason(): string;
+  limit: number;
+  olderThan: string;
+  /** Writes `value` as JSON with `--json`, else the text. */
+  out(value: unknown, text: () => string): void;
+}
+
+/** Runs one command; resolves to its exit code. */
+async function run(ops: Ops, input: CommandInput): Promise<number> {
+  const { command, out, limit } = input;
+  switch (command) {
+    case 'inspect': {
+      const found = await ops.inspect(input.taskId());
+      if (!found) {
+        out({ taskId: input.taskId(), found: false }, () => `No task ${input.taskId()}`);
+        return 1;
+      }
+      out(found, () => inspection(found));
+      return 0;
+    }
+    case 'working':
+    case 'waiting': {
+      const tasks = command === 'working' ? await ops.working(limit) : await ops.waiting(parseDuration(input.olderThan), limit);
+      out(tasks, () => summaries(tasks));
+      return 0;
+    }
+    case 'cancel':
+    case 'fail': {
+      const result =
+        command === 'cancel' ? await ops.cancel(input.taskId(), input.reason()) : await ops.fail(input.taskId(), input.reason());
+      out(result, () => `${result.taskId}: ${result.outcome}${result.reason ? ` (${result.reason})` : ''}`);
+      return result.outcome === 'unchanged' ? 1 : 0;
+    }
+    case 'redrive': {
+      const result = await ops.redrive(limit);
+      out(result, () => `Moved ${result.moved} message(s) back to the task queue${result.moved ? `: ${result.taskIds.join(', ')}` : ''}`);
+      return 0;
+    }
+    default:
+      throw new Error(`Unknown command "${command}"`);
+  }
+}
+
+/** Runs `command` against the stack named by `--outputs` (and `--stack`), writing what it prints to `write`; resolves to the exit code. */
+export async function execute(
+  command: string,
+  id: string | undefined,
+  options: OpsOptions,
+  write: (text: string) => void,
+): Promise<number> {
+  const json = options.json === true;
+  const { ops, close } = connect(await stackOutputs(options.outputs ?? 'cdk-outputs.json', options.stack));
+  try {
+    return await run(ops, {
+      command,
+      taskId: () => id || fail(`${command} needs a task id`),
+      reason: () => options.reason || fail(`${command} needs --reason "<why>"`),
+      limit: Number(options.limit ?? 50),
+      olderThan: options.olderThan ?? '0',
+      out: (value, text) => write(`${json ? JSON.stringify(value, null, 2) : text()}\n`),
+    });
+  } finally {
+    close();
+  }
+}
+
+function fail(message: string): never {
+  throw new Error(message);
 }

@@ -20,6 +20,7 @@ import {
   taskFromItem,
 } from '../../shared/tasks/dynamodb/index.ts';
 import { isRunning, type TaskRecord } from '../../shared/tasks/model.ts';
+import { statusMessageOf } from '../../shared/tasks/status-message.ts';
 import type { StorePolicy } from '../../shared/tasks/store-types.ts';
 import { INTERNAL_ERROR } from '../../shared/wire.ts';
 
@@ -54,6 +55,8 @@ export interface TaskInspection {
   waitingForInput?: string[];
   /** Who decided each question for a person, and when (never what they answered). */
   decisions?: Record<string, { by: string; name?: string; as: 'owner' | 'approver'; via: 'page' | 'client'; at: string }>;
+  /** Who started it, as their token named them (personal data, shown to operators here and on the task's pages only). */
+  requester?: string;
   /** Recorded step checkpoints, by name (values are not shown: they may be user data). */
   steps: string[];
   version: number;
@@ -96,6 +99,7 @@ export class Ops {
     if (!task) return undefined;
     const now = this.#now();
     const steps = [...(await this.#store.loadSteps(taskId)).keys()];
+    const message = statusMessageOf(task);
     return {
       taskId,
       status: task.status,
@@ -105,7 +109,7 @@ export class Ops {
       ageMs: now - task.createdAt,
       lastUpdatedAt: iso(task.lastUpdatedAt),
       ttlMs: task.ttlMs,
-      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+      ...(message === undefined ? {} : { statusMessage: message }),
       cancelRequested: task.cancelRequested,
       attempts: task.attempts,
       ...(task.lease ? { lease: { owner: task.lease.owner, until: iso(task.lease.until), live: isRunning(task, now) } } : {}),
@@ -119,6 +123,7 @@ export class Ops {
             },
           }),
       ...(task.status === 'input_required' ? { waitingForInput: Object.keys(task.inputRequests) } : {}),
+      ...(task.requester === undefined ? {} : { requester: task.requester }),
       ...(task.decisions === undefined
         ? {}
         : { decisions: Object.fromEntries(Object.entries(task.decisions).map(([key, d]) => [key, { ...d, at: iso(d.at) }])) }),

@@ -9,9 +9,16 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import { type CapacityReport, capacity, type Deployment, defaultDeployment, referenceWorkload } from '../../infra/capacity.ts';
+import {
+  type CapacityReport,
+  capacity,
+  type Deployment,
+  defaultDeployment,
+  referenceWorkload,
+  unfinishedCapOf,
+} from '../../infra/capacity.ts';
 import { contextFlags, quotaRequests, settingsFor } from '../../infra/capacity-settings.ts';
-import type { Workload } from '../../infra/per-task.ts';
+import { slotItemBytes, unfinishedPerOwner, type Workload } from '../../infra/per-task.ts';
 import { REFERENCE_WORKLOAD, throttleFor } from '../../infra/sizing.ts';
 
 const number =
@@ -42,6 +49,7 @@ function formatReport(report: CapacityReport, suggested: Deployment): string {
     '',
     `Per task: ${t.apiRequests} API requests, ${t.ddbWrites} DynamoDB writes (${t.tableWcu} WCU + ${t.indexWcu} index WCU), ` +
       `${t.ddbReads} reads (${t.rcu} RCU), ${t.sqsRequests} SQS requests, ${t.workerRuns} worker run(s), ${t.events} lifecycle event(s)`,
+    ...conditionLines(report),
     '',
     '| component | per second |',
     '|---|--:|',
@@ -80,6 +88,24 @@ function formatReport(report: CapacityReport, suggested: Deployment): string {
   const quota = quotas.length ? `; quota increases: ${quotas.join(', ')}` : '';
   lines.push(`Settings that serve it with 25% headroom: ${flags.length ? flags.join(' ') : 'the defaults'}${quota}`);
   return lines.join('\n');
+}
+
+/** What the per-task counts depend on, and what each condition adds: the list index, the cap on unfinished tasks, approvers. */
+function conditionLines(report: CapacityReport): string[] {
+  const { deployment: d, workload: w } = report;
+  const cap = unfinishedCapOf(d);
+  const slotWcu = cap === undefined ? 0 : Math.ceil(slotItemBytes(unfinishedPerOwner(w, cap)) / 1024);
+  return [
+    d.listed
+      ? '  of which 1 index WCU: the list entry written at creation (a console lists tasks)'
+      : '  not listed (no console lists tasks here): where one does (--listed on), 1 index WCU more',
+    cap === undefined
+      ? '  no cap on unfinished tasks (an open endpoint): with one (--issuer on: 100 by default), 2 writes more'
+      : `  of which 2 writes of ${slotWcu} WCU: the cap on unfinished tasks (${cap} per principal` +
+        `${d.maxUnfinishedTasks === undefined ? ', the default with an issuer' : ''}; the principal's set holds about ` +
+        `${unfinishedPerOwner(w, cap)} ids)`,
+    ...(d.approvals ? ["  of which 2 writes and 2 index WCU per question for a person: the approvers' list"] : []),
+  ];
 }
 
 /** The table of `docs/capacity.md`: the reference workload at 10, 100 and 1,000 tasks/s. */
@@ -137,7 +163,13 @@ function main(argv: string[] = process.argv): void {
     .option('--throttle-rate <n>', 'the deployment’s throttleRateLimit (default: sized from the worker concurrency)', number(1))
     .option('--active-index-shards <n>', 'the deployment’s activeIndexShards', number(1, 64), defaults.activeIndexShards)
     .option('--account-concurrency <n>', "the account's Lambda concurrency quota", number(1), defaults.accountConcurrency)
-    .option('--max-unfinished <n>', 'the deployment’s maxUnfinishedTasks (default: no cap)', number(1))
+    .option(
+      '--issuer <on|off>',
+      'the endpoint has an issuer (`authIssuer`, `cognito`, `jwtIssuer`): a cap of 100 by default',
+      onOrOff,
+      'off',
+    )
+    .option('--max-unfinished <n>', 'the deployment’s maxUnfinishedTasks (0: no cap; default: 100 with --issuer on, else none)', number(0))
     .option('--events <on|off>', 'the deployment’s lifecycle events (`-c events`)', onOrOff, 'on')
     .option('--listed <on|off>', 'the console lists tasks (an issuer, or `-c console=open`): one index write per task', onOrOff, 'off')
     .option('--approvals <on|off>', 'approvers are named (`-c approvers`): two writes per question for a person', onOrOff, 'off')
@@ -175,11 +207,19 @@ function main(argv: string[] = process.argv): void {
         events: options.events !== 'off',
         listed: options.listed === 'on',
         approvals: options.approvals === 'on',
+        issuer: options.issuer === 'on',
         ...(options.maxUnfinished === undefined ? {} : { maxUnfinishedTasks: options.maxUnfinished }),
         ...sizedThrottle(options.workerMaxConcurrency, options.throttleRate),
       };
       const report = capacity(workload, deployment);
-      const suggested = settingsFor(workload, deployment.maxUnfinishedTasks);
+      const { maxUnfinishedTasks, issuer, listed, approvals, events } = deployment;
+      const suggested = settingsFor(workload, {
+        ...(maxUnfinishedTasks === undefined ? {} : { maxUnfinishedTasks }),
+        ...(issuer === undefined ? {} : { issuer }),
+        listed,
+        ...(approvals === undefined ? {} : { approvals }),
+        events,
+      });
       if (options.json) console.log(JSON.stringify({ ...report, suggested, contextFlags: contextFlags(suggested) }, null, 2));
       else console.log(formatReport(report, suggested));
     });

@@ -86,19 +86,25 @@ for (const file of [toolFile, testFile]) {
 
 const index = await readFile(INDEX, 'utf8');
 const catalogue = /(export const productTools: ToolDefinition\[\] = \[)([^\]]*)(\];)/;
-const lastImport = /^import .*;$/gm;
-const imports = [...index.matchAll(lastImport)];
+const imports = [...index.matchAll(/^import .* from '([^']+)';$/gm)];
 if (!catalogue.test(index) || imports.length === 0) {
   fail(`Could not find the productTools list in ${relative(ROOT, INDEX)}; add ${exportName} to it by hand.`);
 }
-const afterImports = imports.at(-1)!.index! + imports.at(-1)![0].length;
+// Among the tools' own imports (`./…`), in the order the linter sorts them; after every import otherwise.
+const source = `./${kebab}.ts`;
+const next = imports.find(([, from]) => from!.startsWith('./') && from! > source);
+const at = next ? next.index! : imports.at(-1)!.index! + imports.at(-1)![0].length + 1;
 const registered =
-  index.slice(0, afterImports) +
-  `\nimport { ${exportName} } from './${kebab}.ts';` +
-  index.slice(afterImports).replace(catalogue, (_, open: string, items: string, close: string) => {
-    const list = items.trim().replace(/,$/, '');
-    return `${open}${list ? `${list}, ` : ''}${exportName}${close}`;
-  });
+  index.slice(0, at) +
+  `import { ${exportName} } from '${source}';\n` +
+  index.slice(at).replace(catalogue, (_, open: string, items: string, close: string) => catalogueList(open, items, close));
+
+/** The catalogue with the new tool last, laid out as the formatter lays it: on one line if it fits in 140 columns, else one per line. */
+function catalogueList(open: string, items: string, close: string): string {
+  const names = [...items.split(',').map((item) => item.trim()), exportName].filter(Boolean);
+  const line = `${open}${names.join(', ')}${close}`;
+  return line.length <= 140 ? line : `${open}\n${names.map((name) => `  ${name},\n`).join('')}${close}`;
+}
 
 await mkdir(dirname(testFile), { recursive: true });
 const inline =
@@ -139,8 +145,8 @@ await writeFile(
   testFile,
   `import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ${exportName} } from '../../../functions/tools/${kebab}.ts';
 import { testTool, textOf } from '#tool-kit';
+import { ${exportName} } from '../../../functions/tools/${kebab}.ts';
 
 describe('${name}', () => {
   it('counts the words of a text', async () => {

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { TaskActions } from '../../shared/actions/task-actions.ts';
 import type { CallbackKeys } from '../../shared/callback-tokens.ts';
 import { CALLBACKS_PATH } from '../../shared/links.ts';
 import { withLogContext } from '../../shared/log.ts';
@@ -15,19 +16,26 @@ export interface CallbacksFunctionDeps extends Pick<FunctionDeps, 'store' | 'que
 
 /**
  * The completion endpoint behind the HTTP API's `/callbacks/{token}` route
- * (`shared/protocol/callback-front.ts`), without an authorizer. Every line
+ * (`shared/protocol/callback-front.ts`), without an authorizer: it records
+ * and resumes through the task actions, as every surface does. Every line
  * logged while serving a request carries API Gateway's request id; none
  * carries the path, which holds the token.
  */
 export function createCallbacksHandler(deps: CallbacksFunctionDeps): CallbacksHandler {
-  const front = callbackFront(deps);
+  const now = deps.now ?? Date.now;
+  const actions = new TaskActions({ store: deps.store, queue: deps.queue, log: deps.log, now });
+  const front = callbackFront({ actions, keys: deps.keys, log: deps.log, now });
   return (event) =>
     withLogContext({ requestId: event.requestContext.requestId }, async () => {
       const body = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-      const { status, body: answer } = await front({ method: event.requestContext.http.method, token: tokenOf(event.rawPath), body });
+      const {
+        status,
+        headers,
+        body: answer,
+      } = await front({ method: event.requestContext.http.method, token: tokenOf(event.rawPath), body });
       return {
         statusCode: status,
-        headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+        headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
         body: JSON.stringify(answer),
       };
     });

@@ -4,14 +4,14 @@ import { purposeKeys } from '../../shared/keys.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { sqsQueue } from '../lib/sqs.ts';
-import { ssmStateKey } from '../lib/state-key.ts';
+import { ssmStackSecret } from '../lib/stack-secret.ts';
 import { createCallbacksHandler } from './app.ts';
 
 const config = loadConfig();
-if (!config.stateKeyParameter) throw new Error(`Missing required environment variable ${ENV.stateKeyParameter}`);
+if (!config.stackSecretParameter) throw new Error(`Missing required environment variable ${ENV.stackSecretParameter}`);
 export const handler = createCallbacksHandler({
   store: dynamoDbStore(config),
   queue: sqsQueue(config),
   log: jsonLog(),
-  keys: purposeKeys(ssmStateKey(config.stateKeyParameter)),
+  keys: purposeKeys(ssmStackSecret(config.stackSecretParameter)),
 });

@@ -50,6 +50,7 @@ export function createConsoleHandler(deps: ConsoleFunctionDeps): ConsoleHandler 
     mode,
     links,
     keys: deps.keys,
+    signOutRecords: deps.store,
     config: config,
     approvers: config.approvers,
     events: events !== undefined,

@@ -6,11 +6,11 @@ import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { secretsManagerFetcher } from '../lib/secrets-manager.ts';
 import { sqsQueue } from '../lib/sqs.ts';
-import { ssmStateKey } from '../lib/state-key.ts';
+import { ssmStackSecret } from '../lib/stack-secret.ts';
 import { createConsoleHandler } from './app.ts';
 
 const config = loadConfig();
-if (!config.stateKeyParameter) throw new Error(`Missing required environment variable ${ENV.stateKeyParameter}`);
+if (!config.stackSecretParameter) throw new Error(`Missing required environment variable ${ENV.stackSecretParameter}`);
 if (!config.publicUrl) throw new Error(`Missing required environment variable ${ENV.publicUrl}`);
 const secretId = config.consoleClientSecret;
 export const handler = createConsoleHandler({
@@ -19,7 +19,7 @@ export const handler = createConsoleHandler({
   queue: sqsQueue(config),
   log: jsonLog(),
   eventPublisher: eventBridgePublisher(config),
-  keys: purposeKeys(ssmStateKey(config.stateKeyParameter)),
+  keys: purposeKeys(ssmStackSecret(config.stackSecretParameter)),
   // The stack sets this flag at build time (esbuild `define`) only when the console has a client secret:
   // otherwise the Secrets Manager client is not bundled.
   // (The sign-in reads it once, with the issuer's metadata, and again only after a failure.)

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import { isMachine } from '../../shared/auth/machine.ts';
 import { createResourceServer, type ResourceServer } from '../../shared/auth/resource-server.ts';
 import { createJwtVerifier, type TokenVerifier } from '../../shared/auth/verifier.ts';
 import { personPageOf } from '../../shared/console/mode.ts';
@@ -8,14 +9,14 @@ import { createEndpoint } from '../../shared/protocol/endpoint.ts';
 import type { OriginPolicy } from '../../shared/protocol/origin.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 import { lifecycleEvents } from '../lib/events.ts';
-import { principalOf, toRequest, toResult } from './event.ts';
+import { authorizerClaims, principalOf, requesterOfEvent, toRequest, toResult } from './event.ts';
 
 export type McpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
 
 /** What the MCP function needs besides the common parts. */
 export interface McpDeps extends FunctionDeps {
-  /** The `requestState` sealing key, read once (SSM on AWS, a key file locally). */
-  requestStateKey: () => Promise<Uint8Array>;
+  /** The stack's secret, read once (SSM on AWS, a file in the data directory locally): it seals `requestState`, and the purpose keys derive from it. */
+  stackSecret: () => Promise<Uint8Array>;
   /** Default: the configured allowed origins (`TASKS_ALLOWED_ORIGINS`); the local stack serves loopback only. */
   originPolicy?: OriginPolicy;
 }
@@ -52,7 +53,7 @@ export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): 
   const auth: ResourceServer | undefined = deps.config.auth
     ? createResourceServer({
         settings: deps.config.auth,
-        verifier: deps.verifier ?? createJwtVerifier(deps.config.auth, { log: deps.log }),
+        verifier: deps.verifier ?? createJwtVerifier(deps.config.auth, { log: deps.log, machine: deps.config.machineClaim }),
         tools: deps.tools,
         log: deps.log,
       })
@@ -67,10 +68,20 @@ export function createMcpHandler(deps: McpDeps & { verifier?: TokenVerifier }): 
       if (auth) {
         const outcome = auth.metadata(request) ?? (await auth.authorize(request));
         if (outcome instanceof Response) return toResult(outcome);
-        return toResult(await endpoint.fetch(request, outcome.principal));
+        const { machine, requester } = outcome.token.extra;
+        return toResult(await endpoint.fetch(request, outcome.principal, { machine, ...(requester === undefined ? {} : { requester }) }));
       }
       const principal = principalOf(event);
       if (principal === null) return toResult(Response.json({ message: 'Unauthorized' }, { status: 401 }));
-      return toResult(await endpoint.fetch(request, principal ?? deps.config.localPrincipal));
+      // An authorizer's claims are a verified token's too: the same machine rule applies.
+      const claims = authorizerClaims(event);
+      const machine = claims !== undefined && isMachine(deps.config.machineClaim, claims);
+      const requester = principal ? requesterOfEvent(event) : undefined;
+      return toResult(
+        await endpoint.fetch(request, principal ?? deps.config.localPrincipal, {
+          machine,
+          ...(requester === undefined ? {} : { requester }),
+        }),
+      );
     });
 }

@@ -11,14 +11,14 @@ import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { sqsQueue } from '../lib/sqs.ts';
-import { ssmStateKey } from '../lib/state-key.ts';
+import { ssmStackSecret } from '../lib/stack-secret.ts';
 import { withDeployedSettings } from '../lib/tool-settings.ts';
 import { createMcpHandler, type McpHandler } from './app.ts';
 
 /** The handler serving `tools` (a duplicate name or an invalid definition throws here, naming the tool). */
 export function deployedHandler(tools: readonly ToolDefinition[]): McpHandler {
   const config = loadConfig();
-  if (!config.stateKeyParameter) throw new Error(`Missing required environment variable ${ENV.stateKeyParameter}`);
+  if (!config.stackSecretParameter) throw new Error(`Missing required environment variable ${ENV.stackSecretParameter}`);
   return createMcpHandler({
     config,
     store: dynamoDbStore(config),
@@ -26,6 +26,6 @@ export function deployedHandler(tools: readonly ToolDefinition[]): McpHandler {
     tools: withDeployedSettings(validateCatalogue(tools)),
     log: jsonLog(),
     eventPublisher: eventBridgePublisher(config),
-    requestStateKey: ssmStateKey(config.stateKeyParameter),
+    stackSecret: ssmStackSecret(config.stackSecretParameter),
   });
 }

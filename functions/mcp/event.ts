@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
-import { principalFor } from '../../shared/auth/principal.ts';
+import { principalFor, requesterOf } from '../../shared/auth/principal.ts';
 import { INVALID_REQUEST } from '../../shared/wire.ts';
 
 /**
@@ -41,16 +41,27 @@ export async function toResult(response: Response): Promise<APIGatewayProxyResul
   return { statusCode: response.status, headers, body: await response.text(), isBase64Encoded: false };
 }
 
+/** The caller's name or email claim from a JWT authorizer's claims (`requesterOf`), when it has one. */
+export function requesterOfEvent(event: APIGatewayProxyEventV2): string | undefined {
+  const authorizer = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer;
+  return authorizer?.jwt?.claims ? requesterOf(authorizer.jwt.claims) : undefined;
+}
+
 /**
  * The caller's principal (issuer + subject) from a JWT authorizer, when the
  * route has one: `undefined` without an authorizer, `null` when its token has
  * no subject (refused: never merged into a shared principal).
  */
 export function principalOf(event: APIGatewayProxyEventV2): string | null | undefined {
-  const authorizer = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer;
-  const claims = authorizer?.jwt?.claims;
+  const claims = authorizerClaims(event);
   if (!claims) return undefined;
   const sub = claims['sub'];
   const iss = claims['iss'];
   return typeof sub === 'string' && sub !== '' ? principalFor(typeof iss === 'string' ? iss : '', sub) : null;
+}
+
+/** The claims of an API Gateway JWT authorizer in front of the route, if it has one. */
+export function authorizerClaims(event: APIGatewayProxyEventV2): Record<string, unknown> | undefined {
+  const authorizer = (event.requestContext as { authorizer?: { jwt?: { claims?: Record<string, unknown> } } }).authorizer;
+  return authorizer?.jwt?.claims;
 }

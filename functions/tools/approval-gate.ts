@@ -8,7 +8,8 @@ import { defineTool } from '#tool';
  * The question is for a person only: a client without tasks sees it through
  * `task_status`, but its model cannot answer it with `task_answer`; with
  * `fourEyes`, only an approver other than the caller decides it, on the
- * task's page. Who decided is named in the result.
+ * task's page. Who decided is named in the result, and the comment given
+ * with the decision travels in it either way (on a "no", as the reason).
  */
 export const approvalGate = defineTool({
   name: 'approval_gate',
@@ -45,11 +46,14 @@ export const approvalGate = defineTool({
       : {};
     // `message` repeats the text: several clients hand their model only `structuredContent`.
     if (!approved) {
-      const message = `Not approved: ${action}`;
+      // Who rejected and why reach the caller: the reason is the comment given with the "no".
+      const who = 'decidedBy' in decidedBy ? ` by ${decidedBy.decidedBy}` : '';
+      const message = `Not approved${who}: ${action}${comment ? `. Reason: ${comment}` : ''}`;
       return {
         content: [{ type: 'text', text: message }],
-        structuredContent: { approved: false, action, ...decidedBy, message },
+        structuredContent: { approved: false, action, ...(comment ? { comment } : {}), ...decidedBy, message },
         isError: true,
+        statusMessage: message,
       };
     }
     await ctx.progress(`Approved; carrying out: ${action}`);
@@ -57,6 +61,7 @@ export const approvalGate = defineTool({
     return {
       content: [{ type: 'text', text: message }],
       structuredContent: { approved: true, action, ...(comment ? { comment } : {}), ...decidedBy, message },
+      statusMessage: message,
     };
   },
 });

@@ -61,10 +61,11 @@ export const externalJob = defineTool({
   needs: { settings: { jobSystemUrl: { ssmParameter: '/mcp-tasks/external-job/job-system-url' } } },
   handler: async ({ input, durationSeconds, mode, pollEverySeconds, timeoutSeconds }, ctx) => {
     if (mode === 'callback') return byCallback(input, durationSeconds, timeoutSeconds ?? durationSeconds + 600, ctx);
-    const job = await ctx.step('submit', async () => submit(input, durationSeconds));
+    // The simulated job keeps time by the run's clock (`ctx.now()`): the kit's clock in tests, where sleeps move it.
+    const job = await ctx.step('submit', async () => submit(input, durationSeconds, await ctx.now()));
     await ctx.progress(`Submitted job ${job.jobId}`);
     for (let check = 1; ; check++) {
-      const status = await ctx.step(`status#${check}`, async () => checkStatus(job));
+      const status = await ctx.step(`status#${check}`, async () => checkStatus(job, await ctx.now()));
       if (status.state === 'succeeded') {
         const message = `Job ${job.jobId} succeeded after ${check} status checks: ${status.output}`;
         return {
@@ -88,7 +89,7 @@ async function byCallback(input: string, durationSeconds: number, timeoutSeconds
       cause: error,
     });
   }
-  const done = await ctx.callback<{ jobId: string; output: string }>('job', {
+  const posted = await ctx.callback('job', {
     timeoutMs: timeoutSeconds * 1000,
     waitingMessage: 'Waiting for the job system to call back',
     submit: async ({ id, url }) => {
@@ -101,9 +102,25 @@ async function byCallback(input: string, durationSeconds: number, timeoutSeconds
       if (!response.ok && response.status !== 404) throw new RetryableError(`The job system answered ${response.status} to the cancel`);
     },
   });
-  const message = `Job ${done.jobId} succeeded (called back): ${done.output}`;
-  return { content: [{ type: 'text', text: message }], structuredContent: { jobId: done.jobId, output: done.output, message } };
+  const done = Completion.safeParse(posted);
+  if (!done.success) {
+    const problems = done.error.issues
+      .map(
+        (issue) =>
+          `${['result', ...issue.path].join('.')}: ${issue.code === 'invalid_type' ? `expected a ${issue.expected}` : issue.message}`,
+      )
+      .join('; ');
+    throw new ToolError(
+      `The job system called back with a completion of another shape (${problems}): it must post ` +
+        `{"result": {"jobId": "<the job's id>", "output": "<text>"}} to the callback URL`,
+    );
+  }
+  const message = `Job ${done.data.jobId} succeeded (called back): ${done.data.output}`;
+  return { content: [{ type: 'text', text: message }], structuredContent: { jobId: done.data.jobId, output: done.data.output, message } };
 }
+
+/** What the job system posts as the callback's `result` when the job is done (an `error` instead fails the job). */
+const Completion = z.object({ jobId: z.string().min(1), output: z.string() });
 
 interface SubmittedJob {
   jobId: string;
@@ -111,11 +128,11 @@ interface SubmittedJob {
   input: string;
 }
 
-async function submit(input: string, durationSeconds: number): Promise<SubmittedJob> {
-  return { jobId: randomUUID(), finishesAt: Date.now() + durationSeconds * 1000, input };
+async function submit(input: string, durationSeconds: number, now: number): Promise<SubmittedJob> {
+  return { jobId: randomUUID(), finishesAt: now + durationSeconds * 1000, input };
 }
 
-async function checkStatus(job: SubmittedJob): Promise<{ state: 'running' | 'succeeded'; output?: string }> {
-  if (Date.now() < job.finishesAt) return { state: 'running' };
+async function checkStatus(job: SubmittedJob, now: number): Promise<{ state: 'running' | 'succeeded'; output?: string }> {
+  if (now < job.finishesAt) return { state: 'running' };
   return { state: 'succeeded', output: `processed ${job.input.length} characters` };
 }

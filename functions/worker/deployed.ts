@@ -12,7 +12,7 @@ import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { sqsQueue } from '../lib/sqs.ts';
-import { ssmStateKey } from '../lib/state-key.ts';
+import { ssmStackSecret } from '../lib/stack-secret.ts';
 import { withDeployedSettings } from '../lib/tool-settings.ts';
 import { createWorkerHandler, type WorkerHandler } from './app.ts';
 
@@ -27,6 +27,6 @@ export function deployedHandler(tools: readonly ToolDefinition[]): WorkerHandler
     log: jsonLog(),
     eventPublisher: eventBridgePublisher(config),
     // Callback URLs carry a token sealed under a key derived from the stack's secret (read on a callback's first use).
-    ...(config.stateKeyParameter ? { keys: purposeKeys(ssmStateKey(config.stateKeyParameter)) } : {}),
+    ...(config.stackSecretParameter ? { keys: purposeKeys(ssmStackSecret(config.stackSecretParameter)) } : {}),
   });
 }

@@ -3,7 +3,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ENV } from '../../shared/config.ts';
 import type { FunctionCode } from './function-code.ts';
-import type { StateKey } from './state-key.ts';
+import type { StackSecret } from './stack-secret.ts';
 import { TaskFunction } from './task-function.ts';
 import type { TaskQueue } from './task-queue.ts';
 import type { TaskTable } from './task-table.ts';
@@ -13,7 +13,7 @@ export interface CallbacksProps {
   readonly code: FunctionCode;
   readonly table: TaskTable;
   readonly tasks: TaskQueue;
-  readonly stateKey: StateKey;
+  readonly stackSecret: StackSecret;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
   /**
@@ -26,7 +26,7 @@ export interface CallbacksProps {
 /**
  * The completion endpoint's function, behind `POST /callbacks/{token}`: it
  * unseals the token (a key derived from the stack's secret: `GetParameter`
- * on the state key), records the first completion or a heartbeat on the
+ * on its parameter), records the first completion or a heartbeat on the
  * task row (`GetItem`, `UpdateItem`: `grantCallbacks`) and enqueues the task
  * it resumes (`SendMessage`). No tool runs here.
  */
@@ -40,10 +40,10 @@ export function callbacksFunction(scope: Construct, props: CallbacksProps): Task
     description: "MCP tasks: callbacks (an outside system's completion resumes a task, POST /callbacks/{token})",
     memorySize: 256,
     timeout: Duration.seconds(10),
-    environment: { ...props.tasks.environment, [ENV.stateKeyParameter]: props.stateKey.parameterName },
+    environment: { ...props.tasks.environment, [ENV.stackSecretParameter]: props.stackSecret.parameterName },
   });
-  fn.function.node.addDependency(props.stateKey.resource);
-  props.stateKey.grantRead(fn.role);
+  fn.function.node.addDependency(props.stackSecret.resource);
+  props.stackSecret.grantRead(fn.role);
   props.table.grantCallbacks(fn);
   props.tasks.queue.grantSendMessages(fn.function);
   return fn;

@@ -27,7 +27,7 @@ export const FUNCTION_MODULES = {
   worker: 'functions/worker/deployed',
   deadLetter: 'functions/dlq/handler',
   sweeper: 'functions/sweeper/handler',
-  stateKey: 'functions/state-key/handler',
+  stackSecret: 'functions/stack-secret/handler',
   console: 'functions/console/handler',
   callbacks: 'functions/callbacks/handler',
 } as const;

@@ -5,15 +5,17 @@
  * work a second time, the call joins the unfinished task the first one
  * started. Such a task's id is derived from the call: an HMAC, under a key
  * of its own purpose, of the principal, the tool, the arguments (canonical
- * JSON) and a time window, so a repeat within the window derives the same id
- * and the create's own conditional put finds the task (no extra write), while
- * the id stays unguessable to anyone without the key.
+ * JSON), a time window and the run's number, so the id stays unguessable to
+ * anyone without the key.
  *
- * A repeat in the next window derives another id: the call also reads the
- * previous window's ids, so identical calls up to two windows apart join.
- * Each window has a few ids in turn ({@link REPEAT_SLOTS}): once the task
- * under one has ended, the next identical call takes the next id, so its own
- * repeats join it too.
+ * The runs of one call in one window are numbered: run 0 (the head) is the
+ * first, and each run after it starts once the one before has ended. A run
+ * past the head carries the head's id, and its end is counted on the head's
+ * row (`runsEnded`), so one read of the head tells where the call stands:
+ * running (join it), ended with n runs (the next run, or the one a repeat
+ * joins, is run n). A call also reads the previous window's head while this
+ * window has none, so identical calls up to two windows apart join.
+ * `TaskActions.createOrJoin` follows this.
  */
 import { createHmac } from 'node:crypto';
 import { canonicalJson } from '../canonical-json.ts';
@@ -21,24 +23,28 @@ import { canonicalJson } from '../canonical-json.ts';
 /** The window a repeat is recognised in; identical calls up to two windows apart join. */
 export const REPEAT_WINDOW_MS = 10 * 60_000;
 
-/** Ids per window, taken in turn as the tasks under them end; past the last, a call starts a task under a fresh id. */
-const REPEAT_SLOTS = 3;
+/** One window's runs of a call: the id of run `n` (run 0 is the head). */
+export interface RepeatWindow {
+  readonly head: string;
+  run(n: number): string;
+}
 
-/** The ids a call from `principal` to `tool` with `args` derives at `now`: this window's in turn, then the previous one's. */
-export function repeatCallIds(
+/** The windows a call from `principal` to `tool` with `args` looks in at `now`: this one, then the previous one. */
+export function repeatWindows(
   key: Uint8Array,
   call: { principal: string; tool: string; args: Record<string, unknown> },
   now: number,
-): { current: string[]; previous: string[] } {
+): { current: RepeatWindow; previous: RepeatWindow } {
   const window = Math.floor(now / REPEAT_WINDOW_MS);
   const text = canonicalJson([call.principal, call.tool, call.args]);
-  const slots = (w: number) => Array.from({ length: REPEAT_SLOTS }, (_, slot) => derivedId(key, text, w, slot));
-  return { current: slots(window), previous: slots(window - 1) };
+  const of = (w: number): RepeatWindow => ({ head: derivedId(key, text, w, 0), run: (n) => derivedId(key, text, w, n) });
+  return { current: of(window), previous: of(window - 1) };
 }
 
 /** A UUID (version 8, RFC 9562: custom) from the call's HMAC: 122 bits of it, shaped like every other task id. */
-function derivedId(key: Uint8Array, call: string, window: number, slot: number): string {
-  const bytes = createHmac('sha256', key).update(`${window}/${slot}\n`).update(call).digest().subarray(0, 16);
+function derivedId(key: Uint8Array, call: string, window: number, run: number): string {
+  // `${window}/${run}`: the ids of runs 0–2 are those the slots of earlier releases took, so their rows are found.
+  const bytes = createHmac('sha256', key).update(`${window}/${run}\n`).update(call).digest().subarray(0, 16);
   bytes[6] = (bytes[6]! & 0x0f) | 0x80;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   const hex = bytes.toString('hex');

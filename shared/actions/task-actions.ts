@@ -10,17 +10,22 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parsePrincipal } from '../auth/principal.ts';
+import { delay } from '../delay.ts';
 import type { LifecycleEvents } from '../events/publisher.ts';
 import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import type { TaskMessage, TaskQueue } from '../queue/queue.ts';
-import { delay } from '../runtime/delay.ts';
 import { type AnswerOptions, type Decider, DecisionRefusedError, type WaitingPage } from '../tasks/approvals-model.ts';
+import type { CompletionResult, HeartbeatResult, PostedCompletion } from '../tasks/callbacks-model.ts';
 import { checkAnswers } from '../tasks/limits.ts';
-import { type ClientCapabilities, isTerminal, type TaskRecord } from '../tasks/model.ts';
+import { type ClientCapabilities, type Decision, isTerminal, type RepeatRun, type TaskRecord } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { TaskIdTakenError, TaskNotFoundError } from '../tasks/store-errors.ts';
 import type { AnswerResult, CancelOptions, CancelResult, ListOptions, TaskPage } from '../tasks/store-types.ts';
+import type { RepeatWindow } from './repeat-calls.ts';
+
+/** Runs of a repeated call tried past the last one its head counted (an end counted late, or rows of an earlier release). */
+const UNCOUNTED_RUNS_TRIED = 4;
 
 /** How often a waiting request reads the task: at most one strongly consistent read a second. */
 const WAIT_READ_MS = 1_000;
@@ -46,6 +51,14 @@ export interface TaskToStart {
   pollIntervalMs: number;
   toolVersion?: string;
   idempotencyKey?: string;
+  /** A later run of a repeated call (set by `createOrJoin`). */
+  repeat?: RepeatRun;
+  /** The owner is a machine (`TaskRecord.machineOwner`). */
+  machineOwner?: true;
+  /** Who starts it, as a person reads it (their token's name or email claim): kept on the row for its pages. */
+  requester?: string;
+  /** The tool's title, kept on the row for its pages (the console runs no tool, so knows none). */
+  toolTitle?: string;
 }
 
 /** What {@link TaskActions.createOrJoin} did: started the task, or joined an unfinished one an identical call started. */
@@ -69,21 +82,40 @@ export class TaskActions {
 
   /**
    * Starts the task under an id its call derives, or joins the owner's
-   * unfinished task an identical call started. The previous window's ids are
-   * read in turn while they hold ended tasks (usually one read: the first is
-   * free); this window's are tried in turn by the create's own conditional
-   * put, each found ended passing to the next. Past the last, the call starts
-   * a task of its own under a fresh id.
+   * unfinished task an identical call started (`repeat-calls.ts`). One read
+   * of this window's head decides: running, it is joined; ended after n runs,
+   * run n is created (or joined, by the create's own conditional put); absent,
+   * the previous window's head (and, when later runs ended there, its latest
+   * run) is read for a task to join, then the head is created. The cost does
+   * not grow with the runs before: at most three reads and the create.
    */
-  async createOrJoin(task: TaskToStart, ids: { current: readonly string[]; previous: readonly string[] }): Promise<Joined> {
-    for (const id of ids.previous) {
-      const earlier = await this.read(id, task.owner);
-      if (!earlier) break;
-      if (!isTerminal(earlier.status)) return this.#joined(earlier);
-    }
-    for (const id of ids.current) {
+  async createOrJoin(task: TaskToStart, windows: { current: RepeatWindow; previous: RepeatWindow }): Promise<Joined> {
+    const head = await this.read(windows.current.head, task.owner);
+    if (head && !isTerminal(head.status)) return this.#joined(head);
+    if (head) return this.#startRun(task, windows.current, head.runsEnded ?? 1);
+    const earlier = await this.#unfinishedRun(windows.previous, task.owner);
+    return earlier ? this.#joined(earlier) : this.#startRun(task, windows.current, 0);
+  }
+
+  /** The unfinished run of `window`, if any: its head, or the run after the last one its head counted. */
+  async #unfinishedRun(window: RepeatWindow, owner: string): Promise<TaskRecord | undefined> {
+    const head = await this.read(window.head, owner);
+    if (!head || !isTerminal(head.status)) return head;
+    const latest = await this.read(window.run(head.runsEnded ?? 1), owner);
+    return latest && !isTerminal(latest.status) ? latest : undefined;
+  }
+
+  /**
+   * Creates run `first` of the call (or joins it, already running). A run
+   * found ended was not counted yet (its count is written after its end, or
+   * it predates the count): the next is tried, a few at most; past them the
+   * call starts a task of its own under a fresh id.
+   */
+  async #startRun(task: TaskToStart, window: RepeatWindow, first: number): Promise<Joined> {
+    for (let run = first; run < first + UNCOUNTED_RUNS_TRIED; run++) {
       try {
-        const started = await this.#start(task, id, { join: true });
+        const repeat = run === 0 ? {} : { repeat: { head: window.head, run } };
+        const started = await this.#start({ ...task, ...repeat }, window.run(run), { join: true });
         return started.created ? { task: started.task, joined: false } : this.#joined(started.task);
       } catch (error) {
         if (!(error instanceof TaskIdTakenError)) throw error;
@@ -105,7 +137,7 @@ export class TaskActions {
       { ...options, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
     );
     if (created.created) {
-      await this.enqueue(created.task.taskId, 'start');
+      await this.#enqueue(created.task.taskId, 'start');
       log(
         withMetrics({ event: 'task-created', taskId: created.task.taskId, tool: task.tool }, { TasksCreated: 1 }, created.task.createdAt),
       );
@@ -128,6 +160,11 @@ export class TaskActions {
   /** Another principal's task as an approver may open it: while it waits on a question for a person, else `undefined`. One read. */
   readForApprover(taskId: string): Promise<TaskRecord | undefined> {
     return this.deps.store.getWaitingForPerson(taskId, this.deps.now());
+  }
+
+  /** Who decided question `key` of a task, whoever owns it (never the answer): what an approver who comes late is told. One read. */
+  decisionOf(taskId: string, key: string): Promise<Decision | undefined> {
+    return this.deps.store.getDecision(taskId, key, this.deps.now());
   }
 
   /** A page of the questions for a person waiting for a decision, every owner's, oldest first (see `TaskStore.listWaitingForPeople`). */
@@ -167,8 +204,7 @@ export class TaskActions {
       }),
     );
     this.#decisionsLogged(taskId, principal, 'client', recorded);
-    if (recorded.resumed) await this.enqueue(taskId, 'resume');
-    return recorded;
+    return this.#resumed(taskId, recorded, recorded.resumed);
   }
 
   /**
@@ -185,7 +221,36 @@ export class TaskActions {
       this.deps.store.decide(taskId, decider, responses, this.deps.now()),
     );
     this.#decisionsLogged(taskId, decider.principal, 'page', recorded);
-    if (recorded.resumed) await this.enqueue(taskId, 'resume');
+    return this.#resumed(taskId, recorded, recorded.resumed);
+  }
+
+  /**
+   * Records what an outside system posted to a callback's URL: the first
+   * completion wins, the same again is a `duplicate`; completing the last
+   * callback a suspended run waits on resumes the task. No principal: the
+   * callback's token is the capability (the caller has checked it).
+   */
+  async completeCallback(taskId: string, callbackId: string, posted: PostedCompletion): Promise<CompletionResult> {
+    const result = await this.deps.store.completeCallback(taskId, callbackId, posted, this.deps.now());
+    return this.#resumed(taskId, result, result === 'resumed');
+  }
+
+  /** Records a heartbeat of an open callback (no resume: the run still waits). No principal, as {@link completeCallback}. */
+  beatCallback(taskId: string, callbackId: string): Promise<HeartbeatResult> {
+    return this.deps.store.beatCallback(taskId, callbackId, this.deps.now());
+  }
+
+  /**
+   * The one resume rule, for every change an outside party makes to a
+   * waiting task (an answer, a decision, a callback's completion): the
+   * change is recorded first (`recorded`, already written); when it left the
+   * task due (`resumes`), its resume is queued. A refused enqueue is logged
+   * and left to the sweeper (the written row is due), and the caller gets
+   * the recorded outcome: the change was made. A new way to resume records
+   * its change through the store, then returns through here.
+   */
+  async #resumed<T>(taskId: string, recorded: T, resumes: boolean): Promise<T> {
+    if (resumes) await this.#enqueue(taskId, 'resume');
     return recorded;
   }
 
@@ -247,7 +312,7 @@ export class TaskActions {
    * it), which enqueues it again: the caller succeeds rather than report an
    * error for a change that was made.
    */
-  async enqueue(taskId: string, reason: Extract<TaskMessage['reason'], 'start' | 'resume'>): Promise<void> {
+  async #enqueue(taskId: string, reason: Extract<TaskMessage['reason'], 'start' | 'resume'>): Promise<void> {
     try {
       await this.deps.queue.send({ taskId, reason });
     } catch (error) {

@@ -20,6 +20,19 @@ export function principalFor(issuer: string, subject: string): string {
   return `${PRINCIPAL_PREFIX}${issuer.length}|${issuer}|${subject.length}|${subject}`;
 }
 
+/** The most characters of a caller's name kept on a task ({@link requesterOf}). */
+const MAX_REQUESTER_CHARS = 128;
+
+/**
+ * Who a token's caller is, as a person reads it: its `name` claim, else its
+ * `email`, trimmed and cut to 128 characters; `undefined` without either.
+ * Personal data: kept on the tasks they start for their pages only.
+ */
+export function requesterOf(claims: Readonly<Record<string, unknown>>): string | undefined {
+  const found = [claims['name'], claims['email']].find((claim) => typeof claim === 'string' && claim.trim() !== '') as string | undefined;
+  return found?.trim().slice(0, MAX_REQUESTER_CHARS);
+}
+
 /** The (issuer, subject) pair of a principal built by {@link principalFor}; `undefined` for any other string. */
 export function parsePrincipal(principal: string): { issuer: string; subject: string } | undefined {
   if (!principal.startsWith(PRINCIPAL_PREFIX)) return undefined;

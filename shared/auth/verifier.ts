@@ -8,12 +8,14 @@
 import { type AuthInfo, OAuthError, OAuthErrorCode, type OAuthTokenVerifier } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, decodeJwt, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
 import { errorName, type Log } from '../log.ts';
-import { principalFor } from './principal.ts';
+import { isMachine, type MachineRule } from './machine.ts';
+import { principalFor, requesterOf } from './principal.ts';
 import type { AuthSettings } from './settings.ts';
 
-/** A verified token: what the SDK's bearer helpers need, plus the principal it maps to. */
+/** A verified token: what the SDK's bearer helpers need, plus the principal it maps to and whether it is a machine's. */
 export interface VerifiedToken extends AuthInfo {
-  extra: { principal: string; issuer: string; subject: string };
+  /** `requester`: the caller's name or email claim ({@link requesterOf}), when the token has one. */
+  extra: { principal: string; issuer: string; subject: string; machine: boolean; requester?: string };
 }
 
 export interface TokenVerifier extends OAuthTokenVerifier {
@@ -24,6 +26,8 @@ export interface VerifierOptions {
   log: Log;
   /** The HTTP client for discovery and keys (default: global `fetch`). */
   fetch?: typeof fetch;
+  /** Which tokens are machines' (`TASKS_MACHINE_CLAIM`; default: `sub` equals the token's client id). */
+  machine?: MachineRule;
 }
 
 /** Asymmetric algorithms only: a symmetric (`HS*`) or `none` token is refused whatever its keys. */
@@ -79,7 +83,13 @@ export function createJwtVerifier(settings: AuthSettings, options: VerifierOptio
         scopes: scopesOf(payload),
         expiresAt: payload.exp,
         resource: new URL(settings.resource),
-        extra: { principal: principalFor(issuer, payload.sub), issuer, subject: payload.sub },
+        extra: {
+          principal: principalFor(issuer, payload.sub),
+          issuer,
+          subject: payload.sub,
+          machine: isMachine(options.machine ?? { kind: 'client-id' }, payload),
+          ...requesterExtra(payload),
+        },
       };
     },
   };
@@ -132,4 +142,9 @@ async function discoverJwksUri(issuer: string, fetcher: typeof fetch = fetch): P
     return document.jwks_uri;
   }
   throw new Error(`No discovery document found for issuer ${issuer}`);
+}
+
+function requesterExtra(payload: JWTPayload): { requester?: string } {
+  const requester = requesterOf(payload);
+  return requester === undefined ? {} : { requester };
 }

@@ -26,6 +26,7 @@ import type { ConsoleDeps } from './deps.ts';
 import { Layout } from './pages/layout.tsx';
 import { Message, NotFound } from './pages/list.tsx';
 import { signInRoutes } from './sign-in-routes.tsx';
+import { signOuts } from './sign-outs.ts';
 import { taskRoutes } from './task-routes.tsx';
 
 /** What the console is built from. */
@@ -44,7 +45,7 @@ declare module 'hono' {
 /** The console as a Hono app (requests for paths outside `/console` are not its own: 404). */
 export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
   if (!deps.links.origin) throw new Error('The console needs the deployment URL (TASKS_PUBLIC_URL)');
-  const sessions = consoleSessions(deps);
+  const sessions = consoleSessions({ ...deps, signOuts: signOuts(deps.signOutRecords, deps.now) });
   const app = new Hono<ConsoleEnv>().basePath(CONSOLE_PATH);
   app.use(
     secureHeaders({
@@ -74,7 +75,7 @@ export function createConsoleApp(deps: ConsoleDeps): Hono<ConsoleEnv> {
       </Layout>
     )),
   );
-  app.on('POST', '*', sameOrigin(deps), bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => tooLarge(c, deps) }));
+  app.on('POST', '*', sameOrigin(deps), bodyLimit({ maxSize: MAX_FORM_BYTES, onError: (c) => tooLarge(c, deps) }), wellFormed(deps));
   app.use(sessions.middleware);
   signInRoutes(app, deps, sessions);
   taskRoutes(app, deps, sessions);
@@ -114,6 +115,29 @@ function sameOrigin(deps: ConsoleDeps) {
     return c.render(<Message heading="Refused" text="This request did not come from a form of this console. Nothing was changed." />, {
       title: 'Refused',
     });
+  };
+}
+
+/**
+ * A POST's form parses (a multipart body with no boundary, or cut short,
+ * does not): read once here, before the session or anything else, and kept
+ * for the route (Hono caches the parsed form). A malformed one is a 400
+ * page, so no anonymous request can make the console answer 5xx.
+ */
+function wellFormed(deps: ConsoleDeps) {
+  return async (c: Context<ConsoleEnv>, next: () => Promise<void>) => {
+    try {
+      await c.req.parseBody({ all: true });
+    } catch (error) {
+      // The platform's form parser throws a TypeError for a body that is no form of its type; anything else is no client's doing.
+      if (!(error instanceof TypeError)) throw error;
+      deps.log({ event: 'console-refused', reason: 'malformed-form', error: errorName(error) });
+      c.status(400);
+      return c.render(<Message heading="Not a form" text="This request's form could not be read. Nothing was changed." />, {
+        title: 'Not a form',
+      });
+    }
+    return next();
   };
 }
 

@@ -11,7 +11,18 @@ import { sameMac } from '../keys.ts';
 import type { DeploymentLinks } from '../links.ts';
 import type { Decider } from '../tasks/approvals-model.ts';
 import type { ConsoleMode } from './mode.ts';
-import { type Keys, newFormToken, SESSION_SECONDS, type Session, SIGN_IN_SECONDS, type SignInState, seal, unseal } from './session.ts';
+import {
+  type Keys,
+  newFormToken,
+  newSessionId,
+  SESSION_SECONDS,
+  type Session,
+  SIGN_IN_SECONDS,
+  type SignInState,
+  seal,
+  unseal,
+} from './session.ts';
+import type { SignOuts } from './sign-outs.ts';
 
 /** What a console request carries through Hono. */
 export type ConsoleEnv = { Variables: { session: Session | undefined; secureHeadersNonce: string } };
@@ -23,10 +34,10 @@ const SIGN_IN_COOKIE = 'mcp-tasks-sign-in';
 export interface ConsoleSessions {
   /** Reads the session (an open console gives a page's visitor one), as `c.get('session')`. */
   middleware: MiddlewareHandler<ConsoleEnv>;
-  /** Starts `session` (a sign-in's). */
+  /** Starts `session` (a sign-in's), under a new session id. */
   start(c: Context<ConsoleEnv>, session: Session): Promise<void>;
-  /** Ends the session. */
-  end(c: Context<ConsoleEnv>): void;
+  /** Ends the session: a person's on the server too, with every other session of theirs (one write), then the cookie. */
+  end(c: Context<ConsoleEnv>): Promise<void>;
   /** Keeps a sign-in under way until its callback. */
   keepSignIn(c: Context<ConsoleEnv>, state: SignInState): Promise<void>;
   /** The sign-in under way, taken (its cookie removed). */
@@ -39,7 +50,14 @@ export interface ConsoleSessions {
   tokenOk(c: Context<ConsoleEnv>, token: unknown): boolean;
 }
 
-export function consoleSessions(deps: { mode: ConsoleMode; links: DeploymentLinks; keys: Keys; localPrincipal: string }): ConsoleSessions {
+export function consoleSessions(deps: {
+  mode: ConsoleMode;
+  links: DeploymentLinks;
+  keys: Keys;
+  localPrincipal: string;
+  signOuts: SignOuts;
+  now: () => number;
+}): ConsoleSessions {
   const { mode, keys } = deps;
   const secure = !isLoopback(new URL(deps.links.origin!).hostname);
   const options = (seconds: number): CookieOptions => ({
@@ -54,7 +72,8 @@ export function consoleSessions(deps: { mode: ConsoleMode; links: DeploymentLink
   /** A session of the other mode (the deployment changed) is none. */
   const fits = (session: Session) =>
     open ? session.kind === 'open' && session.principal === deps.localPrincipal : session.kind === 'person';
-  const start = async (c: Context<ConsoleEnv>, session: Session) => {
+  const start = async (c: Context<ConsoleEnv>, started: Session) => {
+    const session: Session = { ...started, sid: newSessionId(), startedAt: deps.now() };
     setCookie(c, SESSION_COOKIE, await seal(keys, 'console-session', session, SESSION_SECONDS), options(SESSION_SECONDS));
     c.set('session', session);
   };
@@ -62,6 +81,11 @@ export function consoleSessions(deps: { mode: ConsoleMode; links: DeploymentLink
     middleware: async (c, next) => {
       let session = await unseal(keys, 'console-session', getCookie(c, SESSION_COOKIE, prefix.prefix));
       if (session && !fits(session)) session = undefined;
+      // A person's session ended by a sign-out (on any device) is none: its cookie goes too.
+      if (session?.kind === 'person' && (await deps.signOuts.ended(session))) {
+        session = undefined;
+        deleteCookie(c, SESSION_COOKIE, options(0));
+      }
       c.set('session', session);
       // An open console's visitor gets a session (and so a form token) with the first page.
       if (!session && open && c.req.method === 'GET')
@@ -69,7 +93,9 @@ export function consoleSessions(deps: { mode: ConsoleMode; links: DeploymentLink
       await next();
     },
     start,
-    end: (c) => {
+    end: async (c) => {
+      const session = c.get('session');
+      if (session?.kind === 'person') await deps.signOuts.signOut(session.principal);
       deleteCookie(c, SESSION_COOKIE, options(0));
       c.set('session', undefined);
     },

@@ -5,6 +5,7 @@ import type { Approvers } from '../auth/approvers.ts';
 import type { TaskSettings } from '../config.ts';
 import type { DeploymentLinks } from '../links.ts';
 import type { Log } from '../log.ts';
+import type { SignOutStore } from '../tasks/sign-outs-store.ts';
 import type { ConsoleMode } from './mode.ts';
 import type { Keys } from './session.ts';
 import type { SignIn } from './sign-in.ts';
@@ -22,6 +23,8 @@ export interface ConsoleDeps {
   approvers: Approvers;
   /** The open endpoint's one principal: whose tasks an open console shows. */
   localPrincipal: string;
+  /** Where sign-outs are recorded and read (the task store). */
+  signOutRecords: SignOutStore;
   /** The sign-in, in `sign-in` mode. */
   signIn?: SignIn;
   log: Log;

@@ -184,3 +184,58 @@ function typed(field: Field, raw: string): unknown {
       return raw;
   }
 }
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * Each field's problem with a posted form, in words a person acts on
+ * ("Enter an email address, such as name@example.com."), by property name:
+ * shown beside the field. The schema check stays the authority; these say
+ * the common cases in words first.
+ */
+export function fieldProblems(fields: readonly Field[], content: Record<string, unknown>): Record<string, string> {
+  const problems: Record<string, string> = {};
+  for (const field of fields) {
+    const problem = fieldProblem(field, content[field.name]);
+    if (problem) problems[field.name] = problem;
+  }
+  return problems;
+}
+
+function fieldProblem(field: Field, value: unknown): string | undefined {
+  if (value === undefined) return field.required ? 'This is required: give an answer.' : undefined;
+  switch (field.control) {
+    case 'text':
+      return textProblem(field, String(value));
+    case 'number': {
+      if (typeof value !== 'number') return field.integer ? 'Enter a whole number, such as 12.' : 'Enter a number, such as 1.5.';
+      if (field.integer && !Number.isInteger(value)) return 'Enter a whole number, such as 12.';
+      if (field.min !== undefined && value < field.min) return `Enter ${field.min} or more.`;
+      if (field.max !== undefined && value > field.max) return `Enter ${field.max} or less.`;
+      return undefined;
+    }
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'Choose Yes or No.';
+    case 'select':
+      return field.choices.some((choice) => choice.value === value) ? undefined : 'Choose one of the options.';
+    case 'multi': {
+      const count = Array.isArray(value) ? value.length : 0;
+      if (field.minItems !== undefined && count < field.minItems) return `Choose at least ${field.minItems}.`;
+      if (field.maxItems !== undefined && count > field.maxItems) return `Choose at most ${field.maxItems}.`;
+      return undefined;
+    }
+    case 'json':
+      return typeof value === 'string' ? 'Enter valid JSON, such as {"key": "value"}.' : undefined;
+  }
+}
+
+function textProblem(field: Extract<Field, { control: 'text' }>, text: string): string | undefined {
+  if (field.minLength !== undefined && text.length < field.minLength) return `Use at least ${field.minLength} characters.`;
+  if (field.maxLength !== undefined && text.length > field.maxLength) return `Use at most ${field.maxLength} characters.`;
+  if (field.inputType === 'email' && !EMAIL.test(text)) return 'Enter an email address, such as name@example.com.';
+  if (field.inputType === 'url' && !URL.canParse(text)) return 'Enter a web address, such as https://example.com.';
+  if (field.inputType === 'date' && !DATE.test(text)) return 'Enter a date, such as 2027-03-01.';
+  if (field.inputType === 'datetime-local' && Number.isNaN(Date.parse(text))) return 'Enter a date and time.';
+  return undefined;
+}

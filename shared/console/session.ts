@@ -28,6 +28,13 @@ export interface Session {
   formToken: string;
   /** `true`: the deployment's approvers rule admitted them at sign-in (they decide questions for a person of any task). */
   approver?: true;
+  /** The session's own id (random, base64url): which sign-in this is. Absent in sessions sealed before it existed. */
+  sid?: string;
+  /**
+   * When the session started (epoch ms): a sign-out recorded at or after it
+   * ends it. Sessions sealed before this field read their seal's `iat`.
+   */
+  startedAt?: number;
 }
 
 /** A sign-in under way, between the redirect to the identity provider and its callback. */
@@ -50,6 +57,11 @@ const AUDIENCE: Record<'console-session' | 'console-sign-in', string> = {
 /** A fresh form token: 32 random bytes, base64url. */
 export function newFormToken(): string {
   return randomBytes(32).toString('base64url');
+}
+
+/** A fresh session id: 16 random bytes, base64url. */
+export function newSessionId(): string {
+  return randomBytes(16).toString('base64url');
 }
 
 /** `payload` sealed for `purpose`, valid for `seconds`. */
@@ -94,9 +106,19 @@ export async function unseal(
 }
 
 function asSession(payload: Record<string, unknown>): Session | undefined {
-  const { kind, principal, name, formToken, approver } = payload;
+  const { kind, principal, name, formToken, approver, sid, startedAt, iat } = payload;
   if ((kind !== 'person' && kind !== 'open') || typeof principal !== 'string' || typeof formToken !== 'string') return undefined;
-  return { kind, principal, formToken, ...(typeof name === 'string' ? { name } : {}), ...(approver === true ? { approver } : {}) };
+  // A session sealed before `startedAt` existed started at its seal's issue time (whole seconds).
+  const started = typeof startedAt === 'number' ? startedAt : typeof iat === 'number' ? iat * 1000 : undefined;
+  return {
+    kind,
+    principal,
+    formToken,
+    ...(typeof name === 'string' ? { name } : {}),
+    ...(approver === true ? { approver } : {}),
+    ...(typeof sid === 'string' ? { sid } : {}),
+    ...(started === undefined ? {} : { startedAt: started }),
+  };
 }
 
 function asSignIn(payload: Record<string, unknown>): SignInState | undefined {

@@ -59,10 +59,12 @@ export function signInRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions:
   app.post('/sign-out', async (c) => {
     const form = await c.req.parseBody();
     if (!sessions.tokenOk(c, form['token'])) return refused(c, deps);
-    sessions.end(c);
+    await sessions.end(c);
+    log({ event: 'console-signed-out' });
     return c.render(
       <>
         <h1>Signed out</h1>
+        <p>You are signed out of this console on every device and browser where you were signed in.</p>
         <p>
           <a href="/console/sign-in">Sign in again</a>
         </p>

@@ -10,36 +10,12 @@
  */
 import type { TaskSettings } from '../config.ts';
 import { pollIntervalMs } from '../protocol/render.ts';
-import { isTerminal, type TaskRecord, type TaskStatus } from '../tasks/model.ts';
-
-/** One piece of a tool's result, as the page shows it. */
-export type Block =
-  | { kind: 'text'; text: string }
-  | { kind: 'image'; src: string; alt: string }
-  | { kind: 'audio'; src: string }
-  /** `href` only when the target is `http:` or `https:`; otherwise the page shows `text` and the target as text. */
-  | { kind: 'link'; text: string; target: string; href?: string }
-  | { kind: 'json'; label: string; text: string };
-
-/** A tool's result (`CallToolResult`) as blocks; `isError`: the tool reported an error. */
-export interface ResultView {
-  isError: boolean;
-  blocks: Block[];
-}
-
-/** What the live route answers and the page's script shows. */
-export interface LiveView {
-  status: TaskStatus;
-  statusMessage?: string;
-  lastUpdatedAt: string;
-  /** When to read again (the task's poll interval, as `tasks/get` advertises it). */
-  pollIntervalMs: number;
-  /** The keys of the open questions. */
-  questions: string[];
-  cancelRequested: boolean;
-  result?: ResultView;
-  error?: { code: number; message: string };
-}
+import { type Decision, isTerminal, type TaskRecord } from '../tasks/model.ts';
+import { statusMessageOf } from '../tasks/status-message.ts';
+import { type Block, type ResultView, resultNodes } from './blocks.ts';
+import type { LiveView } from './live.ts';
+import { el, type UiNode } from './nodes.ts';
+import { type Badge, statusBadge, statusWords, timeNode, type Viewer } from './words.ts';
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp']);
 const AUDIO_TYPES = new Set(['audio/mpeg', 'audio/wav', 'audio/x-wav', 'audio/ogg', 'audio/webm', 'audio/aac', 'audio/flac', 'audio/mp4']);
@@ -61,7 +37,7 @@ export function mediaSrc(kind: 'image' | 'audio', mimeType: unknown, data: unkno
 }
 
 /** `value` as indented JSON, for the page (arguments, steps, structured content). */
-export function jsonText(value: unknown): string {
+function jsonText(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? String(value);
 }
 
@@ -70,7 +46,7 @@ export function resultView(result: Record<string, unknown>): ResultView {
   const content = Array.isArray(result['content']) ? (result['content'] as unknown[]) : [];
   const blocks = content.map(contentBlock);
   if (result['structuredContent'] !== undefined) {
-    blocks.push({ kind: 'json', label: 'Structured content', text: jsonText(result['structuredContent']) });
+    blocks.push({ kind: 'value', label: 'Details', value: result['structuredContent'] });
   }
   return { isError: result['isError'] === true, blocks };
 }
@@ -105,29 +81,48 @@ function link(label: string, target: unknown): Block {
   return { kind: 'link', text: label, target: typeof target === 'string' ? target : '', ...(href ? { href } : {}) };
 }
 
-/** The live state of a task, for the page's script. */
+/** The live state of a task, for the page's script, as `viewer` sees it. */
 export function liveView(
   task: TaskRecord,
   now: number,
   config: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs'>,
+  viewer: Viewer,
 ): LiveView {
+  const message = statusMessageOf(task);
   return {
     status: task.status,
-    ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
-    lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
+    statusNodes: [statusBadge(task, viewer), ' ', el('span', { id: 'status-message' }, message ?? '')],
+    updatedNodes: [timeNode(task.lastUpdatedAt, now)],
+    decisionNodes: decisionNodes(task.decisions, now),
     pollIntervalMs: pollIntervalMs(task, { now, config }),
     questions: task.status === 'input_required' ? Object.keys(task.inputRequests) : [],
     cancelRequested: task.cancelRequested && !isTerminal(task.status),
-    ...(task.status === 'completed' ? { result: resultView(task.result) } : {}),
+    ...(task.status === 'completed' ? { result: drawn(resultView(task.result), statusWords(task, viewer).badge) } : {}),
     ...(task.status === 'failed' ? { error: { code: task.error.code, message: task.error.message } } : {}),
   };
 }
 
-/** How long ago `at` was, as a person reads it (`5 s`, `3 min`, `2 h`, `4 d`). */
-export function age(at: number, now: number): string {
-  const seconds = Math.max(0, Math.round((now - at) / 1000));
-  if (seconds < 60) return `${seconds} s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h`;
-  return `${Math.floor(seconds / 86_400)} d`;
+/** What a result's note says above it: nothing when done, else why it reads as it does. */
+const NOTES: Partial<Record<Badge, string>> = {
+  error: 'The tool ended with an error: what it said is below.',
+  rejected: 'Not approved: the task did not go ahead. Who decided, and why, is below.',
+};
+
+function drawn(view: ResultView, badge: Badge): NonNullable<LiveView['result']> {
+  const note = NOTES[badge];
+  return { isError: view.isError, ...(note ? { note } : {}), nodes: resultNodes(view) };
+}
+
+/** Who decided each question for a person, and when (never what they answered). */
+export function decisionNodes(decisions: Record<string, Decision> | undefined, now: number): UiNode[] {
+  return Object.entries(decisions ?? {}).map(([key, decision]) =>
+    el(
+      'li',
+      { 'data-decision': key },
+      el('strong', undefined, decision.name ?? decision.by),
+      ` ${decision.as === 'approver' ? 'as an approver' : "as the task's caller"}, ${decision.via === 'page' ? 'on this page' : 'in their MCP client'}, `,
+      timeNode(decision.at, now),
+      ` (question "${key}")`,
+    ),
+  );
 }

@@ -13,9 +13,10 @@
  * notice of it, never a condition of it. Delivery is at most once (see
  * docs/operators.md, "Lifecycle events").
  */
+
+import { delay } from '../delay.ts';
 import { errorName, type Log } from '../log.ts';
 import { withMetrics } from '../metrics.ts';
-import { delay } from '../runtime/delay.ts';
 import type { TaskRecord } from '../tasks/model.ts';
 import { type EventContext, eventsOf, type TaskEvent } from './task-events.ts';
 

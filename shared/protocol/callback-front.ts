@@ -4,27 +4,30 @@
  * Functions task token is). The body is `{"result": …}`, `{"error":
  * {"message": …}}` or `{"heartbeat": true}`.
  *
- * Every refusal changes nothing and answers a status of its own: 404 for a
- * token we did not seal (malformed, altered, forged) or a task that is gone,
+ * Every refusal changes nothing and answers a status of its own: 405 (with
+ * `Allow: POST`) for another method, 404 for a token we did not seal
+ * (malformed, altered, forged, or one of ours spelled otherwise) or a task that is gone,
  * 410 once the task has ended or the token has expired, 413 for a payload
  * over {@link MAX_CALLBACK_BYTES}, 400 for a malformed body, 409 when the
  * callback was settled by another completion. The first completion wins (a
  * conditional write); the same completion again answers 200 without effect.
- * The token is never logged: log lines carry the task and callback ids.
+ * A completion is recorded and resumes its task through the task actions, so
+ * it follows their one resume rule: once recorded, it answers 200 even if the
+ * task could not be queued (the sweeper resumes it). The token is never
+ * logged: log lines carry the task and callback ids.
  */
+
+import type { TaskActions } from '../actions/task-actions.ts';
 import { type CallbackKeys, unsealCallback } from '../callback-tokens.ts';
 import { nestsDeeperThan } from '../json-depth.ts';
 import type { Log } from '../log.ts';
-import type { TaskQueue } from '../queue/queue.ts';
 import { MAX_CALLBACK_BYTES } from '../tasks/callbacks-decisions.ts';
 import type { CompletionResult, HeartbeatResult, PostedCompletion } from '../tasks/callbacks-model.ts';
 import { LimitExceededError } from '../tasks/limits.ts';
-import type { TaskStore } from '../tasks/store.ts';
 import { TaskRowRejectedError } from '../tasks/store-errors.ts';
 
 export interface CallbackFrontDeps {
-  store: Pick<TaskStore, 'completeCallback' | 'beatCallback'>;
-  queue: TaskQueue;
+  actions: Pick<TaskActions, 'completeCallback' | 'beatCallback'>;
   keys: CallbackKeys;
   log: Log;
   now?: () => number;
@@ -39,8 +42,17 @@ export interface CallbackRequest {
 
 export interface CallbackAnswer {
   status: number;
+  /** Headers of this answer besides the content type (a 405's `Allow`). */
+  headers?: Record<string, string>;
   body: { status: string; message?: string };
 }
+
+/** What a method other than POST is answered: 405, naming the one method allowed. */
+const METHOD_NOT_ALLOWED: CallbackAnswer = {
+  status: 405,
+  headers: { allow: 'POST' },
+  body: { status: 'method-not-allowed', message: 'POST a completion or a heartbeat' },
+};
 
 /** The largest body read: the payload's limit plus room for the envelope. */
 const MAX_BODY_BYTES = MAX_CALLBACK_BYTES + 1024;
@@ -68,7 +80,7 @@ function refusal(status: number, state: string, message: string): CallbackAnswer
 export function callbackFront(deps: CallbackFrontDeps): (request: CallbackRequest) => Promise<CallbackAnswer> {
   const now = deps.now ?? Date.now;
   return async ({ method, token, body }) => {
-    if (method !== 'POST') return refusal(405, 'method-not-allowed', 'POST a completion or a heartbeat');
+    if (method !== 'POST') return METHOD_NOT_ALLOWED;
     if (Buffer.byteLength(body) > MAX_BODY_BYTES) return tooLarge(deps.log, undefined);
     const grant = token === undefined ? undefined : await unsealCallback(deps.keys, token);
     if (!grant) {
@@ -85,20 +97,18 @@ export function callbackFront(deps: CallbackFrontDeps): (request: CallbackReques
       deps.log({ event: 'callback-refused', ...ids, reason: 'malformed' });
       return refusal(400, 'malformed', parsed.problem);
     }
-    if ('heartbeat' in parsed) return answer(deps, ids, 'heartbeat', await deps.store.beatCallback(grant.taskId, grant.callbackId, now()));
+    if ('heartbeat' in parsed) return answer(deps, ids, 'heartbeat', await deps.actions.beatCallback(grant.taskId, grant.callbackId));
     const bytes = Buffer.byteLength(JSON.stringify('result' in parsed ? parsed.result : parsed.error));
     if (bytes > MAX_CALLBACK_BYTES) return tooLarge(deps.log, ids);
     let result: CompletionResult;
     try {
-      result = await deps.store.completeCallback(grant.taskId, grant.callbackId, parsed, now());
+      result = await deps.actions.completeCallback(grant.taskId, grant.callbackId, parsed);
     } catch (error) {
       if (error instanceof LimitExceededError) return tooLarge(deps.log, ids, error.message);
       // The row cannot take it (its arguments, answers and completions together at DynamoDB's item limit).
       if (error instanceof TaskRowRejectedError) return tooLarge(deps.log, ids, 'The task has no room left for this completion');
       throw error;
     }
-    // Resumed: the task is due again (the sweeper would find it); the message starts it now.
-    if (result === 'resumed') await deps.queue.send({ taskId: grant.taskId, reason: 'resume' });
     return answer(deps, ids, 'result' in parsed ? 'result' : 'error', result);
   };
 }

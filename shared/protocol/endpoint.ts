@@ -1,7 +1,7 @@
 import { createMcpHandler, type McpRequestContext, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
-import { repeatCallIds } from '../actions/repeat-calls.ts';
+import { repeatWindows } from '../actions/repeat-calls.ts';
 import { TaskActions, type TaskToStart } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
 import type { LifecycleEvents } from '../events/publisher.ts';
@@ -16,8 +16,9 @@ import type { TaskStore } from '../tasks/store.ts';
 import { IDEMPOTENCY_KEY, TASKS_EXTENSION } from '../wire.ts';
 import { invalidParams, missingTasksCapability } from './errors.ts';
 import { callFallbackTool, type FallbackDeps } from './fallback.ts';
-import { describeTask, FALLBACK_TOOL_NAMES, fallbackToolList, SERVER_INSTRUCTIONS } from './fallback-texts.ts';
-import { httpFront } from './http-front.ts';
+import { describeTask, SERVER_INSTRUCTIONS } from './fallback-texts.ts';
+import { FALLBACK_TOOL_NAMES, fallbackToolList } from './fallback-tools.ts';
+import { type CallerFacts, httpFront } from './http-front.ts';
 import { InlineRunner } from './inline.ts';
 import {
   LEGACY_TASKS_CAPABILITY,
@@ -45,8 +46,8 @@ export interface EndpointDeps {
   now?: () => number;
   /** Structured, content-free log lines (never arguments, answers or tokens). */
   log: Log;
-  /** The HMAC key sealing `requestState` (at least 32 bytes), loaded once and cached by the caller. */
-  requestStateKey: () => Promise<Uint8Array>;
+  /** The stack's secret (at least 32 bytes), loaded once and cached by the caller: it seals `requestState`, and the purpose keys derive from it. */
+  stackSecret: () => Promise<Uint8Array>;
   /** Which `Origin` (and, locally, `Host`) values are served. */
   originPolicy: OriginPolicy;
   /**
@@ -64,9 +65,9 @@ export interface EndpointDeps {
   personPage?: PersonPage;
 }
 
-/** A web-standard MCP endpoint: `fetch(request, principal)`. */
+/** A web-standard MCP endpoint: `fetch(request, principal, caller?)`, with what the endpoint knows of the caller besides its principal. */
 export interface Endpoint {
-  fetch(request: Request, principal: string): Promise<Response>;
+  fetch(request: Request, principal: string, caller?: CallerFacts): Promise<Response>;
 }
 
 /**
@@ -94,6 +95,10 @@ type CallParams = { name: string; arguments?: Record<string, unknown> | undefine
 interface Caller {
   ctx: ServerContext;
   principal: string;
+  /** A machine's token: its tasks' questions for a person are for approvers (see `CallerFacts`). */
+  machine: boolean;
+  /** The caller's name or email from their token, kept on the tasks they start (personal data: see `TaskBase.requester`). */
+  requester: string | undefined;
   era: Era;
   capabilities: ClientCapabilities;
 }
@@ -122,8 +127,8 @@ class TasksEndpoint {
     this.now = deps.now ?? Date.now;
     // `auto`: a JSON body, unless a tool reports progress to a client that asked for it (see progress.ts).
     const handler = createMcpHandler((ctx) => this.buildServer(ctx), { responseMode: 'auto' });
-    this.inline = new InlineRunner(requestStateSealer(deps.requestStateKey), deps.config.syncBudgetMs);
-    const keys = purposeKeys(deps.requestStateKey);
+    this.inline = new InlineRunner(requestStateSealer(deps.stackSecret), deps.config.syncBudgetMs);
+    const keys = purposeKeys(deps.stackSecret);
     this.repeatKey = () => keys('repeat-call-id');
     this.fallbackOn = deps.clientFallback ?? true;
     if (this.fallbackOn) {
@@ -140,6 +145,7 @@ class TasksEndpoint {
   private buildServer(ctx: McpRequestContext): Server {
     const principal = ctx.authInfo?.clientId;
     if (!principal) throw new Error('Endpoint called without a principal');
+    const machine = ctx.authInfo?.extra?.['machine'] === true;
     const era: Era = ctx.era;
     const capabilities =
       era === 'modern' ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {}, tasks: LEGACY_TASKS_CAPABILITY };
@@ -147,7 +153,9 @@ class TasksEndpoint {
     const server = new TaskAwareServer(SERVER_INFO, { capabilities, instructions: SERVER_INSTRUCTIONS }, this.deps.log);
     server.setRequestHandler('tools/list', async (_request, context) => ({ tools: this.listTools(era, context) }));
     // The result is a CallToolResult, an InputRequiredResult or a CreateTaskResult (see TaskAwareServer).
-    server.setRequestHandler('tools/call', (request, context) => this.callTool(request.params, context, principal, era) as never);
+    const requester = ctx.authInfo?.extra?.['requester'];
+    const caller = { principal, machine, requester: typeof requester === 'string' ? requester : undefined };
+    server.setRequestHandler('tools/call', (request, context) => this.callTool(request.params, context, caller, era) as never);
     const { actions, now, renderContext } = this;
     if (era === 'modern')
       registerTaskMethods(server, principal, {
@@ -193,7 +201,8 @@ class TasksEndpoint {
   }
 
   /** `tools/call`: the router's route, followed. */
-  private async callTool(params: CallParams, ctx: ServerContext, principal: string, era: Era) {
+  private async callTool(params: CallParams, ctx: ServerContext, who: Pick<Caller, 'principal' | 'machine' | 'requester'>, era: Era) {
+    const { principal } = who;
     const startedAt = this.now();
     const capabilities = clientCapabilities(ctx);
     checkBudget('clientCapabilities', capabilities, MAX_CAPABILITIES_BYTES);
@@ -211,7 +220,7 @@ class TasksEndpoint {
     }
     // Budgets first: nothing larger than a row can hold is parsed further or written.
     checkBudget('arguments', params.arguments ?? {}, MAX_ARGUMENTS_BYTES);
-    const caller: Caller = { ctx, principal, era, capabilities };
+    const caller: Caller = { ctx, ...who, era, capabilities };
     const checked = this.checkCall(params, ctx);
     if (!checked.ok) return checked.result;
     const { tool, args, key } = checked;
@@ -261,7 +270,7 @@ class TasksEndpoint {
       if (gathered.result['resultType'] === 'input_required') return gathered.result;
       answers = gathered.answers;
     }
-    const task = await this.actions.create(this.taskToStart(tool, args, caller.capabilities, caller.principal, answers, key));
+    const task = await this.actions.create(this.taskToStart(tool, args, caller, answers, key));
     return legacy ? legacyCreateTaskResult(task, this.renderContext()) : createTaskResult(task, this.renderContext());
   }
 
@@ -282,12 +291,12 @@ class TasksEndpoint {
   ) {
     const { capabilities, principal } = caller;
     const channel = { ...capabilities, elicitation: capabilities['elicitation'] ?? { form: {} }, sampling: capabilities['sampling'] ?? {} };
-    const start = this.taskToStart(tool, args, channel, principal, {}, key);
+    const start = this.taskToStart(tool, args, { ...caller, capabilities: channel }, {}, key);
     // A repeat of an unfinished identical call joins its task (unless the tool opts out, or the call carries its own key).
     const { task, joined } =
       tool.joinRepeats === false || key !== undefined
         ? { task: await this.actions.create(start), joined: false }
-        : await this.actions.createOrJoin(start, repeatCallIds(await this.repeatKey(), { principal, tool: tool.name, args }, this.now()));
+        : await this.actions.createOrJoin(start, repeatWindows(await this.repeatKey(), { principal, tool: tool.name, args }, this.now()));
     if (!joined) this.deps.log({ event: 'fallback-started', taskId: task.taskId, tool: tool.name });
     const latest = (await this.actions.wait(task, principal, deadline, caller.ctx.mcpReq.signal)) ?? task;
     if (latest.status === 'failed') {
@@ -301,17 +310,19 @@ class TasksEndpoint {
   private taskToStart(
     tool: ToolDefinition,
     args: Record<string, unknown>,
-    capabilities: ClientCapabilities,
-    principal: string,
+    caller: Pick<Caller, 'principal' | 'machine' | 'requester' | 'capabilities'>,
     answers: Record<string, unknown>,
     key: string | undefined,
   ): TaskToStart {
     const { config } = this.deps;
     return {
-      owner: principal,
+      owner: caller.principal,
+      ...(caller.machine ? { machineOwner: true as const } : {}),
+      ...(caller.requester === undefined ? {} : { requester: caller.requester }),
       tool: tool.name,
+      ...(tool.title === undefined ? {} : { toolTitle: tool.title }),
       arguments: args,
-      clientCapabilities: capabilities,
+      clientCapabilities: caller.capabilities,
       inputResponses: answers,
       ttlMs: config.taskTtlMs,
       pollIntervalMs: tool.pollIntervalMs ?? config.pollIntervalMs,
@@ -328,13 +339,6 @@ function invalidArguments(error: z.ZodError): ToolResult {
   const issues = error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ');
   return { content: [{ type: 'text', text: `Invalid arguments: ${issues}` }], isError: true };
 }
-
-/**
- * The `_meta` key under which a client may pass an idempotency key on
- * `tools/call`: retrying the call with the same key (and arguments) returns
- * the task the first call created instead of starting a second job.
- */
-export { IDEMPOTENCY_KEY };
 
 function idempotencyKey(ctx: ServerContext): string | undefined {
   const value = (ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[IDEMPOTENCY_KEY];

@@ -1,98 +1,20 @@
 /**
- * What a model reads from the fallback: the fallback tools' listing (names,
- * descriptions, argument schemas) and every text and `structuredContent`
- * their results carry. Written for a model that knows nothing of MCP tasks:
+ * What a model reads from the fallback's results: every text and
+ * `structuredContent` they carry (the tools' listing is `fallback-tools.ts`). Written for a model that knows nothing of MCP tasks:
  * what runs, its id, that the tool must not be called again, and the exact
  * next call. The tools' behaviour is in `fallback.ts`.
  */
-import * as z from 'zod';
+import type * as z from 'zod';
 import type { AnswerCheck } from '../actions/answers.ts';
 import type { TaskSettings } from '../config.ts';
 import { formatDuration } from '../durations.ts';
 import type { DeploymentLinks } from '../links.ts';
 import type { ToolResult } from '../runtime/tool.ts';
-import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
-import { forPersonOnly, isTerminal, needsAnotherApprover, type TaskRecord } from '../tasks/model.ts';
+import { forPersonOnly, type InputRequiredTask, isTerminal, needsAnotherApprover, type TaskRecord } from '../tasks/model.ts';
+import { finalMessageOf, statusMessageOf } from '../tasks/status-message.ts';
 import type { CancelResult } from '../tasks/store-types.ts';
+import { TASK_ANSWER, TASK_CANCEL, TASK_STATUS } from './fallback-tools.ts';
 import { allFourEyes, personWays } from './person-ways.ts';
-
-export const TASK_STATUS = 'task_status';
-export const TASK_ANSWER = 'task_answer';
-export const TASK_CANCEL = 'task_cancel';
-
-/** The fallback tools' names: reserved while the fallback is on. */
-export const FALLBACK_TOOL_NAMES: readonly string[] = [TASK_STATUS, TASK_ANSWER, TASK_CANCEL];
-
-const TaskId = z
-  .string()
-  .min(1)
-  .max(MAX_TASK_ID_LENGTH)
-  .describe('The task id, exactly as a tool result or task_status gave it (e.g. "3f0c…")');
-
-export const StatusArgs = z.object({
-  taskId: TaskId,
-  waitSeconds: z
-    .number()
-    .int()
-    .min(0)
-    .max(20)
-    .optional()
-    .describe('Wait up to this many seconds (at most 20) for the task to end or to ask something, instead of answering at once'),
-});
-export const AnswerArgs = z.object({
-  taskId: TaskId,
-  answers: z
-    .record(z.string(), z.unknown())
-    .describe(
-      'Answers keyed exactly as the questions are: for each key, an object matching that question\'s schema, e.g. {"name": {"name": "Ada"}}',
-    ),
-});
-export const CancelArgs = z.object({ taskId: TaskId });
-
-/** The fallback tools as `tools/list` describes them, written for a model. */
-export function fallbackToolList() {
-  const entry = (name: string, title: string, description: string, schema: z.ZodType) => ({
-    name,
-    title,
-    description,
-    inputSchema: z.toJSONSchema(schema, { io: 'input' }) as { type: 'object'; [key: string]: unknown },
-  });
-  return [
-    entry(
-      TASK_STATUS,
-      'Task status',
-      'Checks a background task that an earlier tool call started (its result named the taskId). While the task runs it says so; ' +
-        'when the task asks questions it lists them with the schema each answer must match; once the task has ended it returns ' +
-        "the tool's own result. Use this instead of calling the original tool again: calling that tool again would start the work a second time. " +
-        'Pass waitSeconds (up to 20) to wait for the task to end rather than checking again and again.',
-      StatusArgs,
-    ),
-    answerEntry(
-      entry(
-        TASK_ANSWER,
-        'Answer a task',
-        "Answers the questions a background task is waiting on (task_status lists them with each answer's schema). " +
-          'Give every answer under its question key, as an object matching that question\'s schema, e.g. {"taskId": "…", "answers": {"name": {"name": "Ada"}}}. ' +
-          'Questions marked for the person only (approvals) cannot be answered here: ask the user to answer them.',
-        AnswerArgs,
-      ),
-    ),
-    entry(
-      TASK_CANCEL,
-      'Cancel a task',
-      'Stops a background task that an earlier tool call started and that is no longer wanted. The tool does not finish; work it already did is not undone.',
-      CancelArgs,
-    ),
-  ];
-}
-
-/** Each answer is an object (its own schema is the question's): said so, rather than a schema that accepts anything. */
-function answerEntry<T extends { inputSchema: { type: 'object'; [key: string]: unknown } }>(tool: T): T {
-  const properties = tool.inputSchema['properties'] as Record<string, Record<string, unknown>>;
-  const { description } = properties['answers'] ?? {};
-  properties['answers'] = { type: 'object', description, additionalProperties: { type: 'object', additionalProperties: true } };
-  return tool;
-}
 
 /** What the texts quote and link to: the retention, where a person answers, whether they must sign in. */
 export interface TextContext {
@@ -176,6 +98,7 @@ type OpenTask = TaskRecord & { status: 'input_required' };
 
 /** The open questions, for the text and for `structuredContent`. */
 function questions(task: OpenTask, context: TextContext) {
+  const ways = (fourEyes: boolean) => personWays(task.taskId, context.links, context.signIn, fourEyes, task.machineOwner === true).text;
   const lines: string[] = [];
   const listed: Record<string, Record<string, unknown>> = {};
   for (const [key, request] of Object.entries(task.inputRequests)) {
@@ -192,11 +115,11 @@ function questions(task: OpenTask, context: TextContext) {
     };
     if (person && needsAnotherApprover(request)) {
       lines.push(
-        `- "${key}" (for an approver only; neither you nor the user may answer it): ${sentence(message)} It is decided ${personWays(task.taskId, context.links, context.signIn, true).text}.`,
+        `- "${key}" (for an approver only; neither you nor the user may answer it): ${sentence(message)} It is decided ${ways(true)}.`,
       );
     } else if (person) {
       lines.push(
-        `- "${key}" (for the person only; you must not answer it): ${sentence(message)} Ask the user to answer it ${personWays(task.taskId, context.links, context.signIn).text}.`,
+        `- "${key}" (for the person only; you must not answer it): ${sentence(message)} Ask the user to answer it ${ways(false)}.`,
       );
     } else if (schema !== undefined) {
       lines.push(`- "${key}": ${sentence(message)} Answer with an object matching this JSON Schema: ${JSON.stringify(schema)}`);
@@ -232,36 +155,20 @@ export function describeTask(
         { taskId, status: task.status, error: task.error },
         { isError: true },
       );
-    case 'cancelled':
-      return reply(
-        `Task ${taskId} (${tool}) was cancelled${task.statusMessage ? ` (${task.statusMessage})` : ''}; the tool did not finish.`,
-        { taskId, status: task.status },
-      );
-    case 'input_required': {
-      const { lines, listed } = questions(task, context);
-      const answerable = Object.values(listed).some((question) => question['answeredBy'] !== 'person');
-      const how = answerable
-        ? `Answer with ${TASK_ANSWER} {"taskId": "${taskId}", "answers": {"<key>": {…}}}, then ${followUp(taskId)}.`
-        : `Once the person has answered, ${followUp(taskId)}.`;
-      const opening = options.joined
-        ? `An identical call of ${tool} is already running as background task ${taskId}; this call joined it instead of starting the work again. It is waiting for answers to these questions:`
-        : options.firstAnswer
-          ? `${tool} is running as background task ${taskId} and is waiting for answers to these questions:`
-          : `Task ${taskId} (${tool}) is waiting for answers to these questions:`;
-      const person = Object.values(listed).some((question) => question['answeredBy'] === 'person');
-      return reply(
-        [opening, ...lines, how, again, kept].join('\n'),
-        {
-          taskId,
-          status: task.status,
-          questions: listed,
-          ...(person ? { person: personWays(taskId, context.links, context.signIn, allFourEyes(task.inputRequests)).fields } : {}),
-        },
-        { ...guide, ...(answerable ? { next: { tool: TASK_ANSWER, arguments: { taskId, answers: {} } } } : {}) },
-      );
+    case 'cancelled': {
+      // The reason its end gave (the client's request, an operator's); a bare default would only repeat the opening.
+      const reason = finalMessageOf(task);
+      return reply(`Task ${taskId} (${tool}) was cancelled${reason ? ` (${reason})` : ''}; the tool did not finish.`, {
+        taskId,
+        status: task.status,
+        ...(reason === undefined ? {} : { statusMessage: reason }),
+      });
     }
+    case 'input_required':
+      return describeWaiting(task, context, options, { again, kept });
     case 'working': {
-      const progress = task.statusMessage ? ` Latest progress: ${task.statusMessage}.` : '';
+      const latest = statusMessageOf(task);
+      const progress = latest ? ` Latest progress: ${latest}.` : '';
       if (task.cancelRequested) {
         return reply(
           `Task ${taskId} (${tool}) was asked to cancel and is stopping: it ends cancelled at its next check, within seconds.${progress} ` +
@@ -277,11 +184,48 @@ export function describeTask(
           : `Task ${taskId} (${tool}) is still working.`;
       return reply(
         [`${opening}${progress}`, again, `To get its result, ${followUp(taskId)}.`, kept].join('\n'),
-        { taskId, status: task.status, ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }) },
+        { taskId, status: task.status, ...(latest === undefined ? {} : { statusMessage: latest }) },
         guide,
       );
     }
   }
+}
+
+/** {@link describeTask} for a task waiting for answers: its questions, and who answers them where. */
+function describeWaiting(
+  task: InputRequiredTask,
+  context: TextContext,
+  options: { firstAnswer?: boolean; joined?: boolean },
+  words: { again: string; kept: string },
+): ToolResult {
+  const { taskId, tool } = task;
+  const { again, kept } = words;
+  const guide = { next: statusCall(taskId), doNotCallAgain: tool };
+  const { lines, listed } = questions(task, context);
+  const answerable = Object.values(listed).some((question) => question['answeredBy'] !== 'person');
+  const how = answerable
+    ? `Answer with ${TASK_ANSWER} {"taskId": "${taskId}", "answers": {"<key>": {…}}}, then ${followUp(taskId)}.`
+    : `Once the person has answered, ${followUp(taskId)}.`;
+  const opening = options.joined
+    ? `An identical call of ${tool} is already running as background task ${taskId}; this call joined it instead of starting the work again. It is waiting for answers to these questions:`
+    : options.firstAnswer
+      ? `${tool} is running as background task ${taskId} and is waiting for answers to these questions:`
+      : `Task ${taskId} (${tool}) is waiting for answers to these questions:`;
+  const person = Object.values(listed).some((question) => question['answeredBy'] === 'person');
+  return reply(
+    [opening, ...lines, how, again, kept].join('\n'),
+    {
+      taskId,
+      status: task.status,
+      questions: listed,
+      ...(person
+        ? {
+            person: personWays(taskId, context.links, context.signIn, allFourEyes(task.inputRequests), task.machineOwner === true).fields,
+          }
+        : {}),
+    },
+    { ...guide, ...(answerable ? { next: { tool: TASK_ANSWER, arguments: { taskId, answers: {} } } } : {}) },
+  );
 }
 
 /** `task_answer` on a task that has no open questions. */
@@ -306,10 +250,12 @@ export function answersRefused(task: OpenTask, check: Exclude<AnswerCheck, { ok:
   switch (check.reason) {
     case 'person-only': {
       const fourEyes = check.keys.every((key) => needsAnotherApprover(task.inputRequests[key]!));
-      const ways = personWays(taskId, context.links, context.signIn, fourEyes);
-      const whose = fourEyes
-        ? `for an approver other than the user. Tell the user the task is waiting for an approver's decision, made ${ways.text}. `
-        : `for the user themselves. Tell the user the task is waiting for them, and that they answer it ${ways.text}. `;
+      const ways = personWays(taskId, context.links, context.signIn, fourEyes, task.machineOwner === true);
+      const whose = !fourEyes
+        ? `for the user themselves. Tell the user the task is waiting for them, and that they answer it ${ways.text}. `
+        : task.machineOwner
+          ? `for an approver of this deployment. The task waits for an approver's decision, made ${ways.text}. `
+          : `for an approver other than the user. Tell the user the task is waiting for an approver's decision, made ${ways.text}. `;
       return reply(
         `Not recorded, and not for you to answer: ${quoted(check.keys)} ${check.keys.length === 1 ? 'is a question' : 'are questions'} ` +
           whose +

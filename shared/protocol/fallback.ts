@@ -37,22 +37,17 @@ import type { ToolResult } from '../runtime/tool.ts';
 import { jsonBytes, LimitExceededError, MAX_ARGUMENTS_BYTES } from '../tasks/limits.ts';
 import { TaskNotFoundError } from '../tasks/store-errors.ts';
 import {
-  AnswerArgs,
   alreadyEnded,
   answersRecorded,
   answersRefused,
-  CancelArgs,
   cancelOutcome,
   describeTask,
   invalidArguments,
   notWaiting,
-  StatusArgs,
-  TASK_ANSWER,
-  TASK_CANCEL,
-  TASK_STATUS,
   type TextContext,
   unknownTask,
 } from './fallback-texts.ts';
+import { AnswerArgs, CancelArgs, StatusArgs, TASK_ANSWER, TASK_CANCEL, TASK_STATUS } from './fallback-tools.ts';
 
 /** What the fallback tools need from the endpoint. */
 export interface FallbackDeps {

@@ -1,30 +1,48 @@
 import { type createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/server';
+import { nestsDeeperThan, topLevelId } from '../json-depth.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
 import { INVALID_PARAMS, INVALID_REQUEST, META_KEYS, PROTOCOL_VERSION } from '../wire.ts';
 import { missingTasksCapability } from './errors.ts';
 import { type OriginPolicy, originRefusal } from './origin.ts';
-import { inputResponsesProblem, nestsDeeperThan, TOO_DEEP_MESSAGE } from './preflight.ts';
+import { inputResponsesProblem, TOO_DEEP_MESSAGE } from './preflight.ts';
 import { declaresTasks } from './server.ts';
 
 type McpHandler = ReturnType<typeof createMcpHandler>;
+
+/** What the endpoint knows of a caller besides its principal. */
+export interface CallerFacts {
+  /** A machine's token (`TASKS_MACHINE_CLAIM`): nobody signs in as it, so its tasks' questions for a person are for approvers. */
+  machine?: boolean;
+  /** The caller's name or email claim, kept on the tasks it starts (personal data: `TaskBase.requester`). */
+  requester?: string;
+}
 
 /**
  * The HTTP side of the endpoint, in front of the SDK's handler: the `Origin`
  * policy, the body bound, one parse of the body (handed to the SDK parsed)
  * and the checks the SDK leaves to the extension ({@link preflight}).
  */
-export function httpFront(handler: McpHandler, originPolicy: OriginPolicy): (request: Request, principal: string) => Promise<Response> {
-  return async (request, principal) => {
+export function httpFront(
+  handler: McpHandler,
+  originPolicy: OriginPolicy,
+): (request: Request, principal: string, caller?: CallerFacts) => Promise<Response> {
+  return async (request, principal, caller) => {
     const refused = originRefusal(request, originPolicy);
     if (refused) return refused;
-    const authInfo = { token: '', clientId: principal, scopes: [] };
+    // What the handlers know of the caller travels with the principal (`machine`, `requester`: see `CallerFacts`).
+    const extra = {
+      ...(caller?.machine ? { machine: true } : {}),
+      ...(caller?.requester === undefined ? {} : { requester: caller.requester }),
+    };
+    const authInfo = { token: '', clientId: principal, scopes: [], ...(Object.keys(extra).length > 0 ? { extra } : {}) };
     if (request.method !== 'POST') return handler.fetch(request, { authInfo });
     // The body is read and parsed once here and handed to the SDK parsed, so
     // the checks below cost no second parse.
     const text = await request.text();
     if (Buffer.byteLength(text) > MAX_BODY_BYTES) return jsonRpcError(413, null, INVALID_REQUEST, 'Request body too large');
     // Before the parse: nothing downstream (size measures, schema checks, sealing) may meet a value deep enough to overflow the stack.
-    if (nestsDeeperThan(text)) return jsonRpcError(400, null, INVALID_REQUEST, TOO_DEEP_MESSAGE);
+    // Answered with the request's id where its top level names one: clients match replies by id.
+    if (nestsDeeperThan(text)) return jsonRpcError(400, topLevelId(text), INVALID_REQUEST, TOO_DEEP_MESSAGE);
     const bare = new Request(request.url, { method: 'POST', headers: request.headers });
     let body: unknown;
     try {

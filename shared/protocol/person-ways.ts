@@ -9,16 +9,27 @@ import { forPersonOnly, type InputRequest, needsAnotherApprover } from '../tasks
 /**
  * Where and how the person answers a question meant for them, in words and
  * as fields: the task's page in the console first (when the deployment's URL
- * is known), the command line second.
+ * is known), the command line second. A machine's task (`machine`: its
+ * questions for a person are four-eyes ones) names the approvers, who decide
+ * on that page: nobody signs in as the machine.
  */
 export function personWays(
   taskId: string,
   links: DeploymentLinks,
   signIn: boolean,
   fourEyes = false,
+  machine = false,
 ): { text: string; fields: Record<string, unknown> } {
   const { endpoint } = links;
   const page = links.taskPage(taskId);
+  if (fourEyes && machine) {
+    return {
+      text:
+        `by an approver of this deployment, on the task's page${page ? `, ${page}` : ''} (a machine client started this task, and ` +
+        'nobody signs in as a machine: an approver signs in as themselves)',
+      fields: { answeredBy: 'an approver of this deployment (the task was started by a machine client)', ...(page ? { page } : {}) },
+    };
+  }
   // Four eyes: neither the caller nor their client decides; an approver does, on the page.
   if (fourEyes) {
     return {

@@ -7,10 +7,6 @@
  */
 import { MAX_JSON_DEPTH } from '../tasks/limits.ts';
 
-// The depth scan is shared with the resource server (`shared/auth`), which
-// must not import the protocol layer; the endpoint's callers import it from here.
-export { nestsDeeperThan } from '../json-depth.ts';
-
 /** The message refusing a body nested deeper than {@link MAX_JSON_DEPTH}. */
 export const TOO_DEEP_MESSAGE = `Request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`;
 

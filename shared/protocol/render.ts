@@ -1,5 +1,6 @@
 import type { TaskSettings } from '../config.ts';
 import { isTerminal, type TaskRecord } from '../tasks/model.ts';
+import { statusMessageOf } from '../tasks/status-message.ts';
 import { renderedTtlMs } from '../tasks/ttl.ts';
 
 /** What rendering needs besides the task: the clock and the timing policy. */
@@ -24,10 +25,11 @@ export function pollIntervalMs(task: TaskRecord, { now, config }: RenderContext)
 
 /** The `Task` fields every task-bearing message carries (spec §1.2). */
 export function taskFields(task: TaskRecord, context: RenderContext) {
+  const statusMessage = statusMessageOf(task);
   return {
     taskId: task.taskId,
     status: task.status,
-    ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+    ...(statusMessage === undefined ? {} : { statusMessage }),
     createdAt: new Date(task.createdAt).toISOString(),
     lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
     ttlMs: renderedTtlMs(task, context.now, context.config.retentionMs),

@@ -7,7 +7,8 @@ import type { ProgressAmount, RetryableError, ToolResult } from './tool.ts';
 
 /** How one run of a handler ended. Unexpected exceptions are rethrown, not mapped. */
 export type RunOutcome =
-  | { kind: 'result'; result: ToolResult }
+  /** `statusMessage`: the final message the tool returned with its result (`ToolResult.statusMessage`), taken off the result. */
+  | { kind: 'result'; result: ToolResult; statusMessage?: string }
   /** `replay` is the failed replay check when there was one; `error` is then its wire form. */
   | { kind: 'protocol-error'; error: JsonRpcErrorObject; replay?: ReplayError }
   | { kind: 'cancelled' }
@@ -69,5 +70,7 @@ export interface RunOptions {
   decisions?: Record<string, Decision>;
   /** Whether the deployment names approvers; without them a question needing another approver is refused at once. */
   approvers?: boolean;
+  /** The task's owner is a machine (`TaskRecord.machineOwner`): its questions for a person need an approver, as four-eyes ones. */
+  machineOwner?: boolean;
   now?: () => number;
 }

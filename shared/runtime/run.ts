@@ -1,8 +1,9 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { delay } from '../delay.ts';
 import type { CallbackWait, CallbackWaitEntry } from '../tasks/callbacks-model.ts';
 import { ANSWERED_BY_META, EVENT_MESSAGE_META, FOUR_EYES_META, type InputRequest, type QuestionRecord } from '../tasks/model.ts';
 import { INVALID_PARAMS, MISSING_CAPABILITY } from '../wire.ts';
 import { awaitCallback, type CallbackHost } from './callbacks.ts';
-import { delay } from './delay.ts';
 import {
   type CallKind,
   divergenceAt,
@@ -38,6 +39,9 @@ import {
  * - `sleep(ms)` records its wake-up time the first time it is reached (the
  *   n-th sleep of a run is `sleep#n`) and returns at once once that time has
  *   passed; before that it never settles.
+ * - `now()` outside a step is a step of its own (the n-th read of a run is
+ *   `now#n`): it returns the time recorded the first time it was reached;
+ *   inside a step's `fn` it reads the clock (the step records the outcome).
  * Everything non-deterministic (time, ids, I/O) therefore belongs in a step,
  * and the order of steps, sleeps and questions must not depend on anything
  * outside them.
@@ -73,11 +77,14 @@ export async function runTool(tool: ToolDefinition, args: Record<string, unknown
     if (!settled.done) return replay.suspended();
     if (replay.failure) return replay.failed(replay.failure);
     if ('error' in settled) return mapThrown(settled.error, options.cancel);
-    return { kind: 'result', result: toResult(settled.value) };
+    return resultOutcome(toResult(settled.value));
   } finally {
     replay.detach();
   }
 }
+
+/** The replay whose step `fn` is running, if any: `now()` inside a step reads the clock instead of recording a step of its own. */
+const insideStep = new AsyncLocalStorage<Replay>();
 
 /**
  * One run's replay state: the position of each durable call, what the run is
@@ -105,6 +112,7 @@ class Replay {
   /** Durable calls so far (the last one's position). */
   private calls = 0;
   private sleeps = 0;
+  private clockReads = 0;
   /** `kind:name` reached in this run. */
   private readonly seen = new Set<string>();
   // The journal's steps are indexed once a step or sleep has loaded them (the
@@ -136,15 +144,10 @@ class Replay {
       progress: (message, amount) => this.progress(message, amount),
       elicit: (key, { answeredBy, eventMessage, fourEyes, ...params }) => {
         const person = (answeredBy ?? this.tool.answeredBy) === 'person';
-        const otherApprover = person && (fourEyes ?? this.tool.fourEyes) === true;
+        // A machine's question for a person is an approver's, as a four-eyes one: nobody signs in as the machine.
+        const otherApprover = person && ((fourEyes ?? this.tool.fourEyes) === true || options.machineOwner === true);
         if (otherApprover && options.approvers !== true && !Object.hasOwn(options.answers, key)) {
-          return Promise.reject(
-            new ToolProtocolError(
-              INVALID_PARAMS,
-              `Question "${key}" must be decided by an approver other than the caller, and this deployment names no approvers ` +
-                '(TASKS_APPROVERS, -c approvers=group:<name>): it cannot be decided',
-            ),
-          );
+          return Promise.reject(new ToolProtocolError(INVALID_PARAMS, undecidable(key, options.machineOwner === true)));
         }
         const marks = {
           ...(person ? { [ANSWERED_BY_META]: 'person' } : {}),
@@ -158,6 +161,10 @@ class Replay {
       listRoots: (key) => this.ask(key, { method: 'roots/list', params: {} }, 'roots'),
       step: (name, fn) => this.durableStep('step', name, fn),
       sleep: (ms) => this.sleep(ms),
+      now: () =>
+        insideStep.getStore() === this
+          ? Promise.resolve(this.now())
+          : this.durableStep('step', `now#${++this.clockReads}`, async () => this.now()),
       callback: (name, callbackOptions) => awaitCallback(this.callbackHost(), name, callbackOptions),
       // The composition root binds settings to the catalogue (`bindSettings` in `settings.ts`).
       setting: (key) => Promise.reject(new Error(`Tool "${tool.name}" reads setting "${key}", but no settings are bound to the catalogue`)),
@@ -283,7 +290,7 @@ class Replay {
     if (!cancelling) this.options.cancel.throwIfAborted();
     const position = ++this.calls;
     const journal = this.options.journal;
-    if (!journal) return fn();
+    if (!journal) return insideStep.run(this, fn);
     const entry = await journal.lookup(name);
     const diverged = await this.diverges(kind, name, position, entry?.position);
     if (diverged) return this.fail<T>(diverged);
@@ -296,7 +303,7 @@ class Replay {
       this.yielded = true;
       return this.suspend<T>();
     }
-    const value = await fn();
+    const value = await insideStep.run(this, fn);
     return (await journal.record(name, value === undefined ? null : value, position)) as T;
   }
 
@@ -330,6 +337,20 @@ function mapThrown(error: unknown, cancel: AbortSignal): RunOutcome {
   if (cancel.aborted) return { kind: 'cancelled' };
   if (error instanceof RetryableError) return { kind: 'retry', error };
   throw error;
+}
+
+/** A returned result as a run's outcome: its `statusMessage`, if a string, is the task's final message, not part of the result. */
+function resultOutcome({ statusMessage, ...result }: ToolResult): RunOutcome {
+  return typeof statusMessage === 'string' ? { kind: 'result', result, statusMessage } : { kind: 'result', result };
+}
+
+/** Why a question that needs an approver cannot be decided on a deployment without approvers. */
+function undecidable(key: string, machine: boolean): string {
+  const none = 'this deployment names no approvers (TASKS_APPROVERS, -c approvers=group:<name>): it cannot be decided';
+  return machine
+    ? `Question "${key}" is for a person, and this task's caller is a machine (a client acting for itself, by the deployment's ` +
+        `machine rule, TASKS_MACHINE_CLAIM) that nobody signs in as, so an approver must decide it; ${none}`
+    : `Question "${key}" must be decided by an approver other than the caller, and ${none}`;
 }
 
 function toResult(value: ToolResult | string): ToolResult {

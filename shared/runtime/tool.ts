@@ -2,7 +2,7 @@ import type * as z from 'zod';
 import { TasksError } from '../errors.ts';
 import type { ClientCapabilities, Decision, JsonRpcErrorObject } from '../tasks/model.ts';
 
-export { delay } from './delay.ts';
+export { delay } from '../delay.ts';
 export { jsonSchemaInput } from './json-schema.ts';
 
 /** A `CallToolResult` as a tool returns it. */
@@ -10,6 +10,8 @@ export interface ToolResult {
   content: Array<Record<string, unknown>>;
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
+  /** The task's final status message (e.g. "Deployed to 3 regions"); taken off the result, never sent with it. Default: one per status. */
+  statusMessage?: string;
   [key: string]: unknown;
 }
 
@@ -97,6 +99,14 @@ export interface TaskContext {
    * meanwhile. Inside a request (no task) it simply waits.
    */
   sleep(ms: number): Promise<void>;
+  /**
+   * The time (epoch ms) by the run's clock: outside a step, recorded like a
+   * step (`now#n`, the n-th read), so a replay reads the same instant; inside
+   * a step's `fn`, the clock itself (the step records what it computes).
+   * Under the test kit the clock is the kit's, which durable sleeps move;
+   * `Date.now()` is real time there. Read time through it.
+   */
+  now(): Promise<number>;
   /**
    * The value of a setting or secret the tool declares in `needs.settings`,
    * read once per execution environment (SSM Parameter Store or Secrets

@@ -7,6 +7,7 @@ import { errorName, type Log } from '../log.ts';
 import { logTaskEnded, withMetrics } from '../metrics.ts';
 import { MAX_DELAY_SECONDS, type TaskMessage, type TaskQueue } from '../queue/queue.ts';
 import { cancelRunsOnCancel } from '../tasks/callbacks-model.ts';
+import { MAX_STATUS_MESSAGE_BYTES, truncateUtf8 } from '../tasks/limits.ts';
 import { forPersonOnly, MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { isFirstRun, pastAttemptCap, progressedPastMark, retriesExhausted } from '../tasks/predicates.ts';
 import type { TaskStore } from '../tasks/store.ts';
@@ -216,6 +217,7 @@ class TaskRun {
       answers: task.inputResponses,
       ...(task.decisions === undefined ? {} : { decisions: task.decisions }),
       approvers: this.deps.approvers === true,
+      ...(task.machineOwner ? { machineOwner: true } : {}),
       cancel: signal,
       progress,
       journal: this.steps,
@@ -377,7 +379,10 @@ function toTaskOutcome(outcome: Extract<RunOutcome, { kind: 'result' | 'protocol
         const message = `The tool's result is too large: ${bytes} bytes, the limit is ${MAX_RESULT_BYTES}`;
         return { status: 'failed', error: { code: INTERNAL_ERROR, message }, statusMessage: message };
       }
-      return { status: 'completed', result };
+      // The tool's final message, cut like a progress message.
+      const message =
+        outcome.statusMessage === undefined ? {} : { statusMessage: truncateUtf8(outcome.statusMessage, MAX_STATUS_MESSAGE_BYTES) };
+      return { status: 'completed', result, ...message };
     }
     case 'protocol-error':
       return { status: 'failed', error: outcome.error, statusMessage: outcome.error.message };

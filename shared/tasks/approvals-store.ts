@@ -6,12 +6,19 @@
  */
 
 import type { Decider, WaitingPage } from './approvals-model.ts';
-import type { TaskRecord } from './model.ts';
+import type { Decision, TaskRecord } from './model.ts';
 import type { AnswerResult, ListOptions } from './store-types.ts';
 
 export interface ApprovalStore {
   /** The task when it waits on a question for a person (what an approver may open), whoever owns it; else `undefined`. */
   getWaitingForPerson(taskId: string, now: number): Promise<TaskRecord | undefined>;
+
+  /**
+   * Who decided the question `key` of a task (whoever owns it), while the
+   * task is readable at `now`: what an approver whose decision came late
+   * is told. Never the answer. One read.
+   */
+  getDecision(taskId: string, key: string, now: number): Promise<Decision | undefined>;
 
   /**
    * A page of the questions for a person waiting for a decision, of every owner, oldest first (only with `StorePolicy.approvals`).

@@ -119,6 +119,10 @@ export function newTaskRecord(task: NewTask, policy: SweepTiming): WorkingTask {
     sweepAt: task.now + sweepWindow(policy),
     version: 1,
     ...(task.toolVersion === undefined ? {} : { toolVersion: task.toolVersion }),
+    ...(task.repeat === undefined ? {} : { repeat: task.repeat }),
+    ...(task.machineOwner ? { machineOwner: true } : {}),
+    ...(task.requester === undefined ? {} : { requester: task.requester }),
+    ...(task.toolTitle === undefined ? {} : { toolTitle: task.toolTitle }),
   };
 }
 
@@ -205,11 +209,11 @@ export function applyOutcome(
   };
   switch (outcome.status) {
     case 'completed':
-      return { ...common, status: 'completed', result: outcome.result };
+      return { ...common, status: 'completed', result: outcome.result, ...finalMessage(outcome.statusMessage) };
     case 'failed':
-      return { ...common, status: 'failed', error: outcome.error, ...withStatusMessage(outcome.statusMessage ?? common.statusMessage) };
+      return { ...common, status: 'failed', error: outcome.error, ...finalMessage(outcome.statusMessage) };
     case 'cancelled':
-      return { ...common, status: 'cancelled', ...withStatusMessage(outcome.statusMessage ?? common.statusMessage) };
+      return { ...common, status: 'cancelled', ...finalMessage(outcome.statusMessage) };
     case 'input_required':
       return {
         ...common,
@@ -222,6 +226,11 @@ export function applyOutcome(
         ...(outcome.questions ? { questions: { ...common.questions, ...outcome.questions } } : {}),
       };
   }
+}
+
+/** The message an end writes, marked final; none: the message before the end stays on the row, unmarked (it no longer holds). */
+function finalMessage(statusMessage: string | undefined): { statusMessage?: string; finalMessage?: true } {
+  return statusMessage === undefined ? {} : { statusMessage, finalMessage: true };
 }
 
 /** `statusMessage` as a field to spread: absent rather than `undefined`. */

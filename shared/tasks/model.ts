@@ -109,11 +109,26 @@ export interface TaskBase {
   taskId: string;
   /** The principal that created the task; only it may see or touch the task. */
   owner: string;
+  /**
+   * `true`: the owner is a machine (its token matched the deployment's
+   * machine rule, `TASKS_MACHINE_CLAIM`): nobody signs in as it, so its
+   * questions for a person are for approvers (as four-eyes ones). Absent:
+   * a person, or a row written before the rule.
+   */
+  machineOwner?: true;
   tool: string;
   arguments: Record<string, unknown>;
   /** Capabilities the client declared on the `tools/call` that created the task. */
   clientCapabilities: ClientCapabilities;
+  /** The last status message written; once the task has ended, read it through `statusMessageOf` (`status-message.ts`). */
   statusMessage?: string;
+  /**
+   * `true`: `statusMessage` was written with the task's end (a tool's final
+   * message, a failure's or a cancel's reason). Absent on an ended task: its
+   * message is from before the end and no longer holds (rows ended before
+   * this field existed read so too).
+   */
+  finalMessage?: true;
   /** Epoch milliseconds. */
   createdAt: number;
   /** Epoch milliseconds. */
@@ -157,6 +172,15 @@ export interface TaskBase {
   version: number;
   /** The tool's declared `version` when the task was created (absent: the tool declared none, or the row predates versions). */
   toolVersion?: string;
+  /**
+   * Who started the task, as a person reads it: the `name` (else `email`)
+   * claim of the caller's token, at most 128 characters (absent: the token
+   * had neither, no token, or the row predates it). Personal data: shown
+   * only to the owner and approvers, never in events, logs or metrics.
+   */
+  requester?: string;
+  /** The tool's title when the task was created (absent: the tool has none, or the row predates it): the console's heading. */
+  toolTitle?: string;
   /** Who decided each question for a person, by key (absent: none decided yet, or the row predates decisions). */
   decisions?: Record<string, Decision>;
   /** Every question the handler asked, by key: where it was asked and what it asked, for replay checks. */
@@ -171,6 +195,21 @@ export interface TaskBase {
   callbacks?: Record<string, CallbackSettlement>;
   /** While a run is suspended on callbacks: the open ones and their deadlines (absent otherwise). */
   callbackWait?: CallbackWait;
+  /** A run of a repeated call past its window's first (`TaskActions.createOrJoin`); absent on every other task. */
+  repeat?: RepeatRun;
+  /**
+   * On the first run of a repeated call's window: how many of the call's runs
+   * there have ended, counted as each later run ends (absent: its own end
+   * only). The one attribute written to a row after its end: it is no task
+   * state, only where the call's next run goes.
+   */
+  runsEnded?: number;
+}
+
+/** Where a task stands among the runs of one repeated call in one window: the first run's id, and its own number (1, 2, …). */
+export interface RepeatRun {
+  head: string;
+  run: number;
 }
 
 /** Where a question was asked among the handler's durable calls, and a fingerprint of what it asked (method and requested schema). */
@@ -205,7 +244,7 @@ export type TaskRecord = WorkingTask | InputRequiredTask | CompletedTask | Faile
 
 /** How a handler run ended, as the runner hands it to the store. */
 export type TaskOutcome =
-  | { status: 'completed'; result: Record<string, unknown> }
+  | { status: 'completed'; result: Record<string, unknown>; statusMessage?: string }
   | { status: 'failed'; error: JsonRpcErrorObject; statusMessage?: string }
   | { status: 'cancelled'; statusMessage?: string }
   | {

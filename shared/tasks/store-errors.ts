@@ -58,11 +58,21 @@ export class InvalidPageError extends ClientError {
   }
 }
 
-/** The owner already has as many unfinished tasks as the configured cap allows. */
+/**
+ * The owner already has as many unfinished tasks as the configured cap
+ * allows. `data.retryAfterMs` says when to try again: a slot frees when one
+ * of the owner's unfinished tasks ends, which its client learns by polling,
+ * so the shortest poll interval those tasks advertise
+ * (`pollIntervalsMs`: theirs, as set at creation; a second when none is known).
+ */
 export class TooManyTasksError extends ClientError {
-  constructor(readonly limit: number) {
+  constructor(
+    readonly limit: number,
+    pollIntervalsMs: readonly number[],
+  ) {
+    const retryAfterMs = pollIntervalsMs.length > 0 ? Math.min(...pollIntervalsMs) : 1000;
     super(`Too many unfinished tasks: the limit is ${limit} per principal: wait for one of your tasks to finish, or cancel one`, {
-      data: { reason: 'unfinished-task-limit', limit },
+      data: { reason: 'unfinished-task-limit', limit, retryAfterMs },
     });
     this.name = 'TooManyTasksError';
   }

@@ -2,7 +2,7 @@
  * What the task store port (`store.ts`) takes and gives: the new task, the
  * options of its writes, its results, its policy, a page of a list.
  */
-import type { ClientCapabilities, JsonRpcErrorObject, TaskRecord } from './model.ts';
+import type { ClientCapabilities, JsonRpcErrorObject, RepeatRun, TaskRecord } from './model.ts';
 
 /** What `create` needs; the store fills in the bookkeeping fields. */
 export interface NewTask {
@@ -18,6 +18,14 @@ export interface NewTask {
   pollIntervalMs: number;
   /** The tool's declared version, recorded on the task for replay checks. */
   toolVersion?: string;
+  /** A later run of a repeated call: its end is counted on the window's first run (`TaskRecord.runsEnded`). */
+  repeat?: RepeatRun;
+  /** The owner is a machine (`TaskRecord.machineOwner`). */
+  machineOwner?: true;
+  /** Who starts it, as a person reads it (`TaskBase.requester`). */
+  requester?: string;
+  /** The tool's title (`TaskBase.toolTitle`). */
+  toolTitle?: string;
 }
 
 /** Options of `create`. */

@@ -2,6 +2,7 @@ import type { AnswerOptions } from './approvals-model.ts';
 import type { ApprovalStore } from './approvals-store.ts';
 import type { CallbackStore } from './callbacks-store.ts';
 import type { TaskOutcome, TaskRecord } from './model.ts';
+import type { SignOutStore } from './sign-outs-store.ts';
 import type {
   AnswerResult,
   CancelOptions,
@@ -20,7 +21,9 @@ import type {
 
 /**
  * The task store port. Every state change is a single conditional write that
- * names the state it comes from; a terminal task never changes again.
+ * names the state it comes from; a terminal task never changes again (its
+ * state: the first run of a repeated call counts the call's later runs as
+ * they end, `runsEnded`, written after the end that it counts).
  *
  * Reads are strongly consistent. A task that is missing, of another owner, or
  * terminal and past `createdAt + ttlMs` is indistinguishable from the others:
@@ -54,7 +57,7 @@ import type {
  * renewal: the trade-off, and the timeline of lease, `sweepAt` and the queue's
  * visibility timeout, are in `docs/durability.md`.
  */
-export interface TaskStore extends CallbackStore, ApprovalStore {
+export interface TaskStore extends CallbackStore, ApprovalStore, SignOutStore {
   /**
    * Durably creates a `working` task, due for the sweeper at
    * `now + leaseMs + sweepGraceMs`; readable by `get` as soon as this

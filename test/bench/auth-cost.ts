@@ -55,7 +55,7 @@ const handler = createMcpHandler({
   queue: new InMemoryTaskQueue(),
   tools: catalogue(productTools),
   log: jsonLog((line) => (loggedBytes += Buffer.byteLength(line))),
-  requestStateKey: async () => new Uint8Array(32).fill(7),
+  stackSecret: async () => new Uint8Array(32).fill(7),
 });
 
 const sign = (aud: string) =>

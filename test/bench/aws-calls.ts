@@ -20,11 +20,12 @@ import { join } from 'node:path';
 import { DEFAULT_WORKER_MAX_CONCURRENCY, WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import { ENV } from '../../shared/config.ts';
 import { startLocalStackProcess } from '../support/local-stack.ts';
-import { rpc } from '../support/mcp-http.ts';
-import { detail, figuresOf, meter, resetMeter } from './aws-counting.ts';
-import { countScenarios, openCountingStack } from './aws-scenarios.ts';
+import { rpc } from '../support/wire.ts';
+import { detail, type Figures, figuresOf, meter, resetMeter } from './aws-counting.ts';
+import { countScenarios, countWithIssuer, openCountingStack } from './aws-scenarios.ts';
 import { callbackLines, callbackVersusPoll } from './callback-vs-poll.ts';
-import { FALLBACK_CALL_MIN, REPEAT_JOIN_MIN, TASK_STATUS_MIN } from './minima.ts';
+import { consoleCost } from './console-cost.ts';
+import { FALLBACK_CALL_MIN, LATER_REPEAT_MIN, LATER_RUN_MIN, REPEAT_JOIN_MIN, TASK_STATUS_MIN } from './minima.ts';
 import { FIGURE_COLUMNS, report } from './report.ts';
 import { roundCost, type TaskCost } from './round-cost.ts';
 
@@ -33,13 +34,15 @@ const { stack, until, statusOf, quiescent, createTask } = bench;
 try {
   const { rows, gets } = await countScenarios(bench);
   const waits = await callbackVersusPoll(bench);
-  report([...rows, ...waits], gets);
+  const withIssuer = await countWithIssuer();
+  report([...rows, withIssuer, ...waits], gets);
   console.log(callbackLines(waits).join('\n'));
   const fallback = await clientsWithoutTasks(rows[0]!.taskId);
   const simple = rows[0]!;
   const task = { figures: simple.measured, logBytes: simple.meter.logBytes, apiRequests: simple.meter.apiRequests };
   const round = roundCost({ task, fallback });
   console.log(round.lines.join('\n'));
+  console.log((await consoleCost(bench, simple.taskId)).join('\n'));
   if (round.over.length > 0) process.exitCode = 1;
   await localConcurrency();
 } finally {
@@ -81,33 +84,49 @@ async function clientsWithoutTasks(finishedTaskId: string): Promise<TaskCost> {
   const statusDetail = detail(meter, calls);
   const per = (value: number) => value / calls;
 
-  // A repeat of a call whose task waits for input (no worker runs meanwhile, so only the repeat is metered).
-  const question = { name: 'multi_input', arguments: {} };
-  const asked = await rpc(stack.url, 'tools/call', question, withoutTasks);
-  const askedId = (asked.body?.result?.['structuredContent'] as { taskId?: string } | undefined)?.taskId;
+  // The same call again once its task ended: run 1 of the window, its end counted on the head.
   await quiescent();
   resetMeter();
-  const repeat = await rpc(stack.url, 'tools/call', question, withoutTasks);
-  if ((repeat.body?.result?.['structuredContent'] as { taskId?: string } | undefined)?.taskId !== askedId) {
-    throw new Error(`bench: the repeated call did not join: ${repeat.text}`);
+  const again = await rpc(stack.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0.01 } }, withoutTasks);
+  if ((again.body?.result?.['content'] as Array<{ text?: string }> | undefined)?.[0]?.text !== 'Computed result after 0.01s') {
+    throw new Error(`bench: the later run did not answer its result: ${again.text}`);
   }
   await quiescent();
-  const joined = figuresOf(meter);
-  const joinDetail = detail(meter);
-  await rpc(stack.url, 'tools/call', { name: 'task_cancel', arguments: { taskId: askedId } }, withoutTasks);
+  const later = figuresOf(meter);
+  const laterDetail = detail(meter);
+
+  // A repeat of a call whose task waits for input (no worker runs meanwhile, so only the repeat is metered): run 0, then run 1.
+  const question = { name: 'multi_input', arguments: {} };
+  const repeatOf = async (run: number) => {
+    const asked = await rpc(stack.url, 'tools/call', question, withoutTasks);
+    const askedId = (asked.body?.result?.['structuredContent'] as { taskId?: string } | undefined)?.taskId;
+    await quiescent();
+    resetMeter();
+    const repeat = await rpc(stack.url, 'tools/call', question, withoutTasks);
+    if ((repeat.body?.result?.['structuredContent'] as { taskId?: string } | undefined)?.taskId !== askedId) {
+      throw new Error(`bench: the repeat of run ${run} did not join: ${repeat.text}`);
+    }
+    await quiescent();
+    const figures = figuresOf(meter);
+    const commands = detail(meter);
+    await rpc(stack.url, 'tools/call', { name: 'task_cancel', arguments: { taskId: askedId } }, withoutTasks);
+    return { figures, commands };
+  };
+  const joined = await repeatOf(0);
+  const laterJoined = await repeatOf(1);
 
   const columns = FIGURE_COLUMNS;
+  const line = (label: string, figures: Figures, minimum: Figures) =>
+    console.log(`| ${label} | ${columns.map(([, key]) => `${figures[key]} | ${minimum[key]}`).join(' | ')} |`);
   console.log('');
   console.log('Clients without tasks (the fallback), measured the same way:');
   console.log('');
   console.log(`| call | ${columns.map(([title]) => `${title} | min`).join(' | ')} |`);
   console.log(`|---|${columns.map(() => '--:|--:').join('|')}|`);
-  console.log(
-    `| fallback call ending within the budget | ${columns.map(([, key]) => `${measured[key]} | ${FALLBACK_CALL_MIN[key]}`).join(' | ')} |`,
-  );
-  console.log(
-    `| a repeated identical call (joins the unfinished task) | ${columns.map(([, key]) => `${joined[key]} | ${REPEAT_JOIN_MIN[key]}`).join(' | ')} |`,
-  );
+  line('fallback call ending within the budget', measured, FALLBACK_CALL_MIN);
+  line('the same call again once it ended (a later run: any number of runs before)', later, LATER_RUN_MIN);
+  line('a repeated identical call (joins the unfinished task)', joined.figures, REPEAT_JOIN_MIN);
+  line('a repeat of a later run (joins it; any number of runs before)', laterJoined.figures, LATER_REPEAT_MIN);
   console.log(
     `| one task_status call (no waitSeconds) | ${per(status.rcu)} | ${TASK_STATUS_MIN.rcu} | ${per(status.wcu)} | 0 | ` +
       `${per(status.ddbRequests)} | ${TASK_STATUS_MIN.ddbRequests} | ${per(status.sqsRequests)} | 0 | ${per(status.invocations)} | 0 ` +
@@ -118,8 +137,12 @@ async function clientsWithoutTasks(finishedTaskId: string): Promise<TaskCost> {
     `- the fallback call answered its own result after ${answeredMs} ms (the request reads the row once a second); ${callDetail}`,
   );
   console.log(
-    `- the repeated call: ${joinDetail}; the refused put is billed by the size of the row it checked (1 WCU per KB: here a waiting ` +
-      'task of two questions, just over 1 KB)',
+    `- the later run: ${laterDetail}; the third UpdateItem (after the claim and the finish) is the head's count of its ended runs`,
+  );
+  console.log(`- the repeated call: ${joined.commands}`);
+  console.log(
+    `- the repeat of a later run: ${laterJoined.commands}; the refused put is billed by the size of the row it checked (1 WCU per KB: ` +
+      'here a waiting task of two questions, just over 1 KB)',
   );
   console.log(`- task_status: ${statusDetail}`);
   console.log(

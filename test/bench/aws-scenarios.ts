@@ -3,8 +3,10 @@
  * functions' SDK clients are metered (aws-counting.ts), and the four
  * scenarios (simple task, one input round, a question for a person, a 10-step job) measured one at a
  * time, each from a quiet queue to a quiet queue, plus one `tasks/get` of each
- * finished task. `aws-calls.ts` prints them; the capacity model's test
- * compares its per-task counts with them.
+ * finished task; and the simple task on a stack with an issuer (`LOCAL_AUTH=1`'s
+ * authorization server, a client credentials token), where the cap on
+ * unfinished tasks is on by default. `aws-calls.ts` prints them; the capacity
+ * model's test compares its per-task counts with them.
  *
  * Every wait is for a condition (task status, every sent message delivered
  * and deleted, no call in flight), never for a fixed time.
@@ -14,16 +16,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { decodeJwt } from 'jose';
+import { REGION } from '../../bin/local/emulators.ts';
+import { LOCAL_AUTH_SCOPE, type LocalStack } from '../../bin/local/options.ts';
 import { LOCAL_CREDENTIALS } from '../../bin/local/sqs.ts';
-import { type LocalStack, REGION, startLocalStack } from '../../bin/local/stack.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { readEffects } from '../../functions/fixtures/durability/effects.ts';
+import { principalFor } from '../../shared/auth/principal.ts';
 import { ENV } from '../../shared/config.ts';
 import { EventBridgePublisher } from '../../shared/events/eventbridge.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb/index.ts';
 import type { TaskRecord, TaskStatus } from '../../shared/tasks/model.ts';
 import { startEventBridgeFake } from '../support/eventbridge-fake.ts';
-import { rpc } from '../support/mcp-http.ts';
+import { clientCredentialsToken, discover, registerServiceClient } from '../support/oauth.ts';
+import { rpc } from '../support/wire.ts';
 import {
   detail,
   type Figures,
@@ -37,7 +44,7 @@ import {
   type Row,
   resetMeter,
 } from './aws-counting.ts';
-import { INPUT_ROUND_MIN, PERSON_QUESTION_MIN, SIMPLE_MIN, STEPS, TEN_STEP_MIN } from './minima.ts';
+import { INPUT_ROUND_MIN, PERSON_QUESTION_MIN, SIMPLE_MIN, STEPS, TEN_STEP_MIN, WITH_ISSUER_MIN } from './minima.ts';
 
 const TIMEOUT_MS = 20_000;
 
@@ -56,8 +63,13 @@ export interface CountingStack {
   close(): Promise<void>;
 }
 
-/** Starts the local stack with `npm start`'s settings (the test toolset, for `step_sequence`), its functions' clients metered. */
-export async function openCountingStack(): Promise<CountingStack> {
+/**
+ * Starts the local stack with `npm start`'s settings (the test toolset, for
+ * `step_sequence`), its functions' clients metered; with `issuer`, as
+ * `LOCAL_AUTH=1` starts it (an authorization server beside it, every request
+ * with a token).
+ */
+export async function openCountingStack(options: { issuer?: boolean } = {}): Promise<CountingStack> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-bench-'));
   const effectsDir = join(dataDir, 'effects');
   let taskQueueUrl = '';
@@ -84,6 +96,7 @@ export async function openCountingStack(): Promise<CountingStack> {
     events: new EventBridgePublisher({ client: eventBridge, busName: 'bench' }),
     // The sweeper runs once at start-up (uncounted) and not again during the bench.
     sweepIntervalMs: 3_600_000,
+    ...(options.issuer ? { auth: {} } : {}),
     instrument: ({ dynamodb, sqs, poller, endpoints }) => {
       quiet = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: REGION, credentials: LOCAL_CREDENTIALS });
       meterDynamoDb(dynamodb, quiet);
@@ -93,7 +106,8 @@ export async function openCountingStack(): Promise<CountingStack> {
   });
   taskQueueUrl = stack.config.queueUrl;
   const watcher = new DynamoDbTaskStore({ client: quiet, tableName: stack.config.tableName, policy: stack.config });
-  const principal = stack.config.localPrincipal;
+  const caller = options.issuer ? await signedIn(stack.url) : { principal: stack.config.localPrincipal, headers: {} };
+  const principal = caller.principal;
 
   async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
     const deadline = Date.now() + TIMEOUT_MS;
@@ -120,7 +134,7 @@ export async function openCountingStack(): Promise<CountingStack> {
       ),
     async createTask(name, args) {
       meter.apiRequests += 1;
-      const created = await rpc(stack.url, 'tools/call', { name, arguments: args });
+      const created = await rpc(stack.url, 'tools/call', { name, arguments: args }, { headers: caller.headers });
       const taskId = created.body?.result?.['taskId'];
       if (typeof taskId !== 'string') throw new Error(`bench: ${name} did not create a task: ${created.text}`);
       return taskId;
@@ -133,6 +147,37 @@ export async function openCountingStack(): Promise<CountingStack> {
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A client credentials token from the stack's authorization server, as a service signs in, and the principal it makes. */
+async function signedIn(url: string): Promise<{ principal: string; headers: Record<string, string> }> {
+  const found = await discover(url);
+  const client = await registerServiceClient(found.server.registration_endpoint, LOCAL_AUTH_SCOPE);
+  const token = await clientCredentialsToken(found.server.token_endpoint, client, found.metadata.resource, LOCAL_AUTH_SCOPE);
+  const claims = decodeJwt(token);
+  return { principal: principalFor(String(claims.iss), String(claims.sub)), headers: { authorization: `Bearer ${token}` } };
+}
+
+/**
+ * The simple task where people sign in (an issuer): the cap on unfinished
+ * tasks is on by default, so the create adds the task to its principal's set
+ * of unfinished tasks and the end removes it; the console lists the task, as
+ * `npm start`'s does. Measured on a stack of its own, like the others.
+ */
+export async function countWithIssuer(): Promise<Row> {
+  // The new stack's start-up (its recovery's scans) goes to a meter of its own, not to the last scenario's.
+  resetMeter();
+  const bench = await openCountingStack({ issuer: true });
+  try {
+    await bench.quiescent();
+    resetMeter();
+    const taskId = await bench.createTask('slow_compute', { seconds: 0.01 });
+    await bench.statusOf(taskId, ['completed']);
+    await bench.quiescent();
+    return { scenario: 'simple task, with an issuer', measured: figuresOf(meter), minimum: WITH_ISSUER_MIN, meter, taskId };
+  } finally {
+    await bench.close();
+  }
 }
 
 /** The scenarios measured, and one `tasks/get` of each one's finished task (per call). */

@@ -35,7 +35,7 @@ export const USES: Record<keyof typeof FUNCTION_MODULES, string[]> = {
   callbacks: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm'],
   deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
   sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
-  stateKey: ['@aws-sdk/client-ssm'],
+  stackSecret: ['@aws-sdk/client-ssm'],
   // The console reads and answers tasks (DynamoDB, SQS for the resume), derives its cookie keys from the state key
   // (SSM), checks answers with the MCP SDK's JSON Schema validator, serves pages (Hono) and signs people in
   // (openid-client, jose).

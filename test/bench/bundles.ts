@@ -155,7 +155,7 @@ const ENVIRONMENT = {
   NODE_OPTIONS: '--enable-source-maps',
   [ENV.tableName]: 'placeholder-table',
   [ENV.queueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/placeholder-queue',
-  [ENV.stateKeyParameter]: '/placeholder/request-state-key',
+  [ENV.stackSecretParameter]: '/placeholder/request-state-key',
   [ENV.publicUrl]: 'https://placeholder.execute-api.us-east-1.amazonaws.com',
 };
 

@@ -15,12 +15,17 @@ const JOB = { input: 'bench', durationSeconds: 2 };
 
 /**
  * Polling with `checks` status checks: each run is a claim, a journal query
- * and a status step; every run but the last also records its durable sleep
- * and hands over (release + a delayed message), the first also records the
- * submit; the last finishes. Index: enter, a move per hand-over, leave.
+ * and a status step; every run but the last also writes the tool's progress
+ * message (`Job … is running (check n)`; the first run's is the submit's,
+ * `external_job` reporting both within the one-a-second throttle), records
+ * its durable sleep and hands over (release + a delayed message); the first
+ * also records the submit; the last finishes. So every further check adds
+ * 5 writes (claim, status step, progress, sleep, hand-over), a query, a move
+ * of the index entry, 3 SQS requests and a run. Index: enter, a move per
+ * hand-over, leave.
  */
 export function pollMin(checks: number): Figures {
-  const writes = 4 * checks + 1;
+  const writes = 5 * checks;
   return {
     ddbRequests: writes + checks,
     rcu: checks * ROW_RCU,

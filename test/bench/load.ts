@@ -32,7 +32,7 @@ import { perTask } from '../../infra/per-task.ts';
 import { ASSUMED } from '../../infra/prices.ts';
 import { ENV } from '../../shared/config.ts';
 import { jsonLog } from '../../shared/log.ts';
-import { rpc } from '../support/mcp-http.ts';
+import { rpc } from '../support/wire.ts';
 
 const TPS = Number(process.env['BENCH_LOAD_TPS'] ?? 10);
 const SECONDS = Number(process.env['BENCH_LOAD_SECONDS'] ?? 60);

@@ -52,8 +52,11 @@ export function report(rows: Row[], gets: PollCost[]): void {
   out.push('Index writes: enter 1 (create), leave 1 (finish); moving sweepAt costs 2: a lease renewal (claims and progress');
   out.push('writes leave sweepAt alone, so a run within its first lease never moves), and a wait for input starting (sweepAt');
   out.push('becomes its deadline) and ending by an answer; partial answers leave it alone. The list index: 1 at create (where a');
-  out.push("console lists tasks, as npm start's does), never again: its keys never change. Listing a page: a query per list");
+  out.push("console lists tasks, as npm start's does; a deployed open endpoint's console lists none: 1 WCU less), never again:");
+  out.push('its keys never change. Listing a page: a query per list');
   out.push('partition (keys only) and one eventually consistent BatchGetItem, half a read unit per 4 KB of each listed row.');
+  out.push("With an issuer, the cap on unfinished tasks (on by default, 100 per principal): 2 writes of the principal's set");
+  out.push('(take at create, free at the end), 1 WCU each while the set holds fewer than about 25 ids, more as it grows.');
   out.push('EventBridge: one lifecycle event at each end (the input round asks the client, not a person: no question event).');
   out.push("Not counted: the mapping's empty long polls (constant, not per task). Corrected: dynalite reports 0 RCU for a");
   out.push("Query that returns nothing (a first run's checkpoint query); AWS bills the minimum read (1 RCU, strongly consistent).");

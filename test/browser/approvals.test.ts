@@ -15,8 +15,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { pollUntil, TasksClient } from '../../bin/cli/client.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { errorOf, resultOf, rpc, TASKS_EXTENSION } from '../support/mcp-http.ts';
 import { clientCredentialsToken, discover, personToken, registerServiceClient } from '../support/oauth.ts';
+import { errorOf, resultOf, rpc, TASKS_EXTENSION } from '../support/wire.ts';
 import { launchBrowser, type TestBrowser } from './browser.ts';
 
 /** Generous: the machine may be busy; nothing here asserts how fast anything is. */
@@ -79,9 +79,7 @@ const waitingOn = async (client: TasksClient, taskId: string) =>
 
 /** Approves the question on the page open in `page` (an approver's view or the owner's). */
 async function approve(page: Page): Promise<void> {
-  const question = page.locator('section[data-question="approval"]');
-  await question.locator('input[type="radio"][value="true"]').check();
-  await question.locator('button[type="submit"]').click();
+  await page.locator('section[data-question="approval"] button[value="true"]').click();
 }
 
 describe('approvals (LOCAL_AUTH, approvers named)', () => {
@@ -129,7 +127,7 @@ describe('approvals (LOCAL_AUTH, approvers named)', () => {
     await machineRow.locator('a').click();
     await ada.waitForURL(`${base}/console/tasks/${machineTask}`);
     assert.equal(await ada.locator('#task[data-view="approver"]').count(), 1);
-    assert.match(await ada.locator('section[data-question="approval"] .deadline').innerText(), /Open until \d{4}-/);
+    assert.match(await ada.locator('section[data-question="approval"] .deadline').innerText(), /^Deadline: in 7 days/);
     const shown = await ada.content();
     assert.doesNotMatch(shown, /&quot;action&quot;|"action"/, 'the arguments are never shown to an approver');
     assert.doesNotMatch(shown, /<h2>(Arguments|Recorded steps|Result)<\/h2>/);
@@ -153,7 +151,7 @@ describe('approvals (LOCAL_AUTH, approvers named)', () => {
       { timeoutMs: SETTLE_MS, interval: () => 250 },
     );
     await alicePage.goto(`${base}/console/tasks/${fourEyesTask}`);
-    assert.match(await alicePage.locator('#decisions [data-decision="approval"]').innerText(), /ada \(an approver, on this page\)/);
+    assert.match(await alicePage.locator('#decisions [data-decision="approval"]').innerText(), /ada as an approver, on this page/);
     assert.equal(await ada.locator(`tr[data-waiting="${machineTask}:approval"]`).count(), 0, 'decided questions leave the list');
   });
 

@@ -34,10 +34,18 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
+/** How a browser's pages are set up: see Playwright's context options of the same names. */
+export interface BrowserOptions {
+  /** Lets a test inject a script (axe-core) into pages whose CSP would refuse it; the served header is unchanged. */
+  bypassCSP?: boolean;
+  viewport?: { width: number; height: number };
+  timezoneId?: string;
+}
+
 /** A fresh browser (its own profile: no cookies, no cache). */
-export async function launchBrowser(): Promise<TestBrowser> {
+export async function launchBrowser(options: BrowserOptions = {}): Promise<TestBrowser> {
   const profile = await mkdtemp(join(tmpdir(), 'mcp-tasks-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true });
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true, ...options });
   const dialogs: string[] = [];
   const consoleMessages: string[] = [];
   const watch = (page: Page) => {

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { TasksClient } from '../../bin/cli/client.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { resultOf, rpc } from '../support/mcp-http.ts';
+import { resultOf, rpc } from '../support/wire.ts';
 import { launchBrowser, type TestBrowser } from './browser.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/mcp-tasks.js', import.meta.url));
@@ -53,7 +53,7 @@ describe('console in a browser', () => {
     assert.match(await page.locator('#reach').innerText(), /Open console/);
     await page.locator(`tr[data-task="${intake}"] a`).click();
     await page.waitForURL(`${base}/console/tasks/${intake}`);
-    assert.equal(await page.locator('h1').innerText(), 'intake_form');
+    assert.equal(await page.locator('h1').innerText(), 'Project intake form');
     // The worker may not have asked yet: the page reloads itself when the questions appear.
     const contact = page.locator('section[data-question="contact"]');
     const project = page.locator('section[data-question="project"]');
@@ -69,7 +69,12 @@ describe('console in a browser', () => {
     const refused = page.waitForResponse((response) => response.url().endsWith('/answer'));
     await contact.locator('button[type="submit"]').click();
     assert.equal((await refused).status(), 400);
-    assert.match(await contact.locator('.problems').innerText(), /"email" must match format "email"/);
+    assert.equal(
+      await contact.locator('.field.invalid .field-problem').innerText(),
+      'Enter an email address, such as name@example.com.',
+      'the problem in words, beside its field',
+    );
+    assert.equal(await contact.locator('input[name="field.email"]').getAttribute('aria-invalid'), 'true');
     assert.equal(await contact.locator('input[name="field.name"]').inputValue(), 'Ada', 'what was typed is kept');
     const waiting = await client.getTask(intake);
     assert.deepEqual(Object.keys(waiting.inputRequests ?? {}).sort(), ['contact', 'project']);
@@ -94,7 +99,7 @@ describe('console in a browser', () => {
     const outcome = page.locator('#outcome');
     await outcome.waitFor({ state: 'visible', timeout: SETTLE_MS });
     assert.match(await page.locator('#result').innerText(), /Intake for apollo: Ada <ada@example.com>, plan enterprise, languages ts, go/);
-    assert.equal(await page.locator('#status').innerText(), 'completed');
+    assert.equal(await page.locator('#status-line .badge').innerText(), 'Done');
     assert.equal(await page.evaluate(() => (globalThis as unknown as { mark?: string }).mark), 'same document');
     assert.equal(await page.locator('#cancel').isVisible(), false, 'an ended task has no cancel');
     const done = await client.getTask(intake);
@@ -121,7 +126,7 @@ describe('console in a browser', () => {
     await page.locator('#cancel summary').click();
     await confirm.click();
     await page.waitForURL(`${base}/console/tasks/${long}`);
-    await page.locator('#status', { hasText: 'cancelled' }).waitFor({ timeout: SETTLE_MS });
+    await page.locator('#status-line .badge', { hasText: 'Cancelled' }).waitFor({ timeout: SETTLE_MS });
     assert.equal((await client.getTask(long)).status, 'cancelled');
     await page.close();
   });
@@ -182,8 +187,7 @@ describe('console in a browser', () => {
     await tab.goto(page!);
     await tab.locator('section[data-question="approval"]').waitFor({ timeout: SETTLE_MS });
     assert.match(await tab.locator('#status-message').innerText(), /Waiting for a person to answer on the task's page/);
-    await tab.locator('section[data-question="approval"] input[value="true"]').check();
-    await tab.locator('section[data-question="approval"] button[type="submit"]').click();
+    await tab.locator('section[data-question="approval"] button[value="true"]').click();
     await tab.locator('#outcome').waitFor({ state: 'visible', timeout: SETTLE_MS });
     assert.match(await tab.locator('#result').innerText(), /Approved and done: ship it/);
 
@@ -193,7 +197,7 @@ describe('console in a browser', () => {
     const printed = /its page: (http:\/\/\S+?)\)/.exec(cli.stderr)?.[1];
     assert.ok(printed, cli.stderr);
     await tab.goto(printed);
-    assert.equal(await tab.locator('h1').innerText(), 'approval_gate');
+    assert.equal(await tab.locator('h1').innerText(), 'Approval gate');
     assert.ok(await tab.locator('section[data-question="approval"]').isVisible());
     await tab.close();
   });

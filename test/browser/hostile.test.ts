@@ -54,7 +54,11 @@ describe('hostile task data on the console', () => {
     await question.waitFor({ timeout: SETTLE_MS });
     assert.equal(await question.getAttribute('data-question'), `q-${HOSTILE.image}`, 'the key itself, as an attribute value');
     assert.ok((await page.locator('#status-message').innerText()).includes(`${HOSTILE.script} ${HOSTILE.image} ${ARGUMENT}`));
-    assert.ok((await page.locator('pre', { hasText: '"text"' }).first().innerText()).includes(ARGUMENT.replaceAll('"', '\\"')));
+    assert.ok((await page.locator('#arguments dd').first().innerText()).includes(ARGUMENT), 'the argument, drawn as text');
+    assert.ok(
+      ((await page.locator('#arguments details.raw pre').textContent()) ?? '').includes(ARGUMENT.replaceAll('"', '\\"')),
+      'and raw',
+    );
     assert.ok((await question.locator('h3').innerText()).includes(HOSTILE.script));
     assert.ok((await question.locator('label').innerText()).includes(HOSTILE.image));
     assert.equal(await question.locator('input[name="field.note"]').inputValue(), HOSTILE.link, 'a default is a value, not a link');
@@ -87,6 +91,10 @@ async function checkResult(page: Page): Promise<void> {
   assert.ok(text.includes('[image of type image/svg+xml: not shown]'));
   assert.equal(await result.locator('img').count(), 1, 'the PNG, as a data: URL');
   assert.match((await result.locator('img').getAttribute('src')) ?? '', /^data:image\/png;base64,/);
-  assert.ok(text.includes('"html": "<script>alert(\\"script\\")</script>"'), 'structured content as JSON text');
+  assert.ok(text.includes('<script>alert("script")</script>'), 'structured content drawn as text');
+  assert.ok(
+    ((await result.locator('details.raw pre').textContent()) ?? '').includes('"html": "<script>alert(\\"script\\")</script>"'),
+    'and as raw JSON',
+  );
   await nothingRan(page);
 }

@@ -61,7 +61,7 @@ describe('console sign-in (LOCAL_AUTH)', () => {
     assert.ok(!page.url().startsWith(base), `sent to the authorization server: ${page.url()}`);
     await signIn(page, 'alice');
     await page.waitForURL(link);
-    assert.equal(await page.locator('h1').innerText(), 'long_computation');
+    assert.equal(await page.locator('h1').innerText(), 'Long computation');
     assert.match(await page.locator('#reach').innerText(), /Signed in as alice/);
     const [session] = (await first.context.cookies(base)).filter((cookie) => cookie.name === 'mcp-tasks-console');
     assert.ok(session, 'a session cookie');

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { WorkingTask } from '../../shared/tasks/model.ts';
 import { IdempotencyConflictError, TaskIdTakenError } from '../../shared/tasks/store-errors.ts';
-import { at, type ContractKit, ELICIT, newTask, OWNER, RESULT, STRANGER, T0, TTL, W } from './kit.ts';
+import { at, type ContractKit, ELICIT, ERROR, newTask, OWNER, RESULT, STRANGER, T0, TTL, W } from './kit.ts';
 
 /** The `create and get` cases. */
 export function describeCreateAndGet(kit: ContractKit): void {
@@ -33,6 +33,15 @@ export function describeCreateAndGet(kit: ContractKit): void {
       };
       assert.deepEqual(result, { task: expected, created: true });
       assert.deepEqual(await store().get(input.taskId, OWNER, at(1)), expected);
+    });
+
+    it('keeps who started the task and its tool title when given; a task without them reads as before', async () => {
+      const named = await created({ requester: 'Alice Liddell', toolTitle: 'Approval gate' });
+      assert.equal((await read(named.taskId)).requester, 'Alice Liddell');
+      assert.equal((await read(named.taskId)).toolTitle, 'Approval gate');
+      const unnamed = await created();
+      assert.equal('requester' in (await read(unnamed.taskId)), false);
+      assert.equal('toolTitle' in (await read(unnamed.taskId)), false);
     });
 
     it('the returned record is a copy: mutating it does not change the store', async () => {
@@ -164,6 +173,24 @@ export function describeJoiningCreate(kit: ContractKit): void {
         TaskIdTakenError,
       );
       assert.deepEqual(await read(theirs.taskId), theirs);
+    });
+
+    it("a later run's end, finished, cancelled or failed, is counted on its head (runsEnded: its number + 1, never less); the head's state stays", async () => {
+      const head = await completed();
+      const run = (n: number) => newTask({ repeat: { head: head.taskId, run: n }, now: at(10) });
+      const third = await store().create(run(3));
+      assert.deepEqual(third.task.repeat, { head: head.taskId, run: 3 });
+      const claimed = await store().claim(third.task.taskId, 'w', at(11));
+      assert.ok(claimed);
+      await store().finish(claimed, 'w', { status: 'completed', result: RESULT }, at(12));
+      assert.deepEqual(await read(head.taskId), { ...head, runsEnded: 4 });
+      const second = await store().create(run(2));
+      await store().cancel(second.task.taskId, OWNER, at(13));
+      assert.equal((await read(head.taskId)).runsEnded, 4, 'an earlier run ending late does not move the count back');
+      const sixth = await store().create(run(6));
+      await store().fail(sixth.task.taskId, { error: ERROR, statusMessage: 'Gave up', now: at(14) });
+      assert.deepEqual(await read(head.taskId), { ...head, runsEnded: 7 });
+      assert.deepEqual((await read(sixth.task.taskId)).repeat, { head: head.taskId, run: 6 }, 'the run keeps its place as it ends');
     });
 
     it('of concurrent creates under one id exactly one creates the task, the others join it', async () => {

@@ -33,6 +33,10 @@ export function describeDecide(kit: ContractKit): void {
       assert.equal(stored.status, 'working');
       assert.deepEqual(stored.inputResponses, { approval: YES });
       assert.deepEqual(stored.decisions, { approval: { by: APPROVER, name: 'ada@example.com', as: 'approver', via: 'page', at: at(20) } });
+      // Who decided stays readable by id (for an approver who comes late), the task no longer waiting; an open or unknown key has none.
+      assert.deepEqual(await store().getDecision(task.taskId, 'approval', at(30)), stored.decisions?.['approval']);
+      assert.equal(await store().getDecision(task.taskId, 'other', at(30)), undefined);
+      assert.equal(await store().getDecision('no-such-task', 'approval', at(30)), undefined);
     });
 
     it('a question needing another approver is refused to its owner, on the page and in-band, and stays open', async () => {

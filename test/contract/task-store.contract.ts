@@ -23,11 +23,10 @@ import { describeHeartbeat } from './heartbeat.contract.ts';
 import { contractKit, type StoreUnderTest } from './kit.ts';
 import { describeList } from './list.contract.ts';
 import { describeRelease } from './release.contract.ts';
+import { describeSignOuts } from './sign-outs.contract.ts';
 import { describeSteps } from './steps.contract.ts';
 import { describeSweep } from './sweep.contract.ts';
 import { describeTerminalTasks } from './terminal.contract.ts';
-
-export { CONTRACT_POLICY, type StoreUnderTest } from './kit.ts';
 
 /**
  * Registers the contract cases for one adapter. `makeStore` is called once
@@ -63,5 +62,6 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     describeIdempotentCreate(kit);
     describeJoiningCreate(kit);
     describeConcurrentCallers(kit);
+    describeSignOuts(kit);
   });
 }

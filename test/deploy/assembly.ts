@@ -89,7 +89,7 @@ export const FUNCTION_ROLES = {
   worker: 'runs queued tasks',
   deadLetter: 'dead-lettered',
   sweeper: 'sweeper',
-  stateKey: 'requestState sealing key',
+  stackSecret: "creates the stack's secret",
   console: 'the console',
   callbacks: "an outside system's completion",
 } as const;

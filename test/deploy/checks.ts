@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { conformanceTools } from '../../functions/fixtures/conformance.ts';
 import { productTools } from '../../functions/tools/index.ts';
 import { SETTINGS } from '../../shared/config.ts';
-import { resultOf, rpc } from '../support/mcp-http.ts';
+import { resultOf, rpc } from '../support/wire.ts';
 import { type Assembly, functionsOf, VARIANTS, type VariantName } from './assembly.ts';
 import type { Deployment } from './deployment.ts';
 

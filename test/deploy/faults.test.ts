@@ -13,7 +13,7 @@ import { build, type Plugin } from 'esbuild';
 import { STACK_ID, TOOLSET_SOURCES } from '../../infra/app.ts';
 import { FunctionCode } from '../../infra/constructs/function-code.ts';
 import { BUNDLING, bundlingFor } from '../../infra/constructs/task-function.ts';
-import { resultOf, rpc } from '../support/mcp-http.ts';
+import { resultOf, rpc } from '../support/wire.ts';
 import { type Assembly, assemblyRoot, functionsOf, type Json, loadAssembly, ROOT, resourcesOf } from './assembly.ts';
 import { cfnLint, environmentProblems, servedToolProblems } from './checks.ts';
 import { startDeployment } from './deployment.ts';

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ClientCredentialsProvider, UnauthorizedError } from '@modelcontextprotocol/client';
-import { connectSdkClient, MODERN_PROTOCOL_VERSION, type SdkConnection, SdkTasks, TASKS_EXTENSION } from '../support/clients.ts';
+import { connectSdkClient, type SdkConnection, SdkTasks } from '../support/clients.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import {
   authorizeInBrowser,
@@ -29,6 +29,7 @@ import {
   discover,
   registerServiceClient,
 } from '../support/oauth.ts';
+import { PROTOCOL_VERSION, TASKS_EXTENSION } from '../support/wire.ts';
 
 const OTHER_RESOURCE = 'https://other.example.com/mcp';
 const ENDPOINT_SCOPE = 'tasks';
@@ -64,7 +65,7 @@ function callToolRaw(token: string | undefined, name: string, args: Record<strin
     headers: {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
+      'mcp-protocol-version': PROTOCOL_VERSION,
       'mcp-method': 'tools/call',
       'mcp-name': name,
       ...(token ? { authorization: `Bearer ${token}` } : {}),
@@ -77,7 +78,7 @@ function callToolRaw(token: string | undefined, name: string, args: Record<strin
         name,
         arguments: args,
         _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
+          'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
           'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
           'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
         },

@@ -3,14 +3,17 @@
  * local stack as `npm start` runs it (default settings): scripted, with
  * answers from flags and `--json`, and interactively through a
  * pseudo-terminal, answering an `approval_gate` question at the prompts and
- * cancelling a running task from the Ctrl-C menu.
+ * cancelling a running task from the Ctrl-C menu. An endpoint that is down,
+ * or restarts under a call: `cli-reach.test.ts`.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type IPty, spawn as spawnPty } from '@lydell/node-pty';
-import { isTerminal, pollUntil, type Task, TasksClient } from '../../bin/cli/client.ts';
+import { pollUntil, TasksClient } from '../../bin/cli/client.ts';
+import type { DetailedTask } from '../../shared/protocol/wire-types.ts';
+import { isTerminal } from '../../shared/tasks/model.ts';
+import { type CliRun, runCli } from '../support/cli-process.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -27,29 +30,17 @@ after(async () => {
   await stack?.stop();
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the CLI without a terminal (stdin closed), as a script would. */
-function cli(args: string[], options: { viaNpx?: boolean } = {}): Promise<Run> {
-  const [file, argv] = options.viaNpx ? ['npx', ['--no-install', 'mcp-tasks', ...args]] : [process.execPath, [BIN, ...args]];
-  return new Promise((resolve) => {
-    const child = execFile(
-      file,
-      argv,
-      { cwd: ROOT, env: { ...process.env, MCP_TASKS_URL: stack.url }, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-      },
-    );
-    child.stdin?.end();
-  });
+function cli(args: string[], options: { viaNpx?: boolean } = {}): Promise<CliRun> {
+  return runCli(stack.url, args, options);
 }
 
-function explain(run: Run): string {
+/** The last line printed (on stderr: how a followed task ended). */
+function lastLine(text: string): string {
+  return text.trimEnd().split('\n').at(-1) ?? '';
+}
+
+function explain(run: CliRun): string {
   return (
     `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}\nstack log ` +
     `(tail):\n${stack.output().split('\n').slice(-20).join('\n')}`
@@ -68,8 +59,12 @@ describe('mcp-tasks CLI, scripted', () => {
       /^Task ([0-9a-f-]{36}) \(resume with: mcp-tasks watch \1; its page: http:\/\/127\.0\.0\.1:\d+\/console\/tasks\/\1\)$/m,
     );
     assert.match(run.stderr, /\] working$/m);
-    assert.match(run.stderr, /\] completed(: Computed 2 of 2 s)?$/m);
+    assert.match(run.stderr, /\] completed: Completed$/m);
     assert.doesNotMatch(run.stderr, /\u001b\[/, 'no terminal escapes off a terminal');
+    // The last line is how the task ended, in the words the server gives the ended task.
+    const taskId = /^Task ([0-9a-f-]{36})/m.exec(run.stderr)![1]!;
+    const ended = await new TasksClient({ url: stack.url }).getTask(taskId);
+    assert.equal(lastLine(run.stderr), `Task ${taskId} completed${ended.statusMessage ? `: ${ended.statusMessage}` : ''}`);
   });
 
   it('answers an approval_gate question from --answer flags', { timeout: 60_000 }, async () => {
@@ -84,13 +79,16 @@ describe('mcp-tasks CLI, scripted', () => {
     ]);
     assert.equal(run.code, 0, explain(run));
     assert.equal(run.stdout, 'Approved and done: deploy web@1.4.2 (ship it)\n');
-    assert.match(run.stderr, /input_required/);
+    // The question is answered here, from the flags: nobody is told it waits for a person.
+    assert.match(run.stderr, /\] input_required: answering approval from the given answers$/m);
+    assert.doesNotMatch(run.stderr, /Waiting for a person/);
+    assert.match(lastLine(run.stderr), /^Task [0-9a-f-]{36} completed/);
   });
 
   it('--json: a refusal ends completed with isError (exit 1); stdout holds only the task as JSON', { timeout: 60_000 }, async () => {
     const run = await cli(['--json', 'call', 'approval_gate', '{"action":"drop the table"}', '--answer', 'approval.approve=no']);
     assert.equal(run.code, 1, explain(run));
-    const task = JSON.parse(run.stdout) as Task;
+    const task = JSON.parse(run.stdout) as DetailedTask;
     assert.equal(task.status, 'completed');
     assert.equal(task.result?.['isError'], true);
     const { decidedAt, ...structured } = (task.result?.['structuredContent'] ?? {}) as Record<string, unknown>;
@@ -99,7 +97,7 @@ describe('mcp-tasks CLI, scripted', () => {
       approved: false,
       action: 'drop the table',
       decidedBy: 'local',
-      message: 'Not approved: drop the table',
+      message: 'Not approved by local: drop the table',
     });
     assert.equal(run.stderr, '');
   });
@@ -107,7 +105,7 @@ describe('mcp-tasks CLI, scripted', () => {
   it('without answers it stops at input_required (exit 3); answer and watch by id finish it', { timeout: 60_000 }, async () => {
     const waiting = await cli(['--json', 'call', 'approval_gate', '{"action":"rotate keys"}']);
     assert.equal(waiting.code, 3, explain(waiting));
-    const task = JSON.parse(waiting.stdout) as Task;
+    const task = JSON.parse(waiting.stdout) as DetailedTask;
     assert.equal(task.status, 'input_required');
     assert.deepEqual(Object.keys(task.inputRequests ?? {}), ['approval']);
 
@@ -123,7 +121,7 @@ describe('mcp-tasks CLI, scripted', () => {
 
     const watched = await cli(['--json', 'watch', task.taskId]);
     assert.equal(watched.code, 0, explain(watched));
-    const done = JSON.parse(watched.stdout) as Task;
+    const done = JSON.parse(watched.stdout) as DetailedTask;
     assert.equal(done.status, 'completed');
     assert.equal((done.result?.['structuredContent'] as { approved?: unknown } | undefined)?.approved, true);
   });
@@ -131,7 +129,7 @@ describe('mcp-tasks CLI, scripted', () => {
   it('cancel by id stops a running task; a malformed answer or an unknown task is an error', { timeout: 60_000 }, async () => {
     const started = await cli(['--json', 'call', 'long_computation', '{"seconds":120}', '--detach']);
     assert.equal(started.code, 0, explain(started));
-    const { taskId } = JSON.parse(started.stdout) as Task;
+    const { taskId } = JSON.parse(started.stdout) as DetailedTask;
     const cancelled = await cli(['cancel', taskId]);
     assert.equal(cancelled.code, 0, explain(cancelled));
     const client = new TasksClient({ url: stack.url });

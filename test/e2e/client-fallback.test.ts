@@ -24,11 +24,11 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
-import { mcpRequestEvent, throughHandler } from '../support/in-process.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { errorOf, resultOf, rpc, TASKS_CAPABILITIES } from '../support/mcp-http.ts';
+import { errorOf, mcpRequestEvent, resultOf, rpc, TASKS_CAPABILITIES, throughHandler } from '../support/wire.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/mcp-tasks.js', import.meta.url));
 /** Every answer a client gets, the first of a call included. */
@@ -393,7 +393,7 @@ describe('in process: steps across the budget, principals, strict mode', () => {
 /** A fallback tool called as another principal (a JWT authorizer's subject), as its `CallToolResult`. */
 async function otherPrincipal(local: LocalStack, name: string, args: Record<string, unknown>): Promise<ToolReply> {
   const result = await local.handlers.mcp(
-    mcpRequestEvent('tools/call', { name, arguments: args }, { capabilities: {}, subject: 'mallory' }),
+    mcpRequestEvent('tools/call', { name, arguments: args }, { capabilities: {}, principal: 'mallory' }),
   );
   const body = JSON.parse(typeof result === 'string' ? result : (result.body ?? '{}')) as { result?: ToolReply; error?: unknown };
   assert.ok(body.result, JSON.stringify(body));

@@ -9,8 +9,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MAX_JSON_DEPTH } from '../../shared/tasks/limits.ts';
-import { type RpcOptions, requestMeta, TASKS_CAPABILITIES } from '../support/mcp-http.ts';
-import { errorOf, type Reply, resultOf, type Wire, wires } from '../support/two-wires.ts';
+import {
+  errorOf,
+  type RpcOptions,
+  type RpcResponse,
+  requestMeta,
+  resultOf,
+  TASKS_CAPABILITIES,
+  type Wire,
+  wires,
+} from '../support/wire.ts';
 import { hostileStack, PRINCIPAL } from './hostile-stack.ts';
 
 /** The two request eras: headers and `_meta` as each sends them. */
@@ -42,7 +50,7 @@ function deepBody(era: string, nested: string, id: number): string {
 
 const PLACEHOLDER = '<nested value>';
 
-function assertRefused(reply: Reply, code: number, message: RegExp): void {
+function assertRefused(reply: RpcResponse, code: number, message: RegExp): void {
   const error = errorOf(reply);
   assert.equal(error.code, code, reply.text.slice(0, 300));
   assert.match(error.message, message);

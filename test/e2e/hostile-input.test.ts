@@ -21,13 +21,12 @@ import {
 } from '../../shared/tasks/limits.ts';
 import { isTerminal } from '../../shared/tasks/model.ts';
 import { newTask } from '../support/factories.ts';
-import { TASKS_CAPABILITIES } from '../support/mcp-http.ts';
-import { errorOf, type Reply, resultOf, wires } from '../support/two-wires.ts';
 import { waitFor } from '../support/wait.ts';
+import { errorOf, type RpcResponse, resultOf, TASKS_CAPABILITIES, wires } from '../support/wire.ts';
 import { hostileStack, PRINCIPAL, pad } from './hostile-stack.ts';
 
 /** A `-32602` whose message names `limit` (the budget's byte count). */
-function assertLimitRefusal(reply: Reply, subject: RegExp, limit: number): void {
+function assertLimitRefusal(reply: RpcResponse, subject: RegExp, limit: number): void {
   const error = errorOf(reply);
   assert.equal(error.code, -32602, reply.text.slice(0, 300));
   assert.match(error.message, subject);

@@ -17,14 +17,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { localTools } from '../../bin/local/tools.ts';
 import { createMcpHandler } from '../../functions/mcp/app.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { MAX_TASK_ID_LENGTH } from '../../shared/tasks/limits.ts';
 import { isTerminal } from '../../shared/tasks/model.ts';
-import { errorOf, lambdaEvent, type Reply, rawPost, resultOf, wires } from '../support/two-wires.ts';
 import { waitFor } from '../support/wait.ts';
+import { errorOf, mcpRequestEvent, type RpcResponse, rawPost, resultOf, wires } from '../support/wire.ts';
 import { hostileStack, PRINCIPAL, pad } from './hostile-stack.ts';
 
 describe('hostile and unlucky input', () => {
@@ -172,7 +173,7 @@ describe('hostile and unlucky input', () => {
   it('item 5: a malformed Host header gets a clean 400 from the event adapter, over HTTP too', async () => {
     for (const host of ['a b', '[', '%zz']) {
       const result = (await local.stack.handlers.mcp(
-        lambdaEvent('tools/list', {}, { headers: { host } }),
+        mcpRequestEvent('tools/list', {}, { headers: { host } }),
       )) as APIGatewayProxyStructuredResultV2;
       assert.equal(result.statusCode, 400, `${host}: ${result.body}`);
       assert.equal(await rawPost(local.stack.url, { Host: host }), 400, `HTTP with Host ${host}`);
@@ -186,12 +187,12 @@ describe('hostile and unlucky input', () => {
       queue: local.stack.queue,
       tools: localTools('all'),
       log: () => {},
-      requestStateKey: async () => randomBytes(32),
+      stackSecret: async () => randomBytes(32),
     });
     const status = async (headers: Record<string, string | undefined>) =>
       (
         (await deployed(
-          lambdaEvent('tools/list', {}, { headers: { host: 'abc.execute-api.us-east-1.amazonaws.com', ...headers } }),
+          mcpRequestEvent('tools/list', {}, { headers: { host: 'abc.execute-api.us-east-1.amazonaws.com', ...headers } }),
         )) as APIGatewayProxyStructuredResultV2
       ).statusCode;
     assert.equal(await status({}), 200);
@@ -235,18 +236,21 @@ describe('optional cap on unfinished tasks per principal (item 6)', () => {
   for (const wire of wires(() => stack)) {
     it(`refuses a third unfinished task with a clear error until one ends (over ${wire.name})`, async () => {
       const start = async () => wire.call('tools/call', { name: 'slow_compute', arguments: { seconds: 30 } });
-      const ids = [resultOf(await start())['taskId'], resultOf(await start())['taskId']].map(String);
+      const started = [resultOf(await start()), resultOf(await start())];
+      const ids = started.map((task) => String(task['taskId']));
       const refused = errorOf(await start());
       assert.equal(refused.code, -32602);
       assert.match(refused.message, /Too many unfinished tasks: the limit is 2 per principal/);
-      assert.deepEqual(refused.data, { reason: 'unfinished-task-limit', limit: 2 });
+      // When to try again: the shortest poll interval the principal's unfinished tasks were given.
+      const retryAfterMs = Math.min(...started.map((task) => Number(task['pollIntervalMs'])));
+      assert.deepEqual(refused.data, { reason: 'unfinished-task-limit', limit: 2, retryAfterMs });
       // Another principal is not affected.
       const other = await stack.handlers.mcp(
-        lambdaEvent('tools/call', { name: 'slow_compute', arguments: { seconds: 0.2 } }, { principal: 'bob' }),
+        mcpRequestEvent('tools/call', { name: 'slow_compute', arguments: { seconds: 0.2 } }, { principal: 'bob' }),
       );
       assert.match(JSON.stringify(other), /resultType\\":\\"task/);
       assert.equal(resultOf(await wire.call('tasks/cancel', { taskId: ids[0] }))['resultType'], 'complete');
-      const third: Reply = await waitFor(
+      const third: RpcResponse = await waitFor(
         'the slot to be freed',
         async () => {
           const reply = await start();

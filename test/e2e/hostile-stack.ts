@@ -8,14 +8,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { principalFor } from '../../shared/auth/principal.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { isTerminal } from '../../shared/tasks/model.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
-import type { RpcOptions } from '../support/mcp-http.ts';
-import { resultOf, type Wire } from '../support/two-wires.ts';
 import { waitFor } from '../support/wait.ts';
+import { type RpcOptions, resultOf, type Wire } from '../support/wire.ts';
 
 /** The principal the local stack gives every request without an authorizer. */
 export const PRINCIPAL = 'local';

@@ -21,11 +21,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
-import { throughHandler } from '../support/in-process.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
+import { assertValid } from '../support/schemas.ts';
 import {
   errorOf,
   getTask,
+  LEGACY_TASKS_ONLY,
+  NO_CAPABILITIES,
   PROTOCOL_VERSION,
   pollUntil,
   type RpcTarget,
@@ -33,9 +36,9 @@ import {
   resultOf,
   rpc,
   TASKS_EXTENSION,
-} from '../support/mcp-http.ts';
-import { assertValid } from '../support/schemas.ts';
-import { LEGACY_TASKS_ONLY, NO_CAPABILITIES, wireHelpers } from '../support/wire.ts';
+  throughHandler,
+  wireHelpers,
+} from '../support/wire.ts';
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 /** Keys a `CreateTaskResult` must never carry (spec §1.4, §1.6, §1.7; legacy names from §10). */

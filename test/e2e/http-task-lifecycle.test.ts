@@ -22,12 +22,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
-import { throughHandler } from '../support/in-process.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { CANCEL_SETTLES_MS } from '../support/local-stack.ts';
-import { getTask, pollUntil, type RpcTarget, rpc } from '../support/mcp-http.ts';
 import { assertValid } from '../support/schemas.ts';
-import { NO_CAPABILITIES, TASKS_ONLY, wireHelpers } from '../support/wire.ts';
+import { getTask, NO_CAPABILITIES, pollUntil, type RpcTarget, rpc, TASKS_ONLY, throughHandler, wireHelpers } from '../support/wire.ts';
 
 const _ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 /** Keys a `CreateTaskResult` must never carry (spec §1.4, §1.6, §1.7; legacy names from §10). */

@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { resultOf, rpc } from '../support/mcp-http.ts';
+import { resultOf, rpc } from '../support/wire.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** What Claude Code declares in `-p` mode: no tasks extension. */

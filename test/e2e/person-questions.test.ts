@@ -13,10 +13,20 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
-import { throughHandler } from '../support/in-process.ts';
-import { errorOf, getTask, pollUntil, type RpcTarget, resultOf, rpc, TASKS_CAPABILITIES, TASKS_EXTENSION } from '../support/mcp-http.ts';
-import { wireHelpers } from '../support/wire.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
+import {
+  errorOf,
+  getTask,
+  pollUntil,
+  type RpcTarget,
+  resultOf,
+  rpc,
+  TASKS_CAPABILITIES,
+  TASKS_EXTENSION,
+  throughHandler,
+  wireHelpers,
+} from '../support/wire.ts';
 
 /** A task-declaring client that also declares URL-mode elicitation. */
 const URL_MODE = { elicitation: { form: {}, url: {} }, extensions: { [TASKS_EXTENSION]: {} } };

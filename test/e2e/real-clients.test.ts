@@ -23,17 +23,15 @@ import {
   connectSdkClient,
   type ExtTasksConnection,
   LEGACY_PROTOCOL_VERSION,
-  MODERN_PROTOCOL_VERSION,
   rawResult,
   type SdkConnection,
   SdkTasks,
-  TASKS_EXTENSION,
   type WireRecorder,
 } from '../support/clients.ts';
 import { CANCEL_SETTLES_MS, type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { parseMessages } from '../support/mcp-http.ts';
 import { assertValid } from '../support/schemas.ts';
 import { sleep } from '../support/wait.ts';
+import { PROTOCOL_VERSION, parseMessages, TASKS_EXTENSION } from '../support/wire.ts';
 
 /** How long an ext-tasks execution may take to settle before the test explains why not. */
 const SETTLE_TIMEOUT_MS = 15_000;
@@ -74,7 +72,7 @@ function assertTaskTraffic(wire: WireRecorder, taskId: string): void {
     for (const exchange of wire.requests(method, taskId)) {
       assertMcpName(exchange, taskId);
       assert.equal(exchange.headers.get('mcp-method'), method);
-      assert.equal(exchange.headers.get('mcp-protocol-version'), MODERN_PROTOCOL_VERSION);
+      assert.equal(exchange.headers.get('mcp-protocol-version'), PROTOCOL_VERSION);
       assertValid(schema, rawResult(exchange));
     }
   }
@@ -95,7 +93,7 @@ describe('MCP TypeScript SDK v2 client (2026-07-28)', () => {
 
   it('negotiates 2026-07-28 through server/discover, sees the Tasks extension and lists the tools', async () => {
     assert.equal(connection.client.getProtocolEra(), 'modern');
-    assert.equal(connection.client.getNegotiatedProtocolVersion(), MODERN_PROTOCOL_VERSION);
+    assert.equal(connection.client.getNegotiatedProtocolVersion(), PROTOCOL_VERSION);
     assert.deepEqual(connection.client.getServerCapabilities()?.extensions?.[TASKS_EXTENSION], {});
 
     const { tools } = await connection.client.listTools();

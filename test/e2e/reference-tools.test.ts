@@ -9,8 +9,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { parseMessages, TASKS_CAPABILITIES } from '../support/mcp-http.ts';
-import { resultOf, wires } from '../support/two-wires.ts';
+import { parseMessages, resultOf, TASKS_CAPABILITIES, wires } from '../support/wire.ts';
 import { hostileStack, PRINCIPAL } from './hostile-stack.ts';
 
 const CONTENT_TOOLS = [

@@ -12,10 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { REGION } from '../../bin/local/emulators.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
 import { LOCAL_CREDENTIALS } from '../../bin/local/sqs.ts';
-import { type LocalStack, REGION, startLocalStack } from '../../bin/local/stack.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb/index.ts';
-import { getTask, pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
+import { getTask, pollUntil, resultOf, rpc } from '../support/wire.ts';
 
 let stack: LocalStack;
 let dataDir: string;

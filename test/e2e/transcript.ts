@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startLocalStackProcess } from '../support/local-stack.ts';
-import { resultOf, rpc } from '../support/mcp-http.ts';
+import { resultOf, rpc } from '../support/wire.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CONNECTING_PAGE = `${ROOT}docs/connecting.md`;

@@ -123,6 +123,13 @@ describe('an existing issuer (authIssuer)', () => {
     assert.equal(env[ENV.authIssuers], 'https://issuer.example.com/');
     assert.equal(env[ENV.authScopes], 'mcp:tasks');
     assert.equal(env[ENV.authAudiences], 'api://mcp-tasks');
+    // People sign in: the cap on unfinished tasks per principal is on by default, for every function (those that end tasks free slots).
+    for (const [, fn] of resourcesOf(s.json, 'AWS::Lambda::Function').filter(([, f]) => f['Properties']['Environment'])) {
+      const variables = fn['Properties']['Environment']['Variables'];
+      if (variables[ENV.tableName] !== undefined)
+        assert.equal(variables[ENV.maxUnfinishedTasks], '100', String(fn['Properties']['Description']));
+    }
+    assert.equal(env[ENV.maxUnfinishedTasks], '100');
     const resource = JSON.stringify(env[ENV.authResource]);
     // Never the Host header: the HTTP API's own endpoint, + /mcp.
     assert.match(resource, /"Fn::GetAtt":\["ApiHttpApi[0-9A-F]+","ApiEndpoint"\]\},"\/mcp"\]/);
@@ -137,7 +144,7 @@ describe('an existing issuer (authIssuer)', () => {
       queue: new InMemoryTaskQueue(),
       tools: catalogue(productTools),
       log: () => {},
-      requestStateKey: async () => new Uint8Array(32).fill(7),
+      stackSecret: async () => new Uint8Array(32).fill(7),
     });
 
     for (const path of METADATA_PATHS) {

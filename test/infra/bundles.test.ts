@@ -16,7 +16,7 @@ import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
 import { PROTOCOL_VERSION } from '../../shared/wire.ts';
 import { httpApiEvent } from '../support/factories.ts';
-import { requestMeta } from '../support/mcp-http.ts';
+import { requestMeta } from '../support/wire.ts';
 import { bundledStack, bundleWorker, functions, type Json, only, ROOT, removeSynthesized, resourcesOf, type Synthesized } from './synth.ts';
 
 let base: Synthesized;
@@ -102,7 +102,7 @@ describe('the MCP bundle', () => {
           AWS_REGION: 'us-east-1',
           [ENV.tableName]: 'tasks',
           [ENV.queueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/tasks',
-          [ENV.stateKeyParameter]: '/McpTasks/request-state-key',
+          [ENV.stackSecretParameter]: '/McpTasks/request-state-key',
         },
         encoding: 'utf8',
         timeout: 30_000,
@@ -227,8 +227,13 @@ describe('bundle contents', () => {
       for (const pkg of has) assert.ok(packages.has(pkg), `${name} bundles ${pkg}`);
       for (const pkg of lacks) assert.ok(!packages.has(pkg), `${name} must not bundle ${pkg}`);
     }
-    // The state-key function publishes nothing: the EventBridge client is imported by path, by the publishers only.
-    const [, stateKey] = only(base.json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes('requestState'));
-    assert.ok(!packagesIn(stateKey).has('@aws-sdk/client-eventbridge'), 'the state-key function must not bundle the EventBridge client');
+    // The function that creates the stack's secret publishes nothing: the EventBridge client is imported by path, by the publishers only.
+    const [, secretCreator] = only(base.json, 'AWS::Lambda::Function', (fn) =>
+      String(fn['Properties']['Description']).includes("the stack's secret"),
+    );
+    assert.ok(
+      !packagesIn(secretCreator).has('@aws-sdk/client-eventbridge'),
+      "the function that creates the stack's secret must not bundle the EventBridge client",
+    );
   });
 });

@@ -52,15 +52,15 @@ describe('callbacks in the template', () => {
     assert.ok(actions.includes('sqs:SendMessage'), 'resumes a task');
     assert.ok(actions.includes('ssm:GetParameter'), 'reads the state key its token key derives from');
     assert.ok(!actions.some((a) => /^(secretsmanager|events|dynamodb:(Put|Delete|Scan|Query|BatchWrite))/.test(a)), actions.join(', '));
-    assert.ok(fn['Properties']['Environment']['Variables'][ENV.stateKeyParameter]);
+    assert.ok(fn['Properties']['Environment']['Variables'][ENV.stackSecretParameter]);
   });
 
   it('lets the worker read the state key, named in its environment, to seal the tokens it hands out', () => {
     const [, worker] = functions(open.json).worker;
     assert.ok(actionsOf(open.json, worker).includes('ssm:GetParameter'));
     assert.deepEqual(
-      worker['Properties']['Environment']['Variables'][ENV.stateKeyParameter],
-      functions(open.json).callbacks[1]['Properties']['Environment']['Variables'][ENV.stateKeyParameter],
+      worker['Properties']['Environment']['Variables'][ENV.stackSecretParameter],
+      functions(open.json).callbacks[1]['Properties']['Environment']['Variables'][ENV.stackSecretParameter],
     );
   });
 });

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { App } from 'aws-cdk-lib';
-import { tasksStackPropsFromContext } from '../../infra/context.ts';
+import { tasksStackPropsFromContext } from '../../infra/context-props.ts';
 import { EVENT_OUTPUTS } from '../../infra/outputs.ts';
 import { ENV } from '../../shared/config.ts';
 import {
@@ -72,11 +72,13 @@ describe('lifecycle events (default: on)', () => {
     }
     const [, worker] = functions(on.json).worker;
     assert.deepEqual(worker['Properties']['Environment']['Variables'][ENV.publicUrl], { 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
-    // The state-key function publishes nothing.
-    const stateKey = only(on.json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes('requestState'));
-    assert.equal(stateKey[1]['Properties']['Environment']?.['Variables']?.[ENV.eventBusName], undefined);
-    const stateKeyRole = roleLogicalIdOf(stateKey[1]);
-    assert.ok(!statementsOf(on.json, stateKeyRole).some((s) => asList<string>(s['Action']).some((a) => a.startsWith('events:'))));
+    // The function that creates the stack's secret publishes nothing.
+    const secretCreator = only(on.json, 'AWS::Lambda::Function', (fn) =>
+      String(fn['Properties']['Description']).includes("the stack's secret"),
+    );
+    assert.equal(secretCreator[1]['Properties']['Environment']?.['Variables']?.[ENV.eventBusName], undefined);
+    const secretCreatorRole = roleLogicalIdOf(secretCreator[1]);
+    assert.ok(!statementsOf(on.json, secretCreatorRole).some((s) => asList<string>(s['Action']).some((a) => a.startsWith('events:'))));
   });
 });
 

@@ -234,6 +234,7 @@ describe('context', () => {
     ['approvers that are neither groups nor scopes', { approvers: 'admins' }, /approvers.*group:<name> or scope:<name>/],
     ['approvers on an open endpoint (nobody signs in)', { approvers: 'group:release' }, /approvers.*needs people to sign in/],
     ['person questions neither form nor url', { personQuestions: 'link' }, /personQuestions.*url or form/],
+    ['a machine rule neither none nor <claim>=<value>', { machineClaim: 'gty' }, /machineClaim.*none or <claim>=<value>/],
   ];
   it('turns the client fallback off on the MCP function only with clientFallback=off, and leaves the default alone without it', () => {
     const fallback = (json: Json) =>
@@ -243,6 +244,16 @@ describe('context', () => {
     const none = { mcp: undefined, worker: undefined, deadLetter: undefined, sweeper: undefined, console: undefined, callbacks: undefined };
     assert.deepEqual(fallback(stacks.base.json), none);
     assert.deepEqual(fallback(synth({ clientFallback: 'off', 'aws:cdk:bundling-stacks': [] }).json), { ...none, mcp: 'off' });
+  });
+  it('sets the machine rule on the MCP function (where tasks are created) with machineClaim, and leaves the default alone without it', () => {
+    const rule = (json: Json) =>
+      Object.fromEntries(
+        Object.entries(functions(json)).map(([name, [, fn]]) => [name, fn['Properties']['Environment']['Variables'][ENV.machineClaim]]),
+      );
+    const none = { mcp: undefined, worker: undefined, deadLetter: undefined, sweeper: undefined, console: undefined, callbacks: undefined };
+    assert.deepEqual(rule(stacks.base.json), none);
+    const auth0 = synth({ machineClaim: 'gty=client-credentials', 'aws:cdk:bundling-stacks': [] });
+    assert.deepEqual(rule(auth0.json), { ...none, mcp: 'gty=client-credentials' });
   });
   it('sets the input-wait limit of every function from maxInputWaitDays, and leaves the default alone without it', () => {
     const waits = (json: Json) =>
@@ -278,16 +289,19 @@ describe('context', () => {
   }
 });
 
-// The requestState key and the allowed origins.
-describe('requestState key and allowed origins', () => {
-  it('creates the key as an SSM SecureString through a custom resource, and lets the MCP function read only that parameter', () => {
+// The stack's secret and the allowed origins.
+describe("the stack's secret and allowed origins", () => {
+  it("creates the stack's secret as an SSM SecureString through a custom resource, and lets the MCP function read only that parameter", () => {
     const [customId, custom] = only(stacks.base.json, 'Custom::RequestStateKey');
+    // The names a deployed stack has: its resource's id, its parameter and the variable naming it stay, or an update would replace the secret.
+    assert.match(customId, /^StateKey/);
+    assert.equal(ENV.stackSecretParameter, 'TASKS_STATE_KEY_PARAMETER');
     const parameterName = custom['Properties']['ParameterName'];
     assert.match(JSON.stringify(parameterName), /request-state-key/);
     // The value is made by the function, never in the template.
     assert.doesNotMatch(JSON.stringify(stacks.base.json), /"Type":"SecureString"/);
     const [creatorId, creator] = only(stacks.base.json, 'AWS::Lambda::Function', (fn) =>
-      String(fn['Properties']['Description']).includes('requestState sealing key'),
+      String(fn['Properties']['Description']).includes("the stack's secret"),
     );
     assert.deepEqual(custom['Properties']['ServiceToken'], arnOf(creatorId));
     const creatorStatements = statementsOf(stacks.base.json, roleLogicalIdOf(creator));
@@ -297,7 +311,7 @@ describe('requestState key and allowed origins', () => {
     assert.match(JSON.stringify(write['Resource']), /parameter\/.*request-state-key/);
 
     const [mcpId, mcp] = functions(stacks.base.json).mcp;
-    assert.deepEqual(mcp['Properties']['Environment']['Variables'][ENV.stateKeyParameter], parameterName);
+    assert.deepEqual(mcp['Properties']['Environment']['Variables'][ENV.stackSecretParameter], parameterName);
     const read = statementsOf(stacks.base.json, roleLogicalIdOf(mcp)).filter((s) =>
       asList(s['Action']).some((a: string) => a.startsWith('ssm:')),
     );

@@ -20,7 +20,7 @@ import { productTools } from '../../functions/tools/index.ts';
 import { TOOLSET_SOURCES } from '../../infra/app.ts';
 import { FunctionCode } from '../../infra/constructs/function-code.ts';
 import { bundlingFor } from '../../infra/constructs/task-function.ts';
-import { tasksStackPropsFromContext } from '../../infra/context.ts';
+import { tasksStackPropsFromContext } from '../../infra/context-props.ts';
 import { McpTasks } from '../../infra/mcp-tasks.ts';
 import { settingStoresOf } from '../../shared/runtime/settings.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';

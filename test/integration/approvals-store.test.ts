@@ -14,7 +14,7 @@ import { ensureTaskTable, type LocalDynamoDb, startDynalite } from '../../bin/lo
 import { approvalGate } from '../../functions/tools/approval-gate.ts';
 import { DynamoDbTaskStore, LIST_INDEX, TABLE_KEYS, TASK_ROW_SK, TTL_ATTRIBUTE } from '../../shared/tasks/dynamodb/index.ts';
 import { ANSWERED_BY_META, type InputRequest } from '../../shared/tasks/model.ts';
-import { CONTRACT_POLICY } from '../contract/task-store.contract.ts';
+import { CONTRACT_POLICY } from '../contract/kit.ts';
 import { newTask } from '../support/factories.ts';
 
 type Item = Record<string, AttributeValue>;

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { localStateKey } from '../../bin/local/data-dir.ts';
+import { localStackSecret } from '../../bin/local/data-dir.ts';
 import { runOps } from '../../bin/ops/cli.ts';
 import { sealCallback } from '../../shared/callback-tokens.ts';
 import { DEFAULT_SETTINGS } from '../../shared/config.ts';
@@ -19,8 +19,8 @@ import { purposeKeys } from '../../shared/keys.ts';
 import { callbackIdOf } from '../../shared/runtime/callbacks.ts';
 import { createTask } from '../support/durable.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { pollUntil, rpc } from '../support/mcp-http.ts';
 import { waitFor } from '../support/wait.ts';
+import { pollUntil, rpc } from '../support/wire.ts';
 
 /** What the outside service was handed: the callback's id and URL. */
 interface Handed {
@@ -181,8 +181,12 @@ describe('callbacks on the local stack', () => {
     const forged = `${base}${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
     assert.equal((await post(forged, { result: 1 })).status, 404);
     assert.equal((await post(`${base}garbage`, { result: 1 })).status, 404);
+    // The same bytes spelled otherwise (padding added): refused like a forged token.
+    assert.equal((await post(`${job.url}${'='.repeat((4 - (token.length % 4)) % 4 || 4)}`, { result: 1 })).status, 404);
+    const get = await fetch(job.url);
+    assert.deepEqual([get.status, get.headers.get('allow')], [405, 'POST']);
     // A token of this stack (sealed with the key derived from its secret) for this very callback, expired.
-    const keys = purposeKeys(localStateKey(stack.dataDir));
+    const keys = purposeKeys(localStackSecret(stack.dataDir));
     const expired = await sealCallback(keys, { taskId, callbackId: callbackIdOf(taskId, 'outside'), expiresAt: Date.now() - 1000 });
     assert.deepEqual(await post(`${base}${expired}`, { result: 1 }), {
       status: 410,

@@ -4,21 +4,28 @@
  * fauxqs, every SDK call of the functions counted): for each scenario the
  * model's DynamoDB requests, units, SQS requests and worker invocations are
  * the ones measured, and a `tasks/get` is the one read the model prices.
+ * The local stack lists tasks (its console is open), so the model counts
+ * the list entry; a default deployment (console by id) is that entry less.
+ * With an issuer (a stack of its own, `LOCAL_AUTH=1`'s), the cap on
+ * unfinished tasks is on by default: its two writes are the model's too.
  * CPU and latency are compared in the load bench's report, not here.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { capacity, defaultDeployment } from '../../infra/capacity.ts';
 import { perTask, type Workload } from '../../infra/per-task.ts';
 import type { PollCost, Row } from '../bench/aws-counting.ts';
-import { type CountingStack, countScenarios, openCountingStack } from '../bench/aws-scenarios.ts';
-import { STEPS } from '../bench/minima.ts';
+import { type CountingStack, countScenarios, countWithIssuer, openCountingStack } from '../bench/aws-scenarios.ts';
+import { STEPS, WITH_ISSUER_MIN } from '../bench/minima.ts';
 
 let bench: CountingStack;
 let measured: { rows: Row[]; gets: PollCost[] };
+let withIssuer: Row;
 
 before(async () => {
   bench = await openCountingStack();
   measured = await countScenarios(bench);
+  withIssuer = await countWithIssuer();
 });
 after(() => bench?.close());
 
@@ -74,6 +81,25 @@ describe('capacity model against the counting bench', () => {
       );
     });
   }
+
+  it('the conditions: the list entry is one index write, and with an issuer the default cap adds two writes', () => {
+    const shape = { tasksPerSecond: 1, taskSeconds: 0.01, pollsPerTask: 0, inputRounds: 0, steps: 0, waitingShare: 0 };
+    const simple = measured.rows.find((row) => row.scenario === 'simple task')!;
+    const units = (task: ReturnType<typeof perTask>) => ({
+      ddbRequests: task.ddbWrites + task.ddbReads,
+      wcu: task.tableWcu + task.indexWcu,
+    });
+    const onDefaults = capacity(shape).perTask;
+    assert.deepEqual(units(onDefaults), { ddbRequests: simple.measured.ddbRequests, wcu: simple.measured.wcu - 1 }, 'console by id');
+    const listedWithIssuer = capacity(shape, { ...defaultDeployment(), listed: true, issuer: true }).perTask;
+    assert.deepEqual(units(listedWithIssuer), { ddbRequests: withIssuer.measured.ddbRequests, wcu: withIssuer.measured.wcu });
+    assert.deepEqual(
+      { ddbRequests: withIssuer.measured.ddbRequests - simple.measured.ddbRequests, wcu: withIssuer.measured.wcu - simple.measured.wcu },
+      { ddbRequests: 2, wcu: 2 },
+      "the slot's take and free",
+    );
+    assert.deepEqual(withIssuer.measured, WITH_ISSUER_MIN);
+  });
 
   it('a poll is one read of one unit, as the model prices it', () => {
     const withPolls = perTask({ tasksPerSecond: 1, taskSeconds: 0.01, pollsPerTask: 10, inputRounds: 0, steps: 0, waitingShare: 0 });

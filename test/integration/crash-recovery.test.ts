@@ -21,8 +21,8 @@ import { after, before, describe, it } from 'node:test';
 import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { countEntries, createTask, uniqueLabel, waitForEffects } from '../support/durable.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { pollUntil } from '../support/mcp-http.ts';
 import { sleep, waitFor } from '../support/wait.ts';
+import { pollUntil } from '../support/wire.ts';
 
 describe('crash recovery (SIGKILL of the local stack, restart on the same data)', () => {
   let root: string;

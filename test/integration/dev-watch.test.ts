@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createTask } from '../support/durable.ts';
-import { pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
 import { makeSandbox, type Sandbox } from '../support/sandbox.ts';
 import { waitFor } from '../support/wait.ts';
+import { pollUntil, resultOf, rpc } from '../support/wire.ts';
 
 const READY = /MCP endpoint ready at (http:\/\/\S+)/g;
 

@@ -19,7 +19,7 @@ import {
   TASK_ROW_SK,
   TTL_ATTRIBUTE,
 } from '../../shared/tasks/dynamodb/index.ts';
-import { CONTRACT_POLICY } from '../contract/task-store.contract.ts';
+import { CONTRACT_POLICY } from '../contract/kit.ts';
 import { localTable, probeTable, type TableProbe } from '../support/dynalite-table.ts';
 import { newTask } from '../support/factories.ts';
 

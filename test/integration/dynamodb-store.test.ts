@@ -18,7 +18,8 @@ import { MAX_RESULT_BYTES, type TaskRecord } from '../../shared/tasks/model.ts';
 import { LeaseLostError } from '../../shared/tasks/store-errors.ts';
 import type { HeartbeatOptions } from '../../shared/tasks/store-types.ts';
 import { expiresAtSeconds } from '../../shared/tasks/ttl.ts';
-import { CONTRACT_POLICY, describeTaskStore } from '../contract/task-store.contract.ts';
+import { CONTRACT_POLICY } from '../contract/kit.ts';
+import { describeTaskStore } from '../contract/task-store.contract.ts';
 import { type Item, localTable, probeTable, type TableProbe } from '../support/dynalite-table.ts';
 import { newTask } from '../support/factories.ts';
 

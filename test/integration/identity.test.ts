@@ -9,19 +9,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
-import { mcpRequestEvent } from '../support/in-process.ts';
-import { TASKS_EXTENSION } from '../support/mcp-http.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
+import { mcpRequestEvent, TASKS_ONLY } from '../support/wire.ts';
 
-/** The tasks extension declared, nothing else. */
-const TASKS_ONLY = { extensions: { [TASKS_EXTENSION]: {} } };
 let stack: LocalStack;
 let dataDir: string;
 let handler: (event: APIGatewayProxyEventV2) => Promise<unknown>;
 
 async function call(method: string, params: Record<string, unknown>, subject?: string) {
   const result = (await handler(
-    mcpRequestEvent(method, params, { capabilities: TASKS_ONLY, ...(subject ? { subject } : {}) }),
+    mcpRequestEvent(method, params, { capabilities: TASKS_ONLY, ...(subject ? { principal: subject } : {}) }),
   )) as APIGatewayProxyStructuredResultV2;
   return JSON.parse(String(result.body)) as { result?: Record<string, unknown>; error?: { code: number; message: string } };
 }
@@ -70,7 +68,7 @@ describe('tasks are bound to the caller', () => {
   }
 
   it('refuses a token without a subject instead of mapping it to a shared principal', async () => {
-    const request = mcpRequestEvent('tasks/get', { taskId }, { capabilities: TASKS_ONLY, subject: 'alice' });
+    const request = mcpRequestEvent('tasks/get', { taskId }, { capabilities: TASKS_ONLY, principal: 'alice' });
     (request.requestContext as unknown as { authorizer: { jwt: { claims: Record<string, unknown> } } }).authorizer.jwt.claims = {
       client_id: 'svc-a',
       iss: 'https://issuer.example',
@@ -80,7 +78,7 @@ describe('tasks are bound to the caller', () => {
   });
 
   it('binds tasks to issuer and subject: the same subject from another issuer is another principal', async () => {
-    const request = mcpRequestEvent('tasks/get', { taskId }, { capabilities: TASKS_ONLY, subject: 'alice' });
+    const request = mcpRequestEvent('tasks/get', { taskId }, { capabilities: TASKS_ONLY, principal: 'alice' });
     (request.requestContext as unknown as { authorizer: { jwt: { claims: Record<string, unknown> } } }).authorizer.jwt.claims = {
       sub: 'alice',
       iss: 'https://other-issuer.example',

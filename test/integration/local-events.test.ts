@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { startLocalStackProcess } from '../support/local-stack.ts';
-import { pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
+import { pollUntil, resultOf, rpc } from '../support/wire.ts';
 
 /** Runs one batch_process task to completion on a fresh `npm start`, stops it, and returns its id and everything printed. */
 async function runOnce(env: Record<string, string>): Promise<{ taskId: string; output: string; code: number | null }> {

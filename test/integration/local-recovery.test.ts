@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -23,19 +22,19 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { startDynalite } from '../../bin/local/dynamodb.ts';
+import { REGION } from '../../bin/local/emulators.ts';
 import { LOCAL_CREDENTIALS, localSqsClient } from '../../bin/local/sqs.ts';
-import { REGION, startLocalStack } from '../../bin/local/stack.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { EFFECTS_DIR_ENV, readEffects } from '../../functions/fixtures/durability/effects.ts';
 import { WORKER_BATCH_SIZE } from '../../infra/event-sources.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { ACTIVE_INDEX, DEFAULT_ACTIVE_INDEX_SHARDS, TABLE_KEYS } from '../../shared/tasks/dynamodb/index.ts';
 import { createTask, uniqueLabel } from '../support/durable.ts';
+import { openLevel, withTable } from '../support/dynalite-level.ts';
 import { newTask } from '../support/factories.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
 import { waitFor } from '../support/wait.ts';
-
-const require = createRequire(import.meta.url);
+import { pollUntil, resultOf, rpc } from '../support/wire.ts';
 
 let root: string;
 let effectsDir: string;
@@ -118,40 +117,6 @@ describe('local stack start-up recovery (in-process)', () => {
     }
   }
 
-  type Level = {
-    iterator(options: { gte: string; lt: string }): AsyncIterable<[string, Record<string, unknown>]>;
-    del(key: string): Promise<void>;
-    put(key: string, value: unknown): Promise<void>;
-    close(): Promise<void>;
-  };
-  /** dynalite's LevelDB, opened directly (the stack is stopped), and its active-index entries. */
-  async function openLevel(dataDir: string): Promise<{ level: Level; entries(): Promise<Array<[string, Record<string, unknown>]>> }> {
-    const db = require('dynalite/db/index.js') as { create(options: { path: string }): { db: Level } };
-    const level = db.create({ path: join(dataDir, 'dynamodb') }).db;
-    // dynalite keeps every entry of the index in its LevelDB under this prefix.
-    const prefix = `index-global~tasks~${ACTIVE_INDEX.name}~`;
-    return {
-      level,
-      async entries() {
-        const entries: Array<[string, Record<string, unknown>]> = [];
-        for await (const entry of level.iterator({ gte: prefix, lt: `${prefix}\uffff` })) entries.push(entry);
-        return entries;
-      },
-    };
-  }
-
-  /** Runs `fn` with a client of a dynalite on the data directory (the stack is stopped). */
-  async function withTable<T>(dataDir: string, fn: (client: DynamoDBClient) => Promise<T>): Promise<T> {
-    const dynamo = await startDynalite({ path: join(dataDir, 'dynamodb') });
-    const client = new DynamoDBClient({ endpoint: dynamo.endpoint, region: REGION, credentials: LOCAL_CREDENTIALS });
-    try {
-      return await fn(client);
-    } finally {
-      client.destroy();
-      await dynamo.close();
-    }
-  }
-
   const pkOf = (value: Record<string, unknown>) => (value[TABLE_KEYS.partition] as { S: string }).S;
   const rowKey = (taskId: string) => ({ [TABLE_KEYS.partition]: { S: taskId }, [TABLE_KEYS.sort]: { S: 'task' } });
 
@@ -185,7 +150,7 @@ describe('local stack start-up recovery (in-process)', () => {
       );
       return Item![ACTIVE_INDEX.sort]!;
     });
-    let level = await openLevel(dataDir);
+    let level = await openLevel(dataDir, ACTIVE_INDEX.name);
     const orphans = (await level.entries()).filter(([, value]) => pkOf(value) === moved || pkOf(value) === ghost);
     await level.level.close();
     assert.equal(orphans.length, 2);
@@ -201,7 +166,7 @@ describe('local stack start-up recovery (in-process)', () => {
       );
       await client.send(new DeleteItemCommand({ TableName: 'tasks', Key: rowKey(ghost) }));
     });
-    level = await openLevel(dataDir);
+    level = await openLevel(dataDir, ACTIVE_INDEX.name);
     for (const [key, value] of orphans) await level.level.put(key, value);
     const [missingKey] = (await level.entries()).find(([, value]) => pkOf(value) === missing)!;
     await level.level.del(missingKey);

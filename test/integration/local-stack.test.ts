@@ -15,8 +15,8 @@ import type { SQSEvent } from 'aws-lambda';
 import { type Poller, startPoller } from '../../bin/local/poller.ts';
 import { type LocalSqs, localSqsClient, startLocalSqs } from '../../bin/local/sqs.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
-import { pollUntil, resultOf, rpc, TASKS_EXTENSION } from '../support/mcp-http.ts';
 import { sleep } from '../support/wait.ts';
+import { pollUntil, resultOf, rpc, TASKS_EXTENSION } from '../support/wire.ts';
 
 /** Starts a one-second task and returns its id. */
 async function startSlowTask(url: string): Promise<string> {

@@ -1,14 +1,19 @@
-/** `npm run new-tool`: scaffolds a tool that is registered, served and tested. */
+/** `npm run new-tool`: scaffolds a tool that is registered, served, tested and passes the lint as generated. */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { copyFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { makeSandbox, type Sandbox } from '../support/sandbox.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 let sandbox: Sandbox;
 before(async () => {
   sandbox = await makeSandbox();
+  // The lint's configuration, as `npm run lint` reads it (Biome also reads the ignore file its configuration names).
+  for (const file of ['biome.json', '.gitignore']) await copyFile(join(ROOT, file), join(sandbox.root, file));
 });
 after(async () => {
   await sandbox.remove();
@@ -69,6 +74,24 @@ describe('new-tool', () => {
       const refused = run(['bin/scripts/new-tool.ts', ...args]);
       assert.equal(refused.status, 1, `${args.join(' ')} should be refused`);
     }
+  });
+
+  it('writes files that pass `npm run lint` unedited, wherever the name sorts among the registered tools', () => {
+    // `word_count` sorts after every product tool, `abacus_count` before them all.
+    const created = run(['bin/scripts/new-tool.ts', 'abacus_count']);
+    assert.equal(created.status, 0, created.stderr);
+    const generated = ['word-count', 'abacus-count'].flatMap((name) => [`functions/tools/${name}.ts`, `test/unit/tools/${name}.test.ts`]);
+    const lint = spawnSync(
+      join(ROOT, 'node_modules/.bin/biome'),
+      ['check', '--error-on-warnings', 'functions/tools/index.ts', ...generated],
+      {
+        cwd: sandbox.root,
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    assert.equal(lint.status, 0, lint.stdout + lint.stderr);
+    assert.match(lint.stdout + lint.stderr, /Checked 5 files/);
   });
 
   it('takes the execution mode', async () => {

@@ -11,16 +11,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { REGION } from '../../bin/local/emulators.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
 import { localSqsClient } from '../../bin/local/sqs.ts';
-import { type LocalStack, REGION, startLocalStack } from '../../bin/local/stack.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import { runOps } from '../../bin/ops/cli.ts';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { METRICS_NAMESPACE, TASK_METRICS } from '../../shared/metrics.ts';
 import { createTask } from '../support/durable.ts';
 import { newTask } from '../support/factories.ts';
-import { getTask, pollUntil } from '../support/mcp-http.ts';
 import { sleep, waitFor } from '../support/wait.ts';
+import { getTask, pollUntil } from '../support/wire.ts';
 
 type Line = Record<string, any>;
 
@@ -178,7 +180,7 @@ describe('operations on the local stack', () => {
     });
 
     it('inspect shows who decided a question for a person; the log line names them, never the answer', async () => {
-      const { rpc, resultOf } = await import('../support/mcp-http.ts');
+      const { rpc, resultOf } = await import('../support/wire.ts');
       const comment = `comment-${randomUUID()}`;
       const taskId = await createTask(main.stack.url, 'approval_gate', { action: 'ship it' });
       await pollUntil(main.stack.url, taskId, (task) => task.status === 'input_required');
@@ -361,7 +363,7 @@ describe('waits for input end (TASKS_MAX_INPUT_WAIT_MS)', () => {
   });
 
   it('a task answered in time resumes and completes', async () => {
-    const { rpc, resultOf } = await import('../support/mcp-http.ts');
+    const { rpc, resultOf } = await import('../support/wire.ts');
     const taskId = await createTask(short.stack.url, 'confirm_delete', { filename: 'd.txt' });
     const waiting = await pollUntil(short.stack.url, taskId, (task) => task.status === 'input_required');
     const [key] = Object.keys(waiting.inputRequests ?? {});

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { type AttributeValue, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { startLocalStack } from '../../bin/local/stack.ts';
-import { pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
+import { pollUntil, resultOf, rpc } from '../support/wire.ts';
 import type { Fixture } from '../upgrade/capture.ts';
 import { upgradeTools } from '../upgrade/tools.ts';
 

@@ -19,11 +19,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import fc from 'fast-check';
-import { type LocalStack, startLocalStack } from '../../bin/local/stack.ts';
+import type { LocalStack } from '../../bin/local/options.ts';
+import { startLocalStack } from '../../bin/local/stack.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { MAX_JSON_DEPTH } from '../../shared/tasks/limits.ts';
 import { httpApiEvent } from '../support/factories.ts';
-import { parseMessages, requestMeta, TASKS_CAPABILITIES } from '../support/mcp-http.ts';
+import { parseMessages, requestMeta, TASKS_CAPABILITIES } from '../support/wire.ts';
 
 const METHODS = [
   'tools/call',

@@ -21,7 +21,7 @@ import {
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import { LeaseLostError, TaskNotFoundError } from '../../shared/tasks/store-errors.ts';
 import type { StorePolicy } from '../../shared/tasks/store-types.ts';
-import { CONTRACT_POLICY } from '../contract/task-store.contract.ts';
+import { CONTRACT_POLICY } from '../contract/kit.ts';
 import { newTask } from '../support/factories.ts';
 
 export const POLICY: StorePolicy = CONTRACT_POLICY;

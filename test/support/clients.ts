@@ -44,21 +44,17 @@ import {
 import { type DetailedTaskV2, DetailedTaskV2Schema } from '@modelcontextprotocol/ext-tasks/core/v2';
 import * as z from 'zod';
 import { pollUntil as pollTask } from '../../bin/cli/client.ts';
-import { type JsonRpcMessage, parseMessages } from './mcp-http.ts';
 import { assertValid } from './schemas.ts';
 import { sleep } from './wait.ts';
+import { type JsonRpcMessage, PROTOCOL_VERSION, parseMessages, TASKS_EXTENSION } from './wire.ts';
 
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 
 // ---------------------------------------------------------------------------
 // Wire recording
 // ---------------------------------------------------------------------------
-
-export type { JsonRpcMessage };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -187,7 +183,7 @@ export async function connectSdkClient(
           { name, version: '1.0.0' },
           {
             capabilities: { elicitation: {}, extensions: { [TASKS_EXTENSION]: {} } },
-            versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } },
+            versionNegotiation: { mode: { pin: PROTOCOL_VERSION } },
           },
         )
       : new Client({ name, version: '1.0.0' }, { capabilities: { elicitation: {} } });
@@ -344,7 +340,7 @@ export function httpRawDispatch(url: string, fetchImpl: FetchLike = fetch): RawC
     const method = request['method'];
     const params = isRecord(request['params']) ? request['params'] : {};
     const meta = isRecord(params['_meta']) ? params['_meta'] : {};
-    const version = typeof meta[PROTOCOL_VERSION_META] === 'string' ? meta[PROTOCOL_VERSION_META] : MODERN_PROTOCOL_VERSION;
+    const version = typeof meta[PROTOCOL_VERSION_META] === 'string' ? meta[PROTOCOL_VERSION_META] : PROTOCOL_VERSION;
     const id = `ext-tasks-${nextId++}`;
 
     const headers = new Headers({
@@ -414,7 +410,7 @@ export async function connectExtTasksSession(
     rawDispatch: httpRawDispatch(url, sdk.wire.fetch),
     // ext-tasks adds the Tasks extension to these capabilities itself.
     v2RequestFraming: {
-      protocolVersion: MODERN_PROTOCOL_VERSION,
+      protocolVersion: PROTOCOL_VERSION,
       clientInfo: { name: 'e2e-ext-tasks', version: '1.0.0' },
       clientCapabilities: { elicitation: {} },
     },

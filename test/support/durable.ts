@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readEffects } from '../../functions/fixtures/durability/effects.ts';
-import { IDEMPOTENCY_KEY } from '../../shared/protocol/endpoint.ts';
-import { type RpcOptions, requestMeta, resultOf, rpc } from './mcp-http.ts';
+import { IDEMPOTENCY_KEY } from '../../shared/wire.ts';
 import { waitFor } from './wait.ts';
+import { type RpcOptions, requestMeta, resultOf, rpc } from './wire.ts';
 
 /**
  * Timings small enough for a test to see leases expire, sweeps happen and

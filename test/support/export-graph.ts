@@ -2,7 +2,9 @@
  * Exports nobody imports: each module's exported values (functions, classes,
  * constants; types are left out) that no other module of the tree imports
  * by name, statically, through a re-export, or by destructuring a dynamic
- * `import()`. The import rules' companion (`import-graph.ts`).
+ * `import()`. And re-exports: names a module hands on from another, which
+ * only an entry module (a wing's `index.ts`, a package `imports` target)
+ * does. The import rules' companion (`import-graph.ts`).
  */
 import { dirname, join, normalize } from 'node:path';
 import ts from 'typescript';
@@ -85,4 +87,38 @@ export function unusedExports(tree: SourceTree, checked: (path: string) => boole
     for (const name of exportedValues(text, path)) if (!used.has(`${path} ${name}`)) unused.push(`${path} ${name}`);
   }
   return unused;
+}
+
+/**
+ * The names a module exports from another module: `export { a } from`,
+ * `export * from`, and `export { a }` of a name it imported (types included):
+ * `name from specifier` each.
+ */
+export function reExports(text: string, path: string): string[] {
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, path.endsWith('x') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
+  const imported = new Map<string, string>();
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    const clause = statement.importClause;
+    const specifier = statement.moduleSpecifier.text;
+    if (clause?.name) imported.set(clause.name.text, specifier);
+    const bindings = clause?.namedBindings;
+    if (bindings && ts.isNamedImports(bindings)) for (const element of bindings.elements) imported.set(element.name.text, specifier);
+    if (bindings && ts.isNamespaceImport(bindings)) imported.set(bindings.name.text, specifier);
+  }
+  const found: string[] = [];
+  for (const statement of source.statements) {
+    if (!ts.isExportDeclaration(statement)) continue;
+    const from = statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier) ? statement.moduleSpecifier.text : undefined;
+    if (!statement.exportClause || !ts.isNamedExports(statement.exportClause)) {
+      if (from) found.push(`* from ${from}`);
+      continue;
+    }
+    for (const element of statement.exportClause.elements) {
+      const local = (element.propertyName ?? element.name).text;
+      const origin = from ?? imported.get(local);
+      if (origin) found.push(`${element.name.text} from ${origin}`);
+    }
+  }
+  return found;
 }

@@ -3,7 +3,7 @@
  * tasks, HTTP API (payload 2.0) events as API Gateway hands them to the MCP
  * function, and SQS events as the event source mapping hands them to the
  * worker. Each takes overrides for the fields a test cares about. (MCP
- * requests as events: `mcpRequestEvent` in `in-process.ts`.)
+ * requests as events: `mcpRequestEvent` in `wire.ts`.)
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, SQSEvent } from 'aws-lambda';

@@ -14,11 +14,14 @@
  *   `shared/`, `functions/` and the local stack (`bin/`), never the CDK app or
  *   the tests; only tests and examples import it.
  * - Inside `shared/`, layers point down: the store (`tasks/`), the queue
- *   (`queue/`) and authentication (`auth/`) never import the protocol
- *   (`protocol/`), the task actions (`actions/`) or the runtime (`runtime/`).
+ *   (`queue/`), authentication (`auth/`) and the lifecycle events (`events/`)
+ *   never import the protocol (`protocol/`), the task actions (`actions/`) or
+ *   the runtime (`runtime/`); what both sides use (`delay.ts`, `log.ts`…)
+ *   sits at the top of `shared/`.
  * - A store adapter is a wing (`shared/tasks/dynamodb/`, `shared/tasks/memory/`):
  *   from outside it, only its entry (`index.ts`) is imported. The adapter's own
- *   tests (`test/<lane>/tasks/dynamodb/`, `…/memory/`) may reach inside.
+ *   tests (`test/<lane>/tasks/dynamodb/`, `…/memory/`) may reach inside. The
+ *   local Step Functions emulator (`bin/local/stepfunctions/`) is a wing too.
  * - `test/` and `examples/` may import anything else.
  *
  * And no module imports itself through others (no import circle, type-only
@@ -39,6 +42,8 @@ export const NOT_IN_A_FUNCTION = [
   '@modelcontextprotocol/sdk',
   'aws-cdk',
   'aws-cdk-lib',
+  'aws-local-stepfunctions',
+  'axe-core',
   'cdk-nag',
   'commander',
   'constructs',
@@ -128,7 +133,7 @@ function wingRule(file: string, target: string | undefined): string | undefined 
 }
 
 /** The wings: adapters whose files are reached from outside through their `index.ts` only. */
-const WINGS = ['shared/tasks/dynamodb/', 'shared/tasks/memory/'] as const;
+export const WINGS = ['shared/tasks/dynamodb/', 'shared/tasks/memory/', 'bin/local/stepfunctions/'] as const;
 
 function wingOf(path: string): string | undefined {
   return WINGS.find((wing) => path.startsWith(wing));
@@ -141,7 +146,7 @@ function ownTest(file: string, wing: string): boolean {
 }
 
 /** The layers of `shared/` that the protocol, the task actions and the runtime build on. */
-const LOWER_LAYERS = ['tasks', 'queue', 'auth'];
+const LOWER_LAYERS = ['tasks', 'queue', 'auth', 'events'];
 const UPPER_LAYERS = ['protocol', 'actions', 'runtime'];
 
 /**

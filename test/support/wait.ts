@@ -1,7 +1,7 @@
 /**
  * The tests' one way to wait: {@link sleep} for a fixed pause, {@link waitFor}
  * to poll a condition until it holds or a deadline passes. (Task polling over
- * the wire, `pollUntil` in `mcp-http.ts`, uses the CLI's own poller.)
+ * the wire, `pollUntil` in `wire.ts`, uses the CLI's own poller.)
  */
 import { setTimeout as delay } from 'node:timers/promises';
 

@@ -36,4 +36,20 @@ describe('callback tokens', () => {
     assert.equal(await unsealCallback(keys, foreign), undefined);
     for (const junk of ['', 'abc', 'a.b.c', '%2e%2e', 'A'.repeat(5000)]) assert.equal(await unsealCallback(keys, junk), undefined);
   });
+
+  it("a token has one spelling: the same bytes spelled with padding or a last character's unused bits set are refused", async () => {
+    // A sealing whose length leaves unused bits in the last character (a length of bytes not a multiple of 3).
+    let token = '';
+    for (let n = 0; Buffer.from(token, 'base64url').length % 3 === 0; n++)
+      token = await sealCallback(keys, { ...grant, taskId: `task-${'1'.repeat(n)}` });
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const sibling = `${token.slice(0, -1)}${alphabet[alphabet.indexOf(token.at(-1)!) ^ 1]}`;
+    assert.notEqual(sibling, token);
+    assert.deepEqual(Buffer.from(sibling, 'base64url'), Buffer.from(token, 'base64url'), 'the same bytes');
+    assert.ok(await unsealCallback(keys, token));
+    assert.equal(await unsealCallback(keys, sibling), undefined);
+    const padding = '='.repeat((4 - (token.length % 4)) % 4);
+    assert.equal(await unsealCallback(keys, `${token}${padding}`), undefined);
+    assert.equal(await unsealCallback(keys, Buffer.from(token, 'base64url').toString('base64')), undefined, 'base64, not base64url');
+  });
 });

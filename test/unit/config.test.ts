@@ -59,6 +59,11 @@ describe('loadConfig', () => {
     ],
     ['a client fallback that is neither on nor off', { [ENV.clientFallback]: 'yes' }, /TASKS_CLIENT_FALLBACK must be on or off/],
     [
+      'a machine rule that is neither none nor <claim>=<value>',
+      { [ENV.machineClaim]: 'gty' },
+      /TASKS_MACHINE_CLAIM must be none or <claim>=<value>/,
+    ],
+    [
       'a plain-http issuer off loopback',
       { [ENV.authIssuers]: 'http://a.example', [ENV.authResource]: 'https://mcp.example.com/mcp' },
       /TASKS_AUTH_ISSUERS/,
@@ -88,7 +93,9 @@ describe('loadConfig', () => {
                     ? 'group:approvers'
                     : key === 'personQuestions'
                       ? 'form'
-                      : '7';
+                      : key === 'machineClaim'
+                        ? 'gty=client-credentials'
+                        : '7';
       const config: Record<string, unknown> = loadConfig({ ...base, [setting.env]: raw });
       assert.notDeepEqual(config[key], defaults[key], `${setting.env} is read into ${key}`);
     }

@@ -15,8 +15,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { startLocalStack } from '../../bin/local/stack.ts';
-import { pollUntil, resultOf, rpc } from '../support/mcp-http.ts';
 import { waitFor } from '../support/wait.ts';
+import { pollUntil, resultOf, rpc } from '../support/wire.ts';
 import { upgradeTools } from './tools.ts';
 
 const ROOT = new URL('../../', import.meta.url);

@@ -1,51 +1,42 @@
 /**
  * What an approver sees of tasks they do not own: the list of questions for
- * a person waiting for a decision, and a task's page narrowed to its tool,
- * status and message, and its open questions for a person with their
- * deadline. Never its arguments, steps or result.
+ * a person waiting for a decision (refreshed with the page's list), and a
+ * task's page narrowed to its title, status and message, who asks, and its
+ * open questions for a person with their deadline. Never its arguments,
+ * steps or result. The page follows the task: a question decided elsewhere
+ * leaves it, saying who decided.
  */
+import { raw } from 'hono/html';
 import { taskPagePath } from '../../links.ts';
-import type { WaitingQuestion } from '../../tasks/approvals-model.ts';
 import { forPersonOnly, type TaskRecord } from '../../tasks/model.ts';
-import { age } from '../view.ts';
+import type { LiveView } from '../live.ts';
+import { LIVE_SCRIPT } from '../live-script.ts';
+import type { UiNode } from '../nodes.ts';
+import { Nodes } from './nodes.tsx';
 import { Question, type Refusal } from './question.tsx';
 
 /** The questions waiting for an approver, oldest first. */
-export function WaitingList(props: { questions: WaitingQuestion[]; next?: string; now: number }) {
-  const { questions, now } = props;
+export function WaitingList(props: { rows: UiNode[]; next?: string }) {
   return (
     <section id="waiting">
       <h2>Waiting for an approver</h2>
-      {questions.length === 0 ? (
-        <p>No question waits for an approver.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>tool</th>
-              <th>question</th>
-              <th>open until</th>
-              <th>waiting</th>
-            </tr>
-          </thead>
-          <tbody>
-            {questions.map(({ task, key }) => {
-              const request = task.status === 'input_required' ? task.inputRequests[key] : undefined;
-              const message = request?.params?.['message'];
-              return (
-                <tr data-waiting={`${task.taskId}:${key}`}>
-                  <td>
-                    <a href={taskPagePath(task.taskId)}>{task.tool}</a>
-                  </td>
-                  <td>{typeof message === 'string' ? message : key}</td>
-                  <td>{task.sweepAt === undefined ? 'no deadline' : new Date(task.sweepAt).toISOString()}</td>
-                  <td>{age(task.lastUpdatedAt, now)}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+      <p id="waiting-empty" hidden={props.rows.length > 0}>
+        No question waits for an approver.
+      </p>
+      <table class="cards" hidden={props.rows.length === 0}>
+        <caption class="visually-hidden">Questions waiting for an approver, oldest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Task</th>
+            <th scope="col">For</th>
+            <th scope="col">Decide by</th>
+            <th scope="col">Waiting since</th>
+          </tr>
+        </thead>
+        <tbody id="waiting-rows">
+          <Nodes nodes={props.rows} />
+        </tbody>
+      </table>
       {props.next ? (
         <p>
           <a href={`/console?waiting=${encodeURIComponent(props.next)}`}>More questions</a>
@@ -56,38 +47,59 @@ export function WaitingList(props: { questions: WaitingQuestion[]; next?: string
 }
 
 /** Another principal's task as an approver may see it. */
-export function ApproverTaskPage(props: { task: TaskRecord; formToken: string; now: number; refusal?: Refusal }) {
-  const { task } = props;
+export function ApproverTaskPage(props: {
+  task: TaskRecord;
+  title: string;
+  requester: string;
+  live: LiveView;
+  formToken: string;
+  nonce: string | undefined;
+  now: number;
+  refusal?: Refusal;
+}) {
+  const { task, live } = props;
   const questions =
     task.status === 'input_required' ? Object.entries(task.inputRequests).filter(([, request]) => forPersonOnly(request)) : [];
+  const keys = questions.map(([key]) => key);
   return (
-    <div id="task" data-view="approver">
-      <h1>{task.tool}</h1>
-      <p>You decide this as an approver: the task is another principal's, and this page shows only what is asked of you.</p>
-      <dl>
-        <dt>Status</dt>
-        <dd>
-          <span id="status" class="status">
-            {task.status}
-          </span>{' '}
-          <span id="status-message">{task.statusMessage ?? ''}</span>
-        </dd>
-        <dt>Task id</dt>
-        <dd>{task.taskId}</dd>
-      </dl>
+    <div
+      id="task"
+      data-view="approver"
+      data-live={`${taskPagePath(task.taskId)}/live?${new URLSearchParams(keys.map((key): [string, string] => ['key', key])).toString()}`}
+      data-poll={String(live.pollIntervalMs)}
+      data-status={task.status}
+      data-questions={JSON.stringify(keys)}
+    >
+      <p class="crumbs">
+        <a href="/console">All tasks</a>
+      </p>
+      <h1>{props.title}</h1>
+      <p class="note">You decide this as an approver: the task is another person's, and this page shows only what is asked of you.</p>
+      <p id="status-line" class="status-line" role="status">
+        <Nodes nodes={live.statusNodes} />
+      </p>
+      <p id="live-state" class="live-state" aria-live="polite" />
       <section id="questions">
-        <h2>Waiting for a decision</h2>
+        <h2>Questions</h2>
         {questions.map(([key, request]) => (
           <Question
-            taskId={task.taskId}
+            task={task}
+            requester={props.requester}
             questionKey={key}
             request={request}
             formToken={props.formToken}
+            now={props.now}
             {...(props.refusal ? { refusal: props.refusal } : {})}
-            {...(task.sweepAt === undefined ? {} : { deadline: { at: task.sweepAt, now: props.now } })}
           />
         ))}
       </section>
+      <section id="decisions" hidden={live.decisionNodes.length === 0}>
+        <h2>Decided by</h2>
+        <ul id="decision-list">
+          <Nodes nodes={live.decisionNodes} />
+        </ul>
+      </section>
+      <script nonce={props.nonce}>{raw(LIVE_SCRIPT)}</script>
     </div>
   );
 }

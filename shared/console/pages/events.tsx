@@ -4,8 +4,10 @@
  * for it — a question waiting for a person, or its end.
  */
 import type { TaskEvent } from '../../events/task-events.ts';
+import { timeNode } from '../words.ts';
+import { Nodes } from './nodes.tsx';
 
-export function TaskEvents(props: { events: readonly TaskEvent[] | undefined }) {
+export function TaskEvents(props: { events: readonly TaskEvent[] | undefined; now: number }) {
   if (!props.events || props.events.length === 0) return null;
   return (
     <section id="events">
@@ -16,7 +18,9 @@ export function TaskEvents(props: { events: readonly TaskEvent[] | undefined }) 
           const deadline = 'deadline' in event.detail ? event.detail.deadline : undefined;
           return (
             <li data-event={event.detailType}>
-              {`${event.detailType} at ${new Date(event.time).toISOString()}${deadline ? `, deadline ${deadline}` : ''}`}
+              {`${event.detailType}, `}
+              <Nodes nodes={[timeNode(event.time, props.now)]} />
+              {deadline ? `; deadline ${deadline}` : ''}
             </li>
           );
         })}

@@ -21,21 +21,79 @@ export interface Frame {
 }
 
 const STYLE = `
-body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 62rem; padding: 0 1rem 3rem; color: #1b1b1b; }
-header { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: baseline; border-bottom: 1px solid #ccc; padding: .75rem 0; }
-header p { margin: 0; color: #444; flex: 1 1 20rem; }
+:root { color-scheme: light; --ink: #1a1a1a; --muted: #4a4a4a; --line: #d4d4d4; --soft: #f4f4f4; --accent: #0b57d0; --bad: #a50e0e; }
+* { box-sizing: border-box; }
+body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 64rem; padding: 0 1rem 3rem; color: var(--ink); background: #fff; overflow-wrap: anywhere; }
+a { color: var(--accent); }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible, summary:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+header { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; border-bottom: 1px solid var(--line); padding: .5rem 0; }
+header p { margin: 0; color: var(--muted); flex: 1 1 18rem; font-size: .95rem; }
 header form { margin: 0; }
+header strong a { display: inline-flex; align-items: center; min-height: 44px; }
+h1 { font-size: 1.6rem; line-height: 1.25; margin: 1rem 0 .5rem; }
+h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
+h3 { font-size: 1.05rem; margin: 0 0 .5rem; }
+.crumbs { margin: .75rem 0 0; }
+.crumbs a, .paging a, .chip { display: inline-flex; align-items: center; min-height: 44px; padding: 0 .25rem; }
+button, .chip { font: inherit; min-height: 44px; min-width: 44px; padding: .5rem 1rem; border-radius: .4rem; border: 1px solid #767676; background: #fff; color: var(--ink); cursor: pointer; }
+button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
+button.danger { background: var(--bad); border-color: var(--bad); color: #fff; }
+input, select, textarea { font: inherit; min-height: 44px; width: 100%; max-width: 32rem; padding: .5rem; border: 1px solid #767676; border-radius: .4rem; background: #fff; color: var(--ink); }
+input[type="radio"], input[type="checkbox"] { width: 1.4rem; height: 1.4rem; min-height: 0; margin: 0 .5rem 0 0; }
+textarea { min-height: 5rem; }
+label { display: block; font-weight: 600; margin: .75rem 0 .25rem; }
+label.choice { display: flex; align-items: center; font-weight: 400; min-height: 44px; margin: 0; }
+fieldset { border: 1px solid var(--line); border-radius: .4rem; margin: .75rem 0; padding: .5rem .75rem; }
+legend { font-weight: 600; padding: 0 .25rem; }
+.hint, small { display: block; color: var(--muted); font-size: .9rem; font-weight: 400; }
+.required { color: var(--muted); font-weight: 400; }
+.field.invalid input, .field.invalid select, .field.invalid textarea, .field.invalid fieldset { border: 2px solid var(--bad); }
+.field-problem, .problems { color: var(--bad); font-weight: 600; }
+.problems { border-left: 4px solid var(--bad); padding: .25rem .75rem; margin: .5rem 0; }
+.actions { display: flex; flex-wrap: wrap; gap: .75rem; margin-top: 1rem; }
+.card { border: 1px solid var(--line); border-radius: .6rem; padding: 1rem; margin: 1rem 0; }
+.card.approval { border: 2px solid var(--accent); }
+.badge { display: inline-block; padding: .1rem .6rem; border-radius: 1rem; font-weight: 600; font-size: .9rem; border: 1px solid; }
+.badge-running { background: #e8f0fe; color: #0b3d91; }
+.badge-waiting { background: #fff4ce; color: #5c3b00; }
+.badge-done { background: #e6f4ea; color: #0d5323; }
+.badge-error, .badge-failed, .badge-rejected { background: #fce8e6; color: #8c1d18; }
+.badge-cancelled { background: #eee; color: #3c3c3c; }
+.status-line { font-size: 1.05rem; }
+.note { background: var(--soft); border-left: 4px solid var(--line); padding: .5rem .75rem; }
+.live-state:empty { display: none; }
+dl.facts, dl.rows { display: grid; grid-template-columns: minmax(7rem, max-content) 1fr; gap: .25rem 1rem; margin: .5rem 0; }
+dl.facts dt, dl.rows dt { color: var(--muted); }
+dl.facts dd, dl.rows dd { margin: 0; min-width: 0; }
+code { font-size: .9rem; background: var(--soft); padding: 0 .25rem; border-radius: .25rem; }
+pre { background: var(--soft); padding: .6rem; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 30rem; font-size: .9rem; }
+p.text { white-space: pre-wrap; }
+details.raw summary, details summary { min-height: 44px; display: flex; align-items: center; cursor: pointer; color: var(--accent); }
+figure { margin: .75rem 0; }
+figcaption { font-weight: 600; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #e4e4e4; vertical-align: top; }
-pre { background: #f5f5f5; padding: .6rem; overflow: auto; white-space: pre-wrap; word-break: break-word; max-height: 30rem; }
-.waiting { background: #fff3c4; padding: 0 .3rem; border-radius: .2rem; }
-.status { font-weight: 600; }
-.problems { color: #8a1111; }
-label, fieldset { display: block; margin: .6rem 0; }
-fieldset label { display: inline-block; margin-right: 1rem; }
-small { display: block; color: #555; }
+th, td { text-align: left; padding: .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+td a { display: inline-flex; align-items: center; min-height: 44px; font-weight: 600; }
+.summary { margin-top: -.25rem; }
+.filters nav { display: flex; flex-wrap: wrap; gap: .5rem; margin: .5rem 0; }
+.chip { text-decoration: none; border-color: var(--line); }
+.chip[aria-current="page"] { background: var(--ink); color: #fff; border-color: var(--ink); }
+.filters form { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; }
+.filters form label { flex-basis: 100%; margin-bottom: 0; }
+.filters form input { flex: 1 1 12rem; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 section { margin: 1.25rem 0; }
-img { max-width: 100%; }
+img { max-width: 100%; height: auto; }
+@media (max-width: 40rem) {
+  body { padding: 0 .75rem 2rem; }
+  table.cards thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.cards, table.cards tbody, table.cards tr, table.cards td { display: block; width: 100%; }
+  table.cards tr { border: 1px solid var(--line); border-radius: .6rem; margin: 0 0 .75rem; padding: .25rem .5rem; }
+  table.cards td { border: 0; padding: .25rem 0; }
+  table.cards td[data-label]::before { content: attr(data-label); display: block; color: var(--muted); font-size: .85rem; }
+  dl.facts, dl.rows { grid-template-columns: 1fr; }
+  dl.facts dd, dl.rows dd { margin-bottom: .5rem; }
+}
 `;
 
 /** The page frame. */

@@ -1,53 +1,100 @@
-/** The list of a person's tasks, newest first, a page at a time; and the open endpoint's page without a list. */
-import { taskPagePath } from '../../links.ts';
-import type { TaskRecord } from '../../tasks/model.ts';
-import { age } from '../view.ts';
+/**
+ * The list of a person's tasks, newest first, a page at a time, with its
+ * filters; the page's script refreshes its rows every 15 s while the tab is
+ * visible (the same rows, from `lists.ts`), and the questions waiting for an
+ * approver above it for approvers.
+ */
+import { raw } from 'hono/html';
+import type { Child } from 'hono/jsx';
+import type { ListFilter, Show } from '../lists.ts';
+import { LIVE_SCRIPT } from '../live-script.ts';
+import type { UiNode } from '../nodes.ts';
+import { Nodes } from './nodes.tsx';
 
-/** One page of the list. */
-export function TaskList(props: { tasks: TaskRecord[]; next?: string; now: number; first: boolean }) {
-  const { tasks, now } = props;
+/** How often a list refreshes while its tab is visible. */
+export const LIST_REFRESH_MS = 15_000;
+
+const SHOW_WORDS: Record<Show, string> = { all: 'All', waiting: 'Waiting for me', running: 'Running', ended: 'Ended' };
+
+/** The query string of a list page (filters, cursor). */
+function listQuery(filter: ListFilter, extra: Record<string, string | undefined> = {}): string {
+  const params = new URLSearchParams();
+  if (filter.show !== 'all') params.set('show', filter.show);
+  if (filter.text !== '') params.set('q', filter.text);
+  for (const [key, value] of Object.entries(extra)) if (value !== undefined) params.set(key, value);
+  const query = params.toString();
+  return query === '' ? '' : `?${query}`;
+}
+
+/** The list page: optional waiting questions, the filters, a page of rows, paging; refreshed live. */
+export function ListPage(props: {
+  filter: ListFilter;
+  after: string | undefined;
+  rows: UiNode[];
+  /** Rows before the filters: how many the page read. */
+  read: number;
+  next?: string;
+  waiting?: Child;
+  notice?: Child;
+  nonce: string | undefined;
+}) {
+  const { filter, after } = props;
   return (
-    <>
+    <div id="list" data-live={`/console/live${listQuery(filter, { after })}`} data-poll={String(LIST_REFRESH_MS)}>
       <h1>Your tasks</h1>
-      {tasks.length === 0 ? (
-        <p>{props.first ? 'No tasks yet: tasks an MCP client starts show here.' : 'No older tasks.'}</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>status</th>
-              <th>tool</th>
-              <th>age</th>
-              <th>latest message</th>
-            </tr>
-          </thead>
-          <tbody>
-            {tasks.map((task) => (
-              <tr data-task={task.taskId}>
-                <td>
-                  <span class="status">{task.status}</span>
-                  {task.status === 'input_required' ? (
-                    <>
-                      {' '}
-                      <span class="waiting">waiting for you</span>
-                    </>
-                  ) : null}
-                </td>
-                <td>
-                  <a href={taskPagePath(task.taskId)}>{task.tool}</a>
-                </td>
-                <td title={new Date(task.createdAt).toISOString()}>{age(task.createdAt, now)}</td>
-                <td>{task.statusMessage ?? ''}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <p>
-        {props.first ? null : <a href="/console">Newest</a>}{' '}
-        {props.next ? <a href={`/console?after=${encodeURIComponent(props.next)}`}>Older tasks</a> : null}
+      {props.notice}
+      <p id="live-state" class="live-state" aria-live="polite" />
+      {props.waiting}
+      <Filters filter={filter} />
+      <p id="list-empty" hidden={props.rows.length > 0}>
+        {props.read === 0
+          ? after === undefined
+            ? 'No tasks yet: tasks an MCP client starts show here.'
+            : 'No older tasks.'
+          : 'No task on this page fits the filter.'}
       </p>
-    </>
+      <table class="cards" hidden={props.rows.length === 0}>
+        <caption class="visually-hidden">Your tasks, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Status</th>
+            <th scope="col">Task</th>
+            <th scope="col">Started</th>
+            <th scope="col">Latest</th>
+          </tr>
+        </thead>
+        <tbody id="task-rows">
+          <Nodes nodes={props.rows} />
+        </tbody>
+      </table>
+      <nav class="paging" aria-label="Pages">
+        {after === undefined ? null : <a href={`/console${listQuery(filter)}`}>Newest tasks</a>}{' '}
+        {props.next ? <a href={`/console${listQuery(filter, { after: props.next })}`}>Older tasks</a> : null}
+      </nav>
+      <script nonce={props.nonce}>{raw(LIVE_SCRIPT)}</script>
+    </div>
+  );
+}
+
+function Filters(props: { filter: ListFilter }) {
+  const { filter } = props;
+  return (
+    <div class="filters">
+      <nav aria-label="Show">
+        {(Object.keys(SHOW_WORDS) as Show[]).map((show) => (
+          <a href={`/console${listQuery({ ...filter, show })}`} class="chip" aria-current={show === filter.show ? 'page' : undefined}>
+            {SHOW_WORDS[show]}
+          </a>
+        ))}
+      </nav>
+      <form method="get" action="/console">
+        {filter.show === 'all' ? null : <input type="hidden" name="show" value={filter.show} />}
+        <label for="q">Filter by tool or summary</label>
+        <input id="q" name="q" type="search" value={filter.text} maxlength={200} autocomplete="off" />
+        <button type="submit">Filter</button>
+      </form>
+      <p class="hint">Filters apply to the tasks of this page; "Older tasks" shows the next page.</p>
+    </div>
   );
 }
 

@@ -1,38 +1,44 @@
 /**
- * A task's page: tool, arguments, status and message (kept current by the
- * live script at the task's poll interval), the open questions as forms,
- * the recorded steps, the result as the tool returned it (or the error),
- * and cancel behind a confirmation.
+ * A task's page: its title, status in words and message (kept current by
+ * the page's script at the task's poll interval), the open questions as
+ * forms (a yes-or-no approval as a card), who decided, the result or the
+ * error, cancel behind a confirmation, and what it was asked to do and the
+ * steps it recorded, drawn for a person with the JSON behind "Raw".
  */
 import { raw } from 'hono/html';
 import type { TaskEvent } from '../../events/task-events.ts';
 import { taskPagePath } from '../../links.ts';
-import { type Decision, isTerminal, needsAnotherApprover, type TaskRecord } from '../../tasks/model.ts';
+import { isTerminal, type TaskRecord } from '../../tasks/model.ts';
+import type { LiveView } from '../live.ts';
 import { LIVE_SCRIPT } from '../live-script.ts';
-import { type Block, jsonText, type LiveView, type ResultView } from '../view.ts';
+import { el } from '../nodes.ts';
+import { withRaw } from '../values.ts';
+import { canDecide, timeNode, type Viewer } from '../words.ts';
 import { TaskEvents } from './events.tsx';
+import { Nodes } from './nodes.tsx';
 import { Question, type Refusal } from './question.tsx';
-
-/** Most characters of one step's value the page shows (the rest is cut, and said so). */
-const STEP_SHOWN_CHARS = 20_000;
 
 export interface TaskPageProps {
   task: TaskRecord;
+  /** The tool's title (its name when it has none). */
+  title: string;
+  /** Who started the task, as the page names them (personal data: the owner's and approvers' pages only). */
+  requester: string;
   live: LiveView;
   steps: Map<string, unknown>;
   formToken: string;
   nonce: string | undefined;
   refusal?: Refusal;
-  /** The time now (epoch ms), for each question's deadline. */
+  /** The time now (epoch ms), for relative times and each question's deadline. */
   now: number;
   /** Who is looking: the task's owner (a question needing another approver is not theirs to decide). */
-  viewer: string;
+  viewer: Viewer;
   /** The lifecycle events the task's row implies, where the deployment publishes them. */
   events?: readonly TaskEvent[];
 }
 
 export function TaskPage(props: TaskPageProps) {
-  const { task, live } = props;
+  const { task, live, now } = props;
   const path = taskPagePath(task.taskId);
   const questions = task.status === 'input_required' ? Object.entries(task.inputRequests) : [];
   return (
@@ -43,125 +49,99 @@ export function TaskPage(props: TaskPageProps) {
       data-status={task.status}
       data-questions={JSON.stringify(live.questions)}
     >
-      <h1>{task.tool}</h1>
-      <dl>
-        <dt>Status</dt>
-        <dd>
-          <span id="status" class="status">
-            {task.status}
-          </span>{' '}
-          <span id="status-message">{task.statusMessage ?? ''}</span>
-        </dd>
-        <dt>Last change</dt>
-        <dd id="updated">{live.lastUpdatedAt}</dd>
-        <dt>Task id</dt>
-        <dd>{task.taskId}</dd>
-      </dl>
-      <p id="live-state" role="status" />
+      <p class="crumbs">
+        <a href="/console">All tasks</a>
+      </p>
+      <h1>{props.title}</h1>
+      <p id="status-line" class="status-line" role="status">
+        <Nodes nodes={live.statusNodes} />
+      </p>
+      <Facts task={task} requester={props.requester} live={live} now={now} />
+      <p id="live-state" class="live-state" aria-live="polite" />
       <p id="notice" hidden>
         The task asks something new. <a href={path}>Reload the page</a> to answer it.
       </p>
       <section id="questions" hidden={questions.length === 0}>
-        <h2>Waiting for answers</h2>
+        <h2>Questions</h2>
         {questions.map(([key, request]) => (
           <Question
-            taskId={task.taskId}
+            task={task}
+            requester={props.requester}
             questionKey={key}
             request={request}
             formToken={props.formToken}
+            now={now}
             {...(props.refusal ? { refusal: props.refusal } : {})}
-            {...(task.sweepAt === undefined ? {} : { deadline: { at: task.sweepAt, now: props.now } })}
-            {...(needsAnotherApprover(request) && task.owner === props.viewer ? { blocked: FOUR_EYES_BLOCKED } : {})}
+            {...(canDecide(task, request, props.viewer) ? {} : { blocked: FOUR_EYES_BLOCKED })}
           />
         ))}
       </section>
-      <Decisions decisions={task.decisions} />
+      <section id="decisions" hidden={live.decisionNodes.length === 0}>
+        <h2>Decided by</h2>
+        <ul id="decision-list">
+          <Nodes nodes={live.decisionNodes} />
+        </ul>
+      </section>
       <Outcome result={live.result} />
       <section id="failure" hidden={task.status !== 'failed'}>
-        <h2>Failed</h2>
+        <h2>What went wrong</h2>
         <p id="failure-message">{task.status === 'failed' ? task.error.message : ''}</p>
       </section>
       <Cancel path={path} formToken={props.formToken} hidden={isTerminal(task.status) || live.cancelRequested} />
       <p id="cancel-state">{live.cancelRequested ? 'Cancellation requested: the task stops at its next check.' : ''}</p>
-      <section>
-        <h2>Arguments</h2>
-        <pre>{jsonText(task.arguments)}</pre>
+      <section id="arguments">
+        <h2>What it was asked to do</h2>
+        <Nodes nodes={withRaw(task.arguments)} />
       </section>
       <Steps steps={props.steps} />
-      <TaskEvents events={props.events} />
+      <TaskEvents events={props.events} now={now} />
       <script nonce={props.nonce}>{raw(LIVE_SCRIPT)}</script>
     </div>
   );
 }
 
-/** Why the task's caller sees no form for a four-eyes question. */
+/** Why a person sees no form for a question: four eyes (the caller may not decide their own). */
 export const FOUR_EYES_BLOCKED =
   "This question must be decided by an approver other than the task's caller. You started this task, so you cannot decide it: an approver decides it from their console.";
 
-/** Who decided each question for a person, and when (never what they answered). */
-function Decisions(props: { decisions: Record<string, Decision> | undefined }) {
-  const entries = Object.entries(props.decisions ?? {});
-  if (entries.length === 0) return null;
+function Facts(props: { task: TaskRecord; requester: string; live: LiveView; now: number }) {
+  const { task, now } = props;
   return (
-    <section id="decisions">
-      <h2>Decided by</h2>
-      <ul>
-        {entries.map(([key, decision]) => (
-          <li data-decision={key}>
-            {`"${key}": ${decision.name ?? decision.by} (${decision.as === 'approver' ? 'an approver' : "the task's caller"}, ${decision.via === 'page' ? 'on this page' : 'in their MCP client'}) at ${new Date(decision.at).toISOString()}`}
-          </li>
-        ))}
-      </ul>
-    </section>
+    <dl class="facts">
+      <dt>Started by</dt>
+      <dd id="requester">{props.requester}</dd>
+      <dt>Started</dt>
+      <dd>
+        <Nodes nodes={[timeNode(task.createdAt, now)]} />
+      </dd>
+      <dt>Last change</dt>
+      <dd id="updated">
+        <Nodes nodes={props.live.updatedNodes} />
+      </dd>
+      <dt>Tool</dt>
+      <dd>
+        <code>{task.tool}</code>
+      </dd>
+      <dt>Task id</dt>
+      <dd>
+        <code class="id">{task.taskId}</code>
+      </dd>
+    </dl>
   );
 }
 
-function Outcome(props: { result: ResultView | undefined }) {
+function Outcome(props: { result: LiveView['result'] }) {
   return (
     <section id="outcome" hidden={!props.result}>
       <h2>Result</h2>
-      <p id="result-error" class="problems" hidden={!props.result?.isError}>
-        The tool reported an error.
+      <p id="result-note" class="note" hidden={!props.result?.note}>
+        {props.result?.note ?? ''}
       </p>
       <div id="result" data-filled={props.result ? 'yes' : 'no'}>
-        {props.result?.blocks.map((block) => (
-          <BlockView block={block} />
-        ))}
+        <Nodes nodes={props.result?.nodes ?? []} />
       </div>
     </section>
   );
-}
-
-/** One block of a result: the same elements the live script builds. */
-function BlockView(props: { block: Block }) {
-  const { block } = props;
-  switch (block.kind) {
-    case 'image':
-      return <img src={block.src} alt={block.alt} />;
-    case 'audio':
-      // A tool's audio comes with no captions to offer.
-      // biome-ignore lint/a11y/useMediaCaption: the result carries no caption track
-      return <audio controls src={block.src} />;
-    case 'link':
-      return block.href ? (
-        <p>
-          <a href={block.href} rel="noopener noreferrer nofollow">
-            {block.text}
-          </a>
-        </p>
-      ) : (
-        <p>{`${block.text} (${block.target})`}</p>
-      );
-    case 'json':
-      return (
-        <figure>
-          <figcaption>{block.label}</figcaption>
-          <pre>{block.text}</pre>
-        </figure>
-      );
-    case 'text':
-      return <pre>{block.text}</pre>;
-  }
 }
 
 function Cancel(props: { path: string; formToken: string; hidden: boolean }) {
@@ -172,7 +152,7 @@ function Cancel(props: { path: string; formToken: string; hidden: boolean }) {
         <form method="post" action={`${props.path}/cancel`}>
           <input type="hidden" name="token" value={props.formToken} />
           <p>The tool stops at its next check; what it already did is not undone.</p>
-          <button type="submit" name="confirm" value="yes">
+          <button type="submit" name="confirm" value="yes" class="danger">
             Yes, cancel the task
           </button>
         </form>
@@ -184,21 +164,13 @@ function Cancel(props: { path: string; formToken: string; hidden: boolean }) {
 function Steps(props: { steps: Map<string, unknown> }) {
   if (props.steps.size === 0) return null;
   return (
-    <section>
-      <h2>Recorded steps</h2>
-      {[...props.steps].map(([name, value]) => {
-        const text = jsonText(value);
-        return (
-          <figure>
-            <figcaption>{name}</figcaption>
-            <pre>
-              {text.length > STEP_SHOWN_CHARS
-                ? `${text.slice(0, STEP_SHOWN_CHARS)}\n… (${text.length - STEP_SHOWN_CHARS} more characters)`
-                : text}
-            </pre>
-          </figure>
-        );
-      })}
+    <section id="steps">
+      <h2>Steps it recorded</h2>
+      <Nodes
+        nodes={[...props.steps].map(([name, value]) =>
+          el('figure', { class: 'step' }, el('figcaption', undefined, name), ...withRaw(value)),
+        )}
+      />
     </section>
   );
 }

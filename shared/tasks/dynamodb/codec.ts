@@ -173,16 +173,22 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
     item[ACTIVE_INDEX.sort] = number(task.sweepAt);
   }
   if (task.statusMessage !== undefined) item['statusMessage'] = { S: task.statusMessage };
+  if (task.finalMessage) item['finalMessage'] = { BOOL: true };
+  if (task.machineOwner) item['machineOwner'] = { BOOL: true };
   if (task.lease) {
     item['leaseOwner'] = { S: task.lease.owner };
     item['leaseUntil'] = number(task.lease.until);
   }
   if (task.toolVersion !== undefined) item['toolVersion'] = { S: task.toolVersion };
+  if (task.requester !== undefined) item['requester'] = { S: task.requester };
+  if (task.toolTitle !== undefined) item['toolTitle'] = { S: task.toolTitle };
   if (task.questions !== undefined) item['questions'] = json(task.questions);
   if (task.decisions !== undefined) item['decisions'] = json(task.decisions);
   if (task.progressMark !== undefined) item['progressMark'] = number(task.progressMark);
   if (task.callbacks !== undefined) item['callbacks'] = json(task.callbacks);
   if (task.callbackWait !== undefined) item['callbackWait'] = json(task.callbackWait);
+  if (task.repeat !== undefined) item['repeat'] = { M: { head: { S: task.repeat.head }, run: number(task.repeat.run) } };
+  if (task.runsEnded !== undefined) item['runsEnded'] = number(task.runsEnded);
   if (task.status === 'input_required') item['inputRequests'] = json(task.inputRequests);
   if (task.status === 'completed') item['result'] = json(task.result);
   if (task.status === 'failed') item['error'] = json(task.error);
@@ -216,17 +222,24 @@ export function fromItem(item: Item): TaskRecord {
     version: readNumber(item, 'version'),
   };
   if (item['statusMessage']) base.statusMessage = readString(item, 'statusMessage');
+  if (item['finalMessage']?.BOOL === true) base.finalMessage = true;
+  if (item['machineOwner']?.BOOL === true) base.machineOwner = true;
   if (item['leaseOwner']) base.lease = { owner: readString(item, 'leaseOwner'), until: readNumber(item, 'leaseUntil') };
   if (item[ACTIVE_INDEX.sort]) base.sweepAt = readNumber(item, ACTIVE_INDEX.sort);
   // An unfinished row's expiry is the wait's backstop; a terminal row's is its TTL, `ttlMs`.
   if (item[EXPIRES_AT_MS] && readString(item, 'status') === 'input_required') base.keptUntil = readNumber(item, EXPIRES_AT_MS);
   // Rows written before these attributes existed lack them: no version, no recorded questions, no mark.
   if (item['toolVersion']) base.toolVersion = readString(item, 'toolVersion');
+  if (item['requester']) base.requester = readString(item, 'requester');
+  if (item['toolTitle']) base.toolTitle = readString(item, 'toolTitle');
   if (item['questions']) base.questions = readJson(item, 'questions');
   if (item['decisions']) base.decisions = readJson(item, 'decisions');
   if (item['progressMark']) base.progressMark = readNumber(item, 'progressMark');
   if (item['callbacks']) base.callbacks = readJson(item, 'callbacks');
   if (item['callbackWait']) base.callbackWait = readJson(item, 'callbackWait');
+  const repeat = item['repeat']?.M;
+  if (repeat) base.repeat = { head: readString(repeat, 'head'), run: readNumber(repeat, 'run') };
+  if (item['runsEnded']) base.runsEnded = readNumber(item, 'runsEnded');
 
   const status = readString(item, 'status') as TaskStatus;
   switch (status) {

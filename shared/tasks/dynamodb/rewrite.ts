@@ -8,6 +8,7 @@ import type { Decision } from '../decisions.ts';
 import { isTerminal, type TaskRecord } from '../model.ts';
 import { TaskRowRejectedError } from '../store-errors.ts';
 import { fromItem, type Item } from './codec.ts';
+import { countRunEnded } from './repeats.ts';
 import { readRow } from './results.ts';
 import { freeSlot } from './slots.ts';
 import {
@@ -59,7 +60,10 @@ export async function rewriteRow<T>(
       continue;
     }
     if (written) {
-      if (isTerminal(next.status)) await freeSlot(table, current.owner, taskId);
+      if (isTerminal(next.status)) {
+        await freeSlot(table, current.owner, taskId);
+        await countRunEnded(table, current);
+      }
       return result;
     }
   }
@@ -86,5 +90,6 @@ export async function endMinimal(
   });
   if (!written) return undefined;
   await freeSlot(table, task.owner, task.taskId);
+  await countRunEnded(table, task);
   return fromItem(written);
 }

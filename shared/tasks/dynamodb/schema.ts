@@ -71,6 +71,10 @@ export const RESULT_SK_PREFIX = 'result#';
 export const IDEMPOTENCY_PK_PREFIX = 'idem#';
 export const IDEMPOTENCY_SK = 'idem';
 
+/** Partition-key prefix and sort key of a principal's sign-out record (the console's, `sign-outs.ts`). */
+export const SIGN_OUT_PK_PREFIX = 'sign-out#';
+export const SIGN_OUT_SK = 'sign-out';
+
 /** Partition-key prefix and sort key of an owner's unfinished-task set (only with a cap). */
 export const SLOTS_PK_PREFIX = 'slots#';
 export const SLOTS_SK = 'slots';

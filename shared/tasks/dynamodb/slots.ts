@@ -5,7 +5,7 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { isTerminal, type TaskStatus } from '../model.ts';
 import { TooManyTasksError } from '../store-errors.ts';
-import { number, readString, rowKey, slotKey } from './codec.ts';
+import { type Item, number, readNumber, readString, rowKey, slotKey } from './codec.ts';
 import { batchGet } from './results.ts';
 import { TABLE_KEYS } from './schema.ts';
 import { type StoreTable, updateItem } from './update.ts';
@@ -19,6 +19,7 @@ import { type StoreTable, updateItem } from './update.ts';
  */
 export async function takeSlot(table: StoreTable, owner: string, taskId: string, now: number): Promise<void> {
   const cap = table.policy.maxUnfinishedTasks!;
+  let unfinished: Item[] = [];
   for (let round = 0; round < 2; round += 1) {
     const taken = await updateItem(table, slotKey(owner), {
       UpdateExpression: 'ADD #ids :id SET #updatedAt = :now',
@@ -27,13 +28,19 @@ export async function takeSlot(table: StoreTable, owner: string, taskId: string,
       ExpressionAttributeValues: { ':id': { SS: [taskId] }, ':cap': number(cap), ':taskId': { S: taskId }, ':now': number(now) },
     });
     if (taken) return;
-    if (round === 0 && !(await dropEnded(table, owner, now))) break;
+    if (round > 0) break;
+    const checked = await dropEnded(table, owner, now);
+    unfinished = checked.unfinished;
+    if (!checked.dropped) break;
   }
-  throw new TooManyTasksError(cap);
+  throw new TooManyTasksError(
+    cap,
+    unfinished.map((row) => readNumber(row, 'pollIntervalMs')),
+  );
 }
 
-/** Removes ids of ended (or long missing) tasks from an owner's set; whether any was removed. */
-async function dropEnded(table: StoreTable, owner: string, now: number): Promise<boolean> {
+/** Removes ids of ended (or long missing) tasks from an owner's set: whether any was removed, and the rows of the others. */
+async function dropEnded(table: StoreTable, owner: string, now: number): Promise<{ dropped: boolean; unfinished: Item[] }> {
   const { Item: slots } = await table.client.send(
     new GetItemCommand({ TableName: table.tableName, Key: slotKey(owner), ConsistentRead: true }),
   );
@@ -45,13 +52,14 @@ async function dropEnded(table: StoreTable, owner: string, now: number): Promise
     const row = rows.get(id);
     return row ? isTerminal(readString(row, 'status') as TaskStatus) : settled;
   });
-  if (stale.length === 0) return false;
+  const unfinished = [...rows.values()].filter((row) => !isTerminal(readString(row, 'status') as TaskStatus));
+  if (stale.length === 0) return { dropped: false, unfinished };
   await updateItem(table, slotKey(owner), {
     UpdateExpression: 'DELETE #ids :stale',
     ExpressionAttributeNames: { '#ids': 'ids' },
     ExpressionAttributeValues: { ':stale': { SS: stale } },
   });
-  return true;
+  return { dropped: true, unfinished };
 }
 
 /** Frees a task's slot (idempotent; nothing without a cap). */

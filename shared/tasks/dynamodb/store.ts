@@ -4,8 +4,9 @@ import { decideInBandAnswer, decideOnPage, waitingForPerson } from '../approvals
 import type { AnswerOptions, Decider, WaitingPage } from '../approvals-model.ts';
 import type { CallbackStore } from '../callbacks-store.ts';
 import { applyOutcome, decideCancel, decideExpireWait, decideFail, newTaskRecord } from '../decisions.ts';
-import { isRunning, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
+import { type Decision, isExpired, isRunning, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
 import { heartbeatFields, leaseFor, releaseFields, visible } from '../predicates.ts';
+import type { SignOutStore } from '../sign-outs-store.ts';
 import type { TaskStore } from '../store.ts';
 import { LeaseLostError, TaskIdTakenError, TaskRowRejectedError } from '../store-errors.ts';
 import type {
@@ -32,9 +33,11 @@ import { fromItem, type Item, itemBytes, number, toItem } from './codec.ts';
 import { createOnce } from './idempotent.ts';
 import { loadJournal, saveStep } from './journal.ts';
 import { listPage } from './list.ts';
+import { countRunEnded } from './repeats.ts';
 import { putChunks, readRow, withResult } from './results.ts';
 import { endMinimal, rewriteRow } from './rewrite.ts';
 import { ACTIVE_INDEX, activeShards, INLINE_ROW_LIMIT_BYTES, RESULT_REF } from './schema.ts';
+import { dynamoDbSignOuts } from './sign-outs.ts';
 import { freeSlot, takeSlot } from './slots.ts';
 import { changes, leaseHeldBy, putRow, ROW_REJECTED_ERROR, rejectedMessage, type StoreTable, shardsOf, updateRow } from './update.ts';
 
@@ -84,12 +87,16 @@ export class DynamoDbTaskStore implements TaskStore {
   readonly awaitCallbacks: CallbackStore['awaitCallbacks'];
   readonly completeCallback: CallbackStore['completeCallback'];
   readonly beatCallback: CallbackStore['beatCallback'];
+  // The console's sign-out records live in `dynamodb/sign-outs.ts`.
+  readonly recordSignOut: SignOutStore['recordSignOut'];
+  readonly signedOutAfter: SignOutStore['signedOutAfter'];
 
   constructor(options: { client: DynamoDBClient; tableName: string; policy: StorePolicy }) {
     this.#policy = options.policy;
     this.#table = { client: options.client, tableName: options.tableName, policy: options.policy };
     const callbacks = dynamoDbCallbacks(this.#table);
     ({ awaitCallbacks: this.awaitCallbacks, completeCallback: this.completeCallback, beatCallback: this.beatCallback } = callbacks);
+    ({ recordSignOut: this.recordSignOut, signedOutAfter: this.signedOutAfter } = dynamoDbSignOuts(this.#table));
   }
 
   async create(task: NewTask, options: CreateOptions = {}): Promise<{ task: TaskRecord; created: boolean }> {
@@ -222,7 +229,10 @@ export class DynamoDbTaskStore implements TaskStore {
     }
     if (!item) throw new LeaseLostError(task.taskId);
     const finished = fromItem(item);
-    if (isTerminal(finished.status)) await freeSlot(this.#table, finished.owner, finished.taskId);
+    if (isTerminal(finished.status)) {
+      await freeSlot(this.#table, finished.owner, finished.taskId);
+      await countRunEnded(this.#table, finished);
+    }
     await listWaiting(this.#table, finished, now);
     return chunkedResult && finished.status === 'completed' ? { ...finished, result: chunkedResult } : finished;
   }
@@ -265,6 +275,12 @@ export class DynamoDbTaskStore implements TaskStore {
     const result = await rewriteRow(this.#table, taskId, (task) => decideOnPage(taskId, task, decider, responses, now, this.#policy));
     await unlistWaiting(this.#table, taskId, result.decided);
     return result;
+  }
+
+  async getDecision(taskId: string, key: string, now: number): Promise<Decision | undefined> {
+    const item = await readRow(this.#table, taskId);
+    const task = item && fromItem(item);
+    return task && !isExpired(task, now) ? task.decisions?.[key] : undefined;
   }
 
   async getWaitingForPerson(taskId: string, now: number): Promise<TaskRecord | undefined> {

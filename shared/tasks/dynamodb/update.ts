@@ -230,6 +230,7 @@ export function minimalEnd(
   for (const name of [
     'status',
     'statusMessage',
+    'finalMessage',
     'error',
     'arguments',
     'inputResponses',

@@ -22,7 +22,7 @@ import {
   newTaskRecord,
 } from '../decisions.ts';
 import { checkPage, listSortKey } from '../listing.ts';
-import { isExpired, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
+import { type Decision as DecidedBy, isExpired, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
 import { isDue, visible } from '../predicates.ts';
 import type { TaskStore } from '../store.ts';
 import { IdempotencyConflictError, TaskIdTakenError, TooManyTasksError } from '../store-errors.ts';
@@ -61,6 +61,8 @@ export class InMemoryTaskStore implements TaskStore {
   readonly #policy: StorePolicy;
   /** Questions for a person waiting for a decision, by sort key (the DynamoDB store's approvals list entries). */
   readonly #waiting = new Map<string, WaitingQuestion & { sort: string }>();
+  /** Sign-out records by principal (the DynamoDB store's `sign-out#` items). */
+  readonly #signOuts = new Map<string, { at: number; keepUntil: number }>();
 
   constructor(policy: StorePolicy) {
     this.#policy = policy;
@@ -86,8 +88,12 @@ export class InMemoryTaskStore implements TaskStore {
       throw new TaskIdTakenError(task.taskId);
     }
     const cap = this.#policy.maxUnfinishedTasks;
-    if (cap !== undefined && [...this.#tasks.values()].filter((t) => t.owner === task.owner && !isTerminal(t.status)).length >= cap) {
-      throw new TooManyTasksError(cap);
+    const unfinished = cap === undefined ? [] : [...this.#tasks.values()].filter((t) => t.owner === task.owner && !isTerminal(t.status));
+    if (cap !== undefined && unfinished.length >= cap) {
+      throw new TooManyTasksError(
+        cap,
+        unfinished.map((t) => t.pollIntervalMs),
+      );
     }
     if (scope !== undefined) this.#idempotency.set(scope, { taskId: task.taskId, fingerprint });
     const record = newTaskRecord(task, this.#policy);
@@ -151,6 +157,22 @@ export class InMemoryTaskStore implements TaskStore {
       taskId,
       this.#apply(taskId, decideOnPage(taskId, this.#tasks.get(taskId), decider, responses, now, this.#policy)),
     );
+  }
+
+  async recordSignOut(principal: string, at: number, keepUntil: number): Promise<void> {
+    const earlier = this.#signOuts.get(principal);
+    if (!earlier || earlier.at < at) this.#signOuts.set(principal, { at, keepUntil });
+  }
+
+  async signedOutAfter(principal: string, now: number): Promise<number | undefined> {
+    const record = this.#signOuts.get(principal);
+    return record && record.keepUntil > now ? record.at : undefined;
+  }
+
+  async getDecision(taskId: string, key: string, now: number): Promise<DecidedBy | undefined> {
+    const task = this.#tasks.get(taskId);
+    const decision = task && !isExpired(task, now) ? task.decisions?.[key] : undefined;
+    return decision && { ...decision };
   }
 
   async getWaitingForPerson(taskId: string, now: number): Promise<TaskRecord | undefined> {
@@ -260,7 +282,13 @@ export class InMemoryTaskStore implements TaskStore {
    * (the caller's outcome, answers, arguments), which the store must not keep.
    */
   #apply<R>(taskId: string, { result, next }: Decision<R>): R {
-    if (next) this.#tasks.set(taskId, copy(next));
+    if (next) {
+      const ended = isTerminal(next.status) && !isTerminal(this.#tasks.get(taskId)?.status ?? next.status);
+      this.#tasks.set(taskId, copy(next));
+      // A later run of a repeated call is counted on its head as it ends (the DynamoDB store's `countRunEnded`).
+      const head = ended && next.repeat ? this.#tasks.get(next.repeat.head) : undefined;
+      if (head && next.repeat && (head.runsEnded ?? 0) < next.repeat.run + 1) head.runsEnded = next.repeat.run + 1;
+    }
     return copy(result);
   }
 

@@ -130,6 +130,19 @@ describe('resource server', () => {
     assert.ok(!(outcome instanceof Response));
     assert.equal(outcome.principal, principalFor(issuer, 'alice'));
     assert.deepEqual(outcome.token.scopes, ['tasks']);
+    assert.equal(outcome.token.extra.requester, undefined, 'no name or email claim: nobody named');
+  });
+
+  it("keeps the caller's name (else email) claim for their tasks' pages, at most 128 characters", async () => {
+    const named = await resourceServer().authorize(
+      call(await sign({ sub: 'alice', aud: RESOURCE, name: ' Alice L. ', email: 'a@x.example' })),
+    );
+    assert.ok(!(named instanceof Response));
+    assert.equal(named.token.extra.requester, 'Alice L.');
+    const mailed = await resourceServer().authorize(call(await sign({ sub: 'alice', aud: RESOURCE, email: 'a@x.example' })));
+    assert.equal(!(mailed instanceof Response) && mailed.token.extra.requester, 'a@x.example');
+    const long = await resourceServer().authorize(call(await sign({ sub: 'alice', aud: RESOURCE, name: 'n'.repeat(300) })));
+    assert.equal(!(long instanceof Response) && long.token.extra.requester, 'n'.repeat(128));
   });
 
   const refused: Array<[string, () => Promise<string>, Partial<AuthSettings>?]> = [

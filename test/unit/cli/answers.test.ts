@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { GivenAnswers } from '../../../bin/cli/answers.ts';
-import type { InputRequest } from '../../../bin/cli/client.ts';
+import type { InputRequest } from '../../../shared/tasks/model.ts';
 
 const form = (properties: Record<string, unknown>, required: string[] = []): InputRequest => ({
   method: 'elicitation/create',

@@ -135,7 +135,7 @@ describe('where sign-in may lead', () => {
 describe('sealed cookies', () => {
   const keys = purposeKeys(async () => randomBytes(32));
   it('open for their own purpose only, and not once tampered with or expired', async () => {
-    const session = { kind: 'person' as const, principal: 'jwt|1|i|1|s', formToken: newFormToken(), name: 'Ada' };
+    const session = { kind: 'person' as const, principal: 'jwt|1|i|1|s', formToken: newFormToken(), name: 'Ada', sid: 'x1', startedAt: 5 };
     const sealed = await seal(keys, 'console-session', session, 60);
     assert.deepEqual(await unseal(keys, 'console-session', sealed), session);
     assert.equal(await unseal(keys, 'console-sign-in', sealed), undefined, 'a session is no sign-in state');

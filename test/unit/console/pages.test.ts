@@ -37,6 +37,7 @@ beforeEach(async () => {
     mode: { kind: 'open' },
     links: new DeploymentLinks(`${ORIGIN}/mcp`),
     keys: purposeKeys(async () => secret),
+    signOutRecords: store,
     config: { retentionMs: CONTRACT_POLICY.retentionMs, pollIntervalMs: 1000, maxPollIntervalMs: 30_000, maxInputWaitMs: 3_600_000 },
     events: true,
     approvers: { groups: [], scopes: [] },
@@ -104,9 +105,12 @@ describe('console pages in process', () => {
   it('a finished task shows its result and its end event; its live view says it is terminal', async () => {
     const task = await kit.completed();
     const html = await (await get(`/console/tasks/${task.taskId}`)).text();
-    assert.match(html, /completed/);
+    assert.match(html, /class="badge badge-done" data-status="completed">Done</);
     assert.match(html, /done/);
-    assert.match(html, new RegExp(`<li data-event="Task Completed">Task Completed at ${new Date(task.lastUpdatedAt).toISOString()}</li>`));
+    assert.match(
+      html,
+      new RegExp(`<li data-event="Task Completed">Task Completed, <time datetime="${new Date(task.lastUpdatedAt).toISOString()}"`),
+    );
     const waiting = await kit.waiting({ ask: ELICIT });
     assert.doesNotMatch(
       await (await get(`/console/tasks/${waiting.taskId}`)).text(),
@@ -146,5 +150,30 @@ describe('console pages in process', () => {
     assert.equal(found.status, 303);
     assert.equal(found.headers.get('location'), '/console/tasks/abc');
     assert.equal((await get('/console/find?id=')).status, 400);
+  });
+
+  it('a malformed multipart body is a 400 page before any session check, on every form route; an oversized one still 413', async () => {
+    const task = await kit.waiting({ ask: ELICIT });
+    const boundary = '----cut';
+    const bodies: Array<[string, string]> = [
+      ['multipart/form-data', 'token=x'],
+      [`multipart/form-data; boundary=${boundary}`, `--${boundary}\r\nContent-Disposition: form-data; name="token"\r\n\r\nabc`],
+    ];
+    for (const path of [`/console/tasks/${task.taskId}/answer`, `/console/tasks/${task.taskId}/cancel`, '/console/sign-out']) {
+      for (const [type, body] of bodies) {
+        // No cookie: the body is refused before anything looks at a session.
+        const response = await app.request(path, { method: 'POST', headers: { origin: ORIGIN, 'content-type': type }, body });
+        assert.equal(response.status, 400, `${path} ${type}`);
+        assert.match(await response.text(), /could not be read/);
+      }
+    }
+    assert.ok(logged.some((event) => event.event === 'console-refused' && event['reason'] === 'malformed-form'));
+    const big = await app.request(`/console/tasks/${task.taskId}/cancel`, {
+      method: 'POST',
+      headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${'x'.repeat(300 * 1024)}`,
+    });
+    assert.equal(big.status, 413);
+    assert.equal((await store.get(task.taskId, OWNER, T0 + 20))?.status, 'input_required');
   });
 });

@@ -74,6 +74,21 @@ describe('capacity model', () => {
     assert.equal(perTask(workload, { maxUnfinishedTasks: 1000 }).ddbWrites, perTask(workload).ddbWrites + 2, 'take and free');
   });
 
+  it('with an issuer the cap is on by default: two writes per task and the slot set among the limits; 0 turns it off', () => {
+    const workload = referenceWorkload(10);
+    const plain = capacity(workload);
+    const withIssuer = capacity(workload, { ...defaultDeployment(), issuer: true });
+    const slot = (report: ReturnType<typeof capacity>) => report.limits.find((limit) => limit.name.startsWith('slot set'));
+    assert.equal(withIssuer.perTask.ddbWrites, plain.perTask.ddbWrites + 2);
+    assert.ok(slot(withIssuer), 'the principal’s set is a limit');
+    const off = capacity(workload, { ...defaultDeployment(), issuer: true, maxUnfinishedTasks: 0 });
+    assert.equal(off.perTask.ddbWrites, plain.perTask.ddbWrites);
+    assert.equal(slot(off), undefined);
+    // Larger with many unfinished: 100 unfinished ids make each of the two writes 4 units.
+    const crowded = capacity({ ...workload, tasksPerSecond: 50, taskSeconds: 10 }, { ...defaultDeployment(), issuer: true });
+    assert.equal(crowded.perTask.tableWcu - crowded.perTask.ddbWrites, 2 * 4 - 2);
+  });
+
   it('the settings it suggests serve 10, 100 and 1,000 tasks a second with no limit reached', () => {
     for (const load of [10, 100, 1000]) {
       const workload = referenceWorkload(load);

@@ -182,6 +182,26 @@ describe('testTool', () => {
     assert.deepEqual(await run.finish(), { kind: 'cancelled' });
   });
 
+  it("hands over a tool's final status message with the outcome, off the result; ctx.now() reads the kit's clock", async () => {
+    const deploys = defineTool({
+      name: 'deploys',
+      description: 'Deploys.',
+      inputSchema: z.object({}),
+      execution: 'task',
+      handler: async (_a, ctx) => {
+        const started = await ctx.now();
+        await ctx.sleep(60_000);
+        const took = (await ctx.now()) - started;
+        return { content: [{ type: 'text', text: `took ${took} ms` }], statusMessage: 'Deployed to 3 regions' };
+      },
+    });
+    const run = testTool(deploys, {});
+    const result = await run.result();
+    assert.deepEqual(result, { content: [{ type: 'text', text: 'took 60000 ms' }] });
+    const last = run.outcomes.at(-1);
+    assert.equal(last?.kind === 'result' && last.statusMessage, 'Deployed to 3 regions');
+  });
+
   it('rethrows an unexpected exception, as the worker sees it', async () => {
     const broken = defineTool({
       name: 'broken',

@@ -3,11 +3,29 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { exportedValues, importedNames, unusedExports } from '../../support/export-graph.ts';
-import { readTree } from '../../support/import-graph.ts';
+import { entryModules } from '../../../bin/scripts/api-report.ts';
+import { exportedValues, importedNames, reExports, unusedExports } from '../../support/export-graph.ts';
+import { readTree, WINGS } from '../../support/import-graph.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const aliases = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { imports: Record<string, string> }).imports;
+/**
+ * The modules that gather names for others and may re-export them: the wings' entries, the package's `imports` targets and
+ * the sources of its public entries (`exports`).
+ */
+const ENTRY_MODULES = new Set([
+  ...WINGS.map((wing) => `${wing}index.ts`),
+  ...Object.values(aliases).map((target) => target.replace(/^\.\//, '')),
+  ...entryModules(ROOT).map(({ source }) => source),
+]);
+
+/** `file: name from specifier` for each re-export of `tree` outside an entry module. */
+function shims(tree: ReadonlyMap<string, string>): string[] {
+  return [...tree]
+    .filter(([file]) => !ENTRY_MODULES.has(file))
+    .flatMap(([file, text]) => reExports(text, file).map((found) => `${file}: ${found}`));
+}
+
 /**
  * What outside code calls by name, not an import: each function's Lambda
  * entry, and the compositions the entries generated at synthesis call.
@@ -48,5 +66,27 @@ describe('exports', () => {
       unusedExports(planted, (path) => path.startsWith('shared/'), aliases),
       ['shared/m.ts forgotten'],
     );
+  });
+
+  it("no re-export shims: only an entry module hands on names of another (a wing's index.ts, #tool, #tool-kit, the package's entries)", () => {
+    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'kit', 'test', 'examples']);
+    assert.deepEqual(shims(tree), []);
+  });
+
+  it('a planted re-export of each kind is reported outside an entry module', () => {
+    const planted = new Map([
+      ['shared/a.ts', "export { b } from './b.ts';"],
+      ['shared/c.ts', "export * from './b.ts';"],
+      ['shared/d.ts', "import { KEY, other } from './wire.ts';\nconst own = 1;\nexport { KEY, own };\nexport const e = other;"],
+      ['bin/f.ts', "export { type T as U } from './t.ts';"],
+      ['shared/tasks/memory/index.ts', "export { InMemoryTaskStore } from './store.ts';"],
+      ['shared/runtime/tool.ts', "export { delay } from '../delay.ts';"],
+    ]);
+    assert.deepEqual(shims(planted), [
+      'shared/a.ts: b from ./b.ts',
+      'shared/c.ts: * from ./b.ts',
+      'shared/d.ts: KEY from ./wire.ts',
+      'bin/f.ts: U from ./t.ts',
+    ]);
   });
 });

@@ -2,7 +2,8 @@
  * The endpoint's answers that tell a client how to use it: the server's
  * `instructions`, the 2025-11-25 tasks capability only on that revision,
  * a fallback tool's mistakes (an oversized call included) as text a model
- * can act on, and `notifications/cancelled` logged without cancelling.
+ * can act on, `notifications/cancelled` logged without cancelling, and a body
+ * refused for its nesting answered with its request's id.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +15,7 @@ import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { MAX_ARGUMENTS_BYTES } from '../../../shared/tasks/limits.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { storePolicy } from '../../support/factories.ts';
-import { parseMessages, resultOf, rpc } from '../../support/mcp-http.ts';
+import { parseMessages, resultOf, rpc } from '../../support/wire.ts';
 
 function endpoint(logs: LogEvent[] = []) {
   const key = randomBytes(32);
@@ -24,7 +25,7 @@ function endpoint(logs: LogEvent[] = []) {
     tools: new Map(),
     config: DEFAULT_SETTINGS,
     log: (event) => void logs.push(event),
-    requestStateKey: async () => key,
+    stackSecret: async () => key,
     originPolicy: { kind: 'loopback' },
   });
 }
@@ -91,5 +92,31 @@ describe('what the endpoint tells a client', () => {
       [{ event: 'client-cancelled', requestId: '3' }],
     );
     assert.doesNotMatch(JSON.stringify(logs), /timeout/, "the reason is the client's text: not logged");
+  });
+
+  it("a body nested too deep is refused with the request's id (clients match replies by id)", async () => {
+    const nested = `${'['.repeat(200)}${']'.repeat(200)}`;
+    for (const [id, text] of [
+      [42, `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"x","arguments":{"a":${nested}}}}`],
+      ['r-1', `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x","arguments":{"a":${nested}}},"id":"r-1"}`],
+    ] as const) {
+      const response = await endpoint().fetch(
+        new Request('http://127.0.0.1:3000/mcp', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-11-25',
+          },
+          body: text,
+        }),
+        'alice',
+      );
+      assert.equal(response.status, 400);
+      const reply = (await response.json()) as { id: unknown; error: { code: number; message: string } };
+      assert.equal(reply.id, id);
+      assert.equal(reply.error.code, -32600);
+      assert.match(reply.error.message, /deeper than 64 levels/);
+    }
   });
 });

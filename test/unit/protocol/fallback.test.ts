@@ -4,6 +4,7 @@
  * `task_cancel` answer and record, and how a question is marked for a person.
  */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
 import { TaskActions } from '../../../shared/actions/task-actions.ts';
@@ -127,6 +128,19 @@ describe('the fallback tools', () => {
     const questions = status.structuredContent?.['questions'] as Record<string, { answeredBy: string }>;
     assert.equal(questions['approval']?.answeredBy, 'person');
     assert.equal(questions['name']?.answeredBy, 'anyone');
+  });
+
+  it("docs/connecting.md's table says what task_answer answers for a person-only question: no isError, its keys in refused", async () => {
+    const { call, waiting } = setup();
+    await waiting('t5', { approval });
+    const reply = await call('task_answer', { taskId: 't5', answers: { approval: { approve: true } } });
+    assert.equal(reply.isError, undefined);
+    assert.deepEqual(reply.structuredContent?.['refused'], ['approval']);
+    const docs = await readFile(new URL('../../../docs/connecting.md', import.meta.url), 'utf8');
+    const row = docs.split('\n').find((line) => line.startsWith('| `task_answer` |')) ?? '';
+    const personPart = row.slice(row.indexOf('a person-only question'));
+    assert.match(personPart, /^a person-only question: a plain result \(not `isError`\) with `refused`/, row);
+    assert.doesNotMatch(row.slice(0, row.indexOf('a person-only question')), /person/, 'the isError cases name no person-only question');
   });
 
   it("an unknown id and another principal's id read alike, for every fallback tool", async () => {
@@ -259,7 +273,7 @@ describe('the endpoint', () => {
       tools: new Map([['task_status', named('task_status')]]),
       config: DEFAULT_SETTINGS,
       log: () => {},
-      requestStateKey: async () => new Uint8Array(32),
+      stackSecret: async () => new Uint8Array(32),
       originPolicy: { kind: 'loopback' },
       ...(clientFallback === undefined ? {} : { clientFallback }),
     });

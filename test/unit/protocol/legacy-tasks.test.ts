@@ -11,7 +11,7 @@ import { createEndpoint } from '../../../shared/protocol/endpoint.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { storePolicy } from '../../support/factories.ts';
-import { parseMessages } from '../../support/mcp-http.ts';
+import { parseMessages } from '../../support/wire.ts';
 
 const SECRET = 'row 0f0f0f0f of principal bob';
 
@@ -27,7 +27,7 @@ function endpointWithFailingStore(logs: LogEvent[]) {
     tools: new Map(),
     config: { taskTtlMs: 60_000, pollIntervalMs: 1_000, maxPollIntervalMs: 10_000, retentionMs: 60_000, syncBudgetMs: 1_000 },
     log: (event) => void logs.push(event),
-    requestStateKey: async () => key,
+    stackSecret: async () => key,
     originPolicy: { kind: 'loopback' },
   });
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { inputResponsesProblem, nestsDeeperThan } from '../../../shared/protocol/preflight.ts';
+import { nestsDeeperThan } from '../../../shared/json-depth.ts';
+import { inputResponsesProblem } from '../../../shared/protocol/preflight.ts';
 import { checkBudget, jsonBytes, LimitExceededError, MAX_JSON_DEPTH } from '../../../shared/tasks/limits.ts';
 
 describe('nestsDeeperThan', () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { beforeEach, describe, it } from 'node:test';
 import * as z from 'zod';
+import { TaskActions } from '../../../shared/actions/task-actions.ts';
 import { sealCallback } from '../../../shared/callback-tokens.ts';
 import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
 import { purposeKey } from '../../../shared/keys.ts';
@@ -87,7 +88,11 @@ function deps(): WorkerDeps {
   };
 }
 
-const front = () => callbackFront({ store, queue, keys, log: (event) => void logged.push(event), now: () => clock });
+const front = () => {
+  const log = (event: LogEvent) => void logged.push(event);
+  const now = () => clock;
+  return callbackFront({ actions: new TaskActions({ store, queue, log, now }), keys, log, now });
+};
 const post = (url: string, body: unknown) =>
   front()({ method: 'POST', token: url.split('/callbacks/')[1], body: typeof body === 'string' ? body : JSON.stringify(body) });
 
@@ -145,6 +150,26 @@ describe('ctx.callback', () => {
     assert.equal(await result(taskId), 'rows: 7');
     assert.equal(submitted.length, 1);
     assert.equal((await post(submitted[0]!, { result: { rows: 7 } })).status, 410, 'after the end');
+  });
+
+  it('a completion the queue refuses to resume is still accepted: logged, and the sweeper resumes the task', async () => {
+    const taskId = await create('job');
+    await run(taskId);
+    const send = queue.send;
+    queue.send = async () => {
+      throw Object.assign(new Error('queue down'), { name: 'ServiceUnavailable' });
+    };
+    assert.deepEqual(await post(submitted[0]!, { result: { rows: 5 } }), { status: 200, body: { status: 'accepted' } });
+    queue.send = send;
+    assert.deepEqual(
+      logged.filter((event) => event.event === 'enqueue-failed'),
+      [{ event: 'enqueue-failed', taskId, reason: 'resume', error: 'ServiceUnavailable' }],
+    );
+    assert.deepEqual(queue.sent, [], 'nothing queued');
+    clock += POLICY.leaseMs + POLICY.sweepGraceMs;
+    assert.deepEqual((await sweep({ store, queue, config: POLICY, now: () => clock, log: () => {} })).requeued, [taskId]);
+    await drain();
+    assert.equal(await result(taskId), 'rows: 5');
   });
 
   it('a completion that arrives before the run suspends still resumes it', async () => {
@@ -236,7 +261,8 @@ describe('ctx.callback', () => {
     assert.equal((await post(url, '{"result":')).status, 400);
     assert.equal((await post(url, { result: 1, error: { message: 'x' } })).status, 400);
     assert.equal((await post(url, { error: 'no message' })).status, 400);
-    assert.equal((await front()({ method: 'GET', token: url.split('/callbacks/')[1], body: '' })).status, 405);
+    const get = await front()({ method: 'GET', token: url.split('/callbacks/')[1], body: '' });
+    assert.deepEqual([get.status, get.headers], [405, { allow: 'POST' }]);
     assert.deepEqual(await read(taskId), before);
     assert.deepEqual(queue.sent, []);
   });

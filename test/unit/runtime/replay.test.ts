@@ -221,6 +221,51 @@ describe('runTool: replay checks', () => {
   });
 });
 
+describe('runTool: ctx.now()', () => {
+  it('outside a step is recorded like one (now#n), so a replay reads the same instant; inside a step it reads the clock', async () => {
+    const seen: number[] = [];
+    const timed = tool(async (_a, ctx) => {
+      const started = await ctx.now();
+      seen.push(started);
+      const stamped = await ctx.step('stamp', async () => ({ at: await ctx.now() }));
+      await ctx.sleep(500);
+      return `started ${started}, stamped ${stamped.at}, woke ${await ctx.now()}`;
+    });
+    const task = durable();
+    assert.equal((await task.run(timed)).kind, 'sleep');
+    task.advance(700);
+    const outcome = await task.run(timed);
+    assert.equal(outcome.kind === 'result' && outcome.result.content[0]?.['text'], 'started 1000, stamped 1000, woke 1700');
+    assert.deepEqual(seen, [1000, 1000], 'the replay read the recorded instant, not the clock');
+    assert.deepEqual(
+      [...task.state.steps].map(([name, entry]) => [name, entry.value, entry.position]),
+      [
+        ['now#1', 1000, 1],
+        ['stamp', { at: 1000 }, 2],
+        ['sleep#1', 1500, 3],
+        ['now#2', 1700, 4],
+      ],
+      'a read inside a step is no step of its own',
+    );
+  });
+
+  it('inline (no journal) reads the clock each time', async () => {
+    let clock = 5;
+    const timed = tool(
+      async (_a, ctx) => `${await ctx.now()} ${await ctx.step('s', async () => ctx.now())} ${(clock += 1) && (await ctx.now())}`,
+    );
+    const options = {
+      taskId: undefined,
+      clientCapabilities: {},
+      answers: {},
+      cancel: new AbortController().signal,
+      progress: async () => {},
+    };
+    const outcome = await runTool(timed, {}, { ...options, now: () => clock });
+    assert.equal(outcome.kind === 'result' && outcome.result.content[0]?.['text'], '5 5 6');
+  });
+});
+
 describe('runTool: progress on replay', () => {
   it('drops progress reported while replaying recorded calls, so statusMessage never moves backwards', async () => {
     const job = tool(async (_a, ctx) => {

@@ -8,6 +8,7 @@ import { defineTool, RetryableError } from '../../../shared/runtime/tool.ts';
 import { processTaskMessage, type WorkerDeps } from '../../../shared/runtime/worker.ts';
 import { ANSWERED_MESSAGE } from '../../../shared/tasks/decisions.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
+import { statusMessageOf } from '../../../shared/tasks/status-message.ts';
 import type { HeartbeatOptions } from '../../../shared/tasks/store-types.ts';
 import { newTask } from '../../support/factories.ts';
 import { sleep } from '../../support/wait.ts';
@@ -48,6 +49,33 @@ describe('processTaskMessage', () => {
     assert.equal(task?.status, 'completed');
     assert.deepEqual(task?.status === 'completed' && task.result, { content: [{ type: 'text', text: 'ok' }], resultType: 'complete' });
     assert.equal(task?.lease, undefined);
+  });
+
+  it("writes a tool's final message with its end, off the result; a progress message never outlives the end", async () => {
+    const finishing = (final?: string) =>
+      defineTool({
+        name: final ? 'deploys' : 'quiet',
+        description: '',
+        inputSchema: z.object({}),
+        execution: 'task',
+        handler: async (_a, ctx) => {
+          await ctx.progress('Approved; carrying out: deploy web');
+          return final ? { content: [{ type: 'text', text: 'ok' }], statusMessage: final } : 'ok';
+        },
+      });
+    const tools = new Map([finishing('Deployed to 3 regions'), finishing()].map((t) => [t.name, t]));
+    const deployed = await create('deploys');
+    const quiet = await create('quiet');
+    for (const taskId of [deployed, quiet]) await processTaskMessage({ taskId, reason: 'start' }, { ...deps(), tools });
+    const withFinal = await world.store.get(deployed, OWNER, Date.now());
+    assert.equal(withFinal && statusMessageOf(withFinal), 'Deployed to 3 regions');
+    assert.deepEqual(withFinal?.status === 'completed' && withFinal.result, {
+      content: [{ type: 'text', text: 'ok' }],
+      resultType: 'complete',
+    });
+    const without = await world.store.get(quiet, OWNER, Date.now());
+    assert.equal(without?.statusMessage, 'Approved; carrying out: deploy web', 'the row keeps the last progress written');
+    assert.equal(without && statusMessageOf(without), 'Completed', 'but an ended task no longer says it');
   });
 
   it('runs a job once when the same message is delivered twice at the same time', async () => {

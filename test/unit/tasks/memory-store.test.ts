@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import type { InputRequest } from '../../../shared/tasks/model.ts';
+import { TooManyTasksError } from '../../../shared/tasks/store-errors.ts';
 import type { NewTask } from '../../../shared/tasks/store-types.ts';
 import { newTask, storePolicy } from '../../support/factories.ts';
 
@@ -110,5 +111,19 @@ describe('InMemoryTaskStore listing', () => {
     const { task } = await store.create(newTask({ owner: 'alice' }));
     assert.deepEqual(await store.list('alice', 1, { limit: 10 }), { tasks: [] });
     assert.equal((await store.get(task.taskId, 'alice', 1))?.status, 'working');
+  });
+});
+
+describe('InMemoryTaskStore with a cap on unfinished tasks', () => {
+  it('refuses a principal at the cap, saying to try again after the shortest poll interval of its unfinished tasks', async () => {
+    const store = new InMemoryTaskStore(storePolicy({ maxUnfinishedTasks: 2 }));
+    await store.create(newTask({ owner: OWNER, now: T0, pollIntervalMs: 4000 }));
+    await store.create(newTask({ owner: OWNER, now: T0, pollIntervalMs: 1500 }));
+    await assert.rejects(store.create(newTask({ owner: OWNER, now: T0 })), (error: unknown) => {
+      assert.ok(error instanceof TooManyTasksError);
+      assert.deepEqual(error.data, { reason: 'unfinished-task-limit', limit: 2, retryAfterMs: 1500 });
+      return true;
+    });
+    assert.equal((await store.create(newTask({ owner: 'bob', now: T0 }))).created, true, 'another principal has slots of its own');
   });
 });

@@ -34,6 +34,25 @@ describe('approval_gate', () => {
   }
 });
 
+describe('approval_gate rejected with a reason', () => {
+  it('names who rejected and why, in the text and in structuredContent', async () => {
+    const decidedBy = { by: 'jwt|x', name: 'ada@example.com', as: 'approver' as const, via: 'page' as const, at: Date.UTC(2026, 0, 2) };
+    const run = testTool(approvalGate, { action: 'drop table' }, { decisions: { approval: decidedBy } });
+    await run.once();
+    const result = await run.answer('approval', accept({ approve: false, comment: 'not during the freeze' })).result();
+    assert.equal(result.isError, true);
+    assert.equal(textOf(result), 'Not approved by ada@example.com: drop table. Reason: not during the freeze');
+    assert.deepEqual(result.structuredContent, {
+      approved: false,
+      action: 'drop table',
+      comment: 'not during the freeze',
+      decidedBy: 'ada@example.com',
+      decidedAt: '2026-01-02T00:00:00.000Z',
+      message: 'Not approved by ada@example.com: drop table. Reason: not during the freeze',
+    });
+  });
+});
+
 describe('approval_gate with four eyes', () => {
   it('marks its question for another approver, and names who decided in the result', async () => {
     const decidedBy = { by: 'jwt|x', name: 'ada@example.com', as: 'approver' as const, via: 'page' as const, at: Date.UTC(2026, 0, 2) };

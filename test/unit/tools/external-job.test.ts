@@ -25,6 +25,12 @@ describe('external_job', () => {
     );
   });
 
+  it("keeps the job's time by the kit's clock, which its durable sleeps move: a two-minute job ends after three checks", async () => {
+    const run = testTool(externalJob, { input: 'abc', durationSeconds: 120, pollEverySeconds: 60 });
+    assert.match(textOf(await run.result()), /^Job [0-9a-f-]{36} succeeded after 3 status checks: processed 3 characters$/);
+    assert.equal(run.clock.now(), DEFAULT_START + 120_000);
+  });
+
   it('returns the output once the job is done', async () => {
     const run = testTool(externalJob, { input: 'abc', durationSeconds: 0 });
     const result = await run.result();
@@ -63,6 +69,24 @@ describe('external_job', () => {
       run.complete(id, { result: { jobId: id, output: 'processed 3 characters' } });
       assert.equal(textOf(await run.result()), `Job ${id} succeeded (called back): processed 3 characters`);
       assert.equal(posted.length, 1, 'the replay did not submit again');
+    });
+
+    it('a completion of another shape is a tool error naming the expected body, never "Job undefined succeeded"', async () => {
+      for (const [result, problem] of [
+        [{ status: 'done' }, /result\.jobId: .*result\.output: /],
+        [{ jobId: 'j', output: 3 }, /result\.output: /],
+        ['processed', /result: /],
+      ] as const) {
+        const run = testTool(externalJob, { input: 'abc', mode: 'callback' }, { settings: { jobSystemUrl: base } });
+        await run.once();
+        const [id] = Object.keys(run.callbacks);
+        run.complete(id!, { result });
+        const done = await run.result();
+        assert.equal(done.isError, true, JSON.stringify(result));
+        assert.match(textOf(done), problem);
+        assert.match(textOf(done), /it must post \{"result": \{"jobId": "<the job's id>", "output": "<text>"\}\} to the callback URL$/);
+        assert.doesNotMatch(textOf(done), /succeeded|undefined/);
+      }
     });
 
     it('a callback that never comes times out as a tool error', async () => {

@@ -2,12 +2,13 @@ import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { MIN_SECRET_BYTES } from '../../shared/keys.ts';
 
 /**
- * The `requestState` sealing key from an SSM SecureString (standard tier,
- * encrypted with the AWS-managed `aws/ssm` key), base64-encoded. Read once
- * per execution environment, on first use: a rotated key reaches each
+ * The stack's secret (it seals `requestState`; every purpose's key derives
+ * from it) from an SSM SecureString (standard tier, encrypted with the
+ * AWS-managed `aws/ssm` key), base64-encoded. Read once per execution
+ * environment, on first use: a rotated secret reaches each
  * environment when it next starts (see docs/security.md on rotation).
  */
-export function ssmStateKey(parameterName: string, client: SSMClient = new SSMClient({})): () => Promise<Uint8Array> {
+export function ssmStackSecret(parameterName: string, client: SSMClient = new SSMClient({})): () => Promise<Uint8Array> {
   let key: Promise<Uint8Array> | undefined;
   return () =>
     (key ??= client.send(new GetParameterCommand({ Name: parameterName, WithDecryption: true })).then(({ Parameter }) => {

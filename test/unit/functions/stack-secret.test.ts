@@ -1,9 +1,9 @@
-/** The `requestState` key custom resource (`functions/state-key/app.ts`) against a fake SSM client. */
+/** The custom resource that creates the stack's secret (`functions/stack-secret/app.ts`) against a fake SSM client. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DeleteParameterCommand, ParameterAlreadyExists, ParameterNotFound, PutParameterCommand } from '@aws-sdk/client-ssm';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
-import { createStateKeyHandler, PARAMETER_NAME_PROPERTY, STATE_KEY_BYTES } from '../../../functions/state-key/app.ts';
+import { createStackSecretHandler, PARAMETER_NAME_PROPERTY, STACK_SECRET_BYTES } from '../../../functions/stack-secret/app.ts';
 import type { LogEvent } from '../../../shared/log.ts';
 
 const NAME = '/McpTasks/request-state-key';
@@ -11,7 +11,7 @@ const NAME = '/McpTasks/request-state-key';
 function event(RequestType: 'Create' | 'Update' | 'Delete'): CloudFormationCustomResourceEvent {
   return {
     RequestType,
-    ServiceToken: 'arn:aws:lambda:us-east-1:000000000000:function:state-key',
+    ServiceToken: 'arn:aws:lambda:us-east-1:000000000000:function:stack-secret',
     ResponseURL: 'https://cloudformation-custom-resource-response.example/abc',
     StackId: 'arn:aws:cloudformation:us-east-1:000000000000:stack/McpTasks/1',
     RequestId: 'request-1',
@@ -26,7 +26,7 @@ function run(request: 'Create' | 'Update' | 'Delete', fail?: Error) {
   const sent: unknown[] = [];
   const responses: Array<{ url: string; body: Record<string, unknown> }> = [];
   const logs: LogEvent[] = [];
-  const handler = createStateKeyHandler({
+  const handler = createStackSecretHandler({
     ssm: {
       send: async (command: unknown) => {
         sent.push(command);
@@ -42,7 +42,7 @@ function run(request: 'Create' | 'Update' | 'Delete', fail?: Error) {
 
 describe('the requestState key custom resource', () => {
   for (const request of ['Create', 'Update'] as const) {
-    it(`${request}: writes a SecureString of ${STATE_KEY_BYTES} random bytes, never over an existing one, and answers SUCCESS`, async () => {
+    it(`${request}: writes a SecureString of ${STACK_SECRET_BYTES} random bytes, never over an existing one, and answers SUCCESS`, async () => {
       const { sent, responses } = await run(request);
       assert.equal(sent.length, 1);
       const put = sent[0] as PutParameterCommand;
@@ -50,7 +50,7 @@ describe('the requestState key custom resource', () => {
       assert.equal(put.input.Name, NAME);
       assert.equal(put.input.Type, 'SecureString');
       assert.equal(put.input.Overwrite, false);
-      assert.equal(Buffer.from(String(put.input.Value), 'base64').length, STATE_KEY_BYTES);
+      assert.equal(Buffer.from(String(put.input.Value), 'base64').length, STACK_SECRET_BYTES);
       assert.deepEqual(responses[0]?.body, {
         Status: 'SUCCESS',
         Reason: 'OK',
@@ -80,6 +80,6 @@ describe('the requestState key custom resource', () => {
     const { responses, logs } = await run('Create', denied);
     assert.equal(responses[0]?.body['Status'], 'FAILED');
     assert.equal(responses[0]?.body['Reason'], 'See the function log');
-    assert.deepEqual(logs, [{ event: 'state-key-error', requestType: 'Create', error: 'AccessDeniedException' }]);
+    assert.deepEqual(logs, [{ event: 'stack-secret-error', requestType: 'Create', error: 'AccessDeniedException' }]);
   });
 });
