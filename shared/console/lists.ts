@@ -9,9 +9,8 @@
 import { taskPagePath } from '../links.ts';
 import type { WaitingQuestion } from '../tasks/approvals-model.ts';
 import { isTerminal, type TaskRecord } from '../tasks/model.ts';
-import { statusMessageOf } from '../tasks/status-message.ts';
 import { el, type UiNode } from './nodes.ts';
-import { decidableKeys, labelOf, statusBadge, timeNode, titleOf, type Viewer } from './words.ts';
+import { decidableKeys, labelOf, latestLine, statusBadge, timeNode, titleOf, type Viewer } from './words.ts';
 
 /** Which tasks a list shows. */
 const SHOWS = ['all', 'waiting', 'running', 'ended'] as const;
@@ -72,7 +71,7 @@ export function taskRows(tasks: readonly TaskRecord[], viewer: Viewer, now: numb
         el('small', { class: 'summary' }, argumentSummary(task.arguments)),
       ),
       el('td', { 'data-label': 'Started' }, timeNode(task.createdAt, now)),
-      el('td', { 'data-label': 'Latest' }, statusMessageOf(task) ?? ''),
+      el('td', { 'data-label': 'Latest' }, latestLine(task) ?? ''),
     ),
   );
 }

@@ -11,11 +11,10 @@
 import type { TaskSettings } from '../config.ts';
 import { pollIntervalMs } from '../protocol/render.ts';
 import { type Decision, isTerminal, type TaskRecord } from '../tasks/model.ts';
-import { statusMessageOf } from '../tasks/status-message.ts';
 import { type Block, type ResultView, resultNodes } from './blocks.ts';
 import type { LiveView } from './live.ts';
 import { el, type UiNode } from './nodes.ts';
-import { type Badge, statusBadge, statusWords, timeNode, type Viewer } from './words.ts';
+import { type Badge, latestLine, statusBadge, statusWords, timeNode, type Viewer } from './words.ts';
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp']);
 const AUDIO_TYPES = new Set(['audio/mpeg', 'audio/wav', 'audio/x-wav', 'audio/ogg', 'audio/webm', 'audio/aac', 'audio/flac', 'audio/mp4']);
@@ -88,7 +87,7 @@ export function liveView(
   config: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs'>,
   viewer: Viewer,
 ): LiveView {
-  const message = statusMessageOf(task);
+  const message = latestLine(task);
   return {
     status: task.status,
     statusNodes: [statusBadge(task, viewer), ' ', el('span', { id: 'status-message' }, message ?? '')],

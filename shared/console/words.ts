@@ -7,7 +7,8 @@
  */
 
 import { parsePrincipal } from '../auth/principal.ts';
-import { forPersonOnly, type InputRequest, needsAnotherApprover, type TaskRecord } from '../tasks/model.ts';
+import { forPersonOnly, type InputRequest, isTerminal, needsAnotherApprover, type TaskRecord } from '../tasks/model.ts';
+import { finalMessageOf, statusMessageOf } from '../tasks/status-message.ts';
 import { el, type UiNode } from './nodes.ts';
 import { absoluteUtc, relativeTime } from './times.ts';
 
@@ -19,6 +20,15 @@ export interface Viewer {
 
 /** The badges a status wears (a class each: `badge-<name>`). */
 export type Badge = 'running' | 'waiting' | 'done' | 'error' | 'rejected' | 'failed' | 'cancelled';
+
+/**
+ * The line a page shows beside a task's badge: its status message while it
+ * runs or waits; once it has ended, only a message its end wrote (the badge
+ * already says the default, "Done" beside "Completed" would say it twice).
+ */
+export function latestLine(task: TaskRecord): string | undefined {
+  return isTerminal(task.status) ? finalMessageOf(task) : statusMessageOf(task);
+}
 
 /**
  * Who started the task, as its pages name them: the name or email the

@@ -107,57 +107,105 @@ function outcome(task: TaskView): string {
   return `${task.status}: ${task.statusMessage ?? ''} ${JSON.stringify(task.error ?? task.result ?? {})}`;
 }
 
-/** The end-to-end set, against either run (`options` carries the token when auth is on). */
-function endToEnd(target: () => Deployment, options: () => RpcOptions) {
+/**
+ * The end-to-end set, against either run (`options` carries the token when auth is on). The secured run's
+ * caller is a machine (a client-credentials token): a question for a person is not its to answer.
+ */
+function endToEnd(target: () => Deployment, options: () => RpcOptions, caller: 'person' | 'machine' = 'person') {
   it('runs a task to completion in the worker bundle (batch_process)', async () => {
     const task = await runTask(target(), 'batch_process', { items: ['a', 'b'], delayMs: 10 }, options());
     assert.equal(task.status, 'completed', outcome(task));
     assert.equal((task.result?.['structuredContent'] as { count?: number } | undefined)?.count, 2);
   });
 
-  it('takes an input round: approval_gate asks, tasks/update answers, the task completes', async () => {
-    const d = target();
-    const created = resultOf(await rpc(d.url, 'tools/call', { name: 'approval_gate', arguments: { action: 'ship' } }, options()));
-    const taskId = String(created['taskId']);
-    const waiting = await pollUntil(d, taskId, (task) => task.status === 'input_required' || TERMINAL.has(task.status), options());
-    assert.equal(waiting.status, 'input_required', outcome(waiting));
-    assert.deepEqual(Object.keys(waiting.inputRequests ?? {}), ['approval']);
-    // The worker told approvers, with the task page's link on the API's own URL, and without the arguments.
-    const [asked] = await eventsOf(d, taskId, 1);
-    assert.deepEqual([asked?.fn, asked?.detailType], ['worker', 'Task Waiting For Person']);
-    assert.equal(asked?.detail['taskUrl'], `${d.url.replace(/\/mcp$/, '')}/console/tasks/${taskId}`);
-    assert.ok(!JSON.stringify(asked).includes('ship'), 'the arguments stay out of the event');
-    const update = await rpc(
-      d.url,
-      'tasks/update',
-      { taskId, inputResponses: { approval: { action: 'accept', content: { approve: true, comment: 'go' } } } },
-      options(),
-    );
-    assert.equal(update.status, 200, update.text);
-    const done = await pollUntil(d, taskId, (task) => TERMINAL.has(task.status), options());
-    assert.equal(done.status, 'completed', outcome(done));
-    const { decidedBy, decidedAt, ...structured } = (done.result?.['structuredContent'] ?? {}) as Record<string, unknown>;
-    assert.ok(typeof decidedBy === 'string' && decidedBy !== '', 'who decided: the caller, through their client');
-    assert.match(String(decidedAt), /^\d{4}-\d{2}-\d{2}T/);
-    assert.deepEqual(structured, {
-      approved: true,
-      action: 'ship',
-      comment: 'go',
-      message: 'Approved and done: ship (go)',
+  if (caller === 'person')
+    it('takes an input round: approval_gate asks, tasks/update answers, the task completes', async () => {
+      const d = target();
+      const created = resultOf(await rpc(d.url, 'tools/call', { name: 'approval_gate', arguments: { action: 'ship' } }, options()));
+      const taskId = String(created['taskId']);
+      const waiting = await pollUntil(d, taskId, (task) => task.status === 'input_required' || TERMINAL.has(task.status), options());
+      assert.equal(waiting.status, 'input_required', outcome(waiting));
+      assert.deepEqual(Object.keys(waiting.inputRequests ?? {}), ['approval']);
+      // The worker told approvers, with the task page's link on the API's own URL, and without the arguments.
+      const [asked] = await eventsOf(d, taskId, 1);
+      assert.deepEqual([asked?.fn, asked?.detailType], ['worker', 'Task Waiting For Person']);
+      assert.equal(asked?.detail['taskUrl'], `${d.url.replace(/\/mcp$/, '')}/console/tasks/${taskId}`);
+      assert.ok(!JSON.stringify(asked).includes('ship'), 'the arguments stay out of the event');
+      const update = await rpc(
+        d.url,
+        'tasks/update',
+        { taskId, inputResponses: { approval: { action: 'accept', content: { approve: true, comment: 'go' } } } },
+        options(),
+      );
+      assert.equal(update.status, 200, update.text);
+      const done = await pollUntil(d, taskId, (task) => TERMINAL.has(task.status), options());
+      assert.equal(done.status, 'completed', outcome(done));
+      const { decidedBy, decidedAt, ...structured } = (done.result?.['structuredContent'] ?? {}) as Record<string, unknown>;
+      assert.ok(typeof decidedBy === 'string' && decidedBy !== '', 'who decided: the caller, through their client');
+      assert.match(String(decidedAt), /^\d{4}-\d{2}-\d{2}T/);
+      assert.deepEqual(structured, {
+        approved: true,
+        action: 'ship',
+        comment: 'go',
+        message: 'Approved and done: ship (go)',
+      });
+      const [, ended] = await eventsOf(d, taskId, 2);
+      assert.deepEqual([ended?.fn, ended?.detailType], ['worker', 'Task Completed']);
     });
-    const [, ended] = await eventsOf(d, taskId, 2);
-    assert.deepEqual([ended?.fn, ended?.detailType], ['worker', 'Task Completed']);
-  });
+
+  if (caller === 'machine') {
+    it("fails a machine's approval at once where no approver is named, saying so, and publishes Task Failed", async () => {
+      const d = target();
+      const created = resultOf(await rpc(d.url, 'tools/call', { name: 'approval_gate', arguments: { action: 'ship' } }, options()));
+      const taskId = String(created['taskId']);
+      const done = await pollUntil(d, taskId, (task) => TERMINAL.has(task.status), options());
+      assert.equal(done.status, 'failed', outcome(done));
+      assert.match(done.error?.message ?? '', /-c approvers=/);
+      const events = await eventsOf(d, taskId, 1);
+      assert.deepEqual(
+        events.map((event) => event.detailType),
+        ['Task Failed'],
+      );
+    });
+
+    it('takes an input round: intake_form asks the client, tasks/update answers, the task completes', async () => {
+      const d = target();
+      const created = resultOf(await rpc(d.url, 'tools/call', { name: 'intake_form', arguments: { project: 'apollo' } }, options()));
+      const taskId = String(created['taskId']);
+      const waiting = await pollUntil(d, taskId, (task) => task.status === 'input_required' || TERMINAL.has(task.status), options());
+      assert.equal(waiting.status, 'input_required', outcome(waiting));
+      assert.deepEqual(Object.keys(waiting.inputRequests ?? {}).sort(), ['contact', 'project']);
+      const inputResponses = {
+        contact: { action: 'accept', content: { name: 'Ada', email: 'ada@example.com' } },
+        project: { action: 'accept', content: { plan: 'team', languages: ['ts'] } },
+      };
+      const update = await rpc(d.url, 'tasks/update', { taskId, inputResponses }, options());
+      assert.equal(update.status, 200, update.text);
+      const done = await pollUntil(d, taskId, (task) => TERMINAL.has(task.status), options());
+      assert.equal(done.status, 'completed', outcome(done));
+      assert.equal((done.result?.['structuredContent'] as { completed?: boolean } | undefined)?.completed, true);
+    });
+  }
 
   it('cancels a waiting task in the MCP function, which publishes Task Cancelled', async () => {
     const d = target();
-    const created = resultOf(await rpc(d.url, 'tools/call', { name: 'approval_gate', arguments: { action: 'ship' } }, options()));
+    const created = resultOf(
+      await rpc(
+        d.url,
+        'tools/call',
+        caller === 'person'
+          ? { name: 'approval_gate', arguments: { action: 'ship' } }
+          : { name: 'intake_form', arguments: { project: 'apollo' } },
+        options(),
+      ),
+    );
     const taskId = String(created['taskId']);
     await pollUntil(d, taskId, (task) => task.status === 'input_required', options());
     const cancel = await rpc(d.url, 'tasks/cancel', { taskId }, options());
     assert.equal(cancel.status, 200, cancel.text);
     assert.equal((await getTask(d.url, taskId, options())).status, 'cancelled');
-    const [, cancelled] = await eventsOf(d, taskId, 2);
+    // A person's question announced itself first; a question for the client did not.
+    const cancelled = (await eventsOf(d, taskId, caller === 'person' ? 2 : 1)).at(-1);
     assert.deepEqual([cancelled?.fn, cancelled?.detailType], ['mcp', 'Task Cancelled']);
   });
 
@@ -313,7 +361,7 @@ describe('the default stack (endpoint open), run from its bundles', () => {
     const taskId = String(created['taskId']);
     await pollUntil(open, taskId, (task) => task.status === 'input_required');
     const { cookie, token, html } = await consolePage(`${front}/console/tasks/${taskId}`);
-    assert.match(html, /<h1>approval_gate<\/h1>/);
+    assert.match(html, /<h1>Approval gate<\/h1>/);
     const live = await fetch(`${front}/console/tasks/${taskId}/live`, { headers: { cookie } });
     assert.equal(((await live.json()) as { status: string }).status, 'input_required');
     const answered = await postForm(`${front}/console/tasks/${taskId}/answer`, cookie, { token, key: 'approval', 'field.approve': 'true' });
@@ -361,6 +409,7 @@ describe('the authIssuer + authResource stack, run from its bundles', () => {
   endToEnd(
     () => secured,
     () => ({ headers: { Authorization: `Bearer ${token}` } }),
+    'machine',
   );
 
   it('has a console that shows no task: the endpoint requires tokens and no console client is configured', async () => {

@@ -262,7 +262,8 @@ describe('durable execution on the local stack', () => {
     assert.ok(typeof sleptMs === 'number' && sleptMs >= 1500, `slept ${sleptMs} ms`);
     assert.deepEqual(readEffects(label, effectsDir), ['before', 'after']);
     const runs = logsOf(taskId, 'ran').map((e) => e['outcome']);
-    assert.equal(runs[0], 'sleep', JSON.stringify(runs));
+    // A busy machine may hand a run over (`continue`) before it reaches the sleep: which run sleeps is not this test's to fix.
+    assert.ok(runs.includes('sleep'), JSON.stringify(runs));
     assert.equal(runs.at(-1), 'result', JSON.stringify(runs));
     assert.ok(sentFor(taskId).includes('wake'), JSON.stringify(sentFor(taskId)));
   });

@@ -11,7 +11,8 @@ import { DEFAULT_SETTINGS } from '../../shared/config.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const READY = /MCP endpoint ready at (http:\/\/\S+)/;
-const START_TIMEOUT_MS = 30_000;
+// Generous: a busy machine starts the stack (emulators, tsx compile) much slower than an idle one.
+const START_TIMEOUT_MS = 90_000;
 const STOP_TIMEOUT_MS = 20_000;
 
 /**
