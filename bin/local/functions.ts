@@ -1,7 +1,7 @@
 /**
  * The local stack's functions, composed from the parts a deployed function
  * composes in its `handler.ts`: a configuration, the store and queue on the
- * emulators' clients, the local tool catalogue with its settings, the log sink.
+ * emulators' clients, the tools it serves with their settings, the log sink.
  */
 import { resolve } from 'node:path';
 import { createDeadLetterHandler, type DeadLetterHandler } from '../../functions/dlq/app.ts';
@@ -17,11 +17,11 @@ import type { DeploymentLinks } from '../../shared/links.ts';
 import type { Log } from '../../shared/log.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
+import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import type { Emulators } from './emulators.ts';
 import { type TrackedLeases, trackLeases } from './leases.ts';
 import type { LocalStackOptions } from './options.ts';
 import { DEFAULT_LOCAL_SETTINGS_FILE, localSettingReader } from './settings.ts';
-import { localTools } from './tools.ts';
 
 /** What {@link composeFunctions} reads: the stack's options, the configuration, the emulators, the settings' environment. */
 export interface FunctionsOptions {
@@ -36,6 +36,8 @@ export interface FunctionsOptions {
   log: Log;
   /** The keys per purpose, from the secret in the data directory (callback tokens). */
   keys: CallbackKeys;
+  /** The tools the functions serve (`catalogue.ts`). */
+  tools: ReadonlyMap<string, ToolDefinition>;
 }
 
 /** The functions' parts and the handlers the stack runs without a request (the MCP function is the endpoint's). */
@@ -72,7 +74,17 @@ export function functionsConfig(
 }
 
 /** Builds the worker, the dead-letter handler and the sweeper, and the parts they share with the MCP function. */
-export function composeFunctions({ options, config, links, env, emulators, log, eventPublisher, keys }: FunctionsOptions): LocalFunctions {
+export function composeFunctions({
+  options,
+  config,
+  links,
+  env,
+  emulators,
+  log,
+  eventPublisher,
+  keys,
+  tools,
+}: FunctionsOptions): LocalFunctions {
   const { sqs, functionsSqs } = emulators;
   // Leases this life takes, so that a graceful stop can hand their tasks back.
   const leases = trackLeases(dynamoDbStore(config, emulators.dynamodb));
@@ -81,7 +93,7 @@ export function composeFunctions({ options, config, links, env, emulators, log, 
     store: options.decorate?.store?.(leases.store) ?? leases.store,
     queue: options.decorate?.queue?.(sqsQueue(config, functionsSqs)) ?? sqsQueue(config, functionsSqs),
     tools: bindSettings(
-      localTools(config.toolset),
+      tools,
       cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env })),
     ),
     log,

@@ -9,6 +9,7 @@ import { DeploymentLinks } from '../../shared/links.ts';
 import { jsonLog, type Log } from '../../shared/log.ts';
 import { sweepWindow } from '../../shared/tasks/predicates.ts';
 import { startSweeps, startWorkerSource } from './background.ts';
+import { localCatalogue } from './catalogue.ts';
 import { Cleanup } from './cleanup.ts';
 import { localStackSecret, lockDataDir, writeOutputs } from './data-dir.ts';
 import { type Emulators, startEmulators } from './emulators.ts';
@@ -68,7 +69,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const recorded = new MemoryEventPublisher();
     const eventPublisher = options.events === 'off' ? undefined : (options.events ?? recorded);
     const keys = purposeKeys(localStackSecret(dataDir));
-    const functions = { options, config, links, env, emulators, log, eventPublisher, keys };
+    const tools = await localCatalogue(options.tools, config.toolset);
+    const functions = { options, config, links, env, emulators, log, eventPublisher, keys, tools };
     const { deps, leases, worker, deadLetter, sweeper } = composeFunctions(functions);
 
     // The queue is empty, whatever the table says: put the previous life's work back first.
