@@ -1,4 +1,4 @@
-/** The stack outputs the operator commands need (defined in `infra/stack.ts`, written by the local stack too). */
+/** The stack outputs the operator commands need (defined by `McpTasks` in `infra/mcp-tasks.ts`, written by the local stack too). */
 export const OPS_OUTPUTS = {
   tableName: 'OpsTableName',
   queueUrl: 'OpsTaskQueueUrl',

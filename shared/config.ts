@@ -139,7 +139,7 @@ export const SETTINGS = {
     env: 'TASKS_TOOLSET',
     meaning: 'the tool catalogue served: `product`, `conformance`, `all`, or `test` (`all` plus the durability fixtures; local only)',
     shown: '`product`',
-    deployed: '`-c toolset=…`, fixed when the functions are bundled',
+    deployed: 'not read: a deployment bundles its tools (`-c toolset=…` picks the modules, `McpTasks` `tools`)',
     read: (raw): Toolset => {
       if (raw === undefined || raw === '') return 'product';
       if (raw === 'product' || raw === 'conformance' || raw === 'all' || raw === 'test') return raw;

@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { opsCommand } from '../ops/cli.ts';
+import { projectCommands } from '../project/commands.ts';
 import { GivenAnswers } from './answers.ts';
 import { McpError } from './client.ts';
 import {
@@ -66,6 +67,8 @@ function buildProgram(): Command {
   addTools(program);
   addLogin(program);
   addLogout(program);
+  // A project's commands (`mcp-tasks start | dev | init`): the package's local stack and scaffold.
+  for (const command of projectCommands()) program.addCommand(command);
   // Operator commands (`mcp-tasks ops …`): they read the table and queues directly.
   program.addCommand(
     opsCommand(

@@ -1,7 +1,7 @@
 /**
  * The local stack's functions, composed from the parts a deployed function
  * composes in its `handler.ts`: a configuration, the store and queue on the
- * emulators' clients, the local tool catalogue with its settings, the log sink.
+ * emulators' clients, the tools it serves with their settings, the log sink.
  */
 import { resolve } from 'node:path';
 import { createDeadLetterHandler, type DeadLetterHandler } from '../../functions/dlq/app.ts';
@@ -19,12 +19,12 @@ import type { DeploymentLinks } from '../../shared/links.ts';
 import type { Log } from '../../shared/log.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
+import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import { bindWorkflows } from '../../shared/workflows/tool.ts';
 import type { Emulators } from './emulators.ts';
 import { type TrackedLeases, trackLeases } from './leases.ts';
 import type { LocalStackOptions } from './options.ts';
 import { DEFAULT_LOCAL_SETTINGS_FILE, localSettingReader } from './settings.ts';
-import { localTools } from './tools.ts';
 import type { LocalWorkflows, WorkflowHandlers } from './workflows.ts';
 
 /** What {@link composeFunctions} reads: the stack's options, the configuration, the emulators, the settings' environment. */
@@ -40,6 +40,8 @@ export interface FunctionsOptions {
   log: Log;
   /** The keys per purpose, from the secret in the data directory (callback and workflow task tokens). */
   keys: CallbackKeys;
+  /** The tools the functions serve (`catalogue.ts`). */
+  tools: ReadonlyMap<string, ToolDefinition>;
   /** The emulator that runs the workflow tools' machines, when any is served (`workflows.ts`). */
   workflows?: LocalWorkflows | undefined;
 }
@@ -81,13 +83,13 @@ export function functionsConfig(
 
 /** Builds the worker, the dead-letter handler and the sweeper, and the parts they share with the MCP function. */
 export function composeFunctions(functions: FunctionsOptions): LocalFunctions {
-  const { options, config, links, env, emulators, log, eventPublisher, keys, workflows } = functions;
+  const { options, config, links, env, emulators, log, eventPublisher, keys, tools, workflows } = functions;
   const { sqs, functionsSqs } = emulators;
   // Leases this life takes, so that a graceful stop can hand their tasks back.
   const leases = trackLeases(dynamoDbStore(config, emulators.dynamodb));
   const store = options.decorate?.store?.(leases.store) ?? leases.store;
   const settled = bindSettings(
-    localTools(config.toolset),
+    tools,
     cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env })),
   );
   const deps: FunctionDeps = {

@@ -18,6 +18,7 @@ import type { EventPublisher } from '../../shared/events/publisher.ts';
 import type { TaskEvent } from '../../shared/events/task-events.ts';
 import type { Log } from '../../shared/log.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
+import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import type { RecoveryReport } from './recovery.ts';
 
@@ -45,6 +46,11 @@ export interface LocalStackOptions {
   sweepIntervalMs?: number;
   /** The longest a workflow's `Wait` state waits, in ms (default 1 s): local runs need not wait out a rollout. */
   workflowWaitMs?: number;
+  /**
+   * The tools to serve (a project's). Default: the catalogue `TASKS_TOOLSET`
+   * names from this repository's demo tools and fixtures (a checkout only).
+   */
+  tools?: readonly ToolDefinition[];
   /**
    * The environment the functions' settings (`TASKS_*`) are read from, as a
    * deployed function reads its own (default `process.env`; `TASKS_TOOLSET`

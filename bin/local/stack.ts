@@ -9,6 +9,7 @@ import { DeploymentLinks } from '../../shared/links.ts';
 import { jsonLog, type Log } from '../../shared/log.ts';
 import { sweepWindow } from '../../shared/tasks/predicates.ts';
 import { startSweeps, startWorkerSource } from './background.ts';
+import { localCatalogue } from './catalogue.ts';
 import { Cleanup } from './cleanup.ts';
 import { localStackSecret, lockDataDir, writeOutputs } from './data-dir.ts';
 import { type Emulators, startEmulators } from './emulators.ts';
@@ -63,7 +64,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const loaded = functionsConfig(env, { tableName, queueUrl: sqs.queueUrl, visibilityTimeoutSeconds, port: options.port });
     // The workflow tools' machines run in an emulator (`workflows.ts`).
     const waitMs = options.workflowWaitMs ?? LOCAL_DEFAULTS.workflowWaitMs;
-    const { workflows, config } = await localWorkflowsFor(loaded, { dataDir, waitMs, log }, cleanup);
+    const tools = await localCatalogue(options.tools, loaded.toolset);
+    const { workflows, config } = await localWorkflowsFor(loaded, { dataDir, waitMs, log, tools: tools.values() }, cleanup);
     const stepFunctions = workflows ? { stepFunctions: workflows.client } : {};
     options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints, ...stepFunctions });
     // The stack's own URL, once its HTTP adapter listens (unless the environment names another, e.g. a tunnel's).
@@ -73,7 +75,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const recorded = new MemoryEventPublisher();
     const eventPublisher = options.events === 'off' ? undefined : (options.events ?? recorded);
     const keys = purposeKeys(localStackSecret(dataDir));
-    const functions = { options, config, links, env, emulators, log, eventPublisher, keys, workflows };
+    const functions = { options, config, links, env, emulators, log, eventPublisher, keys, tools, workflows };
     const { deps, leases, worker, deadLetter, sweeper, workflowHandlers } = composeFunctions(functions);
 
     // The queue is empty, whatever the table says: put the previous life's work back first.

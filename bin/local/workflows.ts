@@ -25,7 +25,6 @@ import type { Cleanup } from './cleanup.ts';
 import { REGION } from './emulators.ts';
 import { LOCAL_CREDENTIALS } from './sqs.ts';
 import { type StepFunctionsEmulator, startStepFunctionsEmulator } from './stepfunctions/index.ts';
-import { localTools } from './tools.ts';
 import { restartLostExecutions } from './workflow-recovery.ts';
 
 /** What `${ReceiverFunctionArn}` stands for under `npm start`: the receiver, run in process. */
@@ -57,15 +56,15 @@ export interface LocalWorkflows {
 }
 
 /**
- * The emulator for the workflow tools `loaded` serves, and the functions'
+ * The emulator for the workflow tools among `options.tools`, and the functions'
  * configuration with their machines bound (unless the environment binds others).
  */
 export async function localWorkflowsFor(
   loaded: Config,
-  options: { dataDir: string; waitMs: number; log: Log },
+  options: { dataDir: string; waitMs: number; log: Log; tools: Iterable<ToolDefinition> },
   cleanup: Cleanup,
 ): Promise<{ workflows: LocalWorkflows | undefined; config: Config }> {
-  const workflows = await startLocalWorkflows({ ...options, tools: localTools(loaded.toolset).values() }, cleanup);
+  const workflows = await startLocalWorkflows(options, cleanup);
   return { workflows, config: workflows ? { ...loaded, workflows: { ...workflows.bindings, ...loaded.workflows } } : loaded };
 }
 

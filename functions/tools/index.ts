@@ -22,8 +22,9 @@ export function catalogue(tools: readonly ToolDefinition[]): ReadonlyMap<string,
 /**
  * The catalogue a toolset serves: `product` the product's tools, `conformance`
  * the suite's fixtures, `all` both, `test` both and the durability fixtures
- * (local only). The fixture lists are the caller's to give, so a deployed
- * function decides at build time which it references (`served-tools.ts`).
+ * (local only). The fixture lists are the caller's to give (the local
+ * stack's `bin/local/tools.ts`); a deployment bundles the modules its
+ * toolset names instead (`infra/app.ts`), so a product bundle holds no fixture.
  */
 export function toolsetCatalogue(
   toolset: Toolset,

@@ -1,6 +1,6 @@
 import { Annotations, CfnOutput, Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { CorsHttpMethod, HttpApi, HttpMethod, type HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { CorsHttpMethod, HttpApi, HttpMethod, type HttpRoute, type HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
@@ -122,12 +122,22 @@ export class Api extends Construct {
           }
         : {}),
     });
-
     this.accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
-    this.stage = this.httpApi.addStage('DefaultStage', {
+    this.stage = this.#stage(props.throttle);
+    const route = this.#mcpRoutes(props);
+    if (props.console) this.#consoleRoutes(props.console);
+    if (props.callbacks) this.#callbackRoute(props.callbacks);
+    this.endpointUrl = `${this.httpApi.apiEndpoint}${MCP_PATH}`;
+    new CfnOutput(this, 'McpEndpointUrl', { value: this.endpointUrl, description: 'The URL MCP clients call (POST, Streamable HTTP)' });
+    this.#authentication(props, route);
+  }
+
+  /** The `$default` stage: stage-wide throttling and JSON access logs. */
+  #stage(throttle: ApiThrottle): HttpStage {
+    return this.httpApi.addStage('DefaultStage', {
       stageName: '$default',
       autoDeploy: true,
-      throttle: props.throttle,
+      throttle,
       accessLogSettings: {
         destination: new LogGroupLogDestination(this.accessLogs),
         // Who called what, when, and how it went; never headers or bodies
@@ -152,7 +162,10 @@ export class Api extends Construct {
         ),
       },
     });
+  }
 
+  /** `POST /mcp` (behind the JWT authorizer, if any) and, for a resource server, the metadata routes; returns the MCP route. */
+  #mcpRoutes(props: ApiProps): HttpRoute | undefined {
     const authorizer = props.jwt
       ? new HttpJwtAuthorizer('JwtAuthorizer', props.jwt.issuer, { jwtAudience: props.jwt.audience })
       : undefined;
@@ -163,33 +176,30 @@ export class Api extends Construct {
       integration,
       ...(authorizer ? { authorizer } : {}),
     });
-    if (props.resourceServer) {
-      for (const path of METADATA_PATHS) {
-        for (const metadataRoute of this.httpApi.addRoutes({ path, methods: [HttpMethod.GET], integration })) {
-          Validations.of(metadataRoute).acknowledge({
-            id: 'AwsSolutions-APIG4',
-            reason:
-              'RFC 9728 Protected Resource Metadata is public by definition: clients read it before they have a token, to find the ' +
-              'authorization server.',
-          });
-        }
-      }
-      if (route && !authorizer) {
-        Validations.of(route).acknowledge({
+    if (!props.resourceServer) return route;
+    for (const path of METADATA_PATHS) {
+      for (const metadataRoute of this.httpApi.addRoutes({ path, methods: [HttpMethod.GET], integration })) {
+        Validations.of(metadataRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
           reason:
-            'The MCP function is the OAuth resource server: it verifies every token (issuer, signature, audience, scopes) and answers ' +
-            '401/403 with the WWW-Authenticate challenge MCP clients need, which an HTTP API authorizer cannot produce.',
+            'RFC 9728 Protected Resource Metadata is public by definition: clients read it before they have a token, to find the ' +
+            'authorization server.',
         });
       }
     }
+    if (route && !authorizer) {
+      Validations.of(route).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'The MCP function is the OAuth resource server: it verifies every token (issuer, signature, audience, scopes) and answers ' +
+          '401/403 with the WWW-Authenticate challenge MCP clients need, which an HTTP API authorizer cannot produce.',
+      });
+    }
+    return route;
+  }
 
-    if (props.console) this.#consoleRoutes(props.console);
-    if (props.callbacks) this.#callbackRoute(props.callbacks);
-
-    this.endpointUrl = `${this.httpApi.apiEndpoint}${MCP_PATH}`;
-    new CfnOutput(this, 'McpEndpointUrl', { value: this.endpointUrl, description: 'The URL MCP clients call (POST, Streamable HTTP)' });
-
+  /** Says how the endpoint is protected (the `Authentication` output), and warns loudly when it is open. */
+  #authentication(props: ApiProps, route: HttpRoute | undefined): void {
     if (props.resourceServer) {
       new CfnOutput(this, 'Authentication', {
         value:
@@ -205,7 +215,8 @@ export class Api extends Construct {
       const message =
         'The MCP endpoint is OPEN: no JWT authorizer is configured, so anyone who knows the URL can create and read tasks, all under ' +
         'one shared principal. ' +
-        'Deploy with `-c authIssuer=<issuer URL>` (or `-c cognito=true`) to make it an OAuth resource server.';
+        'Give it an issuer to make it an OAuth resource server: McpTasks `auth` or `cognito` (in this repository, deploy with ' +
+        '`-c authIssuer=<issuer URL>` or `-c cognito=true`).';
       Annotations.of(this).addWarningV2(OPEN_ENDPOINT_WARNING, message);
       new CfnOutput(this, 'Authentication', { value: `OPEN - ${message}`, description: 'Whether the endpoint requires a token' });
       if (route) {

@@ -2,12 +2,15 @@ import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ENV } from '../../shared/config.ts';
+import type { FunctionCode } from './function-code.ts';
 import type { StackSecret } from './stack-secret.ts';
-import { FUNCTION_ENTRIES, TaskFunction } from './task-function.ts';
+import { TaskFunction } from './task-function.ts';
 import type { TaskQueue } from './task-queue.ts';
 import type { TaskTable } from './task-table.ts';
 
 export interface CallbacksProps {
+  /** Where the functions' code is (`function-code.ts`). */
+  readonly code: FunctionCode;
   readonly table: TaskTable;
   readonly tasks: TaskQueue;
   readonly stackSecret: StackSecret;
@@ -32,7 +35,8 @@ export function callbacksFunction(scope: Construct, props: CallbacksProps): Task
     logRetention: props.logRetention,
     removalPolicy: props.removalPolicy,
     ...(props.tracing === undefined ? {} : { tracing: props.tracing }),
-    entry: FUNCTION_ENTRIES.callbacks,
+    entry: 'callbacks',
+    code: props.code,
     description: "MCP tasks: callbacks (an outside system's completion resumes a task, POST /callbacks/{token})",
     memorySize: 256,
     timeout: Duration.seconds(10),

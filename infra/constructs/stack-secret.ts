@@ -3,9 +3,12 @@ import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { PARAMETER_NAME_PROPERTY } from '../../functions/stack-secret/app.ts';
-import { FUNCTION_ENTRIES, TaskFunction } from './task-function.ts';
+import type { FunctionCode } from './function-code.ts';
+import { TaskFunction } from './task-function.ts';
 
 export interface StackSecretProps {
+  /** Where the functions' code is (`function-code.ts`). */
+  readonly code: FunctionCode;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
   /**
@@ -43,7 +46,8 @@ export class StackSecret extends Construct {
     this.parameterArn = Arn.format({ service: 'ssm', resource: 'parameter', resourceName: this.parameterName.slice(1) }, stack);
 
     const creator = new TaskFunction(this, 'Creator', {
-      entry: FUNCTION_ENTRIES.stackSecret,
+      entry: 'stackSecret',
+      code: props.code,
       description: "MCP tasks: creates the stack's secret (custom resource)",
       memorySize: 256,
       timeout: Duration.seconds(30),

@@ -5,11 +5,14 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ENV } from '../../shared/config.ts';
 import type { DurableTimings } from '../timings.ts';
-import { FUNCTION_ENTRIES, TaskFunction } from './task-function.ts';
+import type { FunctionCode } from './function-code.ts';
+import { TaskFunction } from './task-function.ts';
 import { DEAD_LETTER_HANDLER_TIMEOUT, type TaskQueue } from './task-queue.ts';
 import type { TaskTable } from './task-table.ts';
 
 export interface SweepScheduleProps {
+  /** Where the functions' code is (`function-code.ts`). */
+  readonly code: FunctionCode;
   readonly table: TaskTable;
   /** The queue the sweeper puts stuck tasks back on, and whose dead-letter queue the handler drains. */
   readonly tasks: TaskQueue;
@@ -36,11 +39,11 @@ export class SweepSchedule extends Construct {
   constructor(scope: Construct, id: string, props: SweepScheduleProps) {
     super(scope, id);
     const { timings, tasks } = props;
-    const common = { logRetention: props.logRetention, removalPolicy: props.removalPolicy, tracing: props.tracing };
+    const common = { code: props.code, logRetention: props.logRetention, removalPolicy: props.removalPolicy, tracing: props.tracing };
 
     this.deadLetterHandler = new TaskFunction(this, 'DeadLetterHandler', {
       ...common,
-      entry: FUNCTION_ENTRIES.deadLetter,
+      entry: 'deadLetter',
       description: 'MCP tasks: marks tasks whose messages were dead-lettered as failed',
       memorySize: 256,
       timeout: DEAD_LETTER_HANDLER_TIMEOUT,
@@ -58,7 +61,7 @@ export class SweepSchedule extends Construct {
 
     this.sweeper = new TaskFunction(this, 'Sweeper', {
       ...common,
-      entry: FUNCTION_ENTRIES.sweeper,
+      entry: 'sweeper',
       description: 'MCP tasks: sweeper, re-enqueues tasks no worker is running (scheduled)',
       // One index query and two calls per due task: I/O, not CPU.
       memorySize: 256,

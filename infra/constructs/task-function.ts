@@ -1,13 +1,11 @@
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, type RecursiveLoop, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ENV } from '../../shared/config.ts';
 import { SETTING_STORE_CONSTANTS, type SettingStores } from '../../shared/runtime/settings.ts';
+import type { FunctionCode, FunctionName } from './function-code.ts';
 
 /**
  * The one Node.js runtime every function of the stack runs on. cdk-nag (L1)
@@ -22,9 +20,6 @@ export const LAMBDA_RUNTIME = Runtime.NODEJS_24_X;
  * bundle-start test imports every bundle.
  */
 const BUNDLE_TARGET = 'node22';
-
-/** The repository root: esbuild resolves `node_modules` and `tsconfig.json` from here. */
-const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * Local esbuild (no Docker), one ESM file per function.
@@ -56,43 +51,25 @@ export const BUNDLING: BundlingOptions = {
 const NO_SETTING_STORES: SettingStores = { ssmParameter: false, secretsManager: false };
 
 /**
- * The stack's bundling for a function with this environment. Its
- * `TASKS_TOOLSET` is also fixed at build time (esbuild `define`), so the
- * bundle holds only the tools that toolset serves (`functions/lib/served-tools.ts`):
- * a product deployment ships no conformance fixture. So are the setting
- * stores the served tools read (`functions/lib/tool-settings.ts`): a bundle
- * carries the SSM or Secrets Manager client only when a tool it serves
- * declares a setting kept there.
+ * The stack's bundling for a function. The setting stores the tools it serves
+ * read are fixed at build time (esbuild `define`), so a bundle carries the
+ * SSM or Secrets Manager client only when a tool it serves declares a setting
+ * kept there (`functions/lib/tool-settings.ts`). Which tools a bundle holds
+ * is its entry's: see `tools-module.ts`.
  */
-export function bundlingFor(environment: Record<string, string>, stores: SettingStores = NO_SETTING_STORES): BundlingOptions {
-  const toolset = environment[ENV.toolset];
+export function bundlingFor(stores: SettingStores = NO_SETTING_STORES): BundlingOptions {
   const define: Record<string, string> = {
-    ...(toolset === undefined ? {} : { [`process.env.${ENV.toolset}`]: JSON.stringify(toolset) }),
     [`process.env.${SETTING_STORE_CONSTANTS.ssmParameter}`]: JSON.stringify(String(stores.ssmParameter)),
     [`process.env.${SETTING_STORE_CONSTANTS.secretsManager}`]: JSON.stringify(String(stores.secretsManager)),
   };
   return { ...BUNDLING, define };
 }
 
-/**
- * The entry of every function of the stack, relative to the repository root.
- * One list, so that `test/bench/bundles.ts` measures exactly what is deployed.
- */
-export const FUNCTION_ENTRIES = {
-  mcp: 'functions/mcp/handler.ts',
-  worker: 'functions/worker/handler.ts',
-  deadLetter: 'functions/dlq/handler.ts',
-  sweeper: 'functions/sweeper/handler.ts',
-  stackSecret: 'functions/stack-secret/handler.ts',
-  console: 'functions/console/handler.ts',
-  callbacks: 'functions/callbacks/handler.ts',
-} as const;
-
-export type FunctionEntry = (typeof FUNCTION_ENTRIES)[keyof typeof FUNCTION_ENTRIES];
-
 export interface TaskFunctionProps {
-  /** Entry file, relative to the repository root (one of {@link FUNCTION_ENTRIES}); it exports `handler`. */
-  readonly entry: FunctionEntry;
+  /** Which function: its entry is the code's (`code.entry(name)`), and exports `handler`. */
+  readonly entry: FunctionName;
+  /** Where the functions' entries are and what bundles them. */
+  readonly code: FunctionCode;
   readonly description: string;
   readonly memorySize: number;
   readonly timeout: Duration;
@@ -153,10 +130,10 @@ export class TaskFunction extends Construct {
     this.logGroup.grantWrite(this.role);
 
     this.function = new NodejsFunction(this, 'Function', {
-      entry: join(PROJECT_ROOT, props.entry),
+      entry: props.code.entry(props.entry),
       handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      projectRoot: props.code.projectRoot,
+      depsLockFilePath: props.code.depsLockFilePath,
       runtime: LAMBDA_RUNTIME,
       architecture: Architecture.ARM_64,
       description: props.description,
@@ -167,7 +144,7 @@ export class TaskFunction extends Construct {
       logGroup: this.logGroup,
       role: this.role,
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
-      bundling: bundlingFor(props.environment, props.settingStores),
+      bundling: bundlingFor(props.settingStores),
       ...(props.recursiveLoop ? { recursiveLoop: props.recursiveLoop } : {}),
       ...(props.retryAttempts !== undefined ? { retryAttempts: props.retryAttempts } : {}),
       ...(props.maxEventAge ? { maxEventAge: props.maxEventAge } : {}),

@@ -15,7 +15,7 @@ export const MAX_RECEIVE_COUNT = 5;
 export const DEAD_LETTER_HANDLER_TIMEOUT = Duration.seconds(30);
 
 export interface TaskQueueProps {
-  /** Environment shared by every function (table name, toolset, timings); the queue URL is added here. */
+  /** Environment shared by every function (table name, timings, index partitions); the queue URL is added here. */
   readonly environment: Record<string, string>;
   /** The visibility timeout, checked against the other timings (`infra/timings.ts`). */
   readonly timings: DurableTimings;

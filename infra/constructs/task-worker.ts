@@ -6,11 +6,14 @@ import type { Construct } from 'constructs';
 import type { SettingStores } from '../../shared/runtime/settings.ts';
 import { WORKER_BATCH_SIZE } from '../event-sources.ts';
 import type { DurableTimings } from '../timings.ts';
-import { FUNCTION_ENTRIES, TaskFunction } from './task-function.ts';
+import type { FunctionCode } from './function-code.ts';
+import { TaskFunction } from './task-function.ts';
 import type { TaskQueue } from './task-queue.ts';
 import type { TaskTable } from './task-table.ts';
 
 export interface TaskWorkerProps {
+  /** Where the functions' code is (`function-code.ts`). */
+  readonly code: FunctionCode;
   readonly table: TaskTable;
   /** The queue the worker runs tasks from, and hands them over to; its environment is the worker's. */
   readonly tasks: TaskQueue;
@@ -37,7 +40,8 @@ export interface TaskWorkerProps {
 export class TaskWorker extends TaskFunction {
   constructor(scope: Construct, id: string, props: TaskWorkerProps) {
     super(scope, id, {
-      entry: FUNCTION_ENTRIES.worker,
+      entry: 'worker',
+      code: props.code,
       description: 'MCP tasks: runs queued tasks (SQS event source, partial batch responses)',
       // Tool handlers run here; more memory also buys proportionally more CPU.
       memorySize: 512,

@@ -2,30 +2,17 @@ import { Validations } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { StringParameter } from 'aws-cdk-lib/aws-ssm';
-import { conformanceTools } from '../../functions/fixtures/conformance.ts';
-import { productTools } from '../../functions/tools/index.ts';
-import type { Toolset } from '../../shared/config.ts';
-import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import type { TaskFunction } from './task-function.ts';
-
-/**
- * The tools a deployed toolset serves: the same lists `functions/lib/served-tools.ts`
- * picks from at bundle time, read here at synthesis for what they need.
- */
-export function toolsOf(toolset: Exclude<Toolset, 'test'>): ToolDefinition[] {
-  if (toolset === 'conformance') return [...conformanceTools];
-  if (toolset === 'all') return [...productTools, ...conformanceTools];
-  return [...productTools];
-}
+import type { ToolSummary } from './tools-module.ts';
 
 /** Tools the worker may run: all but the `sync` ones. */
-export function runsAsTask(tool: ToolDefinition): boolean {
+export function runsAsTask(tool: ToolSummary): boolean {
   return tool.execution !== 'sync';
 }
 
 /** Tools the MCP function may run: `sync` and `optional` ones inside the request, and any tool's `prepare`. */
-export function runsInline(tool: ToolDefinition): boolean {
-  return tool.execution !== 'task' || tool.prepare !== undefined;
+export function runsInline(tool: ToolSummary): boolean {
+  return tool.execution !== 'task' || tool.prepare;
 }
 
 /**
@@ -36,7 +23,7 @@ export function runsInline(tool: ToolDefinition): boolean {
  * cdk-nag with the tool's own `why`; without one it stays a finding and fails
  * synthesis.
  */
-export function grantToolNeeds(fn: TaskFunction, tools: readonly ToolDefinition[]): void {
+export function grantToolNeeds(fn: TaskFunction, tools: readonly ToolSummary[]): void {
   for (const tool of tools) {
     const settings = Object.entries(tool.needs?.settings ?? {});
     for (const [key, source] of settings) {

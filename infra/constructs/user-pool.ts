@@ -2,6 +2,9 @@ import { CfnOutput, Duration, type RemovalPolicy, Stack, Validations } from 'aws
 import { AccountRecovery, FeaturePlan, Mfa, OAuthScope, ResourceServerScope, UserPool, type UserPoolClient } from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
 
+/** Loopback callbacks of the project's CLI and of the MCP Inspector: the people client's, unless others are given. */
+export const DEFAULT_CALLBACK_URLS = ['http://127.0.0.1:33418/callback', 'http://localhost:6274/oauth/callback'] as const;
+
 export interface McpUserPoolProps {
   /** The Cognito hosted domain prefix (`<prefix>.auth.<region>.amazoncognito.com`); globally unique. */
   readonly domainPrefix: string;

@@ -35,7 +35,7 @@ export const SETTING_STORE_CONSTANTS = {
 } as const satisfies Record<keyof SettingStores, string>;
 
 /** The stores the settings of these tools live in. */
-export function settingStoresOf(tools: Iterable<ToolDefinition>): SettingStores {
+export function settingStoresOf(tools: Iterable<Pick<ToolDefinition, 'needs'>>): SettingStores {
   const stores: SettingStores = { ssmParameter: false, secretsManager: false };
   for (const tool of tools) {
     for (const source of Object.values(tool.needs?.settings ?? {})) {

@@ -4,7 +4,7 @@ import type { ClientCapabilities, Decision, JsonRpcErrorObject } from '../tasks/
 import type { WorkflowDeclaration } from '../workflows/declaration.ts';
 
 export { delay } from '../delay.ts';
-export { defineWorkflowTool } from '../workflows/declaration.ts';
+export { defineWorkflowTool, type WorkflowDeclaration } from '../workflows/declaration.ts';
 export { jsonSchemaInput } from './json-schema.ts';
 
 /** A `CallToolResult` as a tool returns it. */

@@ -44,18 +44,3 @@ export function expectedExecution(bindings: WorkflowBindings, tool: string, task
 export function expectedBy(bindings: WorkflowBindings): ExpectedExecution {
   return (task) => expectedExecution(bindings, task.tool, task.taskId);
 }
-
-/**
- * The build-time constant that tells a function bundle whether it runs
- * workflow tools (esbuild `define`, `"false"` when no served tool runs one):
- * the code reads `process.env.TASKS_RUNS_WORKFLOWS` literally, for esbuild to
- * replace, so such a bundle carries no Step Functions client. Unset, the
- * toolset decides: the conformance fixtures run no workflow.
- */
-export const WORKFLOWS_CONSTANT = 'TASKS_RUNS_WORKFLOWS';
-
-/** Whether any of these tools runs a workflow (what {@link WORKFLOWS_CONSTANT} is set from). */
-export function runsWorkflows(tools: Iterable<{ workflow?: unknown }>): boolean {
-  for (const tool of tools) if (tool.workflow !== undefined) return true;
-  return false;
-}

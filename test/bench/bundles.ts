@@ -2,8 +2,8 @@
  * `npm run bench`, second part: what each function's bundle costs on top of
  * the third-party packages it needs.
  *
- * Every function entry of the stack (`FUNCTION_ENTRIES`) is bundled with the
- * stack's esbuild options (`bundlingFor`, for the default product toolset, mapped to esbuild's API the way
+ * Every function entry of the stack (`FunctionCode`, with the product toolset's
+ * generated entries) is bundled with the stack's esbuild options (`bundlingFor`, mapped to esbuild's API the way
  * aws-cdk-lib's `NodejsFunction` maps them to esbuild's command line; the
  * output is byte for byte the asset `cdk synth` builds), and so
  * is a "bare" entry per function that imports only the packages the
@@ -28,10 +28,12 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
 import { productTools } from '../../functions/tools/index.ts';
-import { bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
+import { TOOLSET_SOURCES } from '../../infra/app.ts';
+import { FUNCTION_MODULES, FunctionCode } from '../../infra/constructs/function-code.ts';
+import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
 import { settingStoresOf } from '../../shared/runtime/settings.ts';
-import { WORKFLOWS_CONSTANT } from '../../shared/workflows/bindings.ts';
+import { bareEntry, USES, WORKFLOW_PACKAGE } from './bare.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Runs per bundle for the cold-start median. */
@@ -41,139 +43,16 @@ const TARGET_RATIO = 1.2;
 /** The repository's Node 22 when installed (closer to Lambda's 24.x), else this one. */
 const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
 
-/**
- * The third-party packages each function's job needs: what its bare bundle
- * imports. The MCP function serves the protocol (MCP SDK, zod for tool input
- * schemas), creates tasks (DynamoDB) and their start messages (SQS), reads
- * its requestState sealing key once (SSM), verifies access tokens when it
- * is a resource server (jose) and publishes the events of the cancels it
- * makes (EventBridge); the worker runs tools (zod) against the table, hands
- * tasks over through the queue and publishes questions and ends; the sweeper
- * queries the table, enqueues and publishes the waits it ends; the
- * dead-letter handler drains its queue, writes the table and publishes the
- * ends it makes; the callbacks function records completions.
- */
-const USES: Record<keyof typeof FUNCTION_ENTRIES, string[]> = {
-  mcp: [
-    '@aws-sdk/client-dynamodb',
-    '@aws-sdk/client-sqs',
-    '@aws-sdk/client-ssm',
-    '@aws-sdk/client-eventbridge',
-    '@modelcontextprotocol/server',
-    'zod',
-    'jose',
-  ],
-  // The worker also reads the state key (SSM) to seal the tokens of the callback URLs it hands out, and runs the product's
-  // workflow tool (`deploy_release`) on Step Functions.
-  worker: [
-    '@aws-sdk/client-dynamodb',
-    '@aws-sdk/client-sqs',
-    '@aws-sdk/client-eventbridge',
-    '@aws-sdk/client-ssm',
-    'zod',
-    '@aws-sdk/client-sfn',
-  ],
-  // The callbacks function unseals tokens (SSM for the state key), writes the row and enqueues the resume.
-  callbacks: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm'],
-  deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
-  sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
-  stackSecret: ['@aws-sdk/client-ssm'],
-  // The console reads and answers tasks (DynamoDB, SQS for the resume), derives its cookie keys from the state key
-  // (SSM), checks answers with the MCP SDK's JSON Schema validator, serves pages (Hono) and signs people in
-  // (openid-client, jose).
-  console: [
-    '@aws-sdk/client-dynamodb',
-    '@aws-sdk/client-sqs',
-    '@aws-sdk/client-eventbridge',
-    '@aws-sdk/client-ssm',
-    '@modelcontextprotocol/server',
-    'hono',
-    'hono/aws-lambda',
-    'hono/body-limit',
-    'hono/cookie',
-    'hono/html',
-    'hono/jsx-renderer',
-    'hono/jsx/jsx-runtime',
-    'hono/secure-headers',
-    'jose',
-    'openid-client',
-  ],
-};
+/** The default deployment's bundling: `BUNDLING` with the setting stores its tools read, fixed at build time. */
+const DEFAULT_BUNDLING = bundlingFor(settingStoresOf(productTools));
 
-/**
- * Functions measured besides the stack's (until the stack deploys them): the
- * worker of a deployment whose tools run no workflow (`TASKS_RUNS_WORKFLOWS`
- * false: no Step Functions client), the workflow-events consumer (the row and
- * the resume) and the receiver (the row, the resume, the key task tokens are
- * sealed under).
- */
-const WORKFLOW_ENTRIES: Array<{ name: string; entry: string; uses: string[]; define?: Record<string, string> }> = [
-  {
-    name: 'worker (no workflow)',
-    entry: FUNCTION_ENTRIES.worker,
-    uses: USES.worker.filter((specifier) => specifier !== '@aws-sdk/client-sfn'),
-    define: { [`process.env.${WORKFLOWS_CONSTANT}`]: JSON.stringify('false') },
-  },
-  { name: 'workflowEvents', entry: 'functions/workflow-events/handler.ts', uses: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'] },
-  {
-    name: 'workflowReceiver',
-    entry: 'functions/workflow-receiver/handler.ts',
-    uses: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm'],
-  },
-];
-
-/**
- * The one export of each package a bare entry touches: what a minimal Lambda
- * function using that package would reference (and, for the AWS SDK, create
- * at module scope, as the functions do).
- */
-const TOUCH: Record<string, { imports: string; uses: string }> = {
-  '@aws-sdk/client-dynamodb': {
-    imports: "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
-    uses: 'new DynamoDBClient({})',
-  },
-  '@aws-sdk/client-sqs': { imports: "import { SQSClient } from '@aws-sdk/client-sqs';", uses: 'new SQSClient({})' },
-  '@aws-sdk/client-sfn': { imports: "import { SFNClient } from '@aws-sdk/client-sfn';", uses: 'new SFNClient({})' },
-  '@aws-sdk/client-ssm': { imports: "import { SSMClient } from '@aws-sdk/client-ssm';", uses: 'new SSMClient({})' },
-  '@aws-sdk/client-eventbridge': {
-    imports: "import { EventBridgeClient } from '@aws-sdk/client-eventbridge';",
-    uses: 'new EventBridgeClient({})',
-  },
-  '@modelcontextprotocol/server': {
-    imports: "import { createMcpHandler } from '@modelcontextprotocol/server';",
-    uses: 'createMcpHandler',
-  },
-  zod: { imports: "import * as z from 'zod';", uses: 'z.object({ value: z.string() })' },
-  jose: { imports: "import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';", uses: '[createRemoteJWKSet, decodeJwt, jwtVerify]' },
-  hono: { imports: "import { Hono } from 'hono';", uses: 'new Hono()' },
-  'hono/aws-lambda': { imports: "import { handle } from 'hono/aws-lambda';", uses: 'handle' },
-  'hono/body-limit': { imports: "import { bodyLimit } from 'hono/body-limit';", uses: 'bodyLimit' },
-  'hono/cookie': { imports: "import { getCookie, setCookie } from 'hono/cookie';", uses: '[getCookie, setCookie]' },
-  'hono/html': { imports: "import { raw } from 'hono/html';", uses: 'raw' },
-  'hono/jsx-renderer': { imports: "import { jsxRenderer } from 'hono/jsx-renderer';", uses: 'jsxRenderer' },
-  'hono/jsx/jsx-runtime': { imports: "import { jsx } from 'hono/jsx/jsx-runtime';", uses: 'jsx' },
-  'hono/secure-headers': { imports: "import { secureHeaders } from 'hono/secure-headers';", uses: 'secureHeaders' },
-  'openid-client': {
-    imports: "import { authorizationCodeGrant, buildAuthorizationUrl, discovery } from 'openid-client';",
-    uses: '[authorizationCodeGrant, buildAuthorizationUrl, discovery]',
-  },
-};
-
-/** Where a function uses another export of a package than {@link TOUCH}'s: the console uses the MCP SDK for its answer validator only. */
-const TOUCH_FOR: Partial<Record<keyof typeof FUNCTION_ENTRIES, Record<string, { imports: string; uses: string }>>> = {
-  console: {
-    '@modelcontextprotocol/server': { imports: "import { fromJsonSchema } from '@modelcontextprotocol/server';", uses: 'fromJsonSchema' },
-  },
-};
-
-/**
- * The default deployment's bundling: `BUNDLING` with the product toolset, and
- * the setting stores its tools read, fixed at build time.
- */
-const DEFAULT_BUNDLING = bundlingFor({ [ENV.toolset]: 'product' }, settingStoresOf(productTools));
+/** The default deployment's entries: the product toolset's generated ones for the MCP function and the worker. */
+const CODE = new FunctionCode({ tools: TOOLSET_SOURCES.product, projectRoot: ROOT });
+/** A deployment whose tools run no workflow (the conformance toolset): its worker carries no Step Functions client. */
+const NO_WORKFLOW_CODE = new FunctionCode({ tools: TOOLSET_SOURCES.conformance, projectRoot: ROOT });
 
 /** The stack's bundling as esbuild build options (aws-cdk-lib's `Bundling.buildEsbuildArgs`, for the fields the stack sets). */
-function stackBuildOptions(outfile: string, define: Record<string, string> = {}): BuildOptions {
+function stackBuildOptions(outfile: string): BuildOptions {
   return {
     bundle: true,
     platform: 'node',
@@ -184,7 +63,7 @@ function stackBuildOptions(outfile: string, define: Record<string, string> = {})
     sourcesContent: DEFAULT_BUNDLING.sourcesContent ?? true,
     ...(DEFAULT_BUNDLING.mainFields ? { mainFields: DEFAULT_BUNDLING.mainFields } : {}),
     ...(DEFAULT_BUNDLING.banner ? { banner: { js: DEFAULT_BUNDLING.banner } } : {}),
-    define: { ...DEFAULT_BUNDLING.define, ...define },
+    ...(DEFAULT_BUNDLING.define ? { define: DEFAULT_BUNDLING.define } : {}),
     // `bundleAwsSDK: true`: nothing is external.
     external: DEFAULT_BUNDLING.bundleAwsSDK ? [] : ['@aws-sdk/*', '@smithy/*'],
     absWorkingDir: ROOT,
@@ -200,18 +79,19 @@ interface Bundle {
   metafile: Metafile;
 }
 
-async function bundle(outfile: string, input: { entry: string } | { contents: string }, define?: Record<string, string>): Promise<Bundle> {
-  const options = stackBuildOptions(outfile, define);
+async function bundle(outfile: string, input: { entry: string } | { contents: string }): Promise<Bundle> {
+  const options = stackBuildOptions(outfile);
   const result = await build(
     'entry' in input
-      ? { ...options, entryPoints: [join(ROOT, input.entry)] }
+      ? { ...options, entryPoints: [input.entry] }
       : { ...options, stdin: { contents: input.contents, resolveDir: ROOT, sourcefile: 'bare.ts', loader: 'ts' } },
   );
   if (!result.metafile) throw new Error('esbuild returned no metafile');
   return { file: outfile, bytes: statSync(outfile).size, metafile: result.metafile };
 }
 
-const isPackagePath = (path: string) => path.includes('node_modules/');
+/** A package's file (the generated entries, under `node_modules/.cache/`, are the deployment's own). */
+const isPackagePath = (path: string) => path.includes('node_modules/') && !path.includes('node_modules/.cache/');
 
 /**
  * The package specifiers the function's own code imports (not those its
@@ -229,15 +109,6 @@ function directPackages(metafile: Metafile): string[] {
     }
   }
   return [...specifiers].sort();
-}
-
-function bareEntry(name: string, packages: string[]): string {
-  const lines = packages.map((specifier, i) => {
-    const touch = TOUCH_FOR[name as keyof typeof FUNCTION_ENTRIES]?.[specifier] ??
-      TOUCH[specifier] ?? { imports: `import * as package${i} from '${specifier}';`, uses: `package${i}` };
-    return `${touch.imports}\nexport const touched${i} = ${touch.uses};`;
-  });
-  return `${lines.join('\n')}\nexport async function handler() { return ${packages.length}; }\n`;
 }
 
 /** Bytes in the output per input file. */
@@ -342,19 +213,21 @@ try {
     starts: { fn: Start[]; bare: Start[] };
   }
   const measured: Measured[] = [];
-  for (const [name, entry] of Object.entries(FUNCTION_ENTRIES) as Array<[keyof typeof FUNCTION_ENTRIES, string]>) {
-    const fn = await bundle(join(workDir, name, 'index.mjs'), { entry });
-    const uses = USES[name];
+  // The product toolset runs deploy_release: its worker uses Step Functions, and so does its bare bundle.
+  const rows: Array<{ label: string; name: keyof typeof FUNCTION_MODULES; code: FunctionCode; uses: string[] }> = [
+    ...(Object.keys(FUNCTION_MODULES) as Array<keyof typeof FUNCTION_MODULES>).map((name) => ({
+      label: name,
+      name,
+      code: CODE,
+      uses: name === 'worker' ? [...USES.worker, WORKFLOW_PACKAGE] : USES[name],
+    })),
+    { label: 'worker (no workflow tool)', name: 'worker', code: NO_WORKFLOW_CODE, uses: USES.worker },
+  ];
+  for (const [index, { label, name, code, uses }] of rows.entries()) {
+    const fn = await bundle(join(workDir, `${index}`, 'index.mjs'), { entry: code.entry(name) });
     const unused = directPackages(fn.metafile).filter((specifier) => !uses.includes(specifier));
-    const bare = await bundle(join(workDir, `${name}-bare`, 'index.mjs'), { contents: bareEntry(name, uses) });
-    measured.push({ name, uses, unused, fn, bare, starts: { fn: [], bare: [] } });
-  }
-  for (const { name, entry, uses, define } of WORKFLOW_ENTRIES) {
-    const dir = name.replace(/\W+/g, '-');
-    const fn = await bundle(join(workDir, dir, 'index.mjs'), { entry }, define);
-    const unused = directPackages(fn.metafile).filter((specifier) => !uses.includes(specifier));
-    const bare = await bundle(join(workDir, `${dir}-bare`, 'index.mjs'), { contents: bareEntry(name, uses) });
-    measured.push({ name, uses, unused, fn, bare, starts: { fn: [], bare: [] } });
+    const bare = await bundle(join(workDir, `${index}-bare`, 'index.mjs'), { contents: bareEntry(name, uses) });
+    measured.push({ name: label, uses, unused, fn, bare, starts: { fn: [], bare: [] } });
   }
 
   // One unmeasured start each warms the file cache; then runs alternate, so drift hits both sides alike.

@@ -4,10 +4,11 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { toolsOf } from '../../infra/constructs/tool-needs.ts';
+import { conformanceTools } from '../../functions/fixtures/conformance.ts';
+import { productTools } from '../../functions/tools/index.ts';
 import { SETTINGS } from '../../shared/config.ts';
 import { resultOf, rpc } from '../support/wire.ts';
-import { type Assembly, functionsOf } from './assembly.ts';
+import { type Assembly, functionsOf, VARIANTS, type VariantName } from './assembly.ts';
 import type { Deployment } from './deployment.ts';
 
 /** Variables the template gives a function that no setting reads (a renamed or misspelt variable), and functions that failed to start. */
@@ -28,10 +29,11 @@ export function environmentProblems(assembly: Assembly, deployment?: Deployment)
 
 /** Tools the toolset declares (in the sources) that the bundled MCP function does not serve, or serves without declaring. */
 export async function servedToolProblems(deployment: Deployment): Promise<string[]> {
-  const variables = functionsOf(deployment.assembly).mcp.properties['Environment']?.['Variables'] ?? {};
-  const toolset = String(deployment.resolve(variables['TASKS_TOOLSET'] ?? 'product')) as 'product' | 'conformance' | 'all';
+  const context: Record<string, unknown> = VARIANTS[deployment.assembly.name as VariantName]?.context ?? {};
+  const toolset = (context['toolset'] ?? 'product') as 'product' | 'conformance' | 'all';
   const served = (resultOf(await rpc(deployment.url, 'tools/list', {}))['tools'] as Array<{ name: string }>).map((tool) => tool.name);
-  const declared = toolsOf(toolset).map((tool) => tool.name);
+  const lists = { product: productTools, conformance: conformanceTools, all: [...productTools, ...conformanceTools] };
+  const declared = lists[toolset].map((tool) => tool.name);
   return [
     ...declared
       .filter((name) => !served.includes(name))

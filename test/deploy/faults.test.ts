@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { build, type Plugin } from 'esbuild';
-import { STACK_ID } from '../../infra/app.ts';
-import { BUNDLING, bundlingFor, FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
+import { STACK_ID, TOOLSET_SOURCES } from '../../infra/app.ts';
+import { FunctionCode } from '../../infra/constructs/function-code.ts';
+import { BUNDLING, bundlingFor } from '../../infra/constructs/task-function.ts';
 import { resultOf, rpc } from '../support/wire.ts';
 import { type Assembly, assemblyRoot, functionsOf, type Json, loadAssembly, ROOT, resourcesOf } from './assembly.ts';
 import { cfnLint, environmentProblems, servedToolProblems } from './checks.ts';
@@ -99,14 +100,14 @@ describe('faults planted in the assembly', () => {
         }));
       },
     };
+    const code = new FunctionCode({ tools: TOOLSET_SOURCES.product, projectRoot: ROOT });
     const assembly = await planted(async (_template, original) => {
       const fns = functionsOf(original);
       for (const role of ['mcp', 'worker'] as const) {
         const fn = fns[role];
-        const environment = fn.properties['Environment']['Variables'] as Record<string, string>;
-        const { define } = bundlingFor(environment);
+        const { define } = bundlingFor();
         await build({
-          entryPoints: [join(ROOT, FUNCTION_ENTRIES[role])],
+          entryPoints: [code.entry(role)],
           outfile: join(fn.assetDir, 'index.mjs'),
           bundle: true,
           platform: 'node',

@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { accept, textOf } from '../kit/kit.ts';
-import { callTool, startTestStack, type TestStack } from '../kit/local.ts';
+import { accept, textOf } from '../../kit/kit.ts';
+import { callTool, startTestStack, type TestStack } from '../../kit/local.ts';
 
 let stack: TestStack;
 before(async () => {

@@ -10,8 +10,13 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { productTools } from '../../functions/tools/index.ts';
+import { TOOLSET_SOURCES } from '../../infra/app.ts';
 import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
+import { PROTOCOL_VERSION } from '../../shared/wire.ts';
+import { httpApiEvent } from '../support/factories.ts';
+import { requestMeta } from '../support/wire.ts';
 import { bundledStack, bundleWorker, functions, type Json, only, ROOT, removeSynthesized, resourcesOf, type Synthesized } from './synth.ts';
 
 let base: Synthesized;
@@ -66,6 +71,52 @@ describe('bundles', () => {
   });
 });
 
+describe('the MCP bundle', () => {
+  it("serves today's product tools, and only them (the construct's generated entry, bundled)", () => {
+    const [, fn] = functions(base.json).mcp;
+    const key = fn['Properties']['Code']['S3Key'] as string;
+    const bundle = join(base.outdir, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs');
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: requestMeta() } });
+    const event = httpApiEvent({
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': PROTOCOL_VERSION,
+        'mcp-method': 'tools/list',
+      },
+      body,
+    });
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { handler } = await import(${JSON.stringify(pathToFileURL(bundle).href)});
+         const response = await handler(JSON.parse(process.env.EVENT));
+         process.stdout.write(JSON.stringify(JSON.parse(response.body).result.tools.map((tool) => tool.name)));`,
+      ],
+      {
+        env: {
+          PATH: process.env['PATH'] ?? '',
+          EVENT: JSON.stringify(event),
+          AWS_REGION: 'us-east-1',
+          [ENV.tableName]: 'tasks',
+          [ENV.queueUrl]: 'https://sqs.us-east-1.amazonaws.com/123456789012/tasks',
+          [ENV.stackSecretParameter]: '/McpTasks/request-state-key',
+        },
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    assert.equal(child.status, 0, child.stderr);
+    // The tasks-declaring request is served the catalogue itself (the fallback tools are for clients without tasks).
+    assert.deepEqual(
+      JSON.parse(child.stdout),
+      productTools.map((tool) => tool.name),
+    );
+  });
+});
+
 describe('bundle contents', () => {
   /** npm packages a function's bundle contains, from its source map. */
   const packagesIn = (fn: Json): Set<string> => {
@@ -111,8 +162,8 @@ describe('bundle contents', () => {
     }
   });
 
-  it('of a deployment with the conformance toolset carry its fixtures (the toolset is fixed at build time)', async () => {
-    const metafile = await bundleWorker(bundlingFor({ [ENV.toolset]: 'all' }).define ?? {});
+  it('of a deployment with the conformance toolset carry its fixtures (its entry imports them)', async () => {
+    const metafile = await bundleWorker(bundlingFor().define ?? {}, TOOLSET_SOURCES.all);
     const inputs = Object.keys(metafile.inputs);
     assert.ok(
       inputs.some((path) => path.startsWith('functions/fixtures/')),

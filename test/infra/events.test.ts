@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { App } from 'aws-cdk-lib';
-import { tasksStackPropsFromContext } from '../../infra/context.ts';
+import { tasksStackPropsFromContext } from '../../infra/context-props.ts';
 import { EVENT_OUTPUTS } from '../../infra/outputs.ts';
 import { ENV } from '../../shared/config.ts';
 import {

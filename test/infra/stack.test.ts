@@ -377,7 +377,8 @@ describe('functions', () => {
       for (const name of Object.keys(variables)) assert.ok(allowed.has(name), `${id}: ${name} is not an ENV constant`);
       assert.deepEqual(variables[ENV.tableName], refTo(tableId), id);
       assert.deepEqual(variables[ENV.queueUrl], refTo(queueId), id);
-      assert.equal(variables[ENV.toolset], 'product', id);
+      // Which tools a function serves is its bundle's (the generated entry), not a setting.
+      assert.equal(variables[ENV.toolset], undefined, id);
     }
     // Every function that writes a task applies the store's policy (sweepAt = lease end or resume + grace).
     const timings = Object.values(functions(stacks.base.json)).map(([, fn]) => {
@@ -389,8 +390,6 @@ describe('functions', () => {
     const [, worker] = functions(stacks.base.json).worker;
     const visibilityMs = (queues(stacks.base.json).queue[1]['Properties']['VisibilityTimeout'] as number) * 1000;
     assert.equal(Number(worker['Properties']['Environment']['Variables'][ENV.redeliveryMs]), visibilityMs);
-    for (const [, fn] of Object.values(functions(stacks.jwt.json)))
-      assert.equal(fn['Properties']['Environment']['Variables'][ENV.toolset], 'conformance');
   });
 
   it('fit the MCP function between the synchronous budget and the HTTP API limit', () => {

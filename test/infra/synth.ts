@@ -13,8 +13,9 @@ import { fileURLToPath } from 'node:url';
 import type { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { Metafile } from 'esbuild';
-import { createApp } from '../../infra/app.ts';
-import { FUNCTION_ENTRIES } from '../../infra/constructs/task-function.ts';
+import { createApp, TOOLSET_SOURCES } from '../../infra/app.ts';
+import { FunctionCode } from '../../infra/constructs/function-code.ts';
+import type { ToolsSource } from '../../infra/constructs/tools-module.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CDK_CONTEXT = (JSON.parse(readFileSync(join(ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }).context;
@@ -160,11 +161,17 @@ export function warnings(s: Synthesized): string[] {
   return s.report.pluginReports.flatMap((report) => report.violations.filter((v) => v.severity === 'warning').map((v) => v.ruleName));
 }
 
-/** The worker bundled in memory with a bundling `define` (as `bundlingFor` gives it): esbuild's metafile. */
-export async function bundleWorker(define: Record<string, string>): Promise<Metafile> {
+/**
+ * The worker's entry generated for these tools (the product's by default),
+ * bundled in memory with a bundling `define` (as `bundlingFor` gives it): esbuild's metafile.
+ */
+export async function bundleWorker(
+  define: Record<string, string>,
+  tools: readonly ToolsSource[] = TOOLSET_SOURCES.product,
+): Promise<Metafile> {
   const { build } = await import('esbuild');
   const result = await build({
-    entryPoints: [join(ROOT, FUNCTION_ENTRIES.worker)],
+    entryPoints: [new FunctionCode({ tools, projectRoot: ROOT }).entry('worker')],
     bundle: true,
     platform: 'node',
     format: 'esm',

@@ -10,20 +10,25 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { App, Validations } from 'aws-cdk-lib';
+import { fileURLToPath } from 'node:url';
+import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { conformanceTools } from '../../functions/fixtures/conformance.ts';
 import { REPORT_BUCKET_OBJECTS, reportDigest } from '../../functions/fixtures/durability/configured.ts';
-import { servedTools } from '../../functions/lib/served-tools.ts';
 import { productTools } from '../../functions/tools/index.ts';
+import { TOOLSET_SOURCES } from '../../infra/app.ts';
+import { FunctionCode } from '../../infra/constructs/function-code.ts';
 import { bundlingFor } from '../../infra/constructs/task-function.ts';
-import { toolsOf } from '../../infra/constructs/tool-needs.ts';
-import { tasksStackPropsFromContext } from '../../infra/context.ts';
-import { TasksStack } from '../../infra/stack.ts';
-import { ENV } from '../../shared/config.ts';
+import { tasksStackPropsFromContext } from '../../infra/context-props.ts';
+import { McpTasks } from '../../infra/mcp-tasks.ts';
 import { settingStoresOf } from '../../shared/runtime/settings.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
-import { bundleWorker, CDK_CONTEXT } from './synth.ts';
+import { bundleWorker, CDK_CONTEXT, ROOT } from './synth.ts';
+
+/** The tools modules of these tests (`needs-tools.ts`), by export. */
+const NEEDS_TOOLS = fileURLToPath(new URL('./needs-tools.ts', import.meta.url));
+type NeedsList = 'product' | 'withTaskTool' | 'withInlineTool' | 'unexplained' | 'duplicated';
 
 type Json = Record<string, any>;
 const outdirs: string[] = [];
@@ -31,11 +36,14 @@ after(() => {
   for (const outdir of outdirs) rmSync(outdir, { recursive: true, force: true });
 });
 
-function synth(tools: readonly ToolDefinition[]) {
+/** The default deployment serving one list of `needs-tools.ts`, synthesized (without bundling) with cdk-nag. */
+function synth(list: NeedsList) {
   const outdir = mkdtempSync(join(tmpdir(), 'mcp-tasks-needs-'));
   outdirs.push(outdir);
   const app = new App({ outdir, context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
-  const stack = new TasksStack(app, 'McpTasks', { ...tasksStackPropsFromContext(app.node), tools });
+  const { toolset: _toolset, ...settings } = tasksStackPropsFromContext(app.node);
+  const stack = new Stack(app, 'McpTasks');
+  new McpTasks(stack, 'Default', { ...settings, tools: { module: NEEDS_TOOLS, export: list }, projectRoot: ROOT });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   let json: Json | undefined;
   let failed = false;
@@ -91,10 +99,9 @@ const SECRET_READ = {
 };
 const S3_READ = { Effect: 'Allow', Action: 's3:GetObject', Resource: REPORT_BUCKET_OBJECTS };
 
-const bare = synth(productTools);
-const withTaskTool = synth([...productTools, reportDigest]);
-const inlineTool: ToolDefinition = { ...reportDigest, name: 'report_digest_inline', execution: 'optional' };
-const withInlineTool = synth([...productTools, inlineTool]);
+const bare = synth('product');
+const withTaskTool = synth('withTaskTool');
+const withInlineTool = synth('withInlineTool');
 
 describe('tool needs', () => {
   it('grant the worker exactly read access to the declared secret and the declared S3 permission', () => {
@@ -130,15 +137,13 @@ describe('tool needs', () => {
   });
 
   it('leave a wildcard resource declared without a reason to cdk-nag, which fails synthesis', () => {
-    const [permission] = reportDigest.needs!.permissions!;
-    const unexplained: ToolDefinition = {
-      ...reportDigest,
-      needs: { ...reportDigest.needs, permissions: [{ actions: permission!.actions, resources: permission!.resources }] },
-    };
-    const { findings, failed } = synth([...productTools, unexplained]);
+    const { findings, failed } = synth('unexplained');
     assert.equal(failed, true);
     assert.equal(findings.length, 1, findings.join('\n'));
-    assert.match(findings[0]!, /^AwsSolutions-IAM5\[Resource::arn:aws:s3:::example-reports\/\*\] at McpTasks\/TaskQueue\/Worker\/Role/);
+    assert.match(
+      findings[0]!,
+      /^AwsSolutions-IAM5\[Resource::arn:aws:s3:::example-reports\/\*\] at McpTasks\/Default\/TaskQueue\/Worker\/Role/,
+    );
   });
 
   it("decide which setting stores' clients a bundle carries", async () => {
@@ -146,7 +151,7 @@ describe('tool needs', () => {
     assert.deepEqual(settingStoresOf(productTools), { ssmParameter: true, secretsManager: false });
     assert.deepEqual(settingStoresOf([reportDigest]), { ssmParameter: false, secretsManager: true });
     const packages = async (tools: readonly ToolDefinition[]) => {
-      const metafile = await bundleWorker(bundlingFor({ [ENV.toolset]: 'product' }, settingStoresOf(tools)).define ?? {});
+      const metafile = await bundleWorker(bundlingFor(settingStoresOf(tools)).define ?? {});
       const [, output] = Object.entries(metafile.outputs)[0]!;
       return new Set(
         Object.entries(output.inputs)
@@ -163,20 +168,27 @@ describe('tool needs', () => {
     assert.ok(lean.has('@aws-sdk/client-ssm') && withSecrets.has('@aws-sdk/client-ssm'));
   });
 
-  it('are read from the tools each deployed toolset serves, the lists the bundles pick from', () => {
-    const before = process.env[ENV.toolset];
-    try {
-      for (const toolset of ['product', 'conformance', 'all'] as const) {
-        process.env[ENV.toolset] = toolset;
-        assert.deepEqual(
-          toolsOf(toolset).map((tool) => tool.name),
-          [...servedTools().keys()],
-          toolset,
-        );
-      }
-    } finally {
-      if (before === undefined) delete process.env[ENV.toolset];
-      else process.env[ENV.toolset] = before;
+  it('are read from the modules each toolset deploys, the lists the generated entries import', () => {
+    const expected = { product: productTools, conformance: conformanceTools, all: [...productTools, ...conformanceTools] };
+    for (const [toolset, tools] of Object.entries(expected) as Array<[keyof typeof TOOLSET_SOURCES, ToolDefinition[]]>) {
+      const code = new FunctionCode({ tools: TOOLSET_SOURCES[toolset], projectRoot: ROOT });
+      assert.deepEqual(
+        code.tools.map((tool) => tool.name),
+        tools.map((tool) => tool.name),
+        toolset,
+      );
+      assert.deepEqual(
+        code.tools.map((tool) => tool.needs ?? null),
+        tools.map((tool) => tool.needs ?? null),
+        `${toolset}: needs read as declared`,
+      );
     }
+  });
+
+  it('fail synthesis, naming the tool, for a catalogue a function would refuse (a duplicate name)', () => {
+    assert.throws(
+      () => synth('duplicated'),
+      /reading the tools of .*needs-tools\.ts failed: CatalogueError: Tool "batch_process" is defined twice/,
+    );
   });
 });

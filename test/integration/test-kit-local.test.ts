@@ -1,9 +1,9 @@
-/** The end-to-end half of the test kit (`test/kit/local.ts`): each outcome `callTool` reports. */
+/** The end-to-end half of the test kit (`kit/local.ts`): each outcome `callTool` reports. */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { textOf } from '../kit/kit.ts';
-import { callTool, startTestStack, type TestStack } from '../kit/local.ts';
+import { textOf } from '../../kit/kit.ts';
+import { callTool, startTestStack, type TestStack } from '../../kit/local.ts';
 
 let stack: TestStack;
 before(async () => {

@@ -5,9 +5,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { textOf } from '../../kit/kit.ts';
+import { callTool, startTestStack } from '../../kit/local.ts';
 import type { LogEvent } from '../../shared/log.ts';
-import { textOf } from '../kit/kit.ts';
-import { callTool, startTestStack } from '../kit/local.ts';
 
 const fingerprint = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 12);
 

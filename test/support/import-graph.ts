@@ -9,7 +9,10 @@
  * - `infra/` runs at `cdk synth`: it may read `functions/` and `shared/` (entries,
  *   settings, tool needs), never the terminal or the tests.
  * - `bin/` runs in a terminal (CLI, operator commands, `npm start`, scripts): it
- *   never imports the tests.
+ *   never imports the tests or the test kit.
+ * - `kit/` runs in tool authors' tests (the package's test kit): it may read
+ *   `shared/`, `functions/` and the local stack (`bin/`), never the CDK app or
+ *   the tests; only tests and examples import it.
  * - Inside `shared/`, layers point down: the store (`tasks/`), the queue
  *   (`queue/`), authentication (`auth/`) and the lifecycle events (`events/`)
  *   never import the protocol (`protocol/`), the task actions (`actions/`) or
@@ -115,8 +118,10 @@ function folderRule(file: string, specifier: string, target: string | undefined)
       return `shared/${fromLayer}/ imports shared/${toLayer}/, a layer above it`;
     return undefined;
   }
-  if (from === 'infra' && (to === 'bin' || to === 'test')) return `the CDK app imports ${to}/`;
+  if (from === 'infra' && (to === 'bin' || to === 'test' || to === 'kit')) return `the CDK app imports ${to}/`;
   if (from === 'bin' && to === 'test') return 'a terminal module imports the tests';
+  if (from === 'bin' && to === 'kit') return 'a terminal module imports the test kit';
+  if (from === 'kit' && (to === 'infra' || to === 'test')) return `the test kit imports ${to}/`;
   return undefined;
 }
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const COPIED = ['functions', 'shared', 'infra', 'bin', 'test/support', 'test/kit', 'package.json', 'tsconfig.json'];
+const COPIED = ['functions', 'shared', 'infra', 'bin', 'test/support', 'kit', 'package.json', 'tsconfig.json'];
 
 export interface Sandbox {
   root: string;

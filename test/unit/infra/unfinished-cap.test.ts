@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { App } from 'aws-cdk-lib';
-import { tasksStackPropsFromContext } from '../../../infra/context.ts';
+import { tasksStackPropsFromContext } from '../../../infra/context-props.ts';
 import { DEFAULT_UNFINISHED_TASK_CAP, ENV, loadConfig, unfinishedTaskCap } from '../../../shared/config.ts';
 
 describe('the cap on unfinished tasks', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as z from 'zod';
+import { accept, DEFAULT_START, decline, TestClock, testTool, textOf } from '../../../kit/kit.ts';
 import { defineTool, RetryableError, ToolError, ToolProtocolError } from '../../../shared/runtime/tool.ts';
-import { accept, DEFAULT_START, decline, TestClock, testTool, textOf } from '../../kit/kit.ts';
 
 const form = (message: string) => ({ message, requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } });
 

@@ -3,15 +3,20 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { entryModules } from '../../../bin/scripts/api-report.ts';
 import { exportedValues, importedNames, reExports, unusedExports } from '../../support/export-graph.ts';
 import { readTree, WINGS } from '../../support/import-graph.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const aliases = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { imports: Record<string, string> }).imports;
-/** The modules that gather names for others and may re-export them: the wings' entries and the package's `imports` targets. */
+/**
+ * The modules that gather names for others and may re-export them: the wings' entries, the package's `imports` targets and
+ * the sources of its public entries (`exports`).
+ */
 const ENTRY_MODULES = new Set([
   ...WINGS.map((wing) => `${wing}index.ts`),
   ...Object.values(aliases).map((target) => target.replace(/^\.\//, '')),
+  ...entryModules(ROOT).map(({ source }) => source),
 ]);
 
 /** `file: name from specifier` for each re-export of `tree` outside an entry module. */
@@ -21,12 +26,15 @@ function shims(tree: ReadonlyMap<string, string>): string[] {
     .flatMap(([file, text]) => reExports(text, file).map((found) => `${file}: ${found}`));
 }
 
-/** What outside code calls by name, not an import: each function's Lambda entry. */
-const ENTRY_POINTS = /^functions\/[a-z-]+\/handler\.ts handler$/;
+/**
+ * What outside code calls by name, not an import: each function's Lambda
+ * entry, and the compositions (and the worker's Step Functions engine) the entries generated at synthesis call.
+ */
+const ENTRY_POINTS = /^functions\/([a-z-]+\/(handler\.ts handler|deployed\.ts deployedHandler)|lib\/sfn\.ts sfnEngine)$/;
 
 describe('exports', () => {
   it("every value exported outside test/ is imported somewhere (the functions' Lambda entries aside)", () => {
-    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'test', 'examples']);
+    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'kit', 'test', 'examples']);
     const unused = unusedExports(tree, (path) => /^(functions|shared|infra|bin)\//.test(path), aliases).filter(
       (entry) => !ENTRY_POINTS.test(entry),
     );
@@ -60,8 +68,8 @@ describe('exports', () => {
     );
   });
 
-  it("no re-export shims: only an entry module hands on names of another (a wing's index.ts, #tool, #tool-kit)", () => {
-    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'test', 'examples']);
+  it("no re-export shims: only an entry module hands on names of another (a wing's index.ts, #tool, #tool-kit, the package's entries)", () => {
+    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'kit', 'test', 'examples']);
     assert.deepEqual(shims(tree), []);
   });
 

@@ -10,7 +10,7 @@ const aliases = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { im
 
 describe('import rules', () => {
   it('the tree keeps them', () => {
-    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'test', 'examples']);
+    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'kit', 'test', 'examples']);
     assert.ok(tree.size > 100, `read the sources (${tree.size})`);
     assert.deepEqual(checkImports(tree, aliases), []);
   });
@@ -25,12 +25,15 @@ describe('import rules', () => {
   it('a planted violation of each rule is reported, naming the file and the import', () => {
     const planted = new Map([
       ['functions/tools/x.ts', "import { main } from '../../bin/cli/cli.ts';"],
-      ['shared/tasks/y.ts', "import { servedTools } from '../../functions/lib/served-tools.ts';"],
+      ['shared/tasks/y.ts', "import { deployedHandler } from '../../functions/mcp/deployed.ts';"],
       ['shared/log2.ts', "import { Command } from 'commander';"],
-      ['functions/lib/z.ts', "const { TasksStack } = await import('../../infra/stack.ts');"],
+      ['functions/lib/z.ts', "const { McpTasks } = await import('../../infra/mcp-tasks.ts');"],
       ['infra/constructs/w.ts', "import { testTool } from '#tool-kit';"],
       ['infra/constructs/u.ts', "export { startLocalStack } from '../../bin/local/stack.ts';"],
       ['bin/ops/v.ts', "import { sandbox } from '../../test/support/sandbox.ts';"],
+      ['bin/scripts/k.ts', "import { testTool } from '../../kit/kit.ts';"],
+      ['kit/j.ts', "import { McpTasks } from '../infra/mcp-tasks.ts';"],
+      ['kit/ok.ts', "import { startLocalStack } from '../bin/local/stack.ts';\nimport { runTool } from '../shared/runtime/run.ts';"],
       ['shared/tasks/q.ts', "import type { TaskActions } from '../actions/task-actions.ts';"],
       ['shared/auth/r.ts', "import { runTool } from '../runtime/run.ts';"],
       ['shared/events/n.ts', "import { delay } from '../runtime/tool.ts';"],
@@ -48,12 +51,14 @@ describe('import rules', () => {
     const found = checkImports(planted, aliases).map((v) => `${v.file} ${v.imports}: ${v.rule}`);
     assert.deepEqual(found, [
       'functions/tools/x.ts ../../bin/cli/cli.ts: a Lambda-bundled module imports bin/',
-      'shared/tasks/y.ts ../../functions/lib/served-tools.ts: the core (shared/) imports a function',
+      'shared/tasks/y.ts ../../functions/mcp/deployed.ts: the core (shared/) imports a function',
       'shared/log2.ts commander: a Lambda-bundled module imports a package that is not for functions',
-      'functions/lib/z.ts ../../infra/stack.ts: a Lambda-bundled module imports infra/',
-      'infra/constructs/w.ts #tool-kit: the CDK app imports test/',
+      'functions/lib/z.ts ../../infra/mcp-tasks.ts: a Lambda-bundled module imports infra/',
+      'infra/constructs/w.ts #tool-kit: the CDK app imports kit/',
       'infra/constructs/u.ts ../../bin/local/stack.ts: the CDK app imports bin/',
       'bin/ops/v.ts ../../test/support/sandbox.ts: a terminal module imports the tests',
+      'bin/scripts/k.ts ../../kit/kit.ts: a terminal module imports the test kit',
+      'kit/j.ts ../infra/mcp-tasks.ts: the test kit imports infra/',
       'shared/tasks/q.ts ../actions/task-actions.ts: shared/tasks/ imports shared/actions/, a layer above it',
       'shared/auth/r.ts ../runtime/run.ts: shared/auth/ imports shared/runtime/, a layer above it',
       'shared/events/n.ts ../runtime/tool.ts: shared/events/ imports shared/runtime/, a layer above it',
@@ -65,7 +70,7 @@ describe('import rules', () => {
   });
 
   it('no module imports itself through others, type-only imports included', () => {
-    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'test']);
+    const tree = readTree(ROOT, ['functions', 'shared', 'infra', 'bin', 'kit', 'test']);
     assert.deepEqual(importCycles(tree, aliases), []);
   });
 

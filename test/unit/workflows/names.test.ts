@@ -1,7 +1,7 @@
 /** Names and ARNs of executions, the bindings, the looks' schedule and what goes back to a task-token state. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { expectedExecution, parseWorkflowBindings, runsWorkflows } from '../../../shared/workflows/bindings.ts';
+import { expectedExecution, parseWorkflowBindings } from '../../../shared/workflows/bindings.ts';
 import { withReceiver } from '../../../shared/workflows/declaration.ts';
 import {
   executionArnOf,
@@ -62,11 +62,6 @@ describe('bindings', () => {
     assert.equal(expectedExecution({ deploy_release: MACHINE }, 'deploy_release', TASK), executionArnOf(MACHINE, TASK));
     assert.equal(expectedExecution({ deploy_release: MACHINE }, 'other', TASK), undefined);
     assert.equal(expectedExecution({ deploy_release: MACHINE }, 'constructor', TASK), undefined);
-  });
-
-  it('a catalogue runs workflows when a tool declares one', () => {
-    assert.equal(runsWorkflows([{}, { workflow: { name: 'w', definition: 'w.json' } }]), true);
-    assert.equal(runsWorkflows([{}, {}]), false);
   });
 });
 

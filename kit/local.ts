@@ -5,7 +5,7 @@
  * over HTTP, answering its questions.
  *
  * ```ts
- * const stack = await startTestStack();
+ * const stack = await startTestStack({ tools });
  * try {
  *   const task = await callTool(stack.url, 'approval_gate', { action: 'deploy' }, { answers: { approval: accept({ approve: true }) } });
  *   assert.equal(task.status, 'completed');
@@ -20,9 +20,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalStack } from '../../bin/local/stack.ts';
-import type { Log } from '../../shared/log.ts';
-import { META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
+import { startLocalStack } from '../bin/local/stack.ts';
+import type { Log } from '../shared/log.ts';
+import type { ToolDefinition } from '../shared/runtime/tool.ts';
+import { META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../shared/wire.ts';
 
 export interface TestStack {
   /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
@@ -34,6 +35,8 @@ export interface TestStack {
 }
 
 export interface TestStackOptions {
+  /** The tools to serve: your project's (in this repository, the catalogue `TASKS_TOOLSET` names when left out). */
+  tools?: readonly ToolDefinition[];
   /**
    * The functions' settings (`TASKS_*`; `TASKS_TOOLSET` defaults to `product`)
    * and tools' settings as `<TOOL>_<KEY>` variables. Nothing is read from
@@ -53,6 +56,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     const stack = await startLocalStack({
       port: 0,
       dataDir,
+      ...(options.tools ? { tools: options.tools } : {}),
       env: options.env ?? {},
       settingsFile: options.settingsFile ?? join(dataDir, 'no-settings.json'),
       log: options.log ?? (() => {}),

@@ -1,0 +1,103 @@
+/**
+ * Where each function's code comes from: the package's own entries (this
+ * repository's sources in a checkout, the compiled `dist/` in the installed
+ * package) for the functions that run no tool, and the entries generated for
+ * the deployment's tools (`tools-module.ts`) for the MCP function and the
+ * worker; and the project whose lock file and `node_modules` esbuild bundles
+ * them from.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readTools, resolveSources, TOOL_FUNCTIONS, type ToolSummary, type ToolsSource, writeToolEntries } from './tools-module.ts';
+
+/** The package's root: the repository in a checkout, `dist/` in the installed package (this file is `<root>/infra/constructs/`). */
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** `.ts` when running from the sources, `.js` from the compiled package. */
+const EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
+/**
+ * Every function's module in the package, without its extension. The MCP
+ * function and the worker are compositions the generated entries call with
+ * the tools; the others are Lambda entries themselves. One list, so that
+ * `test/bench/bundles.ts` measures exactly what is deployed.
+ */
+export const FUNCTION_MODULES = {
+  mcp: 'functions/mcp/deployed',
+  worker: 'functions/worker/deployed',
+  deadLetter: 'functions/dlq/handler',
+  sweeper: 'functions/sweeper/handler',
+  stackSecret: 'functions/stack-secret/handler',
+  console: 'functions/console/handler',
+  callbacks: 'functions/callbacks/handler',
+  workflowEvents: 'functions/workflow-events/handler',
+  workflowReceiver: 'functions/workflow-receiver/handler',
+} as const;
+
+export type FunctionName = keyof typeof FUNCTION_MODULES;
+
+/** The Step Functions engine's module, which the worker's entry imports when the deployment has workflow tools. */
+const SFN_ENGINE_MODULE = 'functions/lib/sfn';
+
+/** A module of the package by its path from the package root, without extension (e.g. `functions/dlq/handler`). */
+function packageModule(path: string): string {
+  return join(PACKAGE_ROOT, `${path}${EXTENSION}`);
+}
+
+/** Lock files NodejsFunction knows, in the order it prefers them. */
+const LOCK_FILES = ['pnpm-lock.yaml', 'yarn.lock', 'bun.lock', 'bun.lockb', 'package-lock.json'];
+
+export interface FunctionCodeProps {
+  /** The tools module(s) the MCP function and the worker serve. */
+  readonly tools: ToolsSource | readonly ToolsSource[];
+  /**
+   * The project whose lock file and `node_modules` the bundles are built from; relative tools paths start here.
+   * @default the nearest folder up from the working directory holding a lock file
+   */
+  readonly projectRoot?: string;
+}
+
+/** The functions' entries and where they are bundled from; reads the tools once (see `tools-module.ts`). */
+export class FunctionCode {
+  readonly projectRoot: string;
+  readonly depsLockFilePath: string;
+  /** What synthesis knows of the tools: names, where they may run, what they need. */
+  readonly tools: readonly ToolSummary[];
+  readonly #entries: Record<FunctionName, string>;
+
+  constructor(props: FunctionCodeProps) {
+    this.depsLockFilePath = lockFileOf(props.projectRoot);
+    this.projectRoot = props.projectRoot === undefined ? dirname(this.depsLockFilePath) : resolve(props.projectRoot);
+    const sources = resolveSources(props.tools, this.projectRoot);
+    this.tools = readTools(sources, this.projectRoot, packageModule('shared/runtime/catalogue'));
+    const deployed = Object.fromEntries(TOOL_FUNCTIONS.map((fn) => [fn, packageModule(FUNCTION_MODULES[fn])]));
+    // The worker of a deployment with workflow tools gets the Step Functions engine; any other bundle has no Step Functions client.
+    const engine = this.tools.some((tool) => tool.workflow !== undefined) ? packageModule(SFN_ENGINE_MODULE) : undefined;
+    const generated = writeToolEntries(this.projectRoot, deployed as Record<(typeof TOOL_FUNCTIONS)[number], string>, sources, engine);
+    this.#entries = {
+      ...(Object.fromEntries(Object.entries(FUNCTION_MODULES).map(([name, path]) => [name, packageModule(path)])) as Record<
+        FunctionName,
+        string
+      >),
+      ...generated,
+    };
+  }
+
+  /** The entry esbuild bundles for a function (it exports `handler`). */
+  entry(name: FunctionName): string {
+    return this.#entries[name];
+  }
+}
+
+/** The project's lock file: in `projectRoot` when given, else the nearest one up from the working directory. */
+function lockFileOf(projectRoot: string | undefined): string {
+  const start = resolve(projectRoot ?? process.cwd());
+  for (let dir = start; ; dir = dirname(dir)) {
+    const found = LOCK_FILES.map((name) => join(dir, name)).find((path) => existsSync(path));
+    if (found) return found;
+    if (projectRoot !== undefined || dirname(dir) === dir) break;
+  }
+  throw new Error(
+    `McpTasks: no lock file (${LOCK_FILES.join(', ')}) ${projectRoot === undefined ? `in ${start} or above` : `in ${start}`}: bundling needs one`,
+  );
+}

@@ -1,0 +1,182 @@
+/**
+ * How a deployment's tools reach its functions: one mechanism, the Lambda
+ * entries generated at synthesis. For the two functions that run tools (the
+ * MCP function and the worker) {@link writeToolEntries} writes a small
+ * module importing the tools module(s) and the function's composition
+ * (`functions/<fn>/deployed.ts`) and calling it with the tools; esbuild
+ * bundles that entry, so a bundle holds the deployment's tools and nothing
+ * else. What the tools need (settings, permissions, where they may run) is
+ * read at synthesis by {@link readTools}, which imports the same modules in a
+ * child process (tsx loads TypeScript there), so the CDK app itself may run
+ * under any loader.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Execution, ToolNeeds } from '../../shared/runtime/tool.ts';
+
+/**
+ * A module of tools: a path (from the project root, or absolute) whose
+ * `tools` export lists them, or the module and the name of the export.
+ */
+export type ToolsSource = string | { readonly module: string; readonly export: string };
+
+/** What synthesis needs of a tool: where it may run and what it needs granted. */
+export interface ToolSummary {
+  readonly name: string;
+  readonly execution: Execution;
+  /** Whether it has a `prepare` (which runs in the MCP function). */
+  readonly prepare: boolean;
+  readonly needs?: ToolNeeds;
+  /** A workflow tool's workflow: its name and its ASL file (from the project root). */
+  readonly workflow?: { readonly name: string; readonly definition: string };
+}
+
+/** A {@link ToolsSource} resolved: the module's absolute path and the export's name. */
+interface ResolvedSource {
+  readonly path: string;
+  readonly name: string;
+}
+
+/** The sources as absolute paths and export names. */
+export function resolveSources(sources: ToolsSource | readonly ToolsSource[], projectRoot: string): ResolvedSource[] {
+  const list = typeof sources === 'string' || !Array.isArray(sources) ? [sources as ToolsSource] : sources;
+  if (list.length === 0) throw new Error('McpTasks: "tools" names no module');
+  return list.map((source) => {
+    const module = typeof source === 'string' ? source : source.module;
+    const name = typeof source === 'string' ? 'tools' : source.export;
+    if (!/^[A-Za-z_$][\w$]*$/.test(name)) throw new Error(`McpTasks: "${name}" is not an export name`);
+    return { path: isAbsolute(module) ? module : resolve(projectRoot, module), name };
+  });
+}
+
+/** The functions whose entries are generated: those that run tools. */
+export const TOOL_FUNCTIONS = ['mcp', 'worker'] as const;
+
+export type ToolFunction = (typeof TOOL_FUNCTIONS)[number];
+
+/**
+ * The text of a generated entry: imports each source's export and the
+ * function's composition (`deployed`, the absolute path of
+ * `functions/<fn>/deployed`), by paths relative to `dir` (where the entry is
+ * written), so the entry, and the bundle's source map, are the same on every
+ * machine. `engine` (the worker's, when the tools run workflows: the path of
+ * `functions/lib/sfn`) hands the worker its Step Functions engine; without
+ * it the bundle carries no Step Functions client.
+ */
+export function entryText(fn: ToolFunction, deployed: string, sources: readonly ResolvedSource[], dir: string, engine?: string): string {
+  const specifier = (path: string) => {
+    const relativePath = relative(dir, path).split(sep).join('/');
+    return relativePath.startsWith('.') ? relativePath : `./${relativePath}`;
+  };
+  const lines = [
+    `// Generated at synthesis by McpTasks: the ${fn === 'mcp' ? 'MCP function' : 'worker'} with the tools below.`,
+    `import { deployedHandler } from ${JSON.stringify(specifier(deployed))};`,
+    ...sources.map((source, index) => `import { ${source.name} as tools${index} } from ${JSON.stringify(specifier(source.path))};`),
+    ...(engine ? [`import { sfnEngine } from ${JSON.stringify(specifier(engine))};`] : []),
+    `export const handler = deployedHandler([${sources.map((_, index) => `...tools${index}`).join(', ')}]${engine ? ', sfnEngine' : ''});`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Writes the generated entries under `<projectRoot>/node_modules/.cache/mcp-tasks/`
+ * (NodejsFunction bundles entries inside the project root only), in a folder
+ * named by their content: synthesizing twice, or two processes at once, write
+ * the same files. Returns each entry's path. `engine`: see {@link entryText}.
+ */
+export function writeToolEntries(
+  projectRoot: string,
+  deployed: Record<ToolFunction, string>,
+  sources: readonly ResolvedSource[],
+  engine?: string,
+): Record<ToolFunction, string> {
+  const base = join(projectRoot, 'node_modules', '.cache', 'mcp-tasks');
+  // Named by what the entries import, relative to the project: the same folder on every machine.
+  const fromRoot = (path: string) => relative(projectRoot, path).split(sep).join('/');
+  const named = {
+    deployed: TOOL_FUNCTIONS.map((fn) => fromRoot(deployed[fn])),
+    sources: sources.map((s) => [fromRoot(s.path), s.name]),
+    ...(engine ? { engine: fromRoot(engine) } : {}),
+  };
+  const dir = join(base, createHash('sha256').update(JSON.stringify(named)).digest('hex').slice(0, 16));
+  mkdirSync(dir, { recursive: true });
+  const entries = {} as Record<ToolFunction, string>;
+  for (const fn of TOOL_FUNCTIONS) {
+    const path = join(dir, `${fn}.mjs`);
+    // Written aside, then renamed: a concurrent synthesis never reads half a file.
+    const aside = `${path}.${process.pid}.tmp`;
+    writeFileSync(aside, entryText(fn, deployed[fn], sources, dir, fn === 'worker' ? engine : undefined));
+    renameSync(aside, path);
+    entries[fn] = path;
+  }
+  return entries;
+}
+
+/** The child's program: import each source, check the catalogue as a function does, print what synthesis needs. */
+const READER = `
+const { sources, catalogue } = JSON.parse(process.env.MCP_TASKS_TOOL_SOURCES);
+const tools = [];
+for (const source of sources) {
+  const module = await import(source.url);
+  const list = module[source.name];
+  if (!Array.isArray(list)) throw new Error(source.path + ' has no export "' + source.name + '" listing tools');
+  tools.push(...list);
+}
+(await import(catalogue)).validateCatalogue(tools);
+process.stdout.write(JSON.stringify(tools.map((tool) => ({
+  name: tool.name,
+  execution: tool.execution,
+  prepare: tool.prepare !== undefined,
+  ...(tool.needs ? { needs: tool.needs } : {}),
+  ...(tool.workflow ? { workflow: { name: tool.workflow.name, definition: tool.workflow.definition } } : {}),
+}))));
+`;
+
+const summaries = new Map<string, ToolSummary[]>();
+
+/**
+ * The tools of `sources`, read by importing them in a child process with
+ * tsx's loader (so a TypeScript tools module needs no build), checked as a
+ * deployed function checks its catalogue (a duplicate name or an invalid
+ * definition fails synthesis, naming the tool). Cached per process, by the
+ * sources and their modification times.
+ */
+export function readTools(sources: readonly ResolvedSource[], projectRoot: string, catalogueModule: string): ToolSummary[] {
+  const key = JSON.stringify(sources.map((source) => [source.path, source.name, mtimeOf(source.path)]));
+  const cached = summaries.get(key);
+  if (cached) return cached;
+  let output: string;
+  try {
+    output = execFileSync(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', READER], {
+      cwd: projectRoot,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        MCP_TASKS_TOOL_SOURCES: JSON.stringify({
+          sources: sources.map((source) => ({ ...source, url: pathToFileURL(source.path).href })),
+          catalogue: pathToFileURL(catalogueModule).href,
+        }),
+      },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } catch (error) {
+    const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim();
+    const reason = /^\w*Error: .*$/m.exec(stderr)?.[0] ?? stderr.split('\n').slice(-3).join('\n');
+    throw new Error(`McpTasks: reading the tools of ${sources.map((source) => source.path).join(', ')} failed: ${reason}`);
+  }
+  const tools = JSON.parse(output) as ToolSummary[];
+  summaries.set(key, tools);
+  return tools;
+}
+
+function mtimeOf(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch (error) {
+    throw new Error(`McpTasks: no tools module at ${path}`, { cause: error });
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The generated entries, the one way a deployment's tools reach its bundles
+ * (`infra/constructs/tools-module.ts`): what they import, by relative paths,
+ * and what they call. Bundled and run: test/infra/bundles.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { entryText, resolveSources } from '../../../infra/constructs/tools-module.ts';
+
+describe('generated entries', () => {
+  it('import every source by a relative path and hand all their tools to the composition', () => {
+    const sources = resolveSources(['src/tools/index.ts', { module: '/work/app/lib/more.ts', export: 'extraTools' }], '/work/app');
+    const text = entryText(
+      'worker',
+      '/work/app/node_modules/pkg/dist/functions/worker/deployed.js',
+      sources,
+      '/work/app/node_modules/.cache/x',
+    );
+    assert.equal(
+      text,
+      [
+        '// Generated at synthesis by McpTasks: the worker with the tools below.',
+        'import { deployedHandler } from "../../pkg/dist/functions/worker/deployed.js";',
+        'import { tools as tools0 } from "../../../src/tools/index.ts";',
+        'import { extraTools as tools1 } from "../../../lib/more.ts";',
+        'export const handler = deployedHandler([...tools0, ...tools1]);',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('refuse no module and an export name that is not an identifier', () => {
+    assert.throws(() => resolveSources([], '/work/app'), /names no module/);
+    assert.throws(() => resolveSources({ module: 'x.ts', export: 'a-b' }, '/work/app'), /"a-b" is not an export name/);
+  });
+});
