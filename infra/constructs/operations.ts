@@ -147,7 +147,7 @@ function workflowEventsAlarm(scope: Construct, deadLetterQueue: Queue): Alarm {
     alarmDescription:
       "A workflow's status-change event reached the workflow-events dead-letter queue: the function failed on it through " +
       "EventBridge's retries. Its task still ends at the sweeper's next look at the execution (within a day). Check the " +
-      'function\'s errors, and the message attributes (ERROR_CODE, ERROR_MESSAGE) EventBridge adds.',
+      "function's errors, and the message attributes (ERROR_CODE, ERROR_MESSAGE) EventBridge adds.",
     metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: Stats.MAXIMUM }),
     threshold: 0,
     comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,

@@ -18,9 +18,9 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ArnFormat, Duration, type RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Rule } from 'aws-cdk-lib/aws-events';
-import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import {
@@ -235,7 +235,7 @@ export class Workflows extends Construct {
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
         'Logging to CloudWatch Logs needs the log delivery actions (logs:CreateLogDelivery, …), which accept only "*" (and, with ' +
-        'tracing, X-Ray\'s). Its invoke permission is on the receiver alone (its ARN and versions).',
+        "tracing, X-Ray's). Its invoke permission is on the receiver alone (its ARN and versions).",
     });
     const stack = Stack.of(this);
     const receiverId = stack.resolve(stack.getLogicalId(this.receiver.function.node.defaultChild as CfnFunction)) as string;
