@@ -50,10 +50,11 @@ export interface CreatedWorkflowBinding {
    */
   readonly definitionFile?: string;
   /**
-   * The machine built in CDK instead of a file: `states` builds the question and progress states (`WorkflowStates`).
+   * The machine built in CDK instead of a file: `states` builds the question and progress states (`WorkflowStates`),
+   * `scope` is where the other states go (`new Pass(scope, 'Done')`), one per machine.
    * @default none: the ASL file
    */
-  readonly definition?: (states: WorkflowStates) => IChainable;
+  readonly definition?: (states: WorkflowStates, scope: Construct) => IChainable;
   /**
    * Values for the file's other `${Name}` placeholders (CloudFormation's `DefinitionSubstitutions`).
    * @default none
@@ -214,7 +215,7 @@ export class Workflows extends Construct {
     if ('stateMachineArn' in binding) return StateMachine.fromStateMachineArn(this, id, arn);
     const receiverArn = this.receiver.function.functionArn;
     const definitionBody = binding.definition
-      ? DefinitionBody.fromChainable(binding.definition(states.in(this, id)))
+      ? DefinitionBody.fromChainable(this.#built(binding.definition, states, `${id}Definition`))
       : DefinitionBody.fromString(readDefinition(props.code.projectRoot, binding.definitionFile ?? tool.workflow!.definition, tool.name));
     const logGroup = new LogGroup(this, `${id}Logs`, { retention: props.logRetention, removalPolicy: props.removalPolicy });
     const machine = new StateMachine(this, id, {
@@ -249,6 +250,12 @@ export class Workflows extends Construct {
         reason: 'X-Ray tracing follows the deployment\'s "tracing" setting (off by default for its cost: docs/deploying.md).',
       });
     return machine;
+  }
+
+  /** A machine built in CDK: its states in a scope of their own. */
+  #built(definition: NonNullable<CreatedWorkflowBinding['definition']>, states: WorkflowStates, id: string): IChainable {
+    const scope = new Construct(this, id);
+    return definition(states.in(scope, ''), scope);
   }
 
   /** The rule on the default bus: the bound machines' ends, to the consumer; a DLQ for what it could not take. */
