@@ -123,7 +123,7 @@ describe('who asks: the rule', () => {
     assert.equal(counted.reads, reads, 'an open console reads no name');
   });
 
-  it("keeps a name for a session, the longest input wait and the retention; a failed read names the subject and logs no name", async () => {
+  it('keeps a name for a session, the longest input wait and the retention; a failed read names the subject and logs no name', async () => {
     assert.equal(signInNameKeepMs(CONFIG), SESSION_SECONDS * 1000 + CONFIG.maxInputWaitMs + CONFIG.retentionMs);
     const store = new InMemoryTaskStore(CONTRACT_POLICY);
     const { counted, names } = countedNames(store);
@@ -141,7 +141,10 @@ describe('who asks: the rule', () => {
       },
       signInNameOf: async () => undefined,
     };
-    await signInNames(failing, { mode: SIGN_IN, config: CONFIG, log: (event) => logged.push(event), now: () => T0 }).record(ALICE, 'Alice Secretname');
+    await signInNames(failing, { mode: SIGN_IN, config: CONFIG, log: (event) => logged.push(event), now: () => T0 }).record(
+      ALICE,
+      'Alice Secretname',
+    );
     assert.deepEqual(logged.at(-1), { event: 'console-sign-in-name-failed', op: 'record', error: 'ValidationException' });
     assert.equal(JSON.stringify(logged).includes('Secretname'), false, 'the name is never logged');
   });
@@ -188,8 +191,13 @@ describe('who asks: an approver sees the name the owner signed in with', () => {
   };
   const whoAsksOn = (html: string) => /<dd class="requester">([^<]*)<\/dd>/.exec(html)?.[1];
 
-  it("the approval card names the owner by her sign-in; her own page by her session, with no read", async () => {
-    const alice = await signIn({ principal: ALICE, name: 'alice@example.com', requester: 'Alice Liddell', claims: { groups: [], scopes: [] } });
+  it('the approval card names the owner by her sign-in; her own page by her session, with no read', async () => {
+    const alice = await signIn({
+      principal: ALICE,
+      name: 'alice@example.com',
+      requester: 'Alice Liddell',
+      claims: { groups: [], scopes: [] },
+    });
     const bob = await signIn({ principal: BOB, name: 'bob@example.com', requester: 'Bob', claims: { groups: ['approvers'], scopes: [] } });
     const waiting = await waitingTask({});
     assert.equal(waiting.requester, undefined, 'the row keeps no requester');
@@ -221,13 +229,20 @@ describe('who asks: an approver sees the name the owner signed in with', () => {
 
   it('a session sealed before it carried a name still reads, and the page reads the record for it', async () => {
     const keys = purposeKeys(async () => secret);
-    const old = await seal(keys, 'console-session', { kind: 'person', principal: ALICE, name: 'alice@example.com', formToken: 'f' }, SESSION_SECONDS);
+    const old = await seal(
+      keys,
+      'console-session',
+      { kind: 'person', principal: ALICE, name: 'alice@example.com', formToken: 'f' },
+      SESSION_SECONDS,
+    );
     const read = await unseal(keys, 'console-session', old);
     assert.equal(read?.principal, ALICE);
     assert.equal(read?.requester, undefined);
     const waiting = await waitingTask({});
     counted.reads = 0;
-    const page = await (await app.request(`/console/tasks/${waiting.taskId}`, { headers: { cookie: `__Host-mcp-tasks-console=${old}` } })).text();
+    const page = await (
+      await app.request(`/console/tasks/${waiting.taskId}`, { headers: { cookie: `__Host-mcp-tasks-console=${old}` } })
+    ).text();
     assert.equal(/<dd id="requester">([^<]*)<\/dd>/.exec(page)?.[1], 'Alice Liddell', 'her name recorded at her last sign-in');
     assert.equal(counted.reads, 1);
   });
