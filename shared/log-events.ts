@@ -22,6 +22,7 @@ export const LOG_EVENTS = {
   consoleError: 'console-error',
   consoleRefused: 'console-refused',
   consoleSignInFailed: 'console-sign-in-failed',
+  consoleSignInNameFailed: 'console-sign-in-name-failed',
   consoleSignedIn: 'console-signed-in',
   consoleSignedOut: 'console-signed-out',
   deadLetterDrainError: 'dead-letter-drain-error',

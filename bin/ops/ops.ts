@@ -10,6 +10,7 @@
  */
 import { type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { whoAsks } from '../../shared/console/words.ts';
 import {
   activeIndexEntries,
   activeShards,
@@ -55,8 +56,14 @@ export interface TaskInspection {
   waitingForInput?: string[];
   /** Who decided each question for a person, and when (never what they answered). */
   decisions?: Record<string, { by: string; name?: string; as: 'owner' | 'approver'; via: 'page' | 'client'; at: string }>;
-  /** Who started it, as their token named them (personal data, shown to operators here and on the task's pages only). */
-  requester?: string;
+  /**
+   * Who asks, by the rule of the task's pages: the name or email their token
+   * carried (kept on the row), else the name of their last console sign-in,
+   * else their subject; `requesterFrom` says which. Personal data, shown to
+   * operators here and on the task's pages only.
+   */
+  requester: string;
+  requesterFrom: 'token' | 'console sign-in' | 'subject';
   /** Recorded step checkpoints, by name (values are not shown: they may be user data). */
   steps: string[];
   version: number;
@@ -100,6 +107,8 @@ export class Ops {
     const now = this.#now();
     const steps = [...(await this.#store.loadSteps(taskId)).keys()];
     const message = statusMessageOf(task);
+    // The row's own name needs no read; else one eventually consistent read of the owner's last sign-in.
+    const signedInAs = task.requester === undefined ? await this.#store.signInNameOf(task.owner, now) : undefined;
     return {
       taskId,
       status: task.status,
@@ -123,7 +132,8 @@ export class Ops {
             },
           }),
       ...(task.status === 'input_required' ? { waitingForInput: Object.keys(task.inputRequests) } : {}),
-      ...(task.requester === undefined ? {} : { requester: task.requester }),
+      requester: whoAsks(task, signedInAs),
+      requesterFrom: task.requester !== undefined ? 'token' : signedInAs !== undefined ? 'console sign-in' : 'subject',
       ...(task.decisions === undefined
         ? {}
         : { decisions: Object.fromEntries(Object.entries(task.decisions).map(([key, d]) => [key, { ...d, at: iso(d.at) }])) }),

@@ -51,6 +51,7 @@ export function createConsoleHandler(deps: ConsoleFunctionDeps): ConsoleHandler 
     links,
     keys: deps.keys,
     signOutRecords: deps.store,
+    signInNameRecords: deps.store,
     config: config,
     approvers: config.approvers,
     events: events !== undefined,

@@ -237,7 +237,8 @@ export class Api extends Construct {
 
   #callbackRoute(handler: IFunction): void {
     const integration = new HttpLambdaIntegration('CallbacksIntegration', handler);
-    for (const route of this.httpApi.addRoutes({ path: CALLBACK_PATH, methods: [HttpMethod.POST], integration })) {
+    // POST completes; ANY reaches the function too, so another method is answered 405 with `Allow: POST`, not the API's 404.
+    for (const route of this.httpApi.addRoutes({ path: CALLBACK_PATH, methods: [HttpMethod.POST, HttpMethod.ANY], integration })) {
       Validations.of(route).acknowledge({
         id: 'AwsSolutions-APIG4',
         reason:

@@ -5,6 +5,7 @@ import type { Approvers } from '../auth/approvers.ts';
 import type { TaskSettings } from '../config.ts';
 import type { DeploymentLinks } from '../links.ts';
 import type { Log } from '../log.ts';
+import type { SignInNameStore } from '../tasks/sign-in-names-store.ts';
 import type { SignOutStore } from '../tasks/sign-outs-store.ts';
 import type { ConsoleMode } from './mode.ts';
 import type { Keys } from './session.ts';
@@ -25,6 +26,8 @@ export interface ConsoleDeps {
   localPrincipal: string;
   /** Where sign-outs are recorded and read (the task store). */
   signOutRecords: SignOutStore;
+  /** Where the names people sign in with are recorded and read, for "who asks" (the task store). */
+  signInNameRecords: SignInNameStore;
   /** The sign-in, in `sign-in` mode. */
   signIn?: SignIn;
   log: Log;

@@ -15,8 +15,9 @@ import { ApproverTaskPage } from './pages/approvals.tsx';
 import { Message, NotFound } from './pages/list.tsx';
 import type { Refusal } from './pages/question.tsx';
 import { TaskPage } from './pages/task.tsx';
+import { signInNames } from './sign-in-names.ts';
 import { decisionNodes, liveView } from './view.ts';
-import { titleOf, type Viewer, whoAsks } from './words.ts';
+import { titleOf, type Viewer } from './words.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: any route's context (its path and input types differ)
 export type C = Context<ConsoleEnv, any, any>;
@@ -40,6 +41,7 @@ export interface RouteKit {
 
 export function routeKit(deps: ConsoleDeps, sessions: ConsoleSessions): RouteKit {
   const { actions, mode } = deps;
+  const names = signInNames(deps.signInNameRecords, deps);
   const notFound = (c: C) => {
     c.status(404);
     return c.render(<NotFound />, { title: 'Not found' });
@@ -75,7 +77,8 @@ export function routeKit(deps: ConsoleDeps, sessions: ConsoleSessions): RouteKit
       if (!waiting) return notFound(c);
       const live = liveView(waiting, deps.now(), deps.config, viewer(c, who));
       const title = titleOf(waiting);
-      return c.render(<ApproverTaskPage task={waiting} title={title} requester={whoAsks(waiting)} live={live} {...common} />, { title });
+      const requester = await names.whoAsks(waiting, c.get('session'));
+      return c.render(<ApproverTaskPage task={waiting} title={title} requester={requester} live={live} {...common} />, { title });
     }
     const { task, steps } = await actions.withSteps(taskId, who);
     const title = titleOf(task);
@@ -83,7 +86,7 @@ export function routeKit(deps: ConsoleDeps, sessions: ConsoleSessions): RouteKit
       <TaskPage
         task={task}
         title={title}
-        requester={whoAsks(task)}
+        requester={await names.whoAsks(task, c.get('session'))}
         live={liveView(task, deps.now(), deps.config, viewer(c, who))}
         steps={steps}
         viewer={viewer(c, who)}

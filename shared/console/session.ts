@@ -24,6 +24,12 @@ export interface Session {
   principal: string;
   /** What the page calls the person (a name or email claim, else the subject). */
   name?: string;
+  /**
+   * What "who asks" calls the person on their own tasks: their ID token's
+   * `name`, else `email`, as recorded at sign-in (`SignInNames`). Absent
+   * when the token had neither, and in sessions sealed before it existed.
+   */
+  requester?: string;
   /** The token every form of this session posts (compared in constant time). */
   formToken: string;
   /** `true`: the deployment's approvers rule admitted them at sign-in (they decide questions for a person of any task). */
@@ -106,7 +112,7 @@ export async function unseal(
 }
 
 function asSession(payload: Record<string, unknown>): Session | undefined {
-  const { kind, principal, name, formToken, approver, sid, startedAt, iat } = payload;
+  const { kind, principal, name, requester, formToken, approver, sid, startedAt, iat } = payload;
   if ((kind !== 'person' && kind !== 'open') || typeof principal !== 'string' || typeof formToken !== 'string') return undefined;
   // A session sealed before `startedAt` existed started at its seal's issue time (whole seconds).
   const started = typeof startedAt === 'number' ? startedAt : typeof iat === 'number' ? iat * 1000 : undefined;
@@ -115,6 +121,7 @@ function asSession(payload: Record<string, unknown>): Session | undefined {
     principal,
     formToken,
     ...(typeof name === 'string' ? { name } : {}),
+    ...(typeof requester === 'string' ? { requester } : {}),
     ...(approver === true ? { approver } : {}),
     ...(typeof sid === 'string' ? { sid } : {}),
     ...(started === undefined ? {} : { startedAt: started }),

@@ -12,10 +12,12 @@ import type { ConsoleEnv, ConsoleSessions } from './cookies.ts';
 import type { ConsoleDeps } from './deps.ts';
 import { Message } from './pages/list.tsx';
 import { newFormToken } from './session.ts';
-import { safeNext } from './sign-in.ts';
+import { type SignedIn, safeNext } from './sign-in.ts';
+import { signInNames } from './sign-in-names.ts';
 
 export function signInRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleSessions): void {
   const { signIn, log } = deps;
+  const names = signInNames(deps.signInNameRecords, deps);
 
   app.get('/sign-in', async (c) => {
     if (!signIn) return c.notFound();
@@ -33,7 +35,7 @@ export function signInRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions:
         title: 'Sign-in expired',
       });
     }
-    let person: Awaited<ReturnType<typeof signIn.finish>>;
+    let person: SignedIn;
     try {
       person = await signIn.finish(new URL(c.req.url).search, state);
     } catch (error) {
@@ -45,10 +47,13 @@ export function signInRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions:
       });
     }
     const approver = isApprover(deps.approvers, person.claims);
+    // What "who asks" calls them on their tasks, where a task keeps no name of its own.
+    if (person.requester !== undefined) await names.record(person.principal, person.requester);
     await sessions.start(c, {
       kind: 'person',
       principal: person.principal,
       name: person.name,
+      ...(person.requester === undefined ? {} : { requester: person.requester }),
       formToken: newFormToken(),
       ...(approver ? { approver } : {}),
     });

@@ -9,7 +9,7 @@
  */
 import * as oidc from 'openid-client';
 import { type ApproverClaims, approverClaims } from '../auth/approvers.ts';
-import { principalFor } from '../auth/principal.ts';
+import { principalFor, requesterOf } from '../auth/principal.ts';
 import { CONSOLE_PATH } from '../links.ts';
 import type { SignInState } from './session.ts';
 
@@ -18,7 +18,17 @@ export interface SignIn {
   /** Where to send the person, and what to keep until they come back. */
   start(next: string): Promise<{ url: string; state: SignInState }>;
   /** Who came back to the callback with `search` (its query string), checked against `state`. */
-  finish(search: string, state: SignInState): Promise<{ principal: string; name: string; claims: ApproverClaims }>;
+  finish(search: string, state: SignInState): Promise<SignedIn>;
+}
+
+/** A person the issuer confirmed. */
+export interface SignedIn {
+  principal: string;
+  /** What the pages call them (a name or email claim, else the subject). */
+  name: string;
+  /** What "who asks" calls them on their tasks: the ID token's `name`, else `email` (`requesterOf`); absent without either. */
+  requester?: string;
+  claims: ApproverClaims;
 }
 
 /** How the console signs people in. */
@@ -71,9 +81,11 @@ export function oidcSignIn(options: SignInOptions): SignIn {
       const claims = tokens.claims();
       if (!claims || typeof claims.sub !== 'string' || claims.sub === '') throw new Error('The ID token has no subject');
       const name = [claims['email'], claims['preferred_username'], claims['name']].find((c) => typeof c === 'string' && c !== '');
+      const requester = requesterOf(claims);
       return {
         principal: principalFor(claims.iss, claims.sub),
         name: (name as string | undefined) ?? claims.sub,
+        ...(requester === undefined ? {} : { requester }),
         claims: approverClaims(claims, typeof tokens.scope === 'string' ? tokens.scope : undefined),
       };
     },

@@ -32,11 +32,13 @@ export function latestLine(task: TaskRecord): string | undefined {
 
 /**
  * Who started the task, as its pages name them: the name or email the
- * caller's token carried (kept on the row at creation), else the subject of
- * their principal. Personal data: only the owner's and approvers' pages show it.
+ * caller's token carried (kept on the row at creation), else `signedInAs`
+ * (the owner's name from their last console sign-in, `sign-in-names.ts`),
+ * else the subject of their principal. Personal data: only the owner's and
+ * approvers' pages show it.
  */
-export function whoAsks(task: TaskRecord): string {
-  return task.requester ?? parsePrincipal(task.owner)?.subject ?? task.owner;
+export function whoAsks(task: TaskRecord, signedInAs?: string): string {
+  return task.requester ?? signedInAs ?? parsePrincipal(task.owner)?.subject ?? task.owner;
 }
 
 /** Whether `viewer` may decide the open question `request` of `task` on its page. */

@@ -2,6 +2,7 @@ import type { AnswerOptions } from './approvals-model.ts';
 import type { ApprovalStore } from './approvals-store.ts';
 import type { CallbackStore } from './callbacks-store.ts';
 import type { TaskOutcome, TaskRecord } from './model.ts';
+import type { SignInNameStore } from './sign-in-names-store.ts';
 import type { SignOutStore } from './sign-outs-store.ts';
 import type {
   AnswerResult,
@@ -58,7 +59,7 @@ import type { WorkflowStore } from './workflows-store.ts';
  * renewal: the trade-off, and the timeline of lease, `sweepAt` and the queue's
  * visibility timeout, are in `docs/durability.md`.
  */
-export interface TaskStore extends CallbackStore, ApprovalStore, SignOutStore, WorkflowStore {
+export interface TaskStore extends CallbackStore, ApprovalStore, SignOutStore, SignInNameStore, WorkflowStore {
   /**
    * Durably creates a `working` task, due for the sweeper at
    * `now + leaseMs + sweepGraceMs`; readable by `get` as soon as this

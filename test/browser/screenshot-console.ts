@@ -205,6 +205,7 @@ export async function startScreenshotConsole(): Promise<{ base: string; close: (
     links: new DeploymentLinks(`${base}/mcp`),
     keys: purposeKeys(async () => secret),
     signOutRecords: store,
+    signInNameRecords: store,
     config: { retentionMs: 86_400_000, pollIntervalMs: 5_000, maxPollIntervalMs: 30_000, maxInputWaitMs: 7 * 86_400_000 },
     approvers: { groups: ['approvers'], scopes: [] },
     localPrincipal: 'local',

@@ -23,6 +23,7 @@ import { describeHeartbeat } from './heartbeat.contract.ts';
 import { contractKit, type StoreUnderTest } from './kit.ts';
 import { describeList } from './list.contract.ts';
 import { describeRelease } from './release.contract.ts';
+import { describeSignInNames } from './sign-in-names.contract.ts';
 import { describeSignOuts } from './sign-outs.contract.ts';
 import { describeSteps } from './steps.contract.ts';
 import { describeSweep } from './sweep.contract.ts';
@@ -65,5 +66,6 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     describeJoiningCreate(kit);
     describeConcurrentCallers(kit);
     describeSignOuts(kit);
+    describeSignInNames(kit);
   });
 }

@@ -337,6 +337,12 @@ describe('the default stack (endpoint open), run from its bundles', () => {
     assert.equal(response.status, 404);
   });
 
+  it('answers another method on a callback URL 405 with Allow: POST, from the callbacks bundle (not the API 404)', async () => {
+    const response = await fetch(new URL('/callbacks/not-a-token', open.url));
+    assert.equal(response.status, 405);
+    assert.equal(response.headers.get('allow'), 'POST');
+  });
+
   it('ends a dead-lettered task failed when the schedule drains the dead-letter queue', async () => {
     await open.pauseEventSource();
     let taskId: string;

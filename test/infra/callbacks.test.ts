@@ -33,13 +33,15 @@ const routes = (json: Json) => resourcesOf(json, 'AWS::ApiGatewayV2::Route').map
 const actionsOf = (json: Json, fn: Json) => statementsOf(json, roleLogicalIdOf(fn)).flatMap((s) => asList(s['Action']) as string[]);
 
 describe('callbacks in the template', () => {
-  it('routes POST /callbacks/{token} to the callbacks function, with no authorizer even where /mcp has a JWT pre-filter', () => {
+  it('routes POST (and any other method, answered 405) /callbacks/{token} to the callbacks function, with no authorizer even where /mcp has a JWT pre-filter', () => {
     for (const { json } of [open, jwt]) {
-      const callback = routes(json).filter((route) => route['RouteKey'] === 'POST /callbacks/{token}');
-      assert.equal(callback.length, 1);
-      assert.equal(callback[0]!['AuthorizationType'] ?? 'NONE', 'NONE');
-      const [integrationId] = JSON.stringify(callback[0]!['Target']).match(/CallbacksIntegration\w*/) ?? [];
-      assert.ok(integrationId, 'its own integration');
+      const callback = routes(json).filter((route) => String(route['RouteKey']).endsWith(' /callbacks/{token}'));
+      assert.deepEqual(callback.map((route) => route['RouteKey']).sort(), ['ANY /callbacks/{token}', 'POST /callbacks/{token}']);
+      for (const route of callback) {
+        assert.equal(route['AuthorizationType'] ?? 'NONE', 'NONE');
+        const [integrationId] = JSON.stringify(route['Target']).match(/CallbacksIntegration\w*/) ?? [];
+        assert.ok(integrationId, 'its own integration');
+      }
     }
     assert.equal(routes(jwt.json).find((route) => route['RouteKey'] === 'POST /mcp')?.['AuthorizationType'], 'JWT');
   });

@@ -17,8 +17,10 @@ import { localSqsClient } from '../../bin/local/sqs.ts';
 import { startLocalStack } from '../../bin/local/stack.ts';
 import { runOps } from '../../bin/ops/cli.ts';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
+import { parsePrincipal, principalFor } from '../../shared/auth/principal.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { METRICS_NAMESPACE, TASK_METRICS } from '../../shared/metrics.ts';
+import type { NewTask } from '../../shared/tasks/store-types.ts';
 import { createTask } from '../support/durable.ts';
 import { newTask } from '../support/factories.ts';
 import { sleep, waitFor } from '../support/wait.ts';
@@ -177,6 +179,29 @@ describe('operations on the local stack', () => {
 
       const missing = await ops(main.outputsFile, 'inspect', randomUUID());
       assert.equal(missing.code, 1);
+    });
+
+    it("inspect names who asks as the task's pages do: the row's name, else the owner's console sign-in, else the subject", async () => {
+      const now = Date.now();
+      const owner = principalFor('https://issuer.example', `ada-${randomUUID()}`);
+      const taskFor = async (extra: Partial<NewTask> = {}) => {
+        const taskId = randomUUID();
+        await main.stack.store.create(newTask({ taskId, owner, tool: 'slow_compute', now, ttlMs: 60_000, ...extra }));
+        return taskId;
+      };
+      const unnamed = await taskFor();
+      const subject = await opsJson<Line>(main.outputsFile, 'inspect', unnamed);
+      assert.deepEqual([subject['requester'], subject['requesterFrom']], [parsePrincipal(owner)!.subject, 'subject']);
+
+      await main.stack.store.recordSignInName(owner, 'Ada Lovelace', now, now + 3_600_000);
+      const signedIn = await opsJson<Line>(main.outputsFile, 'inspect', unnamed);
+      assert.deepEqual([signedIn['requester'], signedIn['requesterFrom']], ['Ada Lovelace', 'console sign-in']);
+      assert.match((await ops(main.outputsFile, 'inspect', unnamed)).text, /requester\s+Ada Lovelace\n/);
+
+      const named = await taskFor({ requester: 'Ada (from her token)' });
+      const claimed = await opsJson<Line>(main.outputsFile, 'inspect', named);
+      assert.deepEqual([claimed['requester'], claimed['requesterFrom']], ['Ada (from her token)', 'token']);
+      for (const taskId of [unnamed, named]) await ops(main.outputsFile, 'cancel', taskId, '--reason', 'test cleanup');
     });
 
     it('inspect shows who decided a question for a person; the log line names them, never the answer', async () => {

@@ -75,6 +75,10 @@ export const IDEMPOTENCY_SK = 'idem';
 export const SIGN_OUT_PK_PREFIX = 'sign-out#';
 export const SIGN_OUT_SK = 'sign-out';
 
+/** Partition-key prefix and sort key of a principal's name from their last console sign-in (`sign-in-names.ts`). */
+export const SIGN_IN_NAME_PK_PREFIX = 'sign-in-name#';
+export const SIGN_IN_NAME_SK = 'sign-in-name';
+
 /** Partition-key prefix and sort key of an owner's unfinished-task set (only with a cap). */
 export const SLOTS_PK_PREFIX = 'slots#';
 export const SLOTS_SK = 'slots';

@@ -6,6 +6,7 @@ import type { CallbackStore } from '../callbacks-store.ts';
 import { applyOutcome, decideCancel, decideExpireWait, decideFail, newTaskRecord } from '../decisions.ts';
 import { type Decision, isExpired, isRunning, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
 import { heartbeatFields, leaseFor, releaseFields, visible } from '../predicates.ts';
+import type { SignInNameStore } from '../sign-in-names-store.ts';
 import type { SignOutStore } from '../sign-outs-store.ts';
 import type { TaskStore } from '../store.ts';
 import { LeaseLostError, TaskIdTakenError, TaskRowRejectedError } from '../store-errors.ts';
@@ -38,6 +39,7 @@ import { countRunEnded } from './repeats.ts';
 import { putChunks, readRow, withResult } from './results.ts';
 import { endMinimal, rewriteRow } from './rewrite.ts';
 import { ACTIVE_INDEX, activeShards, INLINE_ROW_LIMIT_BYTES, RESULT_REF } from './schema.ts';
+import { dynamoDbSignInNames } from './sign-in-names.ts';
 import { dynamoDbSignOuts } from './sign-outs.ts';
 import { freeSlot, takeSlot } from './slots.ts';
 import { changes, leaseHeldBy, putRow, ROW_REJECTED_ERROR, rejectedMessage, type StoreTable, shardsOf, updateRow } from './update.ts';
@@ -98,6 +100,9 @@ export class DynamoDbTaskStore implements TaskStore {
   readonly workflowProgress: WorkflowStore['workflowProgress'];
   readonly dropWorkflowToken: WorkflowStore['dropWorkflowToken'];
   readonly endWorkflow: WorkflowStore['endWorkflow'];
+  // The names people signed in to the console with live in `dynamodb/sign-in-names.ts`.
+  readonly recordSignInName: SignInNameStore['recordSignInName'];
+  readonly signInNameOf: SignInNameStore['signInNameOf'];
 
   constructor(options: { client: DynamoDBClient; tableName: string; policy: StorePolicy }) {
     this.#policy = options.policy;
@@ -112,6 +117,7 @@ export class DynamoDbTaskStore implements TaskStore {
       dropWorkflowToken: this.dropWorkflowToken,
       endWorkflow: this.endWorkflow,
     } = dynamoDbWorkflows(this.#table));
+    ({ recordSignInName: this.recordSignInName, signInNameOf: this.signInNameOf } = dynamoDbSignInNames(this.#table));
   }
 
   async create(task: NewTask, options: CreateOptions = {}): Promise<{ task: TaskRecord; created: boolean }> {

@@ -71,6 +71,8 @@ export class InMemoryTaskStore implements TaskStore {
   readonly #waiting = new Map<string, WaitingQuestion & { sort: string }>();
   /** Sign-out records by principal (the DynamoDB store's `sign-out#` items). */
   readonly #signOuts = new Map<string, { at: number; keepUntil: number }>();
+  /** Names from console sign-ins by principal (the DynamoDB store's `sign-in-name#` items). */
+  readonly #signInNames = new Map<string, { name: string; at: number; keepUntil: number }>();
 
   constructor(policy: StorePolicy) {
     this.#policy = policy;
@@ -175,6 +177,16 @@ export class InMemoryTaskStore implements TaskStore {
   async signedOutAfter(principal: string, now: number): Promise<number | undefined> {
     const record = this.#signOuts.get(principal);
     return record && record.keepUntil > now ? record.at : undefined;
+  }
+
+  async recordSignInName(principal: string, name: string, at: number, keepUntil: number): Promise<void> {
+    const earlier = this.#signInNames.get(principal);
+    if (!earlier || earlier.at < at) this.#signInNames.set(principal, { name, at, keepUntil });
+  }
+
+  async signInNameOf(principal: string, now: number): Promise<string | undefined> {
+    const record = this.#signInNames.get(principal);
+    return record && record.keepUntil > now ? record.name : undefined;
   }
 
   async getDecision(taskId: string, key: string, now: number): Promise<DecidedBy | undefined> {

@@ -42,6 +42,7 @@ describe("an approver's console", () => {
       links: new DeploymentLinks(`${ORIGIN}/mcp`),
       keys: purposeKeys(async () => secret),
       signOutRecords: store,
+      signInNameRecords: store,
       config: { retentionMs: CONTRACT_POLICY.retentionMs, pollIntervalMs: 1000, maxPollIntervalMs: 30_000, maxInputWaitMs: 86_400_000 },
       approvers: { groups: ['approvers'], scopes: [] },
       localPrincipal: 'local',

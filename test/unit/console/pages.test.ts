@@ -38,6 +38,7 @@ beforeEach(async () => {
     links: new DeploymentLinks(`${ORIGIN}/mcp`),
     keys: purposeKeys(async () => secret),
     signOutRecords: store,
+    signInNameRecords: store,
     config: { retentionMs: CONTRACT_POLICY.retentionMs, pollIntervalMs: 1000, maxPollIntervalMs: 30_000, maxInputWaitMs: 3_600_000 },
     events: true,
     approvers: { groups: [], scopes: [] },

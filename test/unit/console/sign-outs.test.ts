@@ -52,6 +52,7 @@ function consoleFunction() {
     links: new DeploymentLinks(`${ORIGIN}/mcp`),
     keys,
     signOutRecords: counted,
+    signInNameRecords: store,
     config: { retentionMs: CONTRACT_POLICY.retentionMs, pollIntervalMs: 1000, maxPollIntervalMs: 30_000, maxInputWaitMs: 3_600_000 },
     approvers: { groups: [], scopes: [] },
     localPrincipal: 'local',
