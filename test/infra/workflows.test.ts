@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Pass, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { machineNameOf } from '../../infra/constructs/workflows.ts';
 import { McpTasks, type McpTasksProps } from '../../infra/mcp-tasks.ts';
 import { ENV } from '../../shared/config.ts';
 import {
@@ -342,6 +343,17 @@ describe('a binding in a project', () => {
       () => project({ workflows: { deploy_release: { definitionFile: 'package.json' } } }),
       /the workflow of "deploy_release" .*package\.json\) is not an ASL definition/,
     );
+  });
+});
+
+describe("a created machine's name", () => {
+  it("is the stack's and the tool's, within Step Functions' 80 characters, told apart when cut", () => {
+    assert.equal(machineNameOf('McpTasks', 'deploy_release'), 'McpTasks-deploy_release');
+    const stack = 'A'.repeat(70);
+    const [first, second] = [machineNameOf(stack, 'deploy_release'), machineNameOf(stack, 'deploy_releases')];
+    for (const name of [first!, second!]) assert.match(name, /^[\w-]{1,80}$/);
+    assert.notEqual(first, second);
+    assert.ok(first!.endsWith('-deploy_release'));
   });
 });
 
