@@ -152,7 +152,7 @@ export const SETTINGS = {
       'the Standard state machine each workflow tool starts: a JSON object of tool name to state machine ARN (see [Wrapping a ' +
       'workflow](tools.md#wrapping-a-workflow)); a workflow tool without one ends its tasks with a tool error',
     shown: 'none (`npm start` binds the machines it creates in its emulator)',
-    deployed: "set by `McpTasks` from its `workflows` bindings, on the worker and the workflow functions",
+    deployed: 'set by `McpTasks` from its `workflows` bindings, on the worker and the workflow functions',
     read: (raw): WorkflowBindings => parseWorkflowBindings(raw, 'TASKS_WORKFLOWS'),
   },
   publicUrl: {
