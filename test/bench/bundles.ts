@@ -48,8 +48,11 @@ const DEFAULT_BUNDLING = bundlingFor(settingStoresOf(productTools));
 
 /** The default deployment's entries: the product toolset's generated ones for the MCP function and the worker. */
 const CODE = new FunctionCode({ tools: TOOLSET_SOURCES.product, projectRoot: ROOT });
-/** A deployment whose tools run no workflow (the conformance toolset): its worker carries no Step Functions client. */
-const NO_WORKFLOW_CODE = new FunctionCode({ tools: TOOLSET_SOURCES.conformance, projectRoot: ROOT });
+/** The product's tools but deploy_release (`test/infra/needs-tools.ts`): a worker with no workflow tool carries no Step Functions client. */
+const NO_WORKFLOW_CODE = new FunctionCode({
+  tools: { module: fileURLToPath(new URL('../infra/needs-tools.ts', import.meta.url)), export: 'withoutWorkflows' },
+  projectRoot: ROOT,
+});
 
 /** The stack's bundling as esbuild build options (aws-cdk-lib's `Bundling.buildEsbuildArgs`, for the fields the stack sets). */
 function stackBuildOptions(outfile: string): BuildOptions {
