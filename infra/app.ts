@@ -3,7 +3,7 @@ import { App, type AppProps, Stack, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { ToolsSource } from './constructs/tools-module.ts';
 import { type ContextProps, tasksStackPropsFromContext } from './context-props.ts';
-import { McpTasks } from './mcp-tasks.ts';
+import { McpTasks, type McpTasksProps } from './mcp-tasks.ts';
 
 /** The stack's construct id, and so its CloudFormation name. */
 export const STACK_ID = 'McpTasks';
@@ -25,6 +25,16 @@ export const TOOLSET_SOURCES: Record<ContextProps['toolset'], readonly ToolsSour
 };
 
 /**
+ * The state machines of the toolsets' workflow tools: the product's
+ * `deploy_release`, created from its ASL file (the tool names it).
+ */
+const TOOLSET_WORKFLOWS: Record<ContextProps['toolset'], McpTasksProps['workflows']> = {
+  product: { deploy_release: {} },
+  conformance: undefined,
+  all: { deploy_release: {} },
+};
+
+/**
  * The CDK app: this repository's deployment, a stack holding the `McpTasks`
  * construct configured from context, checked by cdk-nag's AwsSolutions pack
  * on every synthesis. Any unacknowledged finding fails synthesis;
@@ -36,7 +46,13 @@ export function createApp(props?: AppProps): { app: App; stack: Stack; tasks: Mc
   const app = new App(props);
   const { toolset, ...settings } = tasksStackPropsFromContext(app.node);
   const stack = new Stack(app, STACK_ID, { description: 'MCP server with the Tasks extension (API Gateway, Lambda, DynamoDB, SQS)' });
-  const tasks = new McpTasks(stack, 'Default', { ...settings, tools: TOOLSET_SOURCES[toolset], projectRoot: ROOT });
+  const workflows = TOOLSET_WORKFLOWS[toolset];
+  const tasks = new McpTasks(stack, 'Default', {
+    ...settings,
+    tools: TOOLSET_SOURCES[toolset],
+    ...(workflows ? { workflows } : {}),
+    projectRoot: ROOT,
+  });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return { app, stack, tasks };
 }

@@ -9,6 +9,7 @@ import { parseApprovers } from '../shared/auth/approvers.ts';
 import { MAX_ACTIVE_INDEX_SHARDS } from '../shared/tasks/dynamodb/index.ts';
 import type { ApiThrottle, JwtSettings } from './constructs/api.ts';
 import type { ToolsSource } from './constructs/tools-module.ts';
+import type { WorkflowBinding } from './constructs/workflows.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
 import { throttleFor } from './sizing.ts';
 import { DEFAULT_SWEEP_INTERVAL } from './timings.ts';
@@ -134,6 +135,14 @@ export interface McpTasksProps {
    * @default tasks by id on an open endpoint; sign-in where the deployment has an issuer
    */
   readonly console?: ConsoleProps;
+  /**
+   * The Standard state machine each workflow tool starts, by tool name: one
+   * the construct creates (from the tool's ASL file, or built in CDK), or an
+   * existing one by ARN. Every workflow tool needs one, and every binding a
+   * workflow tool (synthesis fails otherwise).
+   * @default none: the tools declare no workflow
+   */
+  readonly workflows?: Readonly<Record<string, WorkflowBinding>>;
 }
 
 /** The user pool the construct creates (see docs/authorization.md). */

@@ -32,6 +32,7 @@ import { TaskTable } from './constructs/task-table.ts';
 import { TaskWorker } from './constructs/task-worker.ts';
 import { grantToolNeeds, runsAsTask, runsInline } from './constructs/tool-needs.ts';
 import { DEFAULT_CALLBACK_URLS, McpUserPool, USER_POOL_SCOPE } from './constructs/user-pool.ts';
+import { Workflows } from './constructs/workflows.ts';
 import type { McpTasksProps, ResolvedProps, ResourceServerProps } from './mcp-tasks-props.ts';
 import { withDefaults } from './mcp-tasks-props.ts';
 import { OPS_OUTPUTS } from './outputs.ts';
@@ -39,6 +40,8 @@ import { type DurableTimings, durableTimings, timingsEnvironment } from './timin
 
 export type { ApiThrottle, JwtSettings } from './constructs/api.ts';
 export type { ToolsSource } from './constructs/tools-module.ts';
+export type { QuestionStateProps, WorkflowStates } from './constructs/workflow-states.ts';
+export type { CreatedWorkflowBinding, ImportedWorkflowBinding, WorkflowBinding } from './constructs/workflows.ts';
 export type { CognitoProps, ConsoleProps, McpTasksProps, ResourceServerProps } from './mcp-tasks-props.ts';
 
 /**
@@ -78,6 +81,8 @@ export class McpTasks extends Construct {
    * them what a tool reaches beyond what its `needs` declares.
    */
   readonly toolFunctions: readonly IFunction[];
+  /** The workflow tools' machines, receiver and event consumer, when a tool declares a workflow. */
+  readonly workflows: Workflows | undefined;
 
   constructor(scope: Construct, id: string, props: McpTasksProps) {
     super(scope, id);
@@ -130,6 +135,7 @@ export class McpTasks extends Construct {
       ...(auth ? { resourceServer: { issuers: auth.issuers } } : {}),
     });
     this.endpointUrl = this.api.endpointUrl;
+    this.workflows = this.#workflows(settings, code);
     this.toolFunctions = [this.mcp.function, this.worker.function];
     if (auth) this.#resourceServerEnvironment(auth);
     this.#links(settings);
@@ -141,6 +147,7 @@ export class McpTasks extends Construct {
       sweeper: this.sweeps.sweeper,
       sweepInterval: settings.sweepInterval,
       dashboard: settings.dashboard,
+      ...(this.workflows ? { workflowEvents: this.workflows.deadLetterQueue } : {}),
       ...(settings.alarmTopicArn ? { alarmTopicArn: settings.alarmTopicArn } : {}),
     });
     this.#operatorOutputs(activeIndexShards);
@@ -248,6 +255,30 @@ export class McpTasks extends Construct {
       secret.grantRead(fn.function);
     }
     return fn;
+  }
+
+  /** The workflow tools' part (`constructs/workflows.ts`), and the worker's grants on it; none without workflow tools or bindings. */
+  #workflows(settings: ResolvedProps, code: FunctionCode): Workflows | undefined {
+    const bindings = settings.workflows ?? {};
+    if (!code.tools.some((tool) => tool.workflow !== undefined) && Object.keys(bindings).length === 0) return undefined;
+    const { logRetention, removalPolicy, tracing } = settings;
+    const workflows = new Workflows(this, 'Workflows', {
+      tools: code.tools,
+      bindings,
+      code,
+      table: this.table,
+      tasks: this.tasks,
+      stackSecret: this.stackSecret,
+      logRetention,
+      removalPolicy,
+      tracing,
+    });
+    workflows.grantWorker(this.worker);
+    new CfnOutput(this, 'WorkflowReceiverArn', {
+      value: workflows.receiver.function.functionArn,
+      description: "The workflow receiver: an imported machine's task-token and progress states invoke it (docs/tools.md)",
+    });
+    return workflows;
   }
 
   /** The MCP function as an OAuth resource server: its issuers, canonical URL, scopes, audiences and client ids. */

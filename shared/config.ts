@@ -12,6 +12,7 @@ import { type Approvers, parseApprovers } from './auth/approvers.ts';
 import { type MachineRule, parseMachineRule } from './auth/machine.ts';
 import { type AuthSettings, checkAuthSettings } from './auth/settings.ts';
 import { count, duration, listed, type Numeric, optional, origins, positiveInt, required, type Setting } from './setting-readers.ts';
+import { parseWorkflowBindings, type WorkflowBindings } from './workflows/bindings.ts';
 
 /** `test` adds the durability fixtures to `all`; tests only. */
 export type Toolset = 'product' | 'conformance' | 'all' | 'test';
@@ -144,6 +145,15 @@ export const SETTINGS = {
       if (raw === 'product' || raw === 'conformance' || raw === 'all' || raw === 'test') return raw;
       throw new Error(`TASKS_TOOLSET must be product, conformance, all or test, got "${raw}"`);
     },
+  },
+  workflows: {
+    env: 'TASKS_WORKFLOWS',
+    meaning:
+      'the Standard state machine each workflow tool starts: a JSON object of tool name to state machine ARN (see [Wrapping a ' +
+      'workflow](tools.md#wrapping-a-workflow)); a workflow tool without one ends its tasks with a tool error',
+    shown: 'none (`npm start` binds the machines it creates in its emulator)',
+    deployed: 'set by `McpTasks` from its `workflows` bindings, on the worker and the workflow functions',
+    read: (raw): WorkflowBindings => parseWorkflowBindings(raw, 'TASKS_WORKFLOWS'),
   },
   publicUrl: {
     env: 'TASKS_PUBLIC_URL',

@@ -78,6 +78,17 @@ export const LOG_EVENTS = {
   taskEnded: 'task-ended',
   taskStarted: 'task-started',
   workerError: 'worker-error',
+  workflowAnswered: 'workflow-answered',
+  workflowChecked: 'workflow-checked',
+  workflowEvent: 'workflow-event',
+  workflowEventIgnored: 'workflow-event-ignored',
+  workflowProgress: 'workflow-progress',
+  workflowQuestion: 'workflow-question',
+  workflowRefused: 'workflow-refused',
+  workflowRestarted: 'workflow-restarted',
+  workflowStarted: 'workflow-started',
+  workflowStopped: 'workflow-stopped',
+  workflowsUnavailable: 'workflows-unavailable',
 } as const;
 
 /** A name of {@link LOG_EVENTS}. */

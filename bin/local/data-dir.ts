@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
 import { REGION } from './emulators.ts';
 import type { LocalSqs } from './sqs.ts';
+import { STEP_FUNCTIONS_ENDPOINT_OUTPUT } from './workflows.ts';
 
 /**
  * Claims the data directory for this process. LevelDB allows one opener, and
@@ -53,6 +54,8 @@ export interface LocalOutputs {
   sqs: Pick<LocalSqs, 'queueUrl' | 'dlqUrl'>;
   endpoints: { dynamodb: string; sqs: string };
   mcpEndpointUrl: string;
+  /** The Step Functions emulator's, when the stack runs workflow tools. */
+  stepFunctionsEndpoint?: string;
 }
 
 /**
@@ -76,6 +79,7 @@ export async function writeOutputs(dataDir: string, outputs: LocalOutputs): Prom
           [LOCAL_OUTPUTS.sqsEndpoint]: outputs.endpoints.sqs,
           [LOCAL_OUTPUTS.region]: REGION,
           McpEndpointUrl: outputs.mcpEndpointUrl,
+          ...(outputs.stepFunctionsEndpoint ? { [STEP_FUNCTIONS_ENDPOINT_OUTPUT]: outputs.stepFunctionsEndpoint } : {}),
         },
       },
       null,

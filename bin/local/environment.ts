@@ -15,6 +15,7 @@ export const LOCAL_DEFAULTS = {
   sweepIntervalMs: 30_000,
   visibilityTimeoutSeconds: 30,
   maxReceiveCount: 3,
+  workflowWaitMs: 1000,
 } as const;
 
 /** The variables, in the order `docs/configuration.md` shows them. */
@@ -44,6 +45,11 @@ export const LOCAL_ENV = {
     env: 'LOCAL_MAX_RECEIVE_COUNT',
     shown: `${LOCAL_DEFAULTS.maxReceiveCount}`,
     meaning: 'deliveries of a task message before it goes to the dead-letter queue',
+  },
+  workflowWaitMs: {
+    env: 'LOCAL_WORKFLOW_WAIT_MS',
+    shown: `${LOCAL_DEFAULTS.workflowWaitMs}`,
+    meaning: "the longest a workflow's `Wait` state waits (ms): a `Wait` of 30 s waits this long under `npm start`",
   },
   events: {
     env: 'LOCAL_EVENTS',
@@ -79,7 +85,7 @@ export const LOCAL_ENV = {
 /** The local stack's options that {@link localStackEnvironment} reads from the variables. */
 export type LocalStackEnvironment = Pick<
   LocalStackOptions,
-  'port' | 'dataDir' | 'settingsFile' | 'sweepIntervalMs' | 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'auth'
+  'port' | 'dataDir' | 'settingsFile' | 'sweepIntervalMs' | 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'workflowWaitMs' | 'auth'
 > & { events?: 'off' };
 
 /** Reads the variables of {@link LOCAL_ENV}; a malformed value throws, naming the variable. */
@@ -99,6 +105,7 @@ export function localStackEnvironment(env: Record<string, string | undefined>): 
   const sweepIntervalMs = integer('sweepIntervalMs', 1);
   const visibilityTimeoutSeconds = integer('visibilityTimeoutSeconds', 0, 43_200);
   const maxReceiveCount = integer('maxReceiveCount', 1, 1000);
+  const workflowWaitMs = integer('workflowWaitMs', 0);
   const events = (value('events') ?? 'print').toLowerCase();
   if (events !== 'print' && events !== 'off') throw new Error(`${LOCAL_ENV.events.env} must be print or off, got "${value('events')}"`);
   return {
@@ -109,6 +116,7 @@ export function localStackEnvironment(env: Record<string, string | undefined>): 
     ...(sweepIntervalMs !== undefined ? { sweepIntervalMs } : {}),
     ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),
     ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
+    ...(workflowWaitMs !== undefined ? { workflowWaitMs } : {}),
     ...(authOn
       ? {
           auth: {

@@ -10,6 +10,8 @@ import { dynamoDbStore } from '../../functions/lib/dynamodb.ts';
 import { sqsQueue } from '../../functions/lib/sqs.ts';
 import { createSweeperHandler, type SweeperHandler } from '../../functions/sweeper/app.ts';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
+import { createWorkflowEventsHandler } from '../../functions/workflow-events/app.ts';
+import { createWorkflowReceiverHandler } from '../../functions/workflow-receiver/app.ts';
 import type { CallbackKeys } from '../../shared/callback-tokens.ts';
 import { type Config, ENV, loadConfig } from '../../shared/config.ts';
 import type { EventPublisher } from '../../shared/events/publisher.ts';
@@ -18,10 +20,12 @@ import type { Log } from '../../shared/log.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
+import { bindWorkflows } from '../../shared/workflows/tool.ts';
 import type { Emulators } from './emulators.ts';
 import { type TrackedLeases, trackLeases } from './leases.ts';
 import type { LocalStackOptions } from './options.ts';
 import { DEFAULT_LOCAL_SETTINGS_FILE, localSettingReader } from './settings.ts';
+import type { LocalWorkflows, WorkflowHandlers } from './workflows.ts';
 
 /** What {@link composeFunctions} reads: the stack's options, the configuration, the emulators, the settings' environment. */
 export interface FunctionsOptions {
@@ -34,10 +38,12 @@ export interface FunctionsOptions {
   env: Record<string, string | undefined>;
   emulators: Emulators;
   log: Log;
-  /** The keys per purpose, from the secret in the data directory (callback tokens). */
+  /** The keys per purpose, from the secret in the data directory (callback and workflow task tokens). */
   keys: CallbackKeys;
   /** The tools the functions serve (`catalogue.ts`). */
   tools: ReadonlyMap<string, ToolDefinition>;
+  /** The emulator that runs the workflow tools' machines, when any is served (`workflows.ts`). */
+  workflows?: LocalWorkflows | undefined;
 }
 
 /** The functions' parts and the handlers the stack runs without a request (the MCP function is the endpoint's). */
@@ -48,6 +54,8 @@ export interface LocalFunctions {
   worker: WorkerHandler;
   deadLetter: DeadLetterHandler;
   sweeper: SweeperHandler;
+  /** The workflow-events and receiver functions, when the stack runs workflow tools. */
+  workflowHandlers?: WorkflowHandlers;
 }
 
 /**
@@ -74,28 +82,22 @@ export function functionsConfig(
 }
 
 /** Builds the worker, the dead-letter handler and the sweeper, and the parts they share with the MCP function. */
-export function composeFunctions({
-  options,
-  config,
-  links,
-  env,
-  emulators,
-  log,
-  eventPublisher,
-  keys,
-  tools,
-}: FunctionsOptions): LocalFunctions {
+export function composeFunctions(functions: FunctionsOptions): LocalFunctions {
+  const { options, config, links, env, emulators, log, eventPublisher, keys, tools, workflows } = functions;
   const { sqs, functionsSqs } = emulators;
   // Leases this life takes, so that a graceful stop can hand their tasks back.
   const leases = trackLeases(dynamoDbStore(config, emulators.dynamodb));
+  const store = options.decorate?.store?.(leases.store) ?? leases.store;
+  const settled = bindSettings(
+    tools,
+    cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env })),
+  );
   const deps: FunctionDeps = {
     config,
-    store: options.decorate?.store?.(leases.store) ?? leases.store,
+    store,
     queue: options.decorate?.queue?.(sqsQueue(config, functionsSqs)) ?? sqsQueue(config, functionsSqs),
-    tools: bindSettings(
-      tools,
-      cachedReader(localSettingReader({ file: resolve(options.settingsFile ?? DEFAULT_LOCAL_SETTINGS_FILE), env })),
-    ),
+    // The workflow tools run on the emulator's machines (none: their tasks end with a tool error).
+    tools: bindWorkflows(settled, workflows && { engine: workflows.engine, bindings: workflows.bindings, store, keys, log }),
     log,
     eventPublisher,
     links,
@@ -111,5 +113,13 @@ export function composeFunctions({
       deadLetters: new SqsMessageSource({ client: functionsSqs, queueUrl: sqs.dlqUrl }),
     }),
     sweeper: createSweeperHandler(deps),
+    ...(workflows
+      ? {
+          workflowHandlers: {
+            workflowEvents: createWorkflowEventsHandler(deps),
+            workflowReceiver: createWorkflowReceiverHandler({ ...deps, keys }),
+          },
+        }
+      : {}),
   };
 }

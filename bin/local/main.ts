@@ -15,6 +15,7 @@ await serveLocally({
   tryIt: (url) => `Try it with the CLI (in this repository):
   npx mcp-tasks --url ${url} call long_computation '{"seconds":2}'
   npx mcp-tasks --url ${url} call approval_gate '{"action":"deploy"}'
+  npx mcp-tasks --url ${url} call deploy_release '{"release":"web@1.4.2","regions":["eu-west-1","us-east-1"]}'
 
 Or with the MCP Inspector's CLI (the pinned 2.x, run by the project's Node 22; it cannot answer questions):
   npm run inspector -- --cli ${url} --protocol-era modern --method tools/call --tool-name long_computation --tool-args-json '{"seconds":2}'

@@ -4,12 +4,15 @@
  * the modules composing the stack import them without importing `stack.ts`.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { ConsoleHandler } from '../../functions/console/app.ts';
 import type { DeadLetterHandler } from '../../functions/dlq/app.ts';
 import type { McpHandler } from '../../functions/mcp/app.ts';
 import type { SweeperHandler } from '../../functions/sweeper/app.ts';
 import type { WorkerHandler } from '../../functions/worker/app.ts';
+import type { WorkflowEventsHandler } from '../../functions/workflow-events/app.ts';
+import type { WorkflowReceiverHandler } from '../../functions/workflow-receiver/app.ts';
 import type { Config } from '../../shared/config.ts';
 import type { EventPublisher } from '../../shared/events/publisher.ts';
 import type { TaskEvent } from '../../shared/events/task-events.ts';
@@ -41,6 +44,8 @@ export interface LocalStackOptions {
   log?: Log;
   /** How often the sweeper runs (it also runs once at start-up); default 30 s. */
   sweepIntervalMs?: number;
+  /** The longest a workflow's `Wait` state waits, in ms (default 1 s): local runs need not wait out a rollout. */
+  workflowWaitMs?: number;
   /**
    * The tools to serve (a project's). Default: the catalogue `TASKS_TOOLSET`
    * names from this repository's demo tools and fixtures (a checkout only).
@@ -78,6 +83,8 @@ export interface LocalStackOptions {
     dynamodb: DynamoDBClient;
     sqs: SQSClient;
     poller: SQSClient;
+    /** The workflow engine's Step Functions client, when the stack runs workflow tools. */
+    stepFunctions?: SFNClient;
     endpoints: { dynamodb: string; sqs: string };
   }) => void;
 }
@@ -107,9 +114,20 @@ export interface LocalStack {
   store: TaskStore;
   queue: TaskQueue;
   /** The handlers the stack runs, as the factories built them (tests call them with events of their own). */
-  handlers: { mcp: McpHandler; console: ConsoleHandler; worker: WorkerHandler; deadLetter: DeadLetterHandler; sweeper: SweeperHandler };
+  handlers: {
+    mcp: McpHandler;
+    console: ConsoleHandler;
+    worker: WorkerHandler;
+    deadLetter: DeadLetterHandler;
+    sweeper: SweeperHandler;
+    /** Present when the stack runs workflow tools. */
+    workflowEvents?: WorkflowEventsHandler;
+    workflowReceiver?: WorkflowReceiverHandler;
+  };
   /** The embedded authorization server's issuer, when auth is on. */
   issuer?: string;
+  /** The Step Functions emulator's endpoint, when the stack runs workflow tools. */
+  stepFunctionsEndpoint?: string;
   /** What the start-up recovery found and did, and how long it took. */
   recovery: RecoveryReport & { ms: number };
   /** The lifecycle events the functions published, when no other publisher (nor `'off'`) was given. */

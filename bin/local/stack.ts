@@ -20,6 +20,7 @@ import { startJobSystem } from './job-system.ts';
 import type { LocalStack, LocalStackOptions } from './options.ts';
 import { type RecoveryReport, recoverAtStart } from './recovery.ts';
 import { settingVariable } from './settings.ts';
+import { localWorkflowsFor } from './workflows.ts';
 
 /**
  * Runs the Lambda handlers on this machine: dynalite for DynamoDB, fauxqs for
@@ -60,8 +61,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const jobSystem = await startJobSystem(log);
     cleanup.push(jobSystem.close);
     const env = withConsoleDefaults({ [JOB_SYSTEM_VARIABLE]: jobSystem.url, ...(options.env ?? process.env) }, options.auth !== undefined);
-    const config = functionsConfig(env, { tableName, queueUrl: sqs.queueUrl, visibilityTimeoutSeconds, port: options.port });
-    options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints });
+    const loaded = functionsConfig(env, { tableName, queueUrl: sqs.queueUrl, visibilityTimeoutSeconds, port: options.port });
+    // The workflow tools' machines run in an emulator (`workflows.ts`).
+    const waitMs = options.workflowWaitMs ?? LOCAL_DEFAULTS.workflowWaitMs;
+    const tools = await localCatalogue(options.tools, loaded.toolset);
+    const { workflows, config } = await localWorkflowsFor(loaded, { dataDir, waitMs, log, tools: tools.values() }, cleanup);
+    const stepFunctions = workflows ? { stepFunctions: workflows.client } : {};
+    options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints, ...stepFunctions });
     // The stack's own URL, once its HTTP adapter listens (unless the environment names another, e.g. a tunnel's).
     let publicUrl = config.publicUrl;
     const links = new DeploymentLinks(() => publicUrl);
@@ -69,12 +75,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const recorded = new MemoryEventPublisher();
     const eventPublisher = options.events === 'off' ? undefined : (options.events ?? recorded);
     const keys = purposeKeys(localStackSecret(dataDir));
-    const tools = await localCatalogue(options.tools, config.toolset);
-    const functions = { options, config, links, env, emulators, log, eventPublisher, keys, tools };
-    const { deps, leases, worker, deadLetter, sweeper } = composeFunctions(functions);
+    const functions = { options, config, links, env, emulators, log, eventPublisher, keys, tools, workflows };
+    const { deps, leases, worker, deadLetter, sweeper, workflowHandlers } = composeFunctions(functions);
 
     // The queue is empty, whatever the table says: put the previous life's work back first.
     const recovery = await recoverPreviousLife(emulators, tableName, config, deps, log);
+    if (workflows && workflowHandlers) await workflows.connect(workflowHandlers, deps.store);
     const workers = startWorkerSource({
       client: pollerSqs,
       sqs,
@@ -92,17 +98,21 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const endpoint = await startEndpoint({ stack: options, env, config, tableName, queueUrl, deps, dataDir, log }, cleanup);
     publicUrl = endpoint.config.publicUrl;
     const { activeIndexShards } = config;
-    cleanup.push(await writeOutputs(dataDir, { tableName, activeIndexShards, sqs, endpoints, mcpEndpointUrl: endpoint.url }));
+    const stepFunctionsEndpoint = workflows ? { stepFunctionsEndpoint: workflows.endpoint } : {};
+    cleanup.push(
+      await writeOutputs(dataDir, { tableName, activeIndexShards, sqs, endpoints, mcpEndpointUrl: endpoint.url, ...stepFunctionsEndpoint }),
+    );
     return {
       url: endpoint.url,
       config: endpoint.config,
       store: deps.store,
       queue: deps.queue,
-      handlers: { mcp: endpoint.mcp, console: endpoint.console, worker, deadLetter, sweeper },
+      handlers: { mcp: endpoint.mcp, console: endpoint.console, worker, deadLetter, sweeper, ...workflowHandlers },
       recovery,
       events: recorded.events,
       workerStats: () => workers.poller.stats(),
       ...(endpoint.issuer ? { issuer: endpoint.issuer } : {}),
+      ...stepFunctionsEndpoint,
       close: cleanup.close,
     };
   } catch (error) {

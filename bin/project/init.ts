@@ -20,7 +20,18 @@ export interface InitOptions {
 
 /** The packages a new project depends on, with the versions this package pins (its own dependencies and devDependencies). */
 const PROJECT_DEPENDENCIES = ['aws-cdk-lib', 'constructs', 'zod'] as const;
-const PROJECT_DEV_DEPENDENCIES = ['@biomejs/biome', '@types/node', 'aws-cdk', 'dynalite', 'fauxqs', 'node', 'tsx', 'typescript'] as const;
+// The local stack's emulators: dynalite, fauxqs, and the Step Functions interpreter its emulator runs workflows with.
+const PROJECT_DEV_DEPENDENCIES = [
+  '@biomejs/biome',
+  '@types/node',
+  'aws-cdk',
+  'aws-local-stepfunctions',
+  'dynalite',
+  'fauxqs',
+  'node',
+  'tsx',
+  'typescript',
+] as const;
 /** Packages whose install scripts a project allows (npm's `allowScripts`): the bundler, Node 22 and dynalite's LevelDB. */
 const ALLOWED_SCRIPTS = { esbuild: true, node: true, 'classic-level': true };
 

@@ -3,12 +3,13 @@ import type { Toolset } from '../../shared/config.ts';
 import { validateCatalogue } from '../../shared/runtime/catalogue.ts';
 import { approvalGate } from './approval-gate.ts';
 import { batchProcess } from './batch-process.ts';
+import { deployRelease } from './deploy-release.ts';
 import { externalJob } from './external-job.ts';
 import { intakeForm } from './intake-form.ts';
 import { longComputation } from './long-computation.ts';
 
 /** The product's own tools: what a default deployment serves. Add yours here. */
-export const productTools: ToolDefinition[] = [batchProcess, approvalGate, externalJob, longComputation, intakeForm];
+export const productTools: ToolDefinition[] = [batchProcess, approvalGate, externalJob, longComputation, intakeForm, deployRelease];
 
 /**
  * A catalogue of tools, by name, validated: a duplicate name or an invalid

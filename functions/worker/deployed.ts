@@ -9,6 +9,8 @@ import { purposeKeys } from '../../shared/keys.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { validateCatalogue } from '../../shared/runtime/catalogue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
+import type { WorkflowEngine } from '../../shared/workflows/engine.ts';
+import { bindWorkflows } from '../../shared/workflows/tool.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { sqsQueue } from '../lib/sqs.ts';
@@ -16,17 +18,26 @@ import { ssmStackSecret } from '../lib/stack-secret.ts';
 import { withDeployedSettings } from '../lib/tool-settings.ts';
 import { createWorkerHandler, type WorkerHandler } from './app.ts';
 
-/** The handler running `tools` (a duplicate name or an invalid definition throws here, naming the tool). */
-export function deployedHandler(tools: readonly ToolDefinition[]): WorkerHandler {
+/**
+ * The handler running `tools` (a duplicate name or an invalid definition
+ * throws here, naming the tool). `workflowEngine` (`sfnEngine`, from
+ * `../lib/sfn.ts`) is given by the entry of a deployment with workflow tools
+ * only, so any other bundle carries no Step Functions client.
+ */
+export function deployedHandler(tools: readonly ToolDefinition[], workflowEngine?: () => WorkflowEngine): WorkerHandler {
   const config = loadConfig();
+  const store = dynamoDbStore(config);
+  const log = jsonLog();
+  // Callback URLs and workflow task tokens are sealed under keys derived from the stack's secret (read on first use).
+  const keys = config.stackSecretParameter ? purposeKeys(ssmStackSecret(config.stackSecretParameter)) : undefined;
+  const workflows = workflowEngine && keys ? { engine: workflowEngine(), bindings: config.workflows, store, keys, log } : undefined;
   return createWorkerHandler({
     config,
-    store: dynamoDbStore(config),
+    store,
     queue: sqsQueue(config),
-    tools: withDeployedSettings(validateCatalogue(tools)),
-    log: jsonLog(),
+    tools: bindWorkflows(withDeployedSettings(validateCatalogue(tools)), workflows),
+    log,
     eventPublisher: eventBridgePublisher(config),
-    // Callback URLs carry a token sealed under a key derived from the stack's secret (read on a callback's first use).
-    ...(config.stackSecretParameter ? { keys: purposeKeys(ssmStackSecret(config.stackSecretParameter)) } : {}),
+    ...(keys ? { keys } : {}),
   });
 }

@@ -30,9 +30,14 @@ export const FUNCTION_MODULES = {
   stackSecret: 'functions/stack-secret/handler',
   console: 'functions/console/handler',
   callbacks: 'functions/callbacks/handler',
+  workflowEvents: 'functions/workflow-events/handler',
+  workflowReceiver: 'functions/workflow-receiver/handler',
 } as const;
 
 export type FunctionName = keyof typeof FUNCTION_MODULES;
+
+/** The Step Functions engine's module, which the worker's entry imports when the deployment has workflow tools. */
+const SFN_ENGINE_MODULE = 'functions/lib/sfn';
 
 /** A module of the package by its path from the package root, without extension (e.g. `functions/dlq/handler`). */
 function packageModule(path: string): string {
@@ -66,7 +71,9 @@ export class FunctionCode {
     const sources = resolveSources(props.tools, this.projectRoot);
     this.tools = readTools(sources, this.projectRoot, packageModule('shared/runtime/catalogue'));
     const deployed = Object.fromEntries(TOOL_FUNCTIONS.map((fn) => [fn, packageModule(FUNCTION_MODULES[fn])]));
-    const generated = writeToolEntries(this.projectRoot, deployed as Record<(typeof TOOL_FUNCTIONS)[number], string>, sources);
+    // The worker of a deployment with workflow tools gets the Step Functions engine; any other bundle has no Step Functions client.
+    const engine = this.tools.some((tool) => tool.workflow !== undefined) ? packageModule(SFN_ENGINE_MODULE) : undefined;
+    const generated = writeToolEntries(this.projectRoot, deployed as Record<(typeof TOOL_FUNCTIONS)[number], string>, sources, engine);
     this.#entries = {
       ...(Object.fromEntries(Object.entries(FUNCTION_MODULES).map(([name, path]) => [name, packageModule(path)])) as Record<
         FunctionName,

@@ -12,6 +12,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { LOG_EVENTS } from '../../shared/log-events.ts';
 import { METRICS_NAMESPACE, TASK_METRICS, type TaskMetric } from '../../shared/metrics.ts';
@@ -40,6 +41,11 @@ export interface OperationsProps {
    * @default none: the alarms only change state
    */
   readonly alarmTopicArn?: string;
+  /**
+   * The dead-letter queue of the workflow-events rule's target: alarmed when it holds a status-change event.
+   * @default none: no workflow tools
+   */
+  readonly workflowEvents?: Queue;
 }
 
 /**
@@ -127,7 +133,26 @@ function queueAlarms(scope: Construct, props: OperationsProps): Alarm[] {
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
     }),
+    ...(props.workflowEvents ? [workflowEventsAlarm(scope, props.workflowEvents)] : []),
   ];
+}
+
+/**
+ * A workflow's end the workflow-events function could not take after
+ * EventBridge's retries: its task is settled by the sweeper's next look at
+ * the execution (at most a day later), but the function is failing.
+ */
+function workflowEventsAlarm(scope: Construct, deadLetterQueue: Queue): Alarm {
+  return alarm(scope, 'WorkflowEventsDeadLettered', {
+    alarmDescription:
+      "A workflow's status-change event reached the workflow-events dead-letter queue: the function failed on it through " +
+      "EventBridge's retries. Its task still ends at the sweeper's next look at the execution (within a day). Check the " +
+      "function's errors, and the message attributes (ERROR_CODE, ERROR_MESSAGE) EventBridge adds.",
+    metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: Stats.MAXIMUM }),
+    threshold: 0,
+    comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+    evaluationPeriods: 1,
+  });
 }
 
 /** Invocations that failed as a whole: worker, sweeper, and the MCP function behind the API. */

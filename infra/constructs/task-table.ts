@@ -106,6 +106,19 @@ export class TaskTable extends Construct {
   }
 
   /**
+   * What the workflow receiver and the workflow-events function need and no
+   * more: reading a task's row and writing it conditionally (a question, a
+   * progress message, an execution's end). No query, put or delete.
+   */
+  grantWorkflows(grantee: TaskFunction): void {
+    Grant.addToPrincipal({
+      grantee: grantee.function,
+      actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      resourceArns: [this.table.tableArn],
+    });
+  }
+
+  /**
    * What the callbacks function needs and no more: reading a task's row and
    * writing it conditionally (a completion, a heartbeat). No query, put or delete.
    */

@@ -30,6 +30,8 @@ export interface ToolSummary {
   /** Whether it has a `prepare` (which runs in the MCP function). */
   readonly prepare: boolean;
   readonly needs?: ToolNeeds;
+  /** A workflow tool's workflow: its name and its ASL file (from the project root). */
+  readonly workflow?: { readonly name: string; readonly definition: string };
 }
 
 /** A {@link ToolsSource} resolved: the module's absolute path and the export's name. */
@@ -60,9 +62,11 @@ export type ToolFunction = (typeof TOOL_FUNCTIONS)[number];
  * function's composition (`deployed`, the absolute path of
  * `functions/<fn>/deployed`), by paths relative to `dir` (where the entry is
  * written), so the entry, and the bundle's source map, are the same on every
- * machine.
+ * machine. `engine` (the worker's, when the tools run workflows: the path of
+ * `functions/lib/sfn`) hands the worker its Step Functions engine; without
+ * it the bundle carries no Step Functions client.
  */
-export function entryText(fn: ToolFunction, deployed: string, sources: readonly ResolvedSource[], dir: string): string {
+export function entryText(fn: ToolFunction, deployed: string, sources: readonly ResolvedSource[], dir: string, engine?: string): string {
   const specifier = (path: string) => {
     const relativePath = relative(dir, path).split(sep).join('/');
     return relativePath.startsWith('.') ? relativePath : `./${relativePath}`;
@@ -71,7 +75,8 @@ export function entryText(fn: ToolFunction, deployed: string, sources: readonly 
     `// Generated at synthesis by McpTasks: the ${fn === 'mcp' ? 'MCP function' : 'worker'} with the tools below.`,
     `import { deployedHandler } from ${JSON.stringify(specifier(deployed))};`,
     ...sources.map((source, index) => `import { ${source.name} as tools${index} } from ${JSON.stringify(specifier(source.path))};`),
-    `export const handler = deployedHandler([${sources.map((_, index) => `...tools${index}`).join(', ')}]);`,
+    ...(engine ? [`import { sfnEngine } from ${JSON.stringify(specifier(engine))};`] : []),
+    `export const handler = deployedHandler([${sources.map((_, index) => `...tools${index}`).join(', ')}]${engine ? ', sfnEngine' : ''});`,
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -80,17 +85,22 @@ export function entryText(fn: ToolFunction, deployed: string, sources: readonly 
  * Writes the generated entries under `<projectRoot>/node_modules/.cache/mcp-tasks/`
  * (NodejsFunction bundles entries inside the project root only), in a folder
  * named by their content: synthesizing twice, or two processes at once, write
- * the same files. Returns each entry's path.
+ * the same files. Returns each entry's path. `engine`: see {@link entryText}.
  */
 export function writeToolEntries(
   projectRoot: string,
   deployed: Record<ToolFunction, string>,
   sources: readonly ResolvedSource[],
+  engine?: string,
 ): Record<ToolFunction, string> {
   const base = join(projectRoot, 'node_modules', '.cache', 'mcp-tasks');
   // Named by what the entries import, relative to the project: the same folder on every machine.
   const fromRoot = (path: string) => relative(projectRoot, path).split(sep).join('/');
-  const named = { deployed: TOOL_FUNCTIONS.map((fn) => fromRoot(deployed[fn])), sources: sources.map((s) => [fromRoot(s.path), s.name]) };
+  const named = {
+    deployed: TOOL_FUNCTIONS.map((fn) => fromRoot(deployed[fn])),
+    sources: sources.map((s) => [fromRoot(s.path), s.name]),
+    ...(engine ? { engine: fromRoot(engine) } : {}),
+  };
   const dir = join(base, createHash('sha256').update(JSON.stringify(named)).digest('hex').slice(0, 16));
   mkdirSync(dir, { recursive: true });
   const entries = {} as Record<ToolFunction, string>;
@@ -98,7 +108,7 @@ export function writeToolEntries(
     const path = join(dir, `${fn}.mjs`);
     // Written aside, then renamed: a concurrent synthesis never reads half a file.
     const aside = `${path}.${process.pid}.tmp`;
-    writeFileSync(aside, entryText(fn, deployed[fn], sources, dir));
+    writeFileSync(aside, entryText(fn, deployed[fn], sources, dir, fn === 'worker' ? engine : undefined));
     renameSync(aside, path);
     entries[fn] = path;
   }
@@ -121,6 +131,7 @@ process.stdout.write(JSON.stringify(tools.map((tool) => ({
   execution: tool.execution,
   prepare: tool.prepare !== undefined,
   ...(tool.needs ? { needs: tool.needs } : {}),
+  ...(tool.workflow ? { workflow: { name: tool.workflow.name, definition: tool.workflow.definition } } : {}),
 }))));
 `;
 

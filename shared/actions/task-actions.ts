@@ -22,6 +22,7 @@ import { type ClientCapabilities, type Decision, isTerminal, type RepeatRun, typ
 import type { TaskStore } from '../tasks/store.ts';
 import { TaskIdTakenError, TaskNotFoundError } from '../tasks/store-errors.ts';
 import type { AnswerResult, CancelOptions, CancelResult, ListOptions, TaskPage } from '../tasks/store-types.ts';
+import type { AskedQuestion, ExpectedExecution, WorkflowEnd, WorkflowWriteResult } from '../tasks/workflows-model.ts';
 import type { RepeatWindow } from './repeat-calls.ts';
 
 /** Runs of a repeated call tried past the last one its head counted (an end counted late, or rows of an earlier release). */
@@ -241,8 +242,34 @@ export class TaskActions {
   }
 
   /**
+   * Records a question a workflow's task-token state asked (its token
+   * sealed), from the execution the task follows (`expected` until the row
+   * names it); a task suspended on its workflow resumes. No principal: the
+   * state machine invokes the receiver.
+   */
+  async askFromWorkflow(taskId: string, asked: AskedQuestion, expected: ExpectedExecution): Promise<WorkflowWriteResult> {
+    const result = await this.deps.store.askFromWorkflow(taskId, asked, expected, this.deps.now());
+    return this.#resumed(taskId, result, result === 'resumed');
+  }
+
+  /** Records a workflow's progress message (no resume: the task still waits on its execution). No principal, as {@link askFromWorkflow}. */
+  workflowProgress(taskId: string, execution: string, expected: ExpectedExecution, message: string): Promise<WorkflowWriteResult> {
+    return this.deps.store.workflowProgress(taskId, execution, expected, message, this.deps.now());
+  }
+
+  /**
+   * Records how a workflow's execution ended (first wins; from the execution
+   * the task follows only); the task resumes, to end as the execution did.
+   * No principal: the status-change event is the account's own.
+   */
+  async endWorkflow(taskId: string, end: WorkflowEnd, expected: ExpectedExecution): Promise<CompletionResult | 'not-followed'> {
+    const result = await this.deps.store.endWorkflow(taskId, end, expected, this.deps.now());
+    return this.#resumed(taskId, result, result === 'resumed');
+  }
+
+  /**
    * The one resume rule, for every change an outside party makes to a
-   * waiting task (an answer, a decision, a callback's completion): the
+   * waiting task (an answer, a decision, a callback's completion, a workflow's question or end): the
    * change is recorded first (`recorded`, already written); when it left the
    * task due (`resumes`), its resume is queued. A refused enqueue is logged
    * and left to the sweeper (the written row is due), and the caller gets

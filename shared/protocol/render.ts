@@ -13,13 +13,15 @@ export interface RenderContext {
  * The suggested poll interval: short while a task is young, growing with its
  * age (a tenth of it) up to a ceiling. Most polling happens on long tasks,
  * so this is the biggest lever on what polling costs. A task suspended on
- * callbacks gets the ceiling at once.
+ * callbacks gets the ceiling at once (but one following a workflow's execution).
  */
 export function pollIntervalMs(task: TaskRecord, { now, config }: RenderContext): number {
   if (isTerminal(task.status)) return config.maxPollIntervalMs;
   const floor = Math.max(task.pollIntervalMs, config.pollIntervalMs);
-  // Suspended on an outside system's callback: nothing changes until it calls, so polls may be as far apart as allowed.
-  if (task.callbackWait !== undefined && task.lease === undefined) return Math.max(floor, config.maxPollIntervalMs);
+  // Suspended on an outside system's callback: nothing changes until it calls, so polls may be as far apart as allowed
+  // (not so a workflow's execution: a question of its may come at any time, and its polls follow its age).
+  if (task.callbackWait !== undefined && task.lease === undefined && task.workflow === undefined)
+    return Math.max(floor, config.maxPollIntervalMs);
   return Math.min(Math.max(floor, Math.round((now - task.createdAt) / 10)), Math.max(floor, config.maxPollIntervalMs));
 }
 

@@ -15,6 +15,7 @@ import { type CallbackSettlement, type CallbackWait, type CallbackWaitEntry, ent
 import type { TaskRecord } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { LeaseLostError } from '../tasks/store-errors.ts';
+import type { WorkflowRecord } from '../tasks/workflows-model.ts';
 import { CallbackFailedError, type CallbackOptions, CallbackTimedOutError, ToolError } from './tool.ts';
 
 /** What a run knows of its task's callbacks: the record as claimed, and how to make a callback's URL. */
@@ -26,6 +27,8 @@ export interface CallbackState {
   url(callbackId: string, expiresAt: number): Promise<string>;
   /** The run carries a cancel to the `onCancel` of each open callback (recorded steps replay, nothing new runs). */
   cancelling?: boolean;
+  /** A workflow tool's execution, tokens and progress, as claimed. */
+  workflow?: WorkflowRecord;
 }
 
 /** The runner's side of a callback call (the replay's own steps and suspension). */
@@ -39,8 +42,16 @@ export interface CallbackHost {
   cancelStep(name: string, fn: () => Promise<void>): Promise<void>;
   /** Why the run is cancelled (what a cancelled call throws). */
   cancelReason(): unknown;
-  /** Registers the open callback and suspends the run (never settles). */
-  wait(callbackId: string, entry: CallbackWaitEntry, message: string): Promise<never>;
+  /** Registers the open callback and suspends the run (never settles); with `wakeAt`, the run is also woken then. */
+  wait(callbackId: string, entry: CallbackWaitEntry, message: string, wakeAt?: number): Promise<never>;
+}
+
+/** Where a run's context carries its {@link CallbackHost}, for handlers the engine supplies (a workflow tool's). */
+export const RUN_HOST = Symbol('mcp-tasks/run-host');
+
+/** The run's host of a context made by the runner (`undefined` for any other). */
+export function runHostOf(ctx: object): CallbackHost | undefined {
+  return (ctx as { [RUN_HOST]?: CallbackHost })[RUN_HOST];
 }
 
 /** What the callback's step records: its id and deadlines (no URL: the token in it is never stored). */
@@ -116,6 +127,7 @@ export function callbackState(task: TaskRecord, urls: CallbackUrls, cancelling: 
     settlements: task.callbacks ?? {},
     ...(task.callbackWait ? { wait: task.callbackWait } : {}),
     ...(cancelling ? { cancelling } : {}),
+    ...(task.workflow ? { workflow: task.workflow } : {}),
     url: async (callbackId, expiresAt) => {
       const { keys, links } = urls;
       if (!keys) throw new Error("Callbacks need the deployment's key: none is configured");

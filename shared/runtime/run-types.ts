@@ -1,4 +1,5 @@
 /** What one run of a handler (`runTool`, `run.ts`) takes and how it ends. */
+import { TasksError } from '../errors.ts';
 import type { CallbackWait } from '../tasks/callbacks-model.ts';
 import type { ClientCapabilities, Decision, InputRequest, JsonRpcErrorObject, QuestionRecord } from '../tasks/model.ts';
 import type { CallbackState } from './callbacks.ts';
@@ -11,7 +12,8 @@ export type RunOutcome =
   | { kind: 'result'; result: ToolResult; statusMessage?: string }
   /** `replay` is the failed replay check when there was one; `error` is then its wire form. */
   | { kind: 'protocol-error'; error: JsonRpcErrorObject; replay?: ReplayError }
-  | { kind: 'cancelled' }
+  /** `statusMessage`: why, when not the client's request (a {@link StoppedError}). */
+  | { kind: 'cancelled'; statusMessage?: string }
   /**
    * Waiting for answers: the task goes `input_required`. With a journal,
    * `questions` records where each new question was asked and what it asked.
@@ -73,4 +75,17 @@ export interface RunOptions {
   /** The task's owner is a machine (`TaskRecord.machineOwner`): its questions for a person need an approver, as four-eyes ones. */
   machineOwner?: boolean;
   now?: () => number;
+}
+
+/**
+ * The task ends `cancelled`, with this error's message as its status: what
+ * the handler waited on was stopped from outside (a workflow's execution
+ * stopped by someone else). Thrown by engine-supplied handlers; not part of
+ * the tool author's API.
+ */
+export class StoppedError extends TasksError {
+  constructor(statusMessage: string) {
+    super(statusMessage);
+    this.name = 'StoppedError';
+  }
 }

@@ -3,7 +3,7 @@ import { delay } from '../delay.ts';
 import type { CallbackWait, CallbackWaitEntry } from '../tasks/callbacks-model.ts';
 import { ANSWERED_BY_META, EVENT_MESSAGE_META, FOUR_EYES_META, type InputRequest, type QuestionRecord } from '../tasks/model.ts';
 import { INVALID_PARAMS, MISSING_CAPABILITY } from '../wire.ts';
-import { awaitCallback, type CallbackHost } from './callbacks.ts';
+import { awaitCallback, type CallbackHost, RUN_HOST } from './callbacks.ts';
 import {
   type CallKind,
   divergenceAt,
@@ -14,7 +14,7 @@ import {
   type ReplayError,
   versionChange,
 } from './replay-checks.ts';
-import type { RunOptions, RunOutcome } from './run-types.ts';
+import { type RunOptions, type RunOutcome, StoppedError } from './run-types.ts';
 import {
   CallbackFailedError,
   CallbackTimedOutError,
@@ -137,7 +137,7 @@ class Replay {
   /** The handler's context over this replay. */
   context(): TaskContext {
     const { tool, options } = this;
-    return {
+    const context: TaskContext = {
       taskId: options.taskId,
       signal: this.controller.signal,
       clientCapabilities: options.clientCapabilities,
@@ -169,6 +169,8 @@ class Replay {
       // The composition root binds settings to the catalogue (`bindSettings` in `settings.ts`).
       setting: (key) => Promise.reject(new Error(`Tool "${tool.name}" reads setting "${key}", but no settings are bound to the catalogue`)),
     };
+    // Engine-supplied handlers (a workflow tool's) wait through the same host; not part of the tool author's API.
+    return Object.assign(context, { [RUN_HOST]: this.callbackHost() });
   }
 
   /** The outcome of a run whose handler did not settle: a replay failure, or what it waits for. */
@@ -210,9 +212,10 @@ class Replay {
       step: (name, fn) => this.durableStep('step', name, fn),
       cancelStep: (name, fn) => this.durableStep('step', name, fn, true),
       cancelReason: () => options.cancel.reason,
-      wait: (callbackId, entry, message) => {
+      wait: (callbackId, entry, message, wakeAt) => {
         this.waits[callbackId] = entry;
         this.waitMessage ||= message;
+        if (wakeAt !== undefined) this.wakeAt = Math.min(this.wakeAt ?? wakeAt, wakeAt);
         return this.suspend<never>();
       },
     };
@@ -334,6 +337,7 @@ function mapThrown(error: unknown, cancel: AbortSignal): RunOutcome {
   if (error instanceof ToolError || error instanceof CallbackFailedError || error instanceof CallbackTimedOutError)
     return { kind: 'result', result: { content: [{ type: 'text', text: error.message }], isError: true } };
   if (error instanceof ToolProtocolError) return { kind: 'protocol-error', error: error.toJSON() };
+  if (error instanceof StoppedError) return { kind: 'cancelled', statusMessage: error.message };
   if (cancel.aborted) return { kind: 'cancelled' };
   if (error instanceof RetryableError) return { kind: 'retry', error };
   throw error;

@@ -1,8 +1,10 @@
 import type * as z from 'zod';
 import { TasksError } from '../errors.ts';
 import type { ClientCapabilities, Decision, JsonRpcErrorObject } from '../tasks/model.ts';
+import type { WorkflowDeclaration } from '../workflows/declaration.ts';
 
 export { delay } from '../delay.ts';
+export { defineWorkflowTool, type WorkflowDeclaration } from '../workflows/declaration.ts';
 export { jsonSchemaInput } from './json-schema.ts';
 
 /** A `CallToolResult` as a tool returns it. */
@@ -322,6 +324,8 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
    * that gave up and retries) never starts the work twice.
    */
   joinRepeats?: boolean;
+  /** A workflow tool's workflow (`defineWorkflowTool`): its handler runs the state machine bound to it. */
+  workflow?: WorkflowDeclaration;
 }
 
 /**

@@ -393,6 +393,6 @@ function toTaskOutcome(outcome: Extract<RunOutcome, { kind: 'result' | 'protocol
         ...(outcome.questions ? { questions: outcome.questions } : {}),
       };
     case 'cancelled':
-      return { status: 'cancelled', statusMessage: "Cancelled at the client's request" };
+      return { status: 'cancelled', statusMessage: outcome.statusMessage ?? "Cancelled at the client's request" };
   }
 }

@@ -27,7 +27,7 @@ import { LeaseLostError } from './store-errors.ts';
 export const MAX_CALLBACK_BYTES = 64 * 1024;
 
 /** All settlements of one task together (they live on its row, as answers do). */
-const MAX_CALLBACKS_BYTES = 128 * 1024;
+export const MAX_CALLBACKS_BYTES = 128 * 1024;
 
 /** The `statusMessage` of a task its callbacks resumed. */
 export const CALLED_BACK_MESSAGE = 'Called back; the task goes on';

@@ -6,6 +6,7 @@
  *
  * No AWS SDK in here: this module is part of every bundle.
  */
+import { followsLiveWorkflow, type WorkflowRecord } from './workflows-model.ts';
 
 /** What the outside system posted: the first one recorded wins. */
 export type CallbackSettlement =
@@ -48,13 +49,17 @@ export function waitDeadline(wait: CallbackWait, settled: Record<string, Callbac
  * Whether a cancel of a task must go through its run rather than end it at
  * once: it is `working` and its last suspension waits on a callback whose
  * handler gave an `onCancel`, which runs (once, as a step) before the task
- * ends `cancelled`. (A running task's cancel is carried to its run anyway.)
+ * ends `cancelled`; or it follows a workflow's execution that has not ended
+ * (`followsLiveWorkflow`), which its run stops first. (A running task's
+ * cancel is carried to its run anyway.)
  */
 export function cancelRunsOnCancel(task: {
   status: string;
   callbackWait?: CallbackWait;
   callbacks?: Record<string, CallbackSettlement>;
+  workflow?: WorkflowRecord;
 }): boolean {
+  if (followsLiveWorkflow(task)) return true;
   const wait = task.callbackWait;
   if (task.status !== 'working' || !wait) return false;
   return Object.entries(wait.callbacks).some(([id, entry]) => entry.onCancel === true && !task.callbacks?.[id]);

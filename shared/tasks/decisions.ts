@@ -63,6 +63,7 @@ import type {
   StorePolicy,
 } from './store-types.ts';
 import { extendedTtl } from './ttl.ts';
+import { endedWorkflow } from './workflows-model.ts';
 
 /** The `statusMessage` of a task resumed by a person's answers. */
 export const ANSWERED_MESSAGE = 'Answered; the task goes on';
@@ -203,6 +204,8 @@ export function applyOutcome(
   const { lease: _released, sweepAt: _swept, keptUntil: _kept, callbackWait: _wait, ...base } = task;
   const common = {
     ...withoutStatusFields(base),
+    // An ended task keeps no workflow task token: nothing can answer with it any more.
+    ...(isTerminal(outcome.status) ? endedWorkflow(base.workflow) : {}),
     lastUpdatedAt: now,
     ttlMs: extendedTtl(task, now, retentionMs),
     version: task.version + 1,
@@ -353,9 +356,13 @@ export function decideCancel(
   const requested = { ...task, cancelRequested: true };
   if (isRunning(task, now) && !options.atOnce)
     return { result: { result: 'requested' }, next: { ...requested, version: task.version + 1 } };
-  // Suspended on a callback with an `onCancel`: due at once, so that its run tells the outside system.
-  if (cancelRunsOnCancel(task) && !options.atOnce)
-    return { result: { result: 'requested' }, next: { ...requested, sweepAt: now, version: task.version + 1 } };
+  // Suspended on a callback with an `onCancel`, or following a workflow's execution (even while one of its
+  // questions waits): due at once, so that its run tells the outside system, or stops the execution.
+  if (cancelRunsOnCancel(task) && !options.atOnce) {
+    const { inputRequests: _closed, keptUntil: _kept, ...rest } = requested as TaskRecord & { inputRequests?: unknown };
+    checkTransition(task, 'working');
+    return { result: { result: 'requested' }, next: { ...rest, status: 'working', sweepAt: now, version: task.version + 1 } };
+  }
   const statusMessage = options.statusMessage === undefined ? {} : { statusMessage: options.statusMessage };
   const next = applyOutcome(requested, { status: 'cancelled', ...statusMessage }, now, policy.retentionMs);
   return { result: { result: 'cancelled', task: next }, next };

@@ -7,6 +7,7 @@
  */
 
 import type { CallbackSettlement, CallbackWait } from './callbacks-model.ts';
+import type { WorkflowRecord } from './workflows-model.ts';
 
 /** The statuses of `io.modelcontextprotocol/tasks` (spec §1.1). */
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
@@ -195,6 +196,8 @@ export interface TaskBase {
   callbacks?: Record<string, CallbackSettlement>;
   /** While a run is suspended on callbacks: the open ones and their deadlines (absent otherwise). */
   callbackWait?: CallbackWait;
+  /** A workflow tool's execution, its open questions' tokens and its progress (absent otherwise: `workflows-model.ts`). */
+  workflow?: WorkflowRecord;
   /** A run of a repeated call past its window's first (`TaskActions.createOrJoin`); absent on every other task. */
   repeat?: RepeatRun;
   /**

@@ -19,6 +19,7 @@ import type {
   StepToSave,
   TaskPage,
 } from './store-types.ts';
+import type { WorkflowStore } from './workflows-store.ts';
 
 /**
  * The task store port. Every state change is a single conditional write that
@@ -58,7 +59,7 @@ import type {
  * renewal: the trade-off, and the timeline of lease, `sweepAt` and the queue's
  * visibility timeout, are in `docs/durability.md`.
  */
-export interface TaskStore extends CallbackStore, ApprovalStore, SignOutStore, SignInNameStore {
+export interface TaskStore extends CallbackStore, ApprovalStore, SignOutStore, SignInNameStore, WorkflowStore {
   /**
    * Durably creates a `working` task, due for the sweeper at
    * `now + leaseMs + sweepGraceMs`; readable by `get` as soon as this

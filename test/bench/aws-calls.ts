@@ -28,6 +28,7 @@ import { consoleCost } from './console-cost.ts';
 import { FALLBACK_CALL_MIN, LATER_REPEAT_MIN, LATER_RUN_MIN, REPEAT_JOIN_MIN, TASK_STATUS_MIN } from './minima.ts';
 import { FIGURE_COLUMNS, report } from './report.ts';
 import { roundCost, type TaskCost } from './round-cost.ts';
+import { workflowVersusPoll } from './workflow-vs-poll.ts';
 
 const bench = await openCountingStack();
 const { stack, until, statusOf, quiescent, createTask } = bench;
@@ -37,6 +38,7 @@ try {
   const withIssuer = await countWithIssuer();
   report([...rows, withIssuer, ...waits], gets);
   console.log(callbackLines(waits).join('\n'));
+  console.log((await workflowVersusPoll(bench)).join('\n'));
   const fallback = await clientsWithoutTasks(rows[0]!.taskId);
   const simple = rows[0]!;
   const task = { figures: simple.measured, logBytes: simple.meter.logBytes, apiRequests: simple.meter.apiRequests };

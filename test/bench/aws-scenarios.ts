@@ -45,6 +45,7 @@ import {
   resetMeter,
 } from './aws-counting.ts';
 import { INPUT_ROUND_MIN, PERSON_QUESTION_MIN, SIMPLE_MIN, STEPS, TEN_STEP_MIN, WITH_ISSUER_MIN } from './minima.ts';
+import { countWorkflowLine, meterStepFunctions } from './workflow-vs-poll.ts';
 
 const TIMEOUT_MS = 20_000;
 
@@ -92,12 +93,16 @@ export async function openCountingStack(options: { issuer?: boolean } = {}): Pro
       // Approvers named: a question for a person has its entry in the approvers' list.
       [ENV.approvers]: 'group:approvers',
     },
-    log: jsonLog((line) => void (meter.logBytes += Buffer.byteLength(line))),
+    log: jsonLog((line) => {
+      meter.logBytes += Buffer.byteLength(line);
+      countWorkflowLine(line);
+    }),
     events: new EventBridgePublisher({ client: eventBridge, busName: 'bench' }),
     // The sweeper runs once at start-up (uncounted) and not again during the bench.
     sweepIntervalMs: 3_600_000,
     ...(options.issuer ? { auth: {} } : {}),
-    instrument: ({ dynamodb, sqs, poller, endpoints }) => {
+    instrument: ({ dynamodb, sqs, poller, stepFunctions, endpoints }) => {
+      if (stepFunctions) meterStepFunctions(stepFunctions);
       quiet = new DynamoDBClient({ endpoint: endpoints.dynamodb, region: REGION, credentials: LOCAL_CREDENTIALS });
       meterDynamoDb(dynamodb, quiet);
       meterSqs(sqs, 'functions', () => taskQueueUrl);

@@ -29,13 +29,18 @@ export const USES: Record<keyof typeof FUNCTION_MODULES, string[]> = {
     'zod',
     'jose',
   ],
-  // The worker also reads the state key (SSM) to seal the tokens of the callback URLs it hands out.
+  // The worker also reads the state key (SSM) to seal the tokens of the callback URLs it hands out; with workflow tools it
+  // also runs Step Functions ({@link WORKFLOW_PACKAGE}).
   worker: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge', '@aws-sdk/client-ssm', 'zod'],
   // The callbacks function unseals tokens (SSM for the state key), writes the row and enqueues the resume.
   callbacks: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm'],
   deadLetter: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
   sweeper: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
   stackSecret: ['@aws-sdk/client-ssm'],
+  // The workflow-events consumer records an execution's end on its row and enqueues the resume; the receiver records a
+  // question (sealing its task token under the state key: SSM) or a progress message, and enqueues the resume.
+  workflowEvents: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
+  workflowReceiver: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm'],
   // The console reads and answers tasks (DynamoDB, SQS for the resume), derives its cookie keys from the state key
   // (SSM), checks answers with the MCP SDK's JSON Schema validator, serves pages (Hono) and signs people in
   // (openid-client, jose).
@@ -58,6 +63,9 @@ export const USES: Record<keyof typeof FUNCTION_MODULES, string[]> = {
   ],
 };
 
+/** What the worker of a deployment with workflow tools uses besides {@link USES}' (its bare bundle has it too). */
+export const WORKFLOW_PACKAGE = '@aws-sdk/client-sfn';
+
 /**
  * The one export of each package a bare entry touches: what a minimal Lambda
  * function using that package would reference (and, for the AWS SDK, create
@@ -69,6 +77,7 @@ const TOUCH: Record<string, { imports: string; uses: string }> = {
     uses: 'new DynamoDBClient({})',
   },
   '@aws-sdk/client-sqs': { imports: "import { SQSClient } from '@aws-sdk/client-sqs';", uses: 'new SQSClient({})' },
+  '@aws-sdk/client-sfn': { imports: "import { SFNClient } from '@aws-sdk/client-sfn';", uses: 'new SFNClient({})' },
   '@aws-sdk/client-ssm': { imports: "import { SSMClient } from '@aws-sdk/client-ssm';", uses: 'new SSMClient({})' },
   '@aws-sdk/client-eventbridge': {
     imports: "import { EventBridgeClient } from '@aws-sdk/client-eventbridge';",

@@ -33,7 +33,7 @@ import { FUNCTION_MODULES, FunctionCode } from '../../infra/constructs/function-
 import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
 import { settingStoresOf } from '../../shared/runtime/settings.ts';
-import { bareEntry, USES } from './bare.ts';
+import { bareEntry, USES, WORKFLOW_PACKAGE } from './bare.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Runs per bundle for the cold-start median. */
@@ -48,6 +48,11 @@ const DEFAULT_BUNDLING = bundlingFor(settingStoresOf(productTools));
 
 /** The default deployment's entries: the product toolset's generated ones for the MCP function and the worker. */
 const CODE = new FunctionCode({ tools: TOOLSET_SOURCES.product, projectRoot: ROOT });
+/** The product's tools but deploy_release (`test/infra/needs-tools.ts`): a worker with no workflow tool carries no Step Functions client. */
+const NO_WORKFLOW_CODE = new FunctionCode({
+  tools: { module: fileURLToPath(new URL('../infra/needs-tools.ts', import.meta.url)), export: 'withoutWorkflows' },
+  projectRoot: ROOT,
+});
 
 /** The stack's bundling as esbuild build options (aws-cdk-lib's `Bundling.buildEsbuildArgs`, for the fields the stack sets). */
 function stackBuildOptions(outfile: string): BuildOptions {
@@ -211,12 +216,21 @@ try {
     starts: { fn: Start[]; bare: Start[] };
   }
   const measured: Measured[] = [];
-  for (const name of Object.keys(FUNCTION_MODULES) as Array<keyof typeof FUNCTION_MODULES>) {
-    const fn = await bundle(join(workDir, name, 'index.mjs'), { entry: CODE.entry(name) });
-    const uses = USES[name];
+  // The product toolset runs deploy_release: its worker uses Step Functions, and so does its bare bundle.
+  const rows: Array<{ label: string; name: keyof typeof FUNCTION_MODULES; code: FunctionCode; uses: string[] }> = [
+    ...(Object.keys(FUNCTION_MODULES) as Array<keyof typeof FUNCTION_MODULES>).map((name) => ({
+      label: name,
+      name,
+      code: CODE,
+      uses: name === 'worker' ? [...USES.worker, WORKFLOW_PACKAGE] : USES[name],
+    })),
+    { label: 'worker (no workflow tool)', name: 'worker', code: NO_WORKFLOW_CODE, uses: USES.worker },
+  ];
+  for (const [index, { label, name, code, uses }] of rows.entries()) {
+    const fn = await bundle(join(workDir, `${index}`, 'index.mjs'), { entry: code.entry(name) });
     const unused = directPackages(fn.metafile).filter((specifier) => !uses.includes(specifier));
-    const bare = await bundle(join(workDir, `${name}-bare`, 'index.mjs'), { contents: bareEntry(name, uses) });
-    measured.push({ name, uses, unused, fn, bare, starts: { fn: [], bare: [] } });
+    const bare = await bundle(join(workDir, `${index}-bare`, 'index.mjs'), { contents: bareEntry(name, uses) });
+    measured.push({ name: label, uses, unused, fn, bare, starts: { fn: [], bare: [] } });
   }
 
   // One unmeasured start each warms the file cache; then runs alternate, so drift hits both sides alike.

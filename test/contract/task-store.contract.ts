@@ -28,6 +28,7 @@ import { describeSignOuts } from './sign-outs.contract.ts';
 import { describeSteps } from './steps.contract.ts';
 import { describeSweep } from './sweep.contract.ts';
 import { describeTerminalTasks } from './terminal.contract.ts';
+import { describeWorkflows } from './workflows.contract.ts';
 
 /**
  * Registers the contract cases for one adapter. `makeStore` is called once
@@ -51,6 +52,7 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     describeHeartbeat(kit);
     describeFinish(kit);
     describeCallbacks(kit);
+    describeWorkflows(kit);
     describeRelease(kit);
     describeFail(kit);
     describeAnswer(kit);

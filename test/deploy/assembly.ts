@@ -92,6 +92,9 @@ export const FUNCTION_ROLES = {
   stackSecret: "creates the stack's secret",
   console: 'the console',
   callbacks: "an outside system's completion",
+  // The workflow tools' (every bundled variant serves deploy_release).
+  workflowReceiver: "a workflow's questions and progress",
+  workflowEvents: "a workflow's end",
 } as const;
 
 export type FunctionRole = keyof typeof FUNCTION_ROLES;

@@ -10,6 +10,9 @@
  * - the event source mapping: its batch size, maximum concurrency and
  *   `ReportBatchItemFailures`, polling with the worker's role;
  * - the schedule rule: its targets, each invoked with a scheduled event;
+ * - the rules on the default bus: an event the test delivers reaches the
+ *   targets whose patterns match it; Step Functions is a fake of the calls
+ *   the worker makes (`stepfunctions-fake.ts`), its states played by the test;
  * - CloudFormation: the custom resource's Create event, with a sink for its
  *   response.
  *
@@ -47,6 +50,7 @@ import { type Assembly, type FunctionRole, functionsOf, type Json, resourcesOf }
 import { type AwsCall, CallLog, EventBusFake, ParameterStore, startProxy, type Upstreams } from './proxy.ts';
 import { ACCOUNT, defaultPhysical, type Physical, REGION, resolver, STACK_NAME } from './resolve.ts';
 import { type FunctionSpec, type RunningFunction, startFunction } from './runtime.ts';
+import { machinesOf, StepFunctionsFake, targetsOf } from './stepfunctions-fake.ts';
 
 /** The event source mapping's long-poll wait (short, so that pausing it is quick). */
 const POLL_WAIT_SECONDS = 1;
@@ -73,6 +77,10 @@ export interface Deployment {
   readonly parameters: ParameterStore;
   /** The lifecycle events the functions put, each with the function that put it. */
   readonly bus: EventBusFake;
+  /** Step Functions: the executions the worker started, the tokens the test minted and their answers. */
+  readonly states: StepFunctionsFake;
+  /** An event on the default bus (e.g. a status change): each target of a rule matching it invoked; their results. */
+  deliver(event: Json): Promise<unknown[]>;
   /** The custom resources' responses to their Create events, by logical id. */
   readonly customResources: Map<string, CustomResourceResponse>;
   /** CloudFormation deleting the stack: each custom resource's Delete event; the responses by logical id. */
@@ -131,8 +139,15 @@ async function deploy(
   for (const [id] of resourcesOf(template, 'AWS::ApiGatewayV2::Api')) {
     physical.set(id, { ref: 'lane0api01', attributes: { ApiEndpoint: front.url, ApiId: 'lane0api01' } });
   }
+  // A state machine's Ref is its ARN, by the name the template gives it.
+  for (const [id, machine] of resourcesOf(template, 'AWS::StepFunctions::StateMachine')) {
+    const name = String(machine['Properties']['StateMachineName']);
+    const arn = `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${name}`;
+    physical.set(id, { ref: arn, attributes: { Arn: arn, Name: name } });
+  }
 
   const resolve = resolver(template, physical);
+  const states = new StepFunctionsFake(machinesOf(template, resolve));
   const upstreams: Upstreams = { dynamodb: dynamo.endpoint, sqs: sqsEndpoint, queueArns: new Map(), queueArnsByName: new Map() };
   await createTables(template, physical, dynamo.endpoint);
   await createQueues(template, physical, resolve, admin, upstreams);
@@ -146,7 +161,7 @@ async function deploy(
     (Object.keys(resources) as FunctionRole[]).map(async (role) => {
       const fn = resources[role];
       const props = fn.properties;
-      const proxy = await startProxy(role, upstreams, { parameters, bus }, calls);
+      const proxy = await startProxy(role, upstreams, { parameters, bus, states }, calls);
       cleanups.push(proxy.close);
       const own = defaultPhysical(fn.logicalId, 'AWS::Lambda::Function');
       byArn.set(own.attributes['Arn']!, role);
@@ -215,7 +230,7 @@ async function deploy(
       'The lane emulates mappings with ReportBatchItemFailures',
     );
     // The Lambda service polls with the function's role: a proxy of its own records those calls as the service's.
-    const proxy = await startProxy(role, upstreams, { parameters, bus }, {
+    const proxy = await startProxy(role, upstreams, { parameters, bus, states }, {
       add: (call) => calls.add({ ...call, by: 'lambda' }),
     } as CallLog);
     cleanups.push(proxy.close);
@@ -267,6 +282,8 @@ async function deploy(
     calls,
     parameters,
     bus,
+    states,
+    deliver: (event) => Promise.all(targetsOf(template, resolve, event).map((arn) => functions[roleOfArn(arn)].invoke(event))),
     customResources,
     async deleteCustomResources() {
       const responses = new Map<string, CustomResourceResponse>();

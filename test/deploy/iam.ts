@@ -77,7 +77,34 @@ export function grantsOf(assembly: Assembly, resolve: (value: unknown) => unknow
 
 type Decision = { allowed: boolean; error?: string };
 
+/**
+ * Actions the simulator's data (AWS's Service Authorization Reference) lists
+ * with no resource type, so it allows them on "*" only, while Step Functions
+ * authorizes them on the state machine of the token's execution (its
+ * AccessDenied names that ARN, and a statement on it allows them). The lane
+ * evaluates these itself: an Allow statement naming the action and a
+ * resource pattern that matches the machine (no Deny statements are granted).
+ */
+const ON_TOKEN_MACHINE = new Set(['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat']);
+
+const matchesPattern = (pattern: string, value: string) =>
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  ).test(value);
+
 async function simulate(call: AwsCall, statements: Json[]): Promise<Decision> {
+  if (ON_TOKEN_MACHINE.has(call.action)) {
+    const allowed = statements.some(
+      (statement) =>
+        statement['Effect'] === 'Allow' &&
+        list(statement['Action'] as string | string[]).some((action) => matchesPattern(action, call.action)) &&
+        list(statement['Resource'] as string | string[]).some((resource) => matchesPattern(resource, call.resource)),
+    );
+    return { allowed };
+  }
   const result = await runSimulation(
     {
       request: {

@@ -5,7 +5,8 @@
  * which names the service and action from the request's `X-Amz-Target`, the
  * resource from its body, and forwards it to the emulator (dynalite, fauxqs)
  * or answers it itself (the minimal SSM, Secrets Manager and EventBridge
- * `PutEvents` fakes: there is no emulator of any of them here).
+ * `PutEvents` fakes, and the Step Functions one of `stepfunctions-fake.ts`:
+ * there is no emulator of any of them here).
  *
  * The proxy records; it does not enforce. Whether the role allows each call
  * is decided afterwards against the synthesized policies (`iam.ts`), so one
@@ -16,6 +17,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { answerPutEvents, type ReceivedEvent } from '../support/eventbridge-fake.ts';
 import { ACCOUNT, REGION } from './resolve.ts';
+import type { StepFunctionsFake } from './stepfunctions-fake.ts';
 
 /** One AWS call a function made (or the Lambda service made with its role). */
 export interface AwsCall {
@@ -97,6 +99,7 @@ const TARGETS: Record<string, string> = {
   AmazonSSM: 'ssm',
   secretsmanager: 'secretsmanager',
   AWSEvents: 'events',
+  AWSStepFunctions: 'states',
 };
 
 /** The lifecycle events the functions put, kept by the lane's `PutEvents` fake (shared by every function). */
@@ -163,10 +166,10 @@ async function readBody(request: IncomingMessage): Promise<Buffer> {
 export async function startProxy(
   fn: string,
   upstreams: Upstreams,
-  fakes: { parameters: ParameterStore; bus: EventBusFake },
+  fakes: { parameters: ParameterStore; bus: EventBusFake; states: StepFunctionsFake },
   log: CallLog,
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const { parameters, bus } = fakes;
+  const { parameters, bus, states } = fakes;
   const server: Server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       response.writeHead(500, { 'content-type': 'application/json' });
@@ -188,6 +191,17 @@ export async function startProxy(
     const json = body.length ? (JSON.parse(body.toString('utf8')) as Json) : {};
     // The batch APIs are authorized as their single-message actions.
     const action = `${service}:${service === 'sqs' ? operation.replace(/Batch$/, '') : operation}`;
+    if (service === 'states') {
+      // Step Functions authorizes an answer on the machine of the token's execution: only the fake knows it.
+      log.add({ fn, action, resource: states.resourceOf(operation, json), by: 'code' });
+      const answer = states.answer(operation, json);
+      response.writeHead(answer.status, {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amzn-requestid': randomBytes(8).toString('hex'),
+      });
+      response.end(JSON.stringify(answer.body));
+      return;
+    }
     for (const resource of resourcesOfCall(service, operation, json, upstreams)) log.add({ fn, action, resource, by: 'code' });
 
     if (service === 'ssm' || service === 'secretsmanager' || service === 'events') {

@@ -18,6 +18,7 @@ import { environmentProblems, servedToolProblems } from './checks.ts';
 import { type Deployment, startDeployment } from './deployment.ts';
 import { checkIam, type Grant, grantReasons, grantsOf } from './iam.ts';
 import type { AwsCall } from './proxy.ts';
+import { workflowSet } from './workflow-set.ts';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const SCOPE = 'mcp-tasks';
@@ -328,6 +329,8 @@ describe('the default stack (endpoint open), run from its bundles', () => {
     () => open,
     () => ({}),
   );
+
+  workflowSet(() => open);
 
   it('answers a route the HTTP API does not have with 404, as API Gateway does', async () => {
     const response = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', open.url));

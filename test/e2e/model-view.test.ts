@@ -167,6 +167,7 @@ describe("npm start's catalogue", () => {
     assert.deepEqual(names, [
       'approval_gate',
       'batch_process',
+      'deploy_release',
       'external_job',
       'intake_form',
       'long_computation',

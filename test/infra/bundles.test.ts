@@ -17,11 +17,26 @@ import { ENV } from '../../shared/config.ts';
 import { PROTOCOL_VERSION } from '../../shared/wire.ts';
 import { httpApiEvent } from '../support/factories.ts';
 import { requestMeta } from '../support/wire.ts';
-import { bundledStack, bundleWorker, functions, type Json, only, ROOT, removeSynthesized, resourcesOf, type Synthesized } from './synth.ts';
+import {
+  bundledStack,
+  bundleWorker,
+  functions,
+  type Json,
+  only,
+  ROOT,
+  removeSynthesized,
+  resourcesOf,
+  type Synthesized,
+  workflowFunctions,
+} from './synth.ts';
 
 let base: Synthesized;
 /** What `TASKS_PUBLIC_URL` (the API's endpoint, a token) stands for here: a URL, as the setting requires. */
 const PLACEHOLDER_URL = 'https://placeholder.execute-api.us-east-1.amazonaws.com';
+/** What `TASKS_WORKFLOWS` (the machines' ARNs, tokens) stands for here: bindings, as the setting requires. */
+const PLACEHOLDER_WORKFLOWS = JSON.stringify({ deploy_release: 'arn:aws:states:us-east-1:123456789012:stateMachine:placeholder' });
+/** Placeholders for the settings whose values must parse. */
+const PLACEHOLDERS: Record<string, string> = { [ENV.publicUrl]: PLACEHOLDER_URL, [ENV.workflows]: PLACEHOLDER_WORKFLOWS };
 
 before(() => {
   base = bundledStack();
@@ -46,7 +61,7 @@ describe('bundles', () => {
       const environment = Object.fromEntries(
         Object.entries(variables).map(([name, value]) => [
           name,
-          typeof value === 'string' ? value : name === ENV.publicUrl ? PLACEHOLDER_URL : `placeholder-${name.toLowerCase()}`,
+          typeof value === 'string' ? value : (PLACEHOLDERS[name] ?? `placeholder-${name.toLowerCase()}`),
         ]),
       );
       const child = spawnSync(
@@ -172,8 +187,18 @@ describe('bundle contents', () => {
     assert.ok(!inputs.some((path) => path.startsWith('functions/fixtures/durability/')), 'the durability fixtures never ship');
   });
 
+  it('of a deployment without workflow tools carry no Step Functions client; with them, only the worker does', async () => {
+    const clientsOf = async (tools: (typeof TOOLSET_SOURCES)[keyof typeof TOOLSET_SOURCES]) => {
+      const metafile = await bundleWorker(bundlingFor().define ?? {}, tools);
+      const [, output] = Object.entries(metafile.outputs)[0]!;
+      return Object.entries(output.inputs).filter(([path, { bytesInOutput }]) => bytesInOutput > 0 && path.includes('@aws-sdk/client-sfn'));
+    };
+    assert.deepEqual(await clientsOf(TOOLSET_SOURCES.conformance), [], 'the conformance toolset has no workflow tool');
+    assert.ok((await clientsOf(TOOLSET_SOURCES.product)).length > 0, "the product's deploy_release runs a workflow");
+  });
+
   it('carry only the SDKs each function uses (the composition root is imported by path)', () => {
-    const fns = functions(base.json);
+    const fns = { ...functions(base.json), ...workflowFunctions(base.json) };
     const expected: Record<keyof typeof fns, { has: string[]; lacks: string[] }> = {
       // The MCP function verifies tokens (jose); the local authorization server never ships.
       // Every function that ends tasks or asks a person publishes its lifecycle events (EventBridge).
@@ -186,16 +211,34 @@ describe('bundle contents', () => {
           'zod',
           'jose',
         ],
-        lacks: ['oidc-provider', 'koa'],
+        lacks: ['oidc-provider', 'koa', '@aws-sdk/client-sfn'],
       },
       // The worker reads the state key (SSM) to seal the tokens of the callback URLs it hands out.
+      // With workflow tools (the product's deploy_release) it alone makes the Step Functions calls.
       worker: {
-        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge', '@aws-sdk/client-ssm', 'zod'],
+        has: [
+          '@aws-sdk/client-dynamodb',
+          '@aws-sdk/client-sqs',
+          '@aws-sdk/client-eventbridge',
+          '@aws-sdk/client-ssm',
+          '@aws-sdk/client-sfn',
+          'zod',
+        ],
         lacks: ['@modelcontextprotocol/server', 'jose', 'oidc-provider'],
+      },
+      // A workflow's end onto its row and the resume; no Step Functions call (the worker makes them), no tool, no events.
+      events: {
+        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs'],
+        lacks: ['@aws-sdk/client-sfn', '@aws-sdk/client-ssm', '@aws-sdk/client-eventbridge', 'zod', '@modelcontextprotocol/server'],
+      },
+      // A question (its task token sealed under the stack's secret: SSM) or a progress message onto the row, and the resume.
+      receiver: {
+        has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm'],
+        lacks: ['@aws-sdk/client-sfn', '@aws-sdk/client-eventbridge', '@modelcontextprotocol/server'],
       },
       sweeper: {
         has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-eventbridge'],
-        lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider'],
+        lacks: ['zod', '@modelcontextprotocol/server', 'jose', 'oidc-provider', '@aws-sdk/client-sfn'],
       },
       // It drains the DLQ itself (no event source mapping): the SQS client is its own.
       deadLetter: {
@@ -205,7 +248,7 @@ describe('bundle contents', () => {
       // Completions: the row (DynamoDB), the resume (SQS), the token's key (SSM); no tool, no protocol, no events.
       callbacks: {
         has: ['@aws-sdk/client-dynamodb', '@aws-sdk/client-sqs', '@aws-sdk/client-ssm'],
-        lacks: ['zod', '@modelcontextprotocol/server', 'jose', '@aws-sdk/client-eventbridge', 'hono'],
+        lacks: ['zod', '@modelcontextprotocol/server', 'jose', '@aws-sdk/client-eventbridge', 'hono', '@aws-sdk/client-sfn'],
       },
       // Pages (Hono), sign-in (openid-client, jose), answers checked with the MCP SDK's validator; no tool runs here, and the
       // Secrets Manager client only comes with a console client secret.

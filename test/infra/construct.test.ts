@@ -28,7 +28,8 @@ function project(props: Partial<McpTasksProps> = {}) {
   outdirs.push(outdir);
   const app = new App({ outdir, context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
   const stack = new Stack(app, 'MyTools');
-  const tasks = new McpTasks(stack, 'Tasks', { tools: TOOLS, projectRoot: ROOT, ...props });
+  // The product's tools hold a workflow tool: bound to a machine created from its ASL file.
+  const tasks = new McpTasks(stack, 'Tasks', { tools: TOOLS, projectRoot: ROOT, workflows: { deploy_release: {} }, ...props });
   return { app, stack, tasks, template: () => app.synth().getStackByName('MyTools').template as Json };
 }
 
@@ -62,7 +63,10 @@ describe('McpTasks in a project', () => {
 
   it('refuses a second one in the same stack, approvers nobody can sign in as, and a console listing every task behind an issuer', () => {
     const { stack } = project();
-    assert.throws(() => new McpTasks(stack, 'Again', { tools: TOOLS, projectRoot: ROOT }), /already holds one/);
+    assert.throws(
+      () => new McpTasks(stack, 'Again', { tools: TOOLS, projectRoot: ROOT, workflows: { deploy_release: {} } }),
+      /already holds one/,
+    );
     assert.throws(() => project({ approvers: 'group:ops' }), /approvers need people to sign in/);
     assert.throws(() => project({ cognito: { domainPrefix: 'My Tools' } }), /cognito.domainPrefix must be/);
     assert.throws(

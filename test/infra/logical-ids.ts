@@ -4,7 +4,8 @@
  * changed logical id makes CloudFormation replace the resource on the next
  * deploy: a new table loses every task, a new queue every message, a new
  * state-key custom resource deletes the sealing key's parameter (and with it
- * every callback token and console session), a new user pool every account.
+ * every callback token and console session), a new user pool every account,
+ * a new state machine the executions its tasks follow (and, named, fails the deploy).
  *
  * `npx tsx test/infra/logical-ids.ts` prints the current snapshot;
  * `--write` rewrites the file (only for a change that is meant, and
@@ -30,6 +31,7 @@ export const STATEFUL_TYPES = [
   'AWS::ApiGatewayV2::Stage',
   'AWS::ApiGatewayV2::Route',
   'Custom::RequestStateKey',
+  'AWS::StepFunctions::StateMachine',
 ] as const;
 
 /** The three context sets of the snapshot, on top of `cdk.json`'s context. */

@@ -9,6 +9,9 @@ import { productTools } from '../../functions/tools/index.ts';
 
 export const product: ToolDefinition[] = productTools;
 
+/** The product's tools but its workflow tool (deploy_release). */
+export const withoutWorkflows: ToolDefinition[] = productTools.filter((tool) => tool.workflow === undefined);
+
 /** A task-only tool with a secret and an S3 read permission. */
 export const withTaskTool: ToolDefinition[] = [...productTools, reportDigest];
 

@@ -47,8 +47,9 @@ describe('operations', () => {
   it('alarms on the DLQ, dead-lettered tasks, worker errors, sweeper errors, queue age and API 5xx', () => {
     const alarms = resourcesOf(stacks.base.json, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm['Properties'] as Json);
     // Six alarms of one metric each ($0.10 apiece at list price): the failed-task
-    // rate and dead-lettered messages come from the task metrics and the DLQ's age.
-    assert.equal(alarms.length, 6);
+    // rate and dead-lettered messages come from the task metrics and the DLQ's age;
+    // a seventh with workflow tools (the workflow-events DLQ: workflows.test.ts).
+    assert.equal(alarms.length, 7);
     for (const alarm of alarms) assert.equal(alarm['Metrics'], undefined, 'one metric per alarm');
     const metricsOf = (alarm: Json): Array<{ name: string; namespace: string }> =>
       alarm['Metrics']

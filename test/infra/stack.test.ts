@@ -27,6 +27,7 @@ import {
   refTo,
   resourcesOf,
   roleLogicalIdOf,
+  scheduleRule,
   statementsOf,
   templateStacks,
   warnings,
@@ -174,7 +175,7 @@ describe('task queue and worker', () => {
       0,
     );
     assert.deepEqual(handler['Properties']['Environment']['Variables'][ENV.deadLetterQueueUrl], refTo(deadLetterId));
-    const [, rule] = only(stacks.base.json, 'AWS::Events::Rule');
+    const [, rule] = scheduleRule(stacks.base.json);
     assert.ok((rule['Properties']['Targets'] as Json[]).some((t) => JSON.stringify(t['Arn']) === JSON.stringify(arnOf(handlerId))));
     const actions = statementsOf(stacks.base.json, roleLogicalIdOf(handler))
       .filter((st) => JSON.stringify(st['Resource']) === JSON.stringify(arnOf(deadLetterId)))
@@ -208,7 +209,7 @@ describe('task queue and worker', () => {
     const {
       queue: [, queue],
     } = queues(stacks.base.json);
-    const [, rule] = only(stacks.base.json, 'AWS::Events::Rule');
+    const [, rule] = scheduleRule(stacks.base.json);
     const variables = worker['Properties']['Environment']['Variables'] as Json;
     const leaseMs = Number(variables[ENV.leaseMs]);
     const graceMs = Number(variables[ENV.sweepGraceMs]);
@@ -263,7 +264,7 @@ describe('timings', () => {
 describe('sweeper', () => {
   it('runs on a schedule, every minute by default and as configured', () => {
     const [sweeperId] = functions(stacks.base.json).sweeper;
-    const [ruleId, rule] = only(stacks.base.json, 'AWS::Events::Rule');
+    const [ruleId, rule] = scheduleRule(stacks.base.json);
     assert.equal(rule['Properties']['ScheduleExpression'], `rate(${CONTEXT.sweepIntervalMinutes.default} minute)`);
     assert.equal(rule['Properties']['State'], 'ENABLED');
     // The sweeper, and the dead-letter handler that drains the DLQ on the same schedule.
@@ -284,7 +285,7 @@ describe('sweeper', () => {
     assert.deepEqual(permission['Properties']['FunctionName'], arnOf(sweeperId));
     assert.deepEqual(permission['Properties']['SourceArn'], arnOf(ruleId));
 
-    const [, configured] = only(stacks.jwt.json, 'AWS::Events::Rule');
+    const [, configured] = scheduleRule(stacks.jwt.json);
     assert.equal(configured['Properties']['ScheduleExpression'], 'rate(5 minutes)');
   });
 
@@ -348,8 +349,9 @@ describe('sweeper', () => {
 describe('functions', () => {
   it('run on the one runtime constant, ARM64, with active tracing and their own log group', () => {
     const fns = resourcesOf(stacks.base.json, 'AWS::Lambda::Function');
-    // The four task functions, the console, the callbacks function and the requestState key's custom resource.
-    assert.equal(fns.length, 7);
+    // The four task functions, the console, the callbacks function, the requestState key's custom resource, and
+    // deploy_release's workflow receiver and events consumer.
+    assert.equal(fns.length, 9);
     // Tracing is a setting, off by default (cost: see docs/deploying.md); on when asked for.
     for (const [id, fn] of resourcesOf(stacks.jwt.json, 'AWS::Lambda::Function'))
       assert.deepEqual(fn['Properties']['TracingConfig'], { Mode: 'Active' }, id);
@@ -400,7 +402,14 @@ describe('functions', () => {
 });
 
 describe('IAM', () => {
-  it('scopes every statement to this stack\'s resources; only X-Ray gets "*"', () => {
+  /** Whether a policy is attached to a state machine's role (only Step Functions may assume it). */
+  const isMachineRole = (policy: Json) =>
+    (policy['Properties']['Roles'] as Json[]).every((role) => {
+      const trust = stacks.base.json['Resources'][role['Ref']]['Properties']['AssumeRolePolicyDocument'] as Json;
+      return JSON.stringify(trust['Statement']).includes('states.amazonaws.com');
+    });
+
+  it('scopes every statement to this stack\'s resources; only X-Ray and log delivery get "*"', () => {
     const policies = resourcesOf(stacks.base.json, 'AWS::IAM::Policy');
     assert.ok(policies.length >= 3);
     for (const [id, policy] of policies) {
@@ -408,7 +417,14 @@ describe('IAM', () => {
         const actions = asList<string>(statement['Action']);
         assert.ok(!actions.some((action) => action.includes('*')), `${id}: wildcard action in ${JSON.stringify(actions)}`);
         const resources = asList<unknown>(statement['Resource']);
-        if (resources.includes('*')) {
+        if (resources.includes('*') && actions.every((action) => action.startsWith('logs:'))) {
+          // A state machine logging to CloudWatch Logs: the log delivery actions accept only "*".
+          assert.ok(isMachineRole(policy), `${id}: "*" resource for ${actions}`);
+          assert.ok(
+            actions.every((action) => /^logs:(\w+LogDeliver(y|ies)|Describe\w+|PutResourcePolicy)$/.test(action)),
+            `${id}: ${actions}`,
+          );
+        } else if (resources.includes('*')) {
           assert.deepEqual(
             [...actions].sort(),
             ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'],

@@ -137,10 +137,29 @@ export function functions(json: Json) {
   };
 }
 
+/** The workflow tools' functions (a deployment with workflow tools only). */
+export function workflowFunctions(json: Json) {
+  const byDescription = (text: string) =>
+    only(json, 'AWS::Lambda::Function', (fn) => String(fn['Properties']['Description']).includes(text));
+  return { receiver: byDescription("a workflow's questions and progress"), events: byDescription("a workflow's end") };
+}
+
+/** The task queue, and its dead-letter queue (the one its redrive policy names). */
 export function queues(json: Json) {
   const queue = only(json, 'AWS::SQS::Queue', (q) => q['Properties']['RedrivePolicy'] !== undefined);
-  const deadLetter = only(json, 'AWS::SQS::Queue', (q) => q['Properties']['RedrivePolicy'] === undefined);
+  const target = JSON.stringify(queue[1]['Properties']['RedrivePolicy']['deadLetterTargetArn']);
+  const deadLetter = only(json, 'AWS::SQS::Queue', (q) => JSON.stringify(arnOf(idOf(json, q))) === target);
   return { queue, deadLetter };
+}
+
+/** A resource's logical id. */
+function idOf(json: Json, resource: Json): string {
+  return Object.entries(json['Resources'] as Record<string, Json>).find(([, r]) => r === resource)![0];
+}
+
+/** The sweeper's schedule: the one rule with a schedule expression (the others match events). */
+export function scheduleRule(json: Json): [string, Json] {
+  return only(json, 'AWS::Events::Rule', (rule) => rule['Properties']['ScheduleExpression'] !== undefined);
 }
 
 export function roleLogicalIdOf(fn: Json): string {

@@ -43,7 +43,9 @@ function synth(list: NeedsList) {
   const app = new App({ outdir, context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
   const { toolset: _toolset, ...settings } = tasksStackPropsFromContext(app.node);
   const stack = new Stack(app, 'McpTasks');
-  new McpTasks(stack, 'Default', { ...settings, tools: { module: NEEDS_TOOLS, export: list }, projectRoot: ROOT });
+  // The product's tools hold a workflow tool: its machine is created from its ASL file, as the repository's deployment does.
+  const workflows = { deploy_release: {} };
+  new McpTasks(stack, 'Default', { ...settings, tools: { module: NEEDS_TOOLS, export: list }, workflows, projectRoot: ROOT });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   let json: Json | undefined;
   let failed = false;

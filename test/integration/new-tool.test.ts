@@ -36,7 +36,7 @@ describe('new-tool', () => {
     assert.match(index, /import \{ wordCount \} from '\.\/word-count\.ts';/);
     assert.match(
       index,
-      /productTools: ToolDefinition\[\] = \[batchProcess, approvalGate, externalJob, longComputation, intakeForm, wordCount\];/,
+      /productTools: ToolDefinition\[\] = \[\s*batchProcess,\s*approvalGate,\s*externalJob,\s*longComputation,\s*intakeForm,\s*deployRelease,\s*wordCount,?\s*\];/,
     );
 
     const served = run([
@@ -45,7 +45,7 @@ describe('new-tool', () => {
       '--input-type=module',
     ]);
     assert.equal(served.status, 0, served.stderr);
-    assert.equal(served.stdout.trim(), 'batch_process,approval_gate,external_job,long_computation,intake_form,word_count');
+    assert.equal(served.stdout.trim(), 'batch_process,approval_gate,external_job,long_computation,intake_form,deploy_release,word_count');
 
     const tested = run(['--test', 'test/unit/tools/word-count.test.ts']);
     assert.equal(tested.status, 0, tested.stdout + tested.stderr);

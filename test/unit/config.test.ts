@@ -57,6 +57,12 @@ describe('loadConfig', () => {
       { [ENV.authIssuers]: 'https://a.example', [ENV.authResource]: 'http://mcp.example.com/mcp' },
       /TASKS_AUTH_RESOURCE/,
     ],
+    ['workflow bindings that are not JSON', { [ENV.workflows]: 'deploy_release=arn' }, /TASKS_WORKFLOWS must be a JSON object/],
+    [
+      'a workflow binding that is no state machine ARN',
+      { [ENV.workflows]: '{"deploy_release":"arn:aws:lambda:us-east-1:123456789012:function:f"}' },
+      /the binding of "deploy_release" must be a state machine ARN/,
+    ],
     ['a client fallback that is neither on nor off', { [ENV.clientFallback]: 'yes' }, /TASKS_CLIENT_FALLBACK must be on or off/],
     [
       'a machine rule that is neither none nor <claim>=<value>',
@@ -95,7 +101,9 @@ describe('loadConfig', () => {
                       ? 'form'
                       : key === 'machineClaim'
                         ? 'gty=client-credentials'
-                        : '7';
+                        : key === 'workflows'
+                          ? '{"deploy_release":"arn:aws:states:us-east-1:123456789012:stateMachine:deploy-release"}'
+                          : '7';
       const config: Record<string, unknown> = loadConfig({ ...base, [setting.env]: raw });
       assert.notDeepEqual(config[key], defaults[key], `${setting.env} is read into ${key}`);
     }

@@ -189,6 +189,7 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
   if (task.callbackWait !== undefined) item['callbackWait'] = json(task.callbackWait);
   if (task.repeat !== undefined) item['repeat'] = { M: { head: { S: task.repeat.head }, run: number(task.repeat.run) } };
   if (task.runsEnded !== undefined) item['runsEnded'] = number(task.runsEnded);
+  if (task.workflow !== undefined) item['workflow'] = json(task.workflow);
   if (task.status === 'input_required') item['inputRequests'] = json(task.inputRequests);
   if (task.status === 'completed') item['result'] = json(task.result);
   if (task.status === 'failed') item['error'] = json(task.error);
@@ -240,6 +241,7 @@ export function fromItem(item: Item): TaskRecord {
   const repeat = item['repeat']?.M;
   if (repeat) base.repeat = { head: readString(repeat, 'head'), run: readNumber(repeat, 'run') };
   if (item['runsEnded']) base.runsEnded = readNumber(item, 'runsEnded');
+  if (item['workflow']) base.workflow = readJson(item, 'workflow');
 
   const status = readString(item, 'status') as TaskStatus;
   switch (status) {

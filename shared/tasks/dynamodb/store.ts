@@ -27,6 +27,7 @@ import type {
   TaskPage,
 } from '../store-types.ts';
 import { expiresAtSeconds } from '../ttl.ts';
+import type { WorkflowStore } from '../workflows-store.ts';
 import { activeIndexEntries } from './active-index.ts';
 import { listWaiting, listWaitingPage, unlistWaiting } from './approvals.ts';
 import { dynamoDbCallbacks } from './callbacks.ts';
@@ -42,6 +43,7 @@ import { dynamoDbSignInNames } from './sign-in-names.ts';
 import { dynamoDbSignOuts } from './sign-outs.ts';
 import { freeSlot, takeSlot } from './slots.ts';
 import { changes, leaseHeldBy, putRow, ROW_REJECTED_ERROR, rejectedMessage, type StoreTable, shardsOf, updateRow } from './update.ts';
+import { dynamoDbWorkflows } from './workflows.ts';
 
 /**
  * {@link TaskStore} on one DynamoDB table (layout in `dynamodb/schema.ts`).
@@ -92,6 +94,12 @@ export class DynamoDbTaskStore implements TaskStore {
   // The console's sign-out records live in `dynamodb/sign-outs.ts`.
   readonly recordSignOut: SignOutStore['recordSignOut'];
   readonly signedOutAfter: SignOutStore['signedOutAfter'];
+  // The workflow operations live in `dynamodb/workflows.ts`.
+  readonly followExecution: WorkflowStore['followExecution'];
+  readonly askFromWorkflow: WorkflowStore['askFromWorkflow'];
+  readonly workflowProgress: WorkflowStore['workflowProgress'];
+  readonly dropWorkflowToken: WorkflowStore['dropWorkflowToken'];
+  readonly endWorkflow: WorkflowStore['endWorkflow'];
   // The names people signed in to the console with live in `dynamodb/sign-in-names.ts`.
   readonly recordSignInName: SignInNameStore['recordSignInName'];
   readonly signInNameOf: SignInNameStore['signInNameOf'];
@@ -102,6 +110,13 @@ export class DynamoDbTaskStore implements TaskStore {
     const callbacks = dynamoDbCallbacks(this.#table);
     ({ awaitCallbacks: this.awaitCallbacks, completeCallback: this.completeCallback, beatCallback: this.beatCallback } = callbacks);
     ({ recordSignOut: this.recordSignOut, signedOutAfter: this.signedOutAfter } = dynamoDbSignOuts(this.#table));
+    ({
+      followExecution: this.followExecution,
+      askFromWorkflow: this.askFromWorkflow,
+      workflowProgress: this.workflowProgress,
+      dropWorkflowToken: this.dropWorkflowToken,
+      endWorkflow: this.endWorkflow,
+    } = dynamoDbWorkflows(this.#table));
     ({ recordSignInName: this.recordSignInName, signInNameOf: this.signInNameOf } = dynamoDbSignInNames(this.#table));
   }
 

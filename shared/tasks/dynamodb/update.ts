@@ -235,6 +235,8 @@ export function minimalEnd(
     'arguments',
     'inputResponses',
     'clientCapabilities',
+    // Without its tokens (`applyOutcome` drops them at the end).
+    'workflow',
     'lastUpdatedAt',
     'ttlMs',
     TTL_ATTRIBUTE,

@@ -42,6 +42,14 @@ import type {
   StorePolicy,
   TaskPage,
 } from '../store-types.ts';
+import {
+  decideAskFromWorkflow,
+  decideDropWorkflowToken,
+  decideEndWorkflow,
+  decideFollowExecution,
+  decideWorkflowProgress,
+} from '../workflows-decisions.ts';
+import type { AskedQuestion, ExpectedExecution, WorkflowEnd, WorkflowWriteResult } from '../workflows-model.ts';
 
 /**
  * An in-process {@link TaskStore}: the reference semantics the DynamoDB
@@ -286,6 +294,37 @@ export class InMemoryTaskStore implements TaskStore {
 
   async beatCallback(taskId: string, callbackId: string, now: number): Promise<HeartbeatResult> {
     return this.#apply(taskId, decideBeatCallback(this.#tasks.get(taskId), callbackId, now));
+  }
+
+  async followExecution(taskId: string, execution: string, replacing?: string): Promise<string | undefined> {
+    return this.#apply(taskId, decideFollowExecution(this.#tasks.get(taskId), execution, replacing));
+  }
+
+  async askFromWorkflow(taskId: string, asked: AskedQuestion, expected: ExpectedExecution, now: number): Promise<WorkflowWriteResult> {
+    return this.#apply(taskId, decideAskFromWorkflow(this.#tasks.get(taskId), asked, expected, now, this.#policy));
+  }
+
+  async workflowProgress(
+    taskId: string,
+    execution: string,
+    expected: ExpectedExecution,
+    message: string,
+    now: number,
+  ): Promise<WorkflowWriteResult> {
+    return this.#apply(taskId, decideWorkflowProgress(this.#tasks.get(taskId), execution, expected, message, now));
+  }
+
+  async dropWorkflowToken(taskId: string, id: string): Promise<void> {
+    return this.#apply(taskId, decideDropWorkflowToken(this.#tasks.get(taskId), id));
+  }
+
+  async endWorkflow(
+    taskId: string,
+    end: WorkflowEnd,
+    expected: ExpectedExecution,
+    now: number,
+  ): Promise<CompletionResult | 'not-followed'> {
+    return this.#apply(taskId, decideEndWorkflow(this.#tasks.get(taskId), end, expected, now, this.#policy));
   }
 
   /**
