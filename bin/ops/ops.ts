@@ -11,6 +11,7 @@
 import { type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { whoAsks } from '../../shared/console/words.ts';
+import { SqsTaskQueue } from '../../shared/queue/sqs-queue.ts';
 import {
   activeIndexEntries,
   activeShards,
@@ -174,8 +175,10 @@ export class Ops {
   async cancel(taskId: string, reason: string): Promise<EndResult> {
     const task = await this.#row(taskId);
     if (!task) return { taskId, outcome: 'unchanged', reason: 'no such task' };
-    const { result } = await this.#store.cancel(taskId, task.owner, this.#now(), { statusMessage: operatorMessage(reason) });
+    const { result, resumes } = await this.#store.cancel(taskId, task.owner, this.#now(), { statusMessage: operatorMessage(reason) });
     if (result === 'terminal') return { taskId, outcome: 'unchanged', reason: `already ${task.status}` };
+    // Made due so that its run stops its workflow or runs its `onCancel`: queued now (else the next sweep carries it).
+    if (resumes) await new SqsTaskQueue({ client: this.#deps.sqs, queueUrl: this.#deps.queueUrl }).send({ taskId, reason: 'resume' });
     return { taskId, outcome: result };
   }
 

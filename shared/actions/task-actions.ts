@@ -302,15 +302,17 @@ export class TaskActions {
    * (its end logged and its `Task Cancelled` event published here, after
    * the write); a running one is flagged for its worker (which ends it, and
    * announces that), or with `atOnce` ends now too, its lease voided. A
-   * terminal task is left alone (`terminal`). Throws
+   * terminal task is left alone (`terminal`). A suspended task whose run
+   * must act on the cancel (a callback's `onCancel`, a workflow's execution
+   * to stop) is made due and resumed by the one rule. Throws
    * {@link TaskNotFoundError} as `read` would find nothing.
    */
   async cancel(taskId: string, principal: string, options?: CancelOptions): Promise<CancelResult> {
     const at = this.deps.now();
-    const { result, task } = await this.deps.store.cancel(taskId, principal, at, options);
+    const { result, task, resumes } = await this.deps.store.cancel(taskId, principal, at, options);
     if (result === 'cancelled') logTaskEnded(this.deps.log, task ?? { taskId }, 'cancelled', at);
     if (task) await this.deps.events?.announce(task);
-    return result;
+    return this.#resumed(taskId, result, resumes === true);
   }
 
   /**

@@ -361,7 +361,10 @@ export function decideCancel(
   if (cancelRunsOnCancel(task) && !options.atOnce) {
     const { inputRequests: _closed, keptUntil: _kept, ...rest } = requested as TaskRecord & { inputRequests?: unknown };
     checkTransition(task, 'working');
-    return { result: { result: 'requested' }, next: { ...rest, status: 'working', sweepAt: now, version: task.version + 1 } };
+    return {
+      result: { result: 'requested', resumes: true },
+      next: { ...rest, status: 'working', sweepAt: now, version: task.version + 1 },
+    };
   }
   const statusMessage = options.statusMessage === undefined ? {} : { statusMessage: options.statusMessage };
   const next = applyOutcome(requested, { status: 'cancelled', ...statusMessage }, now, policy.retentionMs);

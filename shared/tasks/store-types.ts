@@ -105,6 +105,11 @@ export interface CancelOutcome {
   result: CancelResult;
   /** Present when `result` is `cancelled`. */
   task?: TaskRecord;
+  /**
+   * The cancel made a suspended task due at once (a callback's `onCancel` to
+   * run, a workflow's execution to stop): its resume is to be queued now.
+   */
+  resumes?: true;
 }
 
 /**

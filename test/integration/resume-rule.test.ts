@@ -1,7 +1,8 @@
 /**
  * The one resume rule, on every surface that resumes a waiting task: a
  * `tasks/update` answer, the fallback's `task_answer`, a decision on the
- * console's page and a callback's completion. Each records its change, then
+ * console's page, a callback's completion, and a cancel of a task suspended
+ * on its callback (its `onCancel` runs). Each records its change, then
  * queues the resume; when the queue refuses, the change stays recorded, the
  * caller is told it succeeded, the failure is logged (`enqueue-failed`) and
  * the sweeper resumes the task to its end.
@@ -177,6 +178,23 @@ describe('one resume rule: a refused enqueue after the change is recorded', () =
     await stack?.close();
     await new Promise<void>((resolve) => service.close(() => resolve()));
     await rm(root, { recursive: true, force: true });
+  });
+
+  it("a cancel of a task suspended on its callback: its onCancel's resume is queued by the same rule", async () => {
+    const count = handed.length;
+    const taskId = await createTask(stack.url, 'outside_wait', { serviceUrl, timeoutMs: 600_000 });
+    await waitFor('the service to be handed the callback', () => handed.length > count, SETTLE_MS);
+    await pollUntil(stack.url, taskId, (task) => /call back/.test(task.statusMessage ?? ''), SETTLE_MS, 100);
+    refuseResumeOf = taskId;
+    const response = await rpc(stack.url, 'tasks/cancel', { taskId });
+    assert.equal(response.status, 200, response.text);
+    assert.equal(refuseResumeOf, undefined, 'the resume was queued at once, and refused');
+    assert.deepEqual(
+      logsOf(taskId, 'enqueue-failed').map(({ reason, error }) => ({ reason, error })),
+      [{ reason: 'resume', error: 'ServiceUnavailable' }],
+    );
+    await untilStatus(taskId, 'cancelled');
+    assert.ok(sentFor(taskId).includes('sweep'), `the sweeper queued it: ${sentFor(taskId).join(', ')}`);
   });
 
   for (const surface of surfaces) {
