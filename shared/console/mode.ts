@@ -60,10 +60,11 @@ export function personPageOf(
   if (config.consoleClientId !== undefined) return (taskId) => links.taskPage(taskId);
   if (config.consoleIssuer !== undefined || config.auth !== undefined) return undefined;
   // An open console: only on this machine's loopback (read at each use: the local stack knows its URL once it listens).
-  return (taskId) => {
-    const origin = links.origin;
-    return origin !== undefined && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(origin).hostname)
-      ? links.taskPage(taskId)
-      : undefined;
-  };
+  return (taskId) => (onLoopback(links) ? links.taskPage(taskId) : undefined);
+}
+
+/** Whether the deployment is served on a loopback address of this machine (the local stack). */
+export function onLoopback(links: DeploymentLinks): boolean {
+  const origin = links.origin;
+  return origin !== undefined && ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(origin).hostname);
 }

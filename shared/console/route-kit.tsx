@@ -5,12 +5,14 @@
  * live state.
  */
 import type { Context } from 'hono';
-import { eventsOf } from '../events/task-events.ts';
+import { eventsOf, type TaskEvent } from '../events/task-events.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import type { Decision, TaskRecord } from '../tasks/model.ts';
 import type { ConsoleEnv, ConsoleSessions } from './cookies.ts';
 import type { ConsoleDeps } from './deps.ts';
+import { type ExecutionLink, executionLink } from './execution-link.ts';
 import type { LiveView } from './live.ts';
+import { onLoopback } from './mode.ts';
 import { ApproverTaskPage } from './pages/approvals.tsx';
 import { Message, NotFound } from './pages/list.tsx';
 import type { Refusal } from './pages/question.tsx';
@@ -91,7 +93,7 @@ export function routeKit(deps: ConsoleDeps, sessions: ConsoleSessions): RouteKit
         steps={steps}
         viewer={viewer(c, who)}
         {...common}
-        {...(deps.events ? { events: eventsOf(task, { links: deps.links, maxInputWaitMs: deps.config.maxInputWaitMs }) } : {})}
+        {...ownersExtras(task, deps)}
       />,
       { title },
     );
@@ -121,6 +123,20 @@ export function routeKit(deps: ConsoleDeps, sessions: ConsoleSessions): RouteKit
 }
 
 /** What an approver's page is told once its questions were decided elsewhere. */
+/**
+ * What only the owner's page shows: the lifecycle events the row implies
+ * (where the deployment publishes them), and the workflow execution the task
+ * follows (for a workflow tool's task).
+ */
+function ownersExtras(task: TaskRecord, deps: ConsoleDeps): { events?: readonly TaskEvent[]; execution?: ExecutionLink } {
+  const arn = task.workflow?.execution;
+  const execution = arn === undefined ? undefined : executionLink(arn, onLoopback(deps.links));
+  return {
+    ...(deps.events ? { events: eventsOf(task, { links: deps.links, maxInputWaitMs: deps.config.maxInputWaitMs }) } : {}),
+    ...(execution ? { execution } : {}),
+  };
+}
+
 function decidedElsewhere(): Omit<LiveView, 'decisionNodes' | 'pollIntervalMs'> {
   return {
     status: 'working',

@@ -9,6 +9,7 @@ import { raw } from 'hono/html';
 import type { TaskEvent } from '../../events/task-events.ts';
 import { taskPagePath } from '../../links.ts';
 import { isTerminal, type TaskRecord } from '../../tasks/model.ts';
+import type { ExecutionLink } from '../execution-link.ts';
 import type { LiveView } from '../live.ts';
 import { LIVE_SCRIPT } from '../live-script.ts';
 import { el } from '../nodes.ts';
@@ -35,6 +36,8 @@ export interface TaskPageProps {
   viewer: Viewer;
   /** The lifecycle events the task's row implies, where the deployment publishes them. */
   events?: readonly TaskEvent[];
+  /** A workflow tool's execution (the owner's page only): its name and its page in the AWS console. */
+  execution?: ExecutionLink;
 }
 
 export function TaskPage(props: TaskPageProps) {
@@ -56,7 +59,7 @@ export function TaskPage(props: TaskPageProps) {
       <p id="status-line" class="status-line" role="status">
         <Nodes nodes={live.statusNodes} />
       </p>
-      <Facts task={task} requester={props.requester} live={live} now={now} />
+      <Facts task={task} requester={props.requester} live={live} now={now} {...(props.execution ? { execution: props.execution } : {})} />
       <p id="live-state" class="live-state" aria-live="polite" />
       <p id="notice" hidden>
         The task asks something new. <a href={path}>Reload the page</a> to answer it.
@@ -104,7 +107,7 @@ export function TaskPage(props: TaskPageProps) {
 export const FOUR_EYES_BLOCKED =
   "This question must be decided by an approver other than the task's caller. You started this task, so you cannot decide it: an approver decides it from their console.";
 
-function Facts(props: { task: TaskRecord; requester: string; live: LiveView; now: number }) {
+function Facts(props: { task: TaskRecord; requester: string; live: LiveView; now: number; execution?: ExecutionLink }) {
   const { task, now } = props;
   return (
     <dl class="facts">
@@ -126,7 +129,29 @@ function Facts(props: { task: TaskRecord; requester: string; live: LiveView; now
       <dd>
         <code class="id">{task.taskId}</code>
       </dd>
+      {props.execution ? <Execution execution={props.execution} /> : null}
     </dl>
+  );
+}
+
+/** The workflow execution the task follows: a link to it in the AWS console where there is one. */
+function Execution(props: { execution: ExecutionLink }) {
+  const { name, url } = props.execution;
+  return (
+    <>
+      <dt>Workflow execution</dt>
+      <dd id="execution">
+        {url ? (
+          <a href={url} target="_blank" rel="noopener noreferrer">
+            <code class="id">{name}</code> in the AWS console
+          </a>
+        ) : (
+          <>
+            <code class="id">{name}</code> (run by the local stack)
+          </>
+        )}
+      </dd>
+    </>
   );
 }
 
