@@ -23,8 +23,9 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** The longest retention that may be configured: results are not an archive. */
-const MAX_RETENTION_MS = 30 * DAY;
+/** The longest retention that may be configured, in days: results are not an archive. */
+const MAX_RETENTION_DAYS = 30;
+const MAX_RETENTION_MS = MAX_RETENTION_DAYS * DAY;
 
 /** The most index shards (`MAX_ACTIVE_INDEX_SHARDS` of the DynamoDB layout, which a test keeps equal). */
 export const MAX_INDEX_SHARDS = 64;
@@ -57,7 +58,15 @@ export const SETTINGS = {
     read: (raw) => raw || 'local',
   },
   taskTtlMs: duration('TASKS_TTL_MS', HOUR),
-  retentionMs: duration('TASKS_RETENTION_MS', HOUR, { max: MAX_RETENTION_MS }),
+  retentionMs: {
+    ...duration('TASKS_RETENTION_MS', HOUR),
+    // The bound in days written out: no duration formatter in the functions' bundles for one message.
+    read: (raw: string | undefined): number => {
+      const value = positiveInt('TASKS_RETENTION_MS', raw, HOUR);
+      if (value > MAX_RETENTION_MS) throw new Error(`TASKS_RETENTION_MS may be at most ${MAX_RETENTION_MS} (${MAX_RETENTION_DAYS} days)`);
+      return value;
+    },
+  },
   pollIntervalMs: duration('TASKS_POLL_INTERVAL_MS', SECOND),
   maxPollIntervalMs: duration('TASKS_MAX_POLL_INTERVAL_MS', 30 * SECOND),
   leaseMs: duration('TASKS_LEASE_MS', 5 * MINUTE),

@@ -1,10 +1,9 @@
 /**
  * How a setting of `SETTINGS` (`config.ts`) reads its variable: required or
- * optional strings, lists, durations and counts with a default and bounds,
- * origins. A bad value throws at start, naming the variable.
+ * optional strings, lists, durations and counts with a default, origins. A
+ * bad value throws at start, naming the variable.
  */
 import { list } from './auth/settings.ts';
-import { formatDuration } from './durations.ts';
 
 /** One setting: its variable and how it reads (what the docs say of it: `config-docs.ts`). */
 export interface Setting<E extends string = string, T = unknown> {
@@ -37,17 +36,8 @@ export function listed<E extends string>(env: E): Setting<E, string[]> {
 }
 
 /** A duration in milliseconds; its variable ends in `_MS`, which is how the docs know to show the default as a duration. */
-export function duration<E extends `${string}_MS`>(env: E, fallback: number, options: { max?: number } = {}): Numeric<E> {
-  const { max } = options;
-  return {
-    env,
-    fallback,
-    read: (raw) => {
-      const value = positiveInt(env, raw, fallback);
-      if (max !== undefined && value > max) throw new Error(`${env} may be at most ${max} (${formatDuration(max)})`);
-      return value;
-    },
-  };
+export function duration<E extends `${string}_MS`>(env: E, fallback: number): Numeric<E> {
+  return { env, fallback, read: (raw) => positiveInt(env, raw, fallback) };
 }
 
 export function count<E extends string>(env: E, fallback: number): Numeric<E> {
