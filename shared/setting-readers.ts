@@ -1,20 +1,13 @@
 /**
  * How a setting of `SETTINGS` (`config.ts`) reads its variable: required or
- * optional strings, lists, durations and counts with a default and bounds,
- * origins. A bad value throws at start, naming the variable.
+ * optional strings, lists, durations and counts with a default, origins. A
+ * bad value throws at start, naming the variable.
  */
 import { list } from './auth/settings.ts';
-import { formatDuration } from './durations.ts';
 
-/** One setting: its variable, how it reads, and what the docs say of it. */
+/** One setting: its variable and how it reads (what the docs say of it: `config-docs.ts`). */
 export interface Setting<E extends string = string, T = unknown> {
   readonly env: E;
-  /** What it does, one line (Markdown). */
-  readonly meaning: string;
-  /** The default as documented. */
-  readonly shown: string;
-  /** What the stack sets on AWS, when not the default. */
-  readonly deployed?: string;
   /** Reads the raw value (`undefined` when unset); a bad value throws, naming the variable. */
   readonly read: (raw: string | undefined) => T;
 }
@@ -24,12 +17,9 @@ export interface Numeric<E extends string> extends Setting<E, number> {
   readonly fallback: number;
 }
 
-export function required<E extends string>(env: E, meaning: string, deployed: string): Setting<E, string> {
+export function required<E extends string>(env: E): Setting<E, string> {
   return {
     env,
-    meaning,
-    shown: '(required)',
-    deployed,
     read: (raw) => {
       if (!raw) throw new Error(`Missing required environment variable ${env}`);
       return raw;
@@ -37,37 +27,21 @@ export function required<E extends string>(env: E, meaning: string, deployed: st
   };
 }
 
-export function optional<E extends string>(env: E, meaning: string, deployed: string): Setting<E, string | undefined> {
-  return { env, meaning, shown: 'none', deployed, read: (raw) => raw || undefined };
+export function optional<E extends string>(env: E): Setting<E, string | undefined> {
+  return { env, read: (raw) => raw || undefined };
 }
 
-export function listed<E extends string>(env: E, meaning: string, deployed: string): Setting<E, string[]> {
-  return { env, meaning, shown: 'none', deployed, read: list };
+export function listed<E extends string>(env: E): Setting<E, string[]> {
+  return { env, read: list };
 }
 
-export function duration<E extends string>(
-  env: E,
-  fallback: number,
-  meaning: string,
-  options: { max?: number; deployed?: string } = {},
-): Numeric<E> {
-  const { max, deployed } = options;
-  return {
-    env,
-    meaning,
-    fallback,
-    shown: `${fallback} (${formatDuration(fallback)})`,
-    ...(deployed ? { deployed } : {}),
-    read: (raw) => {
-      const value = positiveInt(env, raw, fallback);
-      if (max !== undefined && value > max) throw new Error(`${env} may be at most ${max} (${formatDuration(max)})`);
-      return value;
-    },
-  };
+/** A duration in milliseconds; its variable ends in `_MS`, which is how the docs know to show the default as a duration. */
+export function duration<E extends `${string}_MS`>(env: E, fallback: number): Numeric<E> {
+  return { env, fallback, read: (raw) => positiveInt(env, raw, fallback) };
 }
 
-export function count<E extends string>(env: E, fallback: number, meaning: string): Numeric<E> {
-  return { env, meaning, fallback, shown: String(fallback), read: (raw) => positiveInt(env, raw, fallback) };
+export function count<E extends string>(env: E, fallback: number): Numeric<E> {
+  return { env, fallback, read: (raw) => positiveInt(env, raw, fallback) };
 }
 
 export function positiveInt(env: string, raw: string | undefined, fallback: number): number {

@@ -1,6 +1,7 @@
 /**
  * The settings tables of `docs/configuration.md`, rendered from the tables in the code: the
- * functions' settings (`SETTINGS`, `shared/config.ts`) with the values the
+ * functions' settings (`SETTINGS`, `shared/config.ts`, joined with what the docs say of
+ * them, `SETTING_DOCS`, `shared/config-docs.ts`) with the values the
  * stack sets (`infra/timings.ts`), the stack's context keys (`CONTEXT`,
  * `infra/context.ts`) and `npm start`'s variables (`LOCAL_ENV`,
  * `bin/local/environment.ts`). `npx tsx bin/scripts/config-tables.ts`
@@ -11,19 +12,38 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CONTEXT } from '../../infra/context.ts';
 import { durableTimings, timingsEnvironment } from '../../infra/timings.ts';
 import { SETTINGS } from '../../shared/config.ts';
+import { SETTING_DOCS } from '../../shared/config-docs.ts';
 import { formatDuration } from '../../shared/durations.ts';
+import type { Setting } from '../../shared/setting-readers.ts';
 import { LOCAL_ENV } from '../local/environment.ts';
 
 export const CONFIGURATION_PAGE = fileURLToPath(new URL('../../docs/configuration.md', import.meta.url));
 
+/**
+ * A setting's default as its reader gives it: a duration (its variable ends in `_MS`) or a
+ * number; `(required)` when reading it unset throws; else none.
+ */
+function readerDefault(setting: Setting): string {
+  if ('fallback' in setting && typeof setting.fallback === 'number') {
+    return setting.env.endsWith('_MS') ? `${setting.fallback} (${formatDuration(setting.fallback)})` : String(setting.fallback);
+  }
+  try {
+    setting.read(undefined);
+    return 'none';
+  } catch {
+    return '(required)';
+  }
+}
+
 /** The Configuration table: every `TASKS_*` variable, its `npm start` default and what the stack sets. */
 function settingsTable(): string {
   const stackTimings = timingsEnvironment(durableTimings());
-  const rows = Object.values(SETTINGS).map((setting) => {
+  const rows = (Object.keys(SETTINGS) as (keyof typeof SETTINGS)[]).map((key) => {
+    const setting: Setting = SETTINGS[key];
+    const docs = SETTING_DOCS[key];
     const timing = stackTimings[setting.env];
-    const deployed =
-      timing !== undefined ? `${timing} (${formatDuration(Number(timing))})` : 'deployed' in setting ? setting.deployed : 'the default';
-    return `| \`${setting.env}\` | ${setting.shown} | ${deployed} | ${setting.meaning} |`;
+    const deployed = timing !== undefined ? `${timing} (${formatDuration(Number(timing))})` : (docs.deployed ?? 'the default');
+    return `| \`${setting.env}\` | ${docs.shown ?? readerDefault(setting)} | ${deployed} | ${docs.meaning} |`;
   });
   return ['| variable | default | deployed | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }

@@ -9,8 +9,7 @@ import { purposeKeys } from '../../shared/keys.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { validateCatalogue } from '../../shared/runtime/catalogue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
-import type { WorkflowEngine } from '../../shared/workflows/engine.ts';
-import { bindWorkflows } from '../../shared/workflows/tool.ts';
+import { unboundWorkflows, type WorkflowRuntime } from '../../shared/workflows/tool.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { sqsQueue } from '../lib/sqs.ts';
@@ -20,22 +19,25 @@ import { createWorkerHandler, type WorkerHandler } from './app.ts';
 
 /**
  * The handler running `tools` (a duplicate name or an invalid definition
- * throws here, naming the tool). `workflowEngine` (`sfnEngine`, from
+ * throws here, naming the tool). `workflowRuntime` (`sfnWorkflows`, from
  * `../lib/sfn.ts`) is given by the entry of a deployment with workflow tools
- * only, so any other bundle carries no Step Functions client.
+ * only, so any other bundle carries neither the Step Functions client nor
+ * the workflow runner.
  */
-export function deployedHandler(tools: readonly ToolDefinition[], workflowEngine?: () => WorkflowEngine): WorkerHandler {
+export function deployedHandler(tools: readonly ToolDefinition[], workflowRuntime?: WorkflowRuntime): WorkerHandler {
   const config = loadConfig();
   const store = dynamoDbStore(config);
   const log = jsonLog();
   // Callback URLs and workflow task tokens are sealed under keys derived from the stack's secret (read on first use).
   const keys = config.stackSecretParameter ? purposeKeys(ssmStackSecret(config.stackSecretParameter)) : undefined;
-  const workflows = workflowEngine && keys ? { engine: workflowEngine(), bindings: config.workflows, store, keys, log } : undefined;
+  const workflows =
+    workflowRuntime && keys ? { engine: workflowRuntime.engine(), bindings: config.workflows, store, keys, log } : undefined;
+  const catalogue = withDeployedSettings(validateCatalogue(tools));
   return createWorkerHandler({
     config,
     store,
     queue: sqsQueue(config),
-    tools: bindWorkflows(withDeployedSettings(validateCatalogue(tools)), workflows),
+    tools: workflowRuntime ? workflowRuntime.bind(catalogue, workflows) : unboundWorkflows(catalogue),
     log,
     eventPublisher: eventBridgePublisher(config),
     ...(keys ? { keys } : {}),

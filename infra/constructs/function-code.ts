@@ -36,7 +36,7 @@ export const FUNCTION_MODULES = {
 
 export type FunctionName = keyof typeof FUNCTION_MODULES;
 
-/** The Step Functions engine's module, which the worker's entry imports when the deployment has workflow tools. */
+/** The Step Functions engine and workflow runner's module, which the worker's entry imports when the deployment has workflow tools. */
 const SFN_ENGINE_MODULE = 'functions/lib/sfn';
 
 /** A module of the package by its path from the package root, without extension (e.g. `functions/dlq/handler`). */

@@ -63,8 +63,8 @@ export type ToolFunction = (typeof TOOL_FUNCTIONS)[number];
  * `functions/<fn>/deployed`), by paths relative to `dir` (where the entry is
  * written), so the entry, and the bundle's source map, are the same on every
  * machine. `engine` (the worker's, when the tools run workflows: the path of
- * `functions/lib/sfn`) hands the worker its Step Functions engine; without
- * it the bundle carries no Step Functions client.
+ * `functions/lib/sfn`) hands the worker its Step Functions engine and the
+ * workflow runner; without it the bundle carries neither.
  */
 export function entryText(fn: ToolFunction, deployed: string, sources: readonly ResolvedSource[], dir: string, engine?: string): string {
   const specifier = (path: string) => {
@@ -75,8 +75,8 @@ export function entryText(fn: ToolFunction, deployed: string, sources: readonly 
     `// Generated at synthesis by McpTasks: the ${fn === 'mcp' ? 'MCP function' : 'worker'} with the tools below.`,
     `import { deployedHandler } from ${JSON.stringify(specifier(deployed))};`,
     ...sources.map((source, index) => `import { ${source.name} as tools${index} } from ${JSON.stringify(specifier(source.path))};`),
-    ...(engine ? [`import { sfnEngine } from ${JSON.stringify(specifier(engine))};`] : []),
-    `export const handler = deployedHandler([${sources.map((_, index) => `...tools${index}`).join(', ')}]${engine ? ', sfnEngine' : ''});`,
+    ...(engine ? [`import { sfnWorkflows } from ${JSON.stringify(specifier(engine))};`] : []),
+    `export const handler = deployedHandler([${sources.map((_, index) => `...tools${index}`).join(', ')}]${engine ? ', sfnWorkflows' : ''});`,
   ];
   return `${lines.join('\n')}\n`;
 }

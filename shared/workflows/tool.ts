@@ -53,6 +53,16 @@ export interface WorkflowDeps {
   log: Log;
 }
 
+/**
+ * A workflow engine and the runner that binds workflow tools to it, as the
+ * entry of a worker that runs workflow tools hands them over
+ * (`functions/lib/sfn.ts`).
+ */
+export interface WorkflowRuntime {
+  engine: () => WorkflowEngine;
+  bind: typeof bindWorkflows;
+}
+
 /** What the start step records. */
 interface Started {
   executionArn: string;
@@ -63,23 +73,38 @@ interface Started {
 
 /**
  * The catalogue with its workflow tools' handlers supplied: each runs its
- * bound machine on `deps` (any other tool is left as it is). `deps` absent
- * (a function bundled without a Step Functions client): a workflow tool's
- * task ends with a tool error saying so.
+ * bound machine on `deps` (any other tool is left as it is). `deps` absent:
+ * as {@link unboundWorkflows}.
  */
 export function bindWorkflows(
   tools: ReadonlyMap<string, ToolDefinition>,
   deps: WorkflowDeps | undefined,
 ): ReadonlyMap<string, ToolDefinition> {
+  if (!deps) return unboundWorkflows(tools);
+  return withWorkflowHandlers(tools, (name, workflow) => async (args, ctx) => new WorkflowRun(name, workflow, deps, ctx).run(args));
+}
+
+/**
+ * The catalogue of a function bundled without a Step Functions client (or a
+ * workflow engine's keys): a workflow tool's task ends with a tool error
+ * saying so. Apart from `bindWorkflows`, so that such a bundle carries no
+ * workflow runner.
+ */
+export function unboundWorkflows(tools: ReadonlyMap<string, ToolDefinition>): ReadonlyMap<string, ToolDefinition> {
+  return withWorkflowHandlers(tools, (name) => async () => {
+    throw new ToolError(`${name} runs a workflow, and this function was bundled without Step Functions`);
+  });
+}
+
+/** The catalogue with each workflow tool's handler from `handlerOf`; any other tool is left as it is. */
+function withWorkflowHandlers(
+  tools: ReadonlyMap<string, ToolDefinition>,
+  handlerOf: (name: string, workflow: WorkflowDeclaration) => (args: Record<string, unknown>, ctx: TaskContext) => Promise<ToolResult>,
+): ReadonlyMap<string, ToolDefinition> {
   return new Map(
     [...tools].map(([name, tool]) => {
       const workflow = tool.workflow;
-      if (!workflow) return [name, tool];
-      const handler = async (args: Record<string, unknown>, ctx: TaskContext) => {
-        if (!deps) throw new ToolError(`${name} runs a workflow, and this function was bundled without Step Functions`);
-        return new WorkflowRun(name, workflow, deps, ctx).run(args);
-      };
-      return [name, { ...tool, handler }];
+      return workflow ? [name, { ...tool, handler: handlerOf(name, workflow) }] : [name, tool];
     }),
   );
 }

@@ -14,6 +14,7 @@ import { productTools } from '../../functions/tools/index.ts';
 import { TOOLSET_SOURCES } from '../../infra/app.ts';
 import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
+import { SETTING_DOCS } from '../../shared/config-docs.ts';
 import { PROTOCOL_VERSION } from '../../shared/wire.ts';
 import { httpApiEvent } from '../support/factories.ts';
 import { requestMeta } from '../support/wire.ts';
@@ -149,10 +150,13 @@ describe('bundle contents', () => {
     );
   };
 
+  /** The folder of a function's bundle. */
+  const assetDirOf = (fn: Json): string =>
+    join(base.outdir, `asset.${(fn['Properties']['Code']['S3Key'] as string).replace(/\.zip$/, '')}`);
+
   /** The project's own source files a function's bundle contains, from its source map. */
   const ownSourcesIn = (fn: Json): string[] => {
-    const key = fn['Properties']['Code']['S3Key'] as string;
-    const assetDir = join(base.outdir, `asset.${key.replace(/\.zip$/, '')}`);
+    const assetDir = assetDirOf(fn);
     const map = JSON.parse(readFileSync(join(assetDir, 'index.mjs.map'), 'utf8')) as { sources: string[] };
     return map.sources.filter((source) => !source.includes('node_modules/')).map((source) => relative(ROOT, resolve(assetDir, source)));
   };
@@ -173,6 +177,19 @@ describe('bundle contents', () => {
         ownSourcesIn(fns[name][1]).filter((source) => source.startsWith('functions/tools/')),
         [],
         `${name} bundles no tool`,
+      );
+    }
+  });
+
+  it("carry none of the settings' documentation (only the docs read `shared/config-docs.ts`)", () => {
+    for (const [id, fn] of resourcesOf(base.json, 'AWS::Lambda::Function')) {
+      assert.ok(!ownSourcesIn(fn).includes('shared/config-docs.ts'), `${id} must not bundle shared/config-docs.ts`);
+      const text = readFileSync(join(assetDirOf(fn), 'index.mjs'), 'utf8');
+      const carried = Object.entries(SETTING_DOCS).filter(([, docs]) => text.includes(docs.meaning));
+      assert.deepEqual(
+        carried.map(([key]) => key),
+        [],
+        `${id} carries the meanings of settings`,
       );
     }
   });

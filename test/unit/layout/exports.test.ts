@@ -30,7 +30,7 @@ function shims(tree: ReadonlyMap<string, string>): string[] {
  * What outside code calls by name, not an import: each function's Lambda
  * entry, and the compositions (and the worker's Step Functions engine) the entries generated at synthesis call.
  */
-const ENTRY_POINTS = /^functions\/([a-z-]+\/(handler\.ts handler|deployed\.ts deployedHandler)|lib\/sfn\.ts sfnEngine)$/;
+const ENTRY_POINTS = /^functions\/([a-z-]+\/(handler\.ts handler|deployed\.ts deployedHandler)|lib\/sfn\.ts sfnWorkflows)$/;
 
 describe('exports', () => {
   it("every value exported outside test/ is imported somewhere (the functions' Lambda entries aside)", () => {
