@@ -66,8 +66,7 @@ export class WorkflowStates {
       lambdaFunction: this.receiver,
       integrationPattern: IntegrationPattern.WAIT_FOR_TASK_TOKEN,
       payload: TaskInput.fromObject({
-        taskId: JsonPath.stringAt('$$.Execution.Name'),
-        execution: JsonPath.stringAt('$$.Execution.Id'),
+        ...executionFields(),
         state: JsonPath.stringAt('$$.State.Name'),
         key: props.key,
         message: props.message,
@@ -87,8 +86,7 @@ export class WorkflowStates {
       lambdaFunction: this.receiver,
       invocationType: LambdaInvocationType.EVENT,
       payload: TaskInput.fromObject({
-        taskId: JsonPath.stringAt('$$.Execution.Name'),
-        execution: JsonPath.stringAt('$$.Execution.Id'),
+        ...executionFields(),
         progress: message,
       }),
       resultPath: JsonPath.DISCARD,
@@ -99,4 +97,9 @@ export class WorkflowStates {
     if (!this.#scope) throw new Error('McpTasks: WorkflowStates are built inside a binding\'s "definition"');
     return this.#scope;
   }
+}
+
+/** What the receiver reads of the execution a state runs in: its task (the execution's name) and its ARN. */
+function executionFields(): { taskId: string; execution: string } {
+  return { taskId: JsonPath.stringAt('$$.Execution.Name'), execution: JsonPath.stringAt('$$.Execution.Id') };
 }

@@ -61,6 +61,8 @@ export interface CountingStack {
   quiescent(): Promise<true>;
   /** `tools/call` of a task tool, counted as one API request. */
   createTask(name: string, args: Record<string, unknown>): Promise<string>;
+  /** `tasks/update` accepting `content` for the question `key`, counted as one API request. */
+  answer(taskId: string, key: string, content: Record<string, unknown>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -137,6 +139,12 @@ export async function openCountingStack(options: { issuer?: boolean } = {}): Pro
       until('the queue to drain', () =>
         flow.inFlight === 0 && flow.delivered >= flow.sent && flow.deleted === flow.delivered ? true : undefined,
       ),
+    async answer(taskId, key, content) {
+      meter.apiRequests += 1;
+      const inputResponses = { [key]: { action: 'accept', content } };
+      const answered = await rpc(stack.url, 'tasks/update', { taskId, inputResponses }, { headers: caller.headers });
+      if (answered.body?.error) throw new Error(`bench: tasks/update failed: ${answered.text}`);
+    },
     async createTask(name, args) {
       meter.apiRequests += 1;
       const created = await rpc(stack.url, 'tools/call', { name, arguments: args }, { headers: caller.headers });
@@ -187,7 +195,7 @@ export async function countWithIssuer(): Promise<Row> {
 
 /** The scenarios measured, and one `tasks/get` of each one's finished task (per call). */
 export async function countScenarios(bench: CountingStack): Promise<{ rows: Row[]; gets: PollCost[] }> {
-  const { stack, statusOf, quiescent, createTask } = bench;
+  const { stack, statusOf, quiescent, createTask, answer } = bench;
   const rows: Row[] = [];
   const scenario = async (name: string, minimum: Figures, run: () => Promise<string>): Promise<void> => {
     await quiescent();
@@ -208,12 +216,7 @@ export async function countScenarios(bench: CountingStack): Promise<{ rows: Row[
     const waiting = await statusOf(taskId, ['input_required']);
     if (waiting.status !== 'input_required') throw new Error('unreachable');
     const [key] = Object.keys(waiting.inputRequests);
-    meter.apiRequests += 1;
-    const answered = await rpc(stack.url, 'tasks/update', {
-      taskId,
-      inputResponses: { [String(key)]: { action: 'accept', content: { confirm: true } } },
-    });
-    if (answered.body?.error) throw new Error(`bench: tasks/update failed: ${answered.text}`);
+    await answer(taskId, String(key), { confirm: true });
     await statusOf(taskId, ['completed']);
     return taskId;
   });
@@ -221,12 +224,7 @@ export async function countScenarios(bench: CountingStack): Promise<{ rows: Row[
   await scenario('a question for a person', PERSON_QUESTION_MIN, async () => {
     const taskId = await createTask('approval_gate', { action: 'bench' });
     await statusOf(taskId, ['input_required']);
-    meter.apiRequests += 1;
-    const answered = await rpc(stack.url, 'tasks/update', {
-      taskId,
-      inputResponses: { approval: { action: 'accept', content: { approve: true } } },
-    });
-    if (answered.body?.error) throw new Error(`bench: tasks/update failed: ${answered.text}`);
+    await answer(taskId, 'approval', { approve: true });
     await statusOf(taskId, ['completed']);
     return taskId;
   });

@@ -15,7 +15,6 @@
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { TaskRecord, TaskStatus } from '../../shared/tasks/model.ts';
 import { checksWithin } from '../../shared/workflows/schedule.ts';
-import { rpc } from '../support/wire.ts';
 import { detail, figuresOf, type Meter, meter, resetMeter } from './aws-counting.ts';
 
 const MINUTE = 60_000;
@@ -52,12 +51,12 @@ function stepFunctionsRequests(m: Meter, command?: string): number {
 
 /** Runs the scenario and prints it against the split tools' polling; sets a non-zero exit code past the target ratio. */
 export async function workflowVersusPoll(bench: {
-  stack: { url: string };
   statusOf(taskId: string, statuses: TaskStatus[]): Promise<TaskRecord>;
   quiescent(): Promise<true>;
   createTask(name: string, args: Record<string, unknown>): Promise<string>;
+  answer(taskId: string, key: string, content: Record<string, unknown>): Promise<void>;
 }): Promise<string[]> {
-  const { stack, statusOf, quiescent, createTask } = bench;
+  const { statusOf, quiescent, createTask, answer } = bench;
   await quiescent();
   resetMeter();
   workflowInvocations.receiver = 0;
@@ -65,12 +64,7 @@ export async function workflowVersusPoll(bench: {
   const regions = ['eu-west-1', 'us-east-1'];
   const taskId = await createTask('deploy_release', { release: 'bench@1.0.0', regions });
   await statusOf(taskId, ['input_required']);
-  meter.apiRequests += 1;
-  const answered = await rpc(stack.url, 'tasks/update', {
-    taskId,
-    inputResponses: { approval: { action: 'accept', content: { approve: true } } },
-  });
-  if (answered.body?.error) throw new Error(`bench: tasks/update failed: ${answered.text}`);
+  await answer(taskId, 'approval', { approve: true });
   const done = await statusOf(taskId, ['completed', 'failed', 'cancelled']);
   if (done.status !== 'completed' || done.result['isError'] === true)
     throw new Error(`bench: deploy_release ended ${JSON.stringify(done)}`);

@@ -17,7 +17,7 @@ import { pollUntil, TasksClient } from '../../bin/cli/client.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { clientCredentialsToken, discover, personToken, registerServiceClient } from '../support/oauth.ts';
 import { errorOf, resultOf, rpc, TASKS_EXTENSION } from '../support/wire.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { launchBrowser, signInOnAuthPages, type TestBrowser } from './browser.ts';
 
 /** Generous: the machine may be busy; nothing here asserts how fast anything is. */
 const SETTLE_MS = 30_000;
@@ -45,11 +45,7 @@ async function signedIn(login: string): Promise<Page> {
   browsers.push(browser);
   const page = await browser.page();
   await page.goto(`${base}/console`);
-  await page.locator('input[name="login"]').fill(login);
-  await page.locator('input[name="password"]').fill('any password');
-  await page.locator('button[type="submit"]').click();
-  const consent = page.locator('button[type="submit"]', { hasText: 'Continue' });
-  if (await consent.isVisible({ timeout: 5_000 }).catch(() => false)) await consent.click();
+  await signInOnAuthPages(page, login);
   await page.waitForURL(`${base}/console`);
   return page;
 }

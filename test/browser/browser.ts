@@ -68,3 +68,16 @@ export async function launchBrowser(options: BrowserOptions = {}): Promise<TestB
     },
   };
 }
+
+/**
+ * Signs `login` in on the local authorization server's pages the console
+ * sent `page` to (any password), with its consent page the first time this
+ * person uses the console's client.
+ */
+export async function signInOnAuthPages(page: Page, login: string): Promise<void> {
+  await page.locator('input[name="login"]').fill(login);
+  await page.locator('input[name="password"]').fill('any password');
+  await page.locator('button[type="submit"]').click();
+  const consent = page.locator('button[type="submit"]', { hasText: 'Continue' });
+  if (await consent.isVisible({ timeout: 5_000 }).catch(() => false)) await consent.click();
+}

@@ -17,7 +17,7 @@ import type { Page, Response } from 'playwright-core';
 import { pollUntil, TasksClient } from '../../bin/cli/client.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { personToken } from '../support/oauth.ts';
-import { type BrowserOptions, launchBrowser, type TestBrowser } from './browser.ts';
+import { type BrowserOptions, launchBrowser, signInOnAuthPages, type TestBrowser } from './browser.ts';
 
 /** Generous: the machine may be busy; nothing here asserts how fast anything is. */
 const SETTLE_MS = 45_000;
@@ -48,11 +48,7 @@ async function signedIn(login: string, options: BrowserOptions = {}): Promise<{ 
   browsers.push(browser);
   const page = await browser.page();
   await page.goto(`${base}/console`);
-  await page.locator('input[name="login"]').fill(login);
-  await page.locator('input[name="password"]').fill('any password');
-  await page.locator('button[type="submit"]').click();
-  const consent = page.locator('button[type="submit"]', { hasText: 'Continue' });
-  if (await consent.isVisible({ timeout: 5_000 }).catch(() => false)) await consent.click();
+  await signInOnAuthPages(page, login);
   await page.waitForURL(`${base}/console`);
   return { browser, page };
 }

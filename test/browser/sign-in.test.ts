@@ -8,11 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
 import { TasksClient } from '../../bin/cli/client.ts';
 import { type LocalStackProcess, startLocalStackProcess } from '../support/local-stack.ts';
 import { personToken } from '../support/oauth.ts';
-import { launchBrowser, type TestBrowser } from './browser.ts';
+import { launchBrowser, signInOnAuthPages, type TestBrowser } from './browser.ts';
 
 let stack: LocalStackProcess;
 let base: string;
@@ -27,16 +26,6 @@ after(async () => {
   for (const browser of browsers) await browser.close();
   await stack?.stop();
 });
-
-/** Signs `login` in on the authorization server's pages the console sent the browser to. */
-async function signIn(page: Page, login: string): Promise<void> {
-  await page.locator('input[name="login"]').fill(login);
-  await page.locator('input[name="password"]').fill('any password');
-  await page.locator('button[type="submit"]').click();
-  // The consent page, the first time this person uses the console's client.
-  const consent = page.locator('button[type="submit"]', { hasText: 'Continue' });
-  if (await consent.isVisible({ timeout: 5_000 }).catch(() => false)) await consent.click();
-}
 
 const started = async (client: TasksClient) => {
   const outcome = await client.callTool('long_computation', { seconds: 600 });
@@ -59,7 +48,7 @@ describe('console sign-in (LOCAL_AUTH)', () => {
     const link = `${base}/console/tasks/${aliceTask}`;
     await page.goto(link);
     assert.ok(!page.url().startsWith(base), `sent to the authorization server: ${page.url()}`);
-    await signIn(page, 'alice');
+    await signInOnAuthPages(page, 'alice');
     await page.waitForURL(link);
     assert.equal(await page.locator('h1').innerText(), 'Long computation');
     assert.match(await page.locator('#reach').innerText(), /Signed in as alice/);
@@ -77,7 +66,7 @@ describe('console sign-in (LOCAL_AUTH)', () => {
     browsers.push(second);
     const other = await second.page();
     await other.goto(`${base}/console`);
-    await signIn(other, 'bob');
+    await signInOnAuthPages(other, 'bob');
     await other.waitForURL(`${base}/console`);
     await other.locator(`tr[data-task="${bobTask}"]`).waitFor();
     assert.equal(await other.locator(`tr[data-task="${aliceTask}"]`).count(), 0);

@@ -13,7 +13,7 @@ import type { LiveView } from '../live.ts';
 import { LIVE_SCRIPT } from '../live-script.ts';
 import type { UiNode } from '../nodes.ts';
 import { Nodes } from './nodes.tsx';
-import { Question, type Refusal } from './question.tsx';
+import { DecidedBy, Question, type Refusal } from './question.tsx';
 
 /** The questions waiting for an approver, oldest first. */
 export function WaitingList(props: { rows: UiNode[]; next?: string }) {
@@ -93,12 +93,7 @@ export function ApproverTaskPage(props: {
           />
         ))}
       </section>
-      <section id="decisions" hidden={live.decisionNodes.length === 0}>
-        <h2>Decided by</h2>
-        <ul id="decision-list">
-          <Nodes nodes={live.decisionNodes} />
-        </ul>
-      </section>
+      <DecidedBy nodes={live.decisionNodes} />
       <script nonce={props.nonce}>{raw(LIVE_SCRIPT)}</script>
     </div>
   );

@@ -10,6 +10,7 @@ import type { Child } from 'hono/jsx';
 import { taskPagePath } from '../../links.ts';
 import type { InputRequest, TaskRecord } from '../../tasks/model.ts';
 import { FIELD_PREFIX, type Field, formFields, type PostedForm } from '../forms.ts';
+import type { UiNode } from '../nodes.ts';
 import { withRaw } from '../values.ts';
 import { safeHref } from '../view.ts';
 import { isApprovalCard, timeNode } from '../words.ts';
@@ -357,5 +358,17 @@ function JsonControl({ field, name, id, label, notes, aria, posted }: ControlPro
         {posted ? posted[0] : field.value}
       </textarea>
     </>
+  );
+}
+
+/** Who decided the task's questions for a person (the page's script keeps the list current; hidden while empty). */
+export function DecidedBy(props: { nodes: readonly UiNode[] }) {
+  return (
+    <section id="decisions" hidden={props.nodes.length === 0}>
+      <h2>Decided by</h2>
+      <ul id="decision-list">
+        <Nodes nodes={props.nodes} />
+      </ul>
+    </section>
   );
 }

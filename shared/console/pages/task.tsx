@@ -17,7 +17,7 @@ import { withRaw } from '../values.ts';
 import { canDecide, timeNode, type Viewer } from '../words.ts';
 import { TaskEvents } from './events.tsx';
 import { Nodes } from './nodes.tsx';
-import { Question, type Refusal } from './question.tsx';
+import { DecidedBy, Question, type Refusal } from './question.tsx';
 
 export interface TaskPageProps {
   task: TaskRecord;
@@ -79,12 +79,7 @@ export function TaskPage(props: TaskPageProps) {
           />
         ))}
       </section>
-      <section id="decisions" hidden={live.decisionNodes.length === 0}>
-        <h2>Decided by</h2>
-        <ul id="decision-list">
-          <Nodes nodes={live.decisionNodes} />
-        </ul>
-      </section>
+      <DecidedBy nodes={live.decisionNodes} />
       <Outcome result={live.result} />
       <section id="failure" hidden={task.status !== 'failed'}>
         <h2>What went wrong</h2>
