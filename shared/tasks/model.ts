@@ -155,6 +155,13 @@ export interface TaskBase {
   /** Every input-request key ever issued: keys are never reused (spec items 23–25). */
   issuedKeys: string[];
   cancelRequested: boolean;
+  /**
+   * The status message a requested cancel ends the task with (an operator's
+   * reason, `ops cancel --reason`), kept until its run ends it; for a
+   * workflow, also the cause its execution is stopped with. Absent: the
+   * client's request.
+   */
+  cancelMessage?: string;
   /** The worker currently running the handler, while its lease is live. */
   lease?: { owner: string; until: number };
   /**

@@ -239,7 +239,9 @@ class WorkflowRun {
    */
   private async stop(execution: string): Promise<never> {
     const { host, deps } = this;
-    await deps.engine.stop(execution, { error: CANCELLED_ERROR, cause: `Cancelled by the caller of task ${this.taskId}` });
+    // The cause says who ended it, by the cancel's own message when it has one (an operator's reason).
+    const cause = host.state?.cancelMessage ?? `Cancelled by the caller of task ${this.taskId}`;
+    await deps.engine.stop(execution, { error: CANCELLED_ERROR, cause });
     deps.log({ event: 'workflow-stopped', taskId: this.taskId });
     throw host.cancelReason();
   }
