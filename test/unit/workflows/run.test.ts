@@ -360,6 +360,19 @@ describe('cancel', () => {
     assert.deepEqual(await consume(statusChangeEvent(execution, 'ABORTED', { error: CANCELLED_ERROR })), { recorded: 'ended' });
   });
 
+  it("an operator's reason is the task's end and the stop's cause, as for a plain tool", async () => {
+    const { taskId, execution } = await started();
+    await receive(question(taskId, execution, 'token-1'));
+    await run(taskId, 'resume');
+    const reason = 'Ended by an operator: release frozen';
+    assert.equal((await store.cancel(taskId, OWNER, clock, { statusMessage: reason })).result, 'requested');
+    await run(taskId, 'sweep');
+    assert.equal(engine.executions.get(execution)?.cause, reason);
+    const task = await read(taskId);
+    assert.equal(task.status, 'cancelled');
+    assert.equal(task.statusMessage, reason);
+  });
+
   it('of a task waiting on one of its questions: the execution is stopped too', async () => {
     const { taskId, execution } = await started();
     await receive(question(taskId, execution, 'token-1'));
