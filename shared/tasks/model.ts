@@ -87,6 +87,12 @@ export interface Decision {
   via: 'page' | 'client';
   /** Epoch milliseconds. */
   at: number;
+  /**
+   * `true`: the decision went nowhere: the workflow execution it was for was
+   * restarted, and the restarted one did not ask the same again
+   * (`NOT_DELIVERED_MESSAGE` in `workflows-model.ts` says so to the decider).
+   */
+  notDelivered?: true;
 }
 
 /** Whether only a person may answer this question (`answeredBy: 'person'`). */

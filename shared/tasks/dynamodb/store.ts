@@ -96,6 +96,7 @@ export class DynamoDbTaskStore implements TaskStore {
   readonly signedOutAfter: SignOutStore['signedOutAfter'];
   // The workflow operations live in `dynamodb/workflows.ts`.
   readonly followExecution: WorkflowStore['followExecution'];
+  readonly restartExecution: WorkflowStore['restartExecution'];
   readonly askFromWorkflow: WorkflowStore['askFromWorkflow'];
   readonly workflowProgress: WorkflowStore['workflowProgress'];
   readonly dropWorkflowToken: WorkflowStore['dropWorkflowToken'];
@@ -112,6 +113,7 @@ export class DynamoDbTaskStore implements TaskStore {
     ({ recordSignOut: this.recordSignOut, signedOutAfter: this.signedOutAfter } = dynamoDbSignOuts(this.#table));
     ({
       followExecution: this.followExecution,
+      restartExecution: this.restartExecution,
       askFromWorkflow: this.askFromWorkflow,
       workflowProgress: this.workflowProgress,
       dropWorkflowToken: this.dropWorkflowToken,
@@ -337,7 +339,10 @@ export class DynamoDbTaskStore implements TaskStore {
         if (current.cancelRequested) return 'skip';
         const next = decision.next;
         return {
-          set: { cancelRequested: { BOOL: true }, ...(next?.cancelMessage === undefined ? {} : { cancelMessage: { S: next.cancelMessage } }) },
+          set: {
+            cancelRequested: { BOOL: true },
+            ...(next?.cancelMessage === undefined ? {} : { cancelMessage: { S: next.cancelMessage } }),
+          },
           condition: '#status = :readStatus AND #leaseUntil > :now',
           values: { ':readStatus': { S: current.status }, ':now': number(now) },
         };
