@@ -215,8 +215,7 @@ export function applyOutcome(
       return { ...common, status: 'completed', result: outcome.result, ...finalMessage(outcome.statusMessage) };
     case 'failed':
       return { ...common, status: 'failed', error: outcome.error, ...finalMessage(outcome.statusMessage) };
-    case 'cancelled':
-      // A requested cancel's own message (an operator's reason) is the end's, whichever way the run ends it.
+    case 'cancelled': // a requested cancel's own message (an operator's reason) is the end's, however the run ends it
       return { ...common, status: 'cancelled', ...finalMessage(task.cancelMessage ?? outcome.statusMessage) };
     case 'input_required':
       return {
@@ -354,8 +353,7 @@ export function decideCancel(
   const task = visible(found, owner, now);
   if (!task) throw new TaskNotFoundError(taskId);
   if (isTerminal(task.status)) return { result: { result: 'terminal' } };
-  // A cancel left to the task's run keeps its message for the run's end (and a workflow's stop).
-  const kept = options.statusMessage === undefined || task.cancelRequested ? {} : { cancelMessage: options.statusMessage };
+  const kept = options.statusMessage === undefined || task.cancelRequested ? {} : { cancelMessage: options.statusMessage }; // for its run's end
   const requested = { ...task, cancelRequested: true, ...kept };
   if (isRunning(task, now) && !options.atOnce)
     return { result: { result: 'requested' }, next: { ...requested, version: task.version + 1 } };

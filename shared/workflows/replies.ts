@@ -36,7 +36,7 @@ export interface DecidedBy {
 }
 
 /** {@link DecidedBy} of a recorded decision. */
-export function decidedByOf(decision: Decision): DecidedBy {
+function decidedByOf(decision: Decision): DecidedBy {
   const subject = parsePrincipal(decision.by)?.subject ?? decision.by;
   return { subject, ...(decision.name === undefined ? {} : { name: decision.name }) };
 }
