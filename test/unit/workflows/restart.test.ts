@@ -12,6 +12,7 @@ import * as z from 'zod';
 import { TaskActions } from '../../../shared/actions/task-actions.ts';
 import { principalFor } from '../../../shared/auth/principal.ts';
 import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
+import { decisionNodes } from '../../../shared/console/view.ts';
 import { type KeyPurpose, purposeKey } from '../../../shared/keys.ts';
 import type { LogEvent } from '../../../shared/log.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
@@ -170,12 +171,14 @@ describe('a restart withdraws the replaced execution’s questions at once', () 
     assert.deepEqual(engine.answers, []);
   });
 
-  it('a restarted execution that ends without asking it leaves the decision not delivered', async () => {
+  it('a restarted execution that ends without asking it leaves the decision not delivered, as the page says', async () => {
     const { taskId, first, second } = await waitingOnApproval();
     await store.decide(taskId, BOB, { approval: { action: 'accept', content: { approve: true } } }, clock);
     await actions().restartExecution(taskId, second, first);
     await consume(statusChangeEvent(second, 'SUCCEEDED', { output: '{}' }));
-    assert.equal((await read(taskId)).decisions?.['approval']?.notDelivered, true);
+    const { decisions } = await read(taskId);
+    assert.equal(decisions?.['approval']?.notDelivered, true);
+    assert.match(JSON.stringify(decisionNodes(decisions, clock)), /Bob.*Not delivered: the workflow restarted; decide again/);
   });
 
   it('a task that follows another execution, or has ended, is left as it is', async () => {
