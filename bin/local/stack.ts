@@ -80,7 +80,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     // The queue is empty, whatever the table says: put the previous life's work back first.
     const recovery = await recoverPreviousLife(emulators, tableName, config, deps, log);
-    if (workflows && workflowHandlers) await workflows.connect(workflowHandlers, deps.store);
+    if (workflows && workflowHandlers) await workflows.connect(workflowHandlers, deps);
     const workers = startWorkerSource({
       client: pollerSqs,
       sqs,

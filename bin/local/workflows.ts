@@ -14,8 +14,10 @@ import { resolve } from 'node:path';
 import { CreateStateMachineCommand, SFNClient } from '@aws-sdk/client-sfn';
 import type { WorkflowEventsHandler } from '../../functions/workflow-events/app.ts';
 import type { WorkflowReceiverHandler } from '../../functions/workflow-receiver/app.ts';
+import { TaskActions } from '../../shared/actions/task-actions.ts';
 import type { Config } from '../../shared/config.ts';
 import type { Log } from '../../shared/log.ts';
+import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import type { WorkflowBindings } from '../../shared/workflows/bindings.ts';
@@ -52,7 +54,7 @@ export interface LocalWorkflows {
    * executions an earlier life lost (`workflow-recovery.ts`): before the
    * worker runs anything.
    */
-  connect(handlers: WorkflowHandlers, store: TaskStore): Promise<void>;
+  connect(handlers: WorkflowHandlers, deps: { store: TaskStore; queue: TaskQueue }): Promise<void>;
 }
 
 /**
@@ -124,9 +126,10 @@ async function startLocalWorkflows(
     client,
     emulator,
     endpoint: emulator.endpoint,
-    connect: async (given, store) => {
+    connect: async (given, { store, queue }) => {
       handlers = given;
-      await restartLostExecutions({ lost: emulator.lostExecutions(), store, engine, log });
+      const actions = new TaskActions({ store, queue, log, now: Date.now });
+      await restartLostExecutions({ lost: emulator.lostExecutions(), actions, engine, log });
     },
   };
 }

@@ -22,6 +22,7 @@ import { type ClientCapabilities, type Decision, isTerminal, type RepeatRun, typ
 import type { TaskStore } from '../tasks/store.ts';
 import { TaskIdTakenError, TaskNotFoundError } from '../tasks/store-errors.ts';
 import type { AnswerResult, CancelOptions, CancelResult, ListOptions, TaskPage } from '../tasks/store-types.ts';
+import type { RestartResult } from '../tasks/workflows-decisions.ts';
 import type { AskedQuestion, ExpectedExecution, WorkflowEnd, WorkflowWriteResult } from '../tasks/workflows-model.ts';
 import type { RepeatWindow } from './repeat-calls.ts';
 
@@ -250,6 +251,23 @@ export class TaskActions {
   async askFromWorkflow(taskId: string, asked: AskedQuestion, expected: ExpectedExecution): Promise<WorkflowWriteResult> {
     const result = await this.deps.store.askFromWorkflow(taskId, asked, expected, this.deps.now());
     return this.#resumed(taskId, result, result === 'resumed');
+  }
+
+  /**
+   * The restart rule, for every engine: the execution `replaced` is started
+   * again from the beginning as `execution` (an engine that lost it); the
+   * task follows the new one, and the questions of the replaced one are
+   * withdrawn at once (from the task, its page and the approvers' list). A
+   * decision recorded for one of them is delivered when the restarted
+   * execution asks the same question key with the same message and schema;
+   * otherwise its decider is told it was not delivered
+   * (`NOT_DELIVERED_MESSAGE`), and the question is asked anew. A task left
+   * with nothing to answer resumes by the one rule, to wait on the new
+   * execution. No principal: the engine's own recovery calls it.
+   */
+  async restartExecution(taskId: string, execution: string, replaced: string): Promise<RestartResult> {
+    const result = await this.deps.store.restartExecution(taskId, execution, replaced, this.deps.now());
+    return this.#resumed(taskId, result, result.resumes);
   }
 
   /** Records a workflow's progress message (no resume: the task still waits on its execution). No principal, as {@link askFromWorkflow}. */

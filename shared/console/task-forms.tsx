@@ -10,6 +10,7 @@ import { taskPagePath } from '../links.ts';
 import { type Decider, DecisionRefusedError } from '../tasks/approvals-model.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import { forPersonOnly, type TaskRecord } from '../tasks/model.ts';
+import { NOT_DELIVERED_MESSAGE, withdrawnKeys } from '../tasks/workflows-model.ts';
 import type { ConsoleEnv, ConsoleSessions } from './cookies.ts';
 import type { ConsoleDeps } from './deps.ts';
 import { fieldProblems, formContent, formFields, type PostedForm } from './forms.ts';
@@ -72,6 +73,15 @@ function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
     return c.render(<Message heading={decision ? 'Already decided' : 'Not open'} text={text} />, { title: 'Not open' });
   }
 
+  /** An answer to a question its workflow's restart withdrew: refused, saying so (the restarted workflow asks again). */
+  function notDelivered(c: C, taskId: string) {
+    deps.log({ event: 'console-answer-refused', taskId, reason: 'withdrawn' });
+    c.status(409);
+    return c.render(<Message heading="Not delivered" text={`${NOT_DELIVERED_MESSAGE}. Nothing was recorded.`} />, {
+      title: 'Not delivered',
+    });
+  }
+
   interface Posted {
     task: TaskRecord;
     /** The task is the poster's own (else they decide as an approver). */
@@ -87,7 +97,11 @@ function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
     const { taskId } = task;
     const request = task.status === 'input_required' ? task.inputRequests[key] : undefined;
     // An approver decides another's questions for a person only: any other key of theirs is not open to them.
-    if (task.status !== 'input_required' || !request || (!own && !forPersonOnly(request))) return lateOrNotFound(c, taskId, key, true);
+    if (task.status !== 'input_required' || !request || (!own && !forPersonOnly(request))) {
+      // A question a restart of its workflow withdrew: the decision cannot go anywhere.
+      if (withdrawnKeys(task.callbacks).includes(key)) return notDelivered(c, taskId);
+      return lateOrNotFound(c, taskId, key, true);
+    }
     const fields = formFields(request.params?.['requestedSchema']);
     const content = formContent(fields, form);
     const problems = fieldProblems(fields, content);

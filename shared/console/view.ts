@@ -11,6 +11,7 @@
 import type { TaskSettings } from '../config.ts';
 import { pollIntervalMs } from '../protocol/render.ts';
 import { type Decision, isTerminal, type TaskRecord } from '../tasks/model.ts';
+import { NOT_DELIVERED_MESSAGE } from '../tasks/workflows-model.ts';
 import { type Block, type ResultView, resultNodes } from './blocks.ts';
 import type { LiveView } from './live.ts';
 import { el, type UiNode } from './nodes.ts';
@@ -122,6 +123,8 @@ export function decisionNodes(decisions: Record<string, Decision> | undefined, n
       ` ${decision.as === 'approver' ? 'as an approver' : "as the task's caller"}, ${decision.via === 'page' ? 'on this page' : 'in their MCP client'}, `,
       timeNode(decision.at, now),
       ` (question "${key}")`,
+      // The workflow restarted and did not ask it again: the decision went nowhere.
+      ...(decision.notDelivered ? [el('strong', undefined, ` ${NOT_DELIVERED_MESSAGE}`)] : []),
     ),
   );
 }

@@ -29,6 +29,8 @@ export interface CallbackState {
   cancelling?: boolean;
   /** A workflow tool's execution, tokens and progress, as claimed. */
   workflow?: WorkflowRecord;
+  /** The message a requested cancel ends the task with (`TaskRecord.cancelMessage`), as claimed. */
+  cancelMessage?: string;
 }
 
 /** The runner's side of a callback call (the replay's own steps and suspension). */
@@ -128,6 +130,7 @@ export function callbackState(task: TaskRecord, urls: CallbackUrls, cancelling: 
     ...(task.callbackWait ? { wait: task.callbackWait } : {}),
     ...(cancelling ? { cancelling } : {}),
     ...(task.workflow ? { workflow: task.workflow } : {}),
+    ...(task.cancelMessage === undefined ? {} : { cancelMessage: task.cancelMessage }),
     url: async (callbackId, expiresAt) => {
       const { keys, links } = urls;
       if (!keys) throw new Error("Callbacks need the deployment's key: none is configured");

@@ -215,8 +215,8 @@ export function applyOutcome(
       return { ...common, status: 'completed', result: outcome.result, ...finalMessage(outcome.statusMessage) };
     case 'failed':
       return { ...common, status: 'failed', error: outcome.error, ...finalMessage(outcome.statusMessage) };
-    case 'cancelled':
-      return { ...common, status: 'cancelled', ...finalMessage(outcome.statusMessage) };
+    case 'cancelled': // a requested cancel's own message (an operator's reason) is the end's, however the run ends it
+      return { ...common, status: 'cancelled', ...finalMessage(task.cancelMessage ?? outcome.statusMessage) };
     case 'input_required':
       return {
         ...common,
@@ -353,7 +353,8 @@ export function decideCancel(
   const task = visible(found, owner, now);
   if (!task) throw new TaskNotFoundError(taskId);
   if (isTerminal(task.status)) return { result: { result: 'terminal' } };
-  const requested = { ...task, cancelRequested: true };
+  const kept = options.statusMessage === undefined || task.cancelRequested ? {} : { cancelMessage: options.statusMessage }; // for its run's end
+  const requested = { ...task, cancelRequested: true, ...kept };
   if (isRunning(task, now) && !options.atOnce)
     return { result: { result: 'requested' }, next: { ...requested, version: task.version + 1 } };
   // Suspended on a callback with an `onCancel`, or following a workflow's execution (even while one of its

@@ -87,6 +87,12 @@ export interface Decision {
   via: 'page' | 'client';
   /** Epoch milliseconds. */
   at: number;
+  /**
+   * `true`: the decision went nowhere: the workflow execution it was for was
+   * restarted, and the restarted one did not ask the same again
+   * (`NOT_DELIVERED_MESSAGE` in `workflows-model.ts` says so to the decider).
+   */
+  notDelivered?: true;
 }
 
 /** Whether only a person may answer this question (`answeredBy: 'person'`). */
@@ -155,6 +161,13 @@ export interface TaskBase {
   /** Every input-request key ever issued: keys are never reused (spec items 23–25). */
   issuedKeys: string[];
   cancelRequested: boolean;
+  /**
+   * The status message a requested cancel ends the task with (an operator's
+   * reason, `ops cancel --reason`), kept until its run ends it; for a
+   * workflow, also the cause its execution is stopped with. Absent: the
+   * client's request.
+   */
+  cancelMessage?: string;
   /** The worker currently running the handler, while its lease is live. */
   lease?: { owner: string; until: number };
   /**

@@ -15,11 +15,13 @@ import { decideCompleteCallback, MAX_CALLBACKS_BYTES } from './callbacks-decisio
 import type { CompletionResult } from './callbacks-model.ts';
 import { type Decision, IllegalTransitionError } from './decisions.ts';
 import { checkBudget } from './limits.ts';
-import { canTransition, isRunning, isTerminal, type TaskRecord } from './model.ts';
+import { canTransition, type Decision as DecidedBy, isRunning, isTerminal, type TaskRecord } from './model.ts';
 import { type SweepTiming, sweepWindow } from './predicates.ts';
 import {
   type AskedQuestion,
+  asksTheSame,
   type ExpectedExecution,
+  stateKeyOf,
   WORKFLOW_END_ID,
   WORKFLOW_QUESTION_PREFIX,
   type WorkflowEnd,
@@ -77,18 +79,125 @@ export function decideAskFromWorkflow(
     n: earlier.length + 1,
     key: freeKey(asked.key, new Set([...task.issuedKeys, ...earlier.map((q) => q.key)])),
   };
-  const callbacks = { ...task.callbacks, [id]: { result: question, at: now } };
+  const carried = carriedDecision(task, earlier, asked, question);
+  const callbacks = { ...carried.callbacks, [id]: { result: carried.question, at: now } };
   const workflow: WorkflowRecord = {
     ...task.workflow,
     execution: asked.execution,
     tokens: { ...task.workflow?.tokens, [id]: asked.sealedToken },
   };
   checkBudget('the questions of the workflow and their tokens', { callbacks, tokens: workflow.tokens }, MAX_CALLBACKS_BYTES);
+  const decisions = carried.decisions ? { decisions: carried.decisions } : {};
   const suspended = task.status === 'working' && task.callbackWait !== undefined && !isRunning(task, now);
-  if (!suspended) return { result: 'asked', next: { ...task, callbacks, workflow, version: task.version + 1 } };
+  if (!suspended) return { result: 'asked', next: { ...task, callbacks, workflow, ...decisions, version: task.version + 1 } };
   const { callbackWait: _woken, ...rest } = task;
-  const next: TaskRecord = { ...rest, callbacks, workflow, sweepAt: now + sweepWindow(policy), version: task.version + 1 };
+  const next: TaskRecord = { ...rest, callbacks, workflow, ...decisions, sweepAt: now + sweepWindow(policy), version: task.version + 1 };
   return { result: 'resumed', next };
+}
+
+/**
+ * The restart rule's second half, as the restarted execution asks: the first
+ * withdrawn question with the same state key whose answer awaits it is
+ * settled. Asked again with the same message and schema, the new question
+ * carries that answer (it goes back at once, nobody is asked again);
+ * otherwise the earlier decision is marked not delivered, and the new
+ * question is asked.
+ */
+function carriedDecision(
+  task: TaskRecord,
+  earlier: Array<WorkflowQuestion & { id: string }>,
+  asked: AskedQuestion,
+  question: WorkflowQuestion,
+): { callbacks: TaskRecord['callbacks']; question: WorkflowQuestion; decisions?: Record<string, DecidedBy> } {
+  const awaiting = earlier.find((q) => q.awaitsRestart && stateKeyOf(q.key) === asked.key);
+  if (!awaiting) return { callbacks: task.callbacks, question };
+  const { id, awaitsRestart: _settled, ...settled } = awaiting;
+  const callbacks = { ...task.callbacks, [id]: { ...task.callbacks?.[id], result: settled, at: task.callbacks?.[id]?.at ?? 0 } };
+  if (asksTheSame(awaiting, asked)) return { callbacks, question: { ...question, carries: awaiting.key } };
+  return { callbacks, question, ...undelivered(task.decisions, [awaiting.key]) };
+}
+
+/** `decisions` with those of `keys` marked not delivered (none recorded: nothing to mark). */
+function undelivered(decisions: Record<string, DecidedBy> | undefined, keys: string[]): { decisions?: Record<string, DecidedBy> } {
+  const marked = keys.filter((key) => decisions?.[key] !== undefined);
+  if (marked.length === 0) return {};
+  return {
+    decisions: { ...decisions, ...Object.fromEntries(marked.map((key) => [key, { ...decisions![key]!, notDelivered: true as const }])) },
+  };
+}
+
+/** What a restart did: the execution the task follows afterwards (`undefined`: ended or gone), whether its run must go on, and the keys withdrawn unanswered. */
+export interface RestartResult {
+  follows: string | undefined;
+  resumes: boolean;
+  withdrawn: string[];
+}
+
+/**
+ * `restartExecution`: the execution the task follows (`replaced`, or none
+ * recorded yet) is replaced by `execution`, started again from the
+ * beginning. Its questions are withdrawn at once: their tokens go (nothing
+ * can answer them any more), an unanswered one leaves the task's open
+ * questions (and so the page and the approvers' list) and its record of
+ * where it was asked (the run no longer asks it), and an answered one
+ * awaits the restarted execution ({@link carriedDecision}). A task left
+ * with nothing open goes back to `working`, due (`resumes`), so that its
+ * run suspends on the new execution. A task that follows another
+ * execution, or has ended, is left as it is.
+ */
+export function decideRestartExecution(
+  task: TaskRecord | undefined,
+  execution: string,
+  replaced: string,
+  now: number,
+): Decision<RestartResult> {
+  if (!task || isTerminal(task.status)) return { result: { follows: undefined, resumes: false, withdrawn: [] } };
+  const current = task.workflow?.execution;
+  if (current === execution || (current !== undefined && current !== replaced))
+    return { result: { follows: current, resumes: false, withdrawn: [] } };
+  const { callbacks, withdrawn, tokens } = withdrawQuestions(task);
+  const { progress: _old, tokens: _all, ...kept } = task.workflow ?? {};
+  const workflow = { ...kept, execution, ...(Object.keys(tokens).length > 0 ? { tokens } : {}) };
+  const questions = Object.fromEntries(Object.entries(task.questions ?? {}).filter(([key]) => !withdrawn.includes(key)));
+  const changed = { callbacks, workflow, ...(task.questions ? { questions } : {}), lastUpdatedAt: now, version: task.version + 1 };
+  const stays = { follows: execution, resumes: false, withdrawn };
+  if (task.status !== 'input_required') return { result: stays, next: { ...task, ...changed } };
+  const open = Object.fromEntries(Object.entries(task.inputRequests).filter(([key]) => !withdrawn.includes(key)));
+  if (Object.keys(open).length > 0) return { result: stays, next: { ...task, ...changed, inputRequests: open } };
+  if (!canTransition(task.status, 'working')) throw new IllegalTransitionError(task.status, 'working');
+  const { inputRequests: _withdrawn, keptUntil: _kept, status: _waiting, ...rest } = task;
+  const next: TaskRecord = { ...rest, ...changed, status: 'working', sweepAt: now, statusMessage: RESTARTED_MESSAGE };
+  return { result: { ...stays, resumes: true }, next };
+}
+
+/** The status of a task whose questions a restart withdrew, until its run goes on. */
+export const RESTARTED_MESSAGE = 'The workflow restarted from the beginning: its questions are asked again as it reaches them';
+
+/** The settlements with the questions not withdrawn yet marked so, the keys withdrawn unanswered, and the tokens left. */
+function withdrawQuestions(task: TaskRecord): {
+  callbacks: NonNullable<TaskRecord['callbacks']>;
+  withdrawn: string[];
+  tokens: Record<string, string>;
+} {
+  const callbacks = { ...task.callbacks };
+  const tokens = { ...task.workflow?.tokens };
+  const withdrawn: string[] = [];
+  const all = workflowQuestions(task.callbacks);
+  const idOf = new Map(all.map((question) => [question.key, question.id]));
+  for (const { id, ...question } of all) {
+    if (question.withdrawn) continue;
+    delete tokens[id];
+    const answered = question.carries !== undefined || Object.hasOwn(task.inputResponses, question.key);
+    if (!answered) withdrawn.push(question.key);
+    const awaits = answered && question.carries === undefined ? { awaitsRestart: true as const } : {};
+    callbacks[id] = { ...callbacks[id]!, result: { ...question, withdrawn: answered ? 'answered' : 'unanswered', ...awaits } };
+    // A question that delivered an earlier answer hands it on: that answer awaits the next execution.
+    const source = question.carries === undefined ? undefined : idOf.get(question.carries);
+    const sourceQuestion = source === undefined ? undefined : (callbacks[source] as { result?: WorkflowQuestion }).result;
+    if (source !== undefined && sourceQuestion)
+      callbacks[source] = { ...callbacks[source]!, result: { ...sourceQuestion, awaitsRestart: true } };
+  }
+  return { callbacks, withdrawn, tokens };
 }
 
 /** `key` itself, or `key#2`, `key#3`, … : the first not in `taken` (a key is never asked twice on one task). */
@@ -148,9 +257,9 @@ export function decideEndWorkflow(
   if (task?.status !== 'input_required' || task.callbacks?.[WORKFLOW_END_ID]) {
     const decided = decideCompleteCallback(task, WORKFLOW_END_ID, { result: end }, now, policy);
     // Resumed: the status says what resumed it, until the run ends the task.
-    return decided.result === 'resumed' && decided.next
-      ? { ...decided, next: { ...decided.next, statusMessage: endedMessage(end) } }
-      : decided;
+    if (!decided.next) return decided;
+    const next = decided.result === 'resumed' ? { ...decided.next, statusMessage: endedMessage(end) } : decided.next;
+    return { ...decided, next: undeliveredAtEnd(next) };
   }
   if (!canTransition(task.status, 'working')) throw new IllegalTransitionError(task.status, 'working');
   const { inputRequests: _unanswerable, keptUntil: _kept, ...rest } = task;
@@ -163,7 +272,23 @@ export function decideEndWorkflow(
     lastUpdatedAt: now,
     version: task.version + 1,
   };
-  return { result: 'resumed', next };
+  return { result: 'resumed', next: undeliveredAtEnd(next) };
+}
+
+/** The record of a task whose execution ended: answers still awaiting a restarted execution's question went nowhere. */
+function undeliveredAtEnd(task: TaskRecord): TaskRecord {
+  const awaiting = workflowQuestions(task.callbacks).filter((question) => question.awaitsRestart);
+  if (awaiting.length === 0) return task;
+  const callbacks = { ...task.callbacks };
+  for (const { id, awaitsRestart: _settled, ...question } of awaiting) callbacks[id] = { ...callbacks[id]!, result: question };
+  return {
+    ...task,
+    callbacks,
+    ...undelivered(
+      task.decisions,
+      awaiting.map((question) => question.key),
+    ),
+  };
 }
 
 /** The status of a task its execution's end resumed. */

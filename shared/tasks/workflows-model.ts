@@ -10,6 +10,8 @@
  * No AWS SDK in here: this module is part of every bundle.
  */
 
+import { canonicalJson } from '../canonical-json.ts';
+
 /** The row's callback settlements, as far as this module reads them (`CallbackSettlement` in `callbacks-model.ts`). */
 type Settlements = Record<string, object>;
 
@@ -69,6 +71,47 @@ export interface WorkflowQuestion {
   requestedSchema: Record<string, unknown>;
   answeredBy?: 'person';
   fourEyes?: boolean;
+  /**
+   * The execution that asked it was replaced by a restart: it is no longer
+   * open, and nothing goes back to its token; `answered`: an answer was
+   * recorded before (`decideRestartExecution` in `workflows-decisions.ts`).
+   */
+  withdrawn?: 'answered' | 'unanswered';
+  /**
+   * On a withdrawn question answered before the restart: its decision waits
+   * for the restarted execution to ask the same key with the same message
+   * and schema (it is delivered there), else it is not delivered.
+   */
+  awaitsRestart?: true;
+  /** The task key of a withdrawn question whose recorded answer this one delivers (not asked again). */
+  carries?: string;
+}
+
+/** What the decider of a question a restart withdrew is told when the restarted execution does not ask it again. */
+export const NOT_DELIVERED_MESSAGE = 'Not delivered: the workflow restarted; decide again';
+
+/** The state's own key of a question: its task key without the suffix that made it unique (`approval#2` → `approval`). */
+export function stateKeyOf(key: string): string {
+  return key.replace(/#\d+$/, '');
+}
+
+/** Whether the restarted execution asks `again` what `earlier` asked: the same key, message and schema, for the same people. */
+export function asksTheSame(earlier: WorkflowQuestion, again: AskedQuestion): boolean {
+  const { message, requestedSchema, answeredBy, fourEyes } = again.question;
+  return (
+    stateKeyOf(earlier.key) === again.key &&
+    earlier.message === message &&
+    canonicalJson(earlier.requestedSchema) === canonicalJson(requestedSchema) &&
+    earlier.answeredBy === answeredBy &&
+    (earlier.fourEyes ?? false) === (fourEyes ?? false)
+  );
+}
+
+/** The keys of the questions a restart withdrew before anyone answered them (what a late answer to one is told: {@link NOT_DELIVERED_MESSAGE}). */
+export function withdrawnKeys(callbacks: Settlements | undefined): string[] {
+  return workflowQuestions(callbacks)
+    .filter((question) => question.withdrawn === 'unanswered')
+    .map((question) => question.key);
 }
 
 /** A question as the receiver hands it to the store: its id (the token's digest), its fields and its sealed token. */

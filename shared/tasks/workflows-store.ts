@@ -7,6 +7,7 @@
  * accepted until the row records the one it follows.
  */
 import type { CompletionResult } from './callbacks-model.ts';
+import type { RestartResult } from './workflows-decisions.ts';
 import type { AskedQuestion, ExpectedExecution, WorkflowEnd, WorkflowWriteResult } from './workflows-model.ts';
 
 export interface WorkflowStore {
@@ -16,6 +17,14 @@ export interface WorkflowStore {
    * Resolves to the execution it follows; `undefined` when the task has ended or is gone.
    */
   followExecution(taskId: string, execution: string, replacing?: string): Promise<string | undefined>;
+
+  /**
+   * Moves the task from `replaced` (or none recorded) to `execution`, started
+   * again from the beginning, and withdraws the replaced one's questions
+   * (one conditional write; `decideRestartExecution`). `resumes`: the task is
+   * due again and the caller enqueues it.
+   */
+  restartExecution(taskId: string, execution: string, replaced: string, now: number): Promise<RestartResult>;
 
   /**
    * Records a task-token state's question and its sealed token (one

@@ -37,7 +37,7 @@ export function resultOfEnd(end: WorkflowEnd & { output?: unknown }, naming: Wor
     case 'FAILED':
     case 'TIMED_OUT': {
       const what = end.status === 'FAILED' ? 'failed' : 'timed out';
-      const message = `The workflow ${naming.workflow} ${what}${end.error ? `: ${end.error}` : ''}${end.cause ? ` (${end.cause})` : ''}`;
+      const message = `The workflow ${naming.workflow} ${what}${failureText(end)}`;
       return {
         content: [{ type: 'text', text: message }],
         structuredContent: { status: end.status, ...pick(end), message },
@@ -64,6 +64,15 @@ export function outputText(output: unknown): string {
   const json = JSON.stringify(output) ?? 'null';
   if (json.length <= MAX_OUTPUT_TEXT_CHARS) return json;
   return `${json.slice(0, MAX_OUTPUT_TEXT_CHARS)}… (cut at ${MAX_OUTPUT_TEXT_CHARS.toLocaleString('en')} characters; the whole output is in structuredContent)`;
+}
+
+/**
+ * `: <error> (<cause>)`, or `: <cause>` alone when the cause already begins
+ * with the error's name ("Rejected by Bob: not this week"): never "Rejected (Rejected)".
+ */
+function failureText({ error, cause }: WorkflowEnd): string {
+  if (error && cause && (cause === error || cause.startsWith(`${error} `) || cause.startsWith(`${error}:`))) return `: ${cause}`;
+  return `${error ? `: ${error}` : ''}${cause ? ` (${cause})` : ''}`;
 }
 
 function pick(end: WorkflowEnd): { error?: string; cause?: string } {

@@ -28,7 +28,7 @@
 import type { CallbackKeys } from '../callback-tokens.ts';
 import type { Log } from '../log.ts';
 import { type CallbackHost, runHostOf } from '../runtime/callbacks.ts';
-import { type TaskContext, type ToolDefinition, ToolError, type ToolResult } from '../runtime/tool.ts';
+import { type ElicitAnswer, type TaskContext, type ToolDefinition, ToolError, type ToolResult } from '../runtime/tool.ts';
 import type { TaskStore } from '../tasks/store.ts';
 import { WORKFLOW_END_ID, type WorkflowEnd, type WorkflowQuestion, workflowEnd, workflowQuestions } from '../tasks/workflows-model.ts';
 import type { WorkflowBindings } from './bindings.ts';
@@ -166,18 +166,32 @@ class WorkflowRun {
     return started;
   }
 
-  /** Step 3: each question in the order it came; an answer goes back once (a step). Resolves to a refusal's status, if the last answer found the state gone. */
+  /**
+   * Step 3: each question in the order it came; an answer goes back once (a
+   * step). Resolves to a refusal's status, if the last answer found the state
+   * gone. A restart's questions replay as the row decided them: one withdrawn
+   * unanswered is skipped (never asked again: its record went with it), one
+   * withdrawn answered replays its answer and sends nothing, and one that
+   * carries an earlier answer sends that answer, asking nobody.
+   */
   private async answerQuestions(): Promise<string | undefined> {
     const { ctx, deps } = this;
     const tokens = this.host.state!.workflow?.tokens ?? {};
+    const answers = new Map<string, ElicitAnswer>();
     let refused: string | undefined;
     for (const question of workflowQuestions(this.host.state!.settlements)) {
-      const answer = await ctx.elicit(question.key, elicitParamsOf(question));
-      const sent = await ctx.step(`workflow:reply:${question.key}`, () => this.reply(question, tokens[question.id], answer));
+      if (question.withdrawn === 'unanswered') continue;
+      const carried = question.carries === undefined ? undefined : answers.get(question.carries);
+      const answer = carried ?? (await ctx.elicit(question.key, elicitParamsOf(question)));
+      answers.set(question.key, answer);
+      const sent = await ctx.step(`workflow:reply:${question.key}`, () =>
+        question.withdrawn ? Promise.resolve({ delivered: false }) : this.reply(question, tokens[question.id], answer),
+      );
       if (Object.hasOwn(tokens, question.id)) await deps.store.dropWorkflowToken(this.taskId, question.id);
-      refused = sent.delivered
-        ? undefined
-        : `The workflow stopped waiting${question.state ? ` at ${question.state}` : ''} before the answer to "${question.key}" reached it`;
+      refused =
+        sent.delivered || question.withdrawn
+          ? undefined
+          : `The workflow stopped waiting${question.state ? ` at ${question.state}` : ''} before the answer to "${question.key}" reached it`;
     }
     return refused;
   }
@@ -239,7 +253,9 @@ class WorkflowRun {
    */
   private async stop(execution: string): Promise<never> {
     const { host, deps } = this;
-    await deps.engine.stop(execution, { error: CANCELLED_ERROR, cause: `Cancelled by the caller of task ${this.taskId}` });
+    // The cause says who ended it, by the cancel's own message when it has one (an operator's reason).
+    const cause = host.state?.cancelMessage ?? `Cancelled by the caller of task ${this.taskId}`;
+    await deps.engine.stop(execution, { error: CANCELLED_ERROR, cause });
     deps.log({ event: 'workflow-stopped', taskId: this.taskId });
     throw host.cancelReason();
   }

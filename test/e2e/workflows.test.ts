@@ -139,7 +139,8 @@ describe('deploy_release on npm start', () => {
     const task = JSON.parse(run.stdout) as TaskView;
     assert.equal(task.status, 'completed');
     assert.equal(task.result?.['isError'], true);
-    assert.equal(text(task), 'The workflow deploy-release failed: Rejected (not during the freeze)');
+    // The decider named (on an open endpoint, the endpoint's one principal), once: no "Rejected (Rejected …)".
+    assert.equal(text(task), 'The workflow deploy-release failed: Rejected by local: not during the freeze');
     const [execution] = await executionsOf(sfn, task.taskId);
     assert.equal(execution?.status, 'FAILED');
   });
@@ -191,5 +192,70 @@ describe('deploy_release across a SIGKILL of the stack', () => {
       await first.stop();
       await rm(dataDir, { recursive: true, force: true });
     }
+  });
+
+  /** Runs `scenario` on a stack that is SIGKILLed where it says, then started again on the same data. */
+  async function acrossKill(scenario: (first: LocalStackProcess, again: () => Promise<LocalStackProcess>) => Promise<void>) {
+    const dataDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-workflow-kill-'));
+    const first = await startLocalStackProcess({ dataDir });
+    let second: LocalStackProcess | undefined;
+    try {
+      await scenario(first, async () => {
+        first.kill('SIGKILL');
+        await first.stop();
+        second = await startLocalStackProcess({ dataDir });
+        return second;
+      });
+    } finally {
+      await second?.stop();
+      await first.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }
+
+  it('killed while its approval waits, before any decision: the old question is withdrawn at once, and the one asked anew decides', {
+    timeout: 180_000,
+  }, async () => {
+    await acrossKill(async (first, again) => {
+      const taskId = await started(first.url, { ...ARGS, release: 'kill@1.0.0' });
+      await waiting(first.url, taskId);
+      const second = await again();
+      // The replaced execution's question is never offered again: only the restarted one's, under a key of its own.
+      const asked = await pollUntil(second.url, taskId, (task) => task.inputRequests?.['approval#2'] !== undefined, SETTLE_MS, 100);
+      assert.equal(asked.inputRequests?.['approval'], undefined);
+      assert.match(second.output(), new RegExp(`"event":"workflow-restarted","taskId":"${taskId}","restart":1,"withdrawn":1`));
+      await rpc(second.url, 'tasks/update', { taskId, inputResponses: { 'approval#2': { action: 'accept', content: { approve: true } } } });
+      const done = await ended(second.url, taskId);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      assert.equal(text(done), 'Deployed kill@1.0.0 to eu-west-1, us-east-1 and verified it');
+    });
+  });
+
+  it("killed right after a rejection's POST returned: the recorded decision reaches the restarted execution, nobody is asked again", {
+    timeout: 180_000,
+  }, async () => {
+    await acrossKill(async (first, again) => {
+      const taskId = await started(first.url, { ...ARGS, release: 'kill@2.0.0' });
+      await waiting(first.url, taskId);
+      const ack = await rpc(first.url, 'tasks/update', {
+        taskId,
+        inputResponses: { approval: { action: 'accept', content: { approve: false, comment: 'not today' } } },
+      });
+      assert.equal(ack.status, 200);
+      const second = await again();
+      // Whether the first life delivered it or not, the task ends rejected, and no question is open meanwhile.
+      const done = await pollUntil(
+        second.url,
+        taskId,
+        (task) => {
+          assert.equal(task.status === 'input_required', false, `asked again: ${JSON.stringify(task.inputRequests)}`);
+          return ['completed', 'failed', 'cancelled'].includes(task.status);
+        },
+        SETTLE_MS,
+        100,
+      );
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      assert.equal(text(done), 'The workflow deploy-release failed: Rejected by local: not today');
+    });
   });
 });

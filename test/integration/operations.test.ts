@@ -10,17 +10,20 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { DescribeExecutionCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { REGION } from '../../bin/local/emulators.ts';
 import type { LocalStack } from '../../bin/local/options.ts';
-import { localSqsClient } from '../../bin/local/sqs.ts';
+import { LOCAL_CREDENTIALS, localSqsClient } from '../../bin/local/sqs.ts';
 import { startLocalStack } from '../../bin/local/stack.ts';
+import { STEP_FUNCTIONS_ENDPOINT_OUTPUT } from '../../bin/local/workflows.ts';
 import { runOps } from '../../bin/ops/cli.ts';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
 import { parsePrincipal, principalFor } from '../../shared/auth/principal.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { METRICS_NAMESPACE, TASK_METRICS } from '../../shared/metrics.ts';
 import type { NewTask } from '../../shared/tasks/store-types.ts';
+import { executionArnOf } from '../../shared/workflows/names.ts';
 import { createTask } from '../support/durable.ts';
 import { newTask } from '../support/factories.ts';
 import { sleep, waitFor } from '../support/wait.ts';
@@ -295,6 +298,31 @@ describe('operations on the local stack', () => {
         runOps(['cancel', waiting, '--outputs', main.outputsFile], () => {}),
         /--reason/,
       );
+    });
+
+    it("cancel as operator of a workflow task waiting on its approval: the reason is its status and its execution's stop cause", {
+      timeout: 120_000,
+    }, async () => {
+      const args = { release: 'ops@1.0.0', regions: ['eu-west-1'] };
+      const taskId = await createTask(main.stack.url, 'deploy_release', args);
+      await pollUntil(main.stack.url, taskId, (task) => task.status === 'input_required', 60_000, 100);
+      const { code, text } = await ops(main.outputsFile, 'cancel', taskId, '--reason', 'release frozen');
+      assert.equal(code, 0, text);
+      const ended = await pollUntil(main.stack.url, taskId, (task) => task.status === 'cancelled', 60_000, 100);
+      assert.equal(ended.statusMessage, 'Ended by an operator: release frozen');
+      const sfn = new SFNClient({
+        endpoint: main.outputs[STEP_FUNCTIONS_ENDPOINT_OUTPUT]!,
+        region: REGION,
+        credentials: LOCAL_CREDENTIALS,
+      });
+      try {
+        const machine = 'arn:aws:states:us-east-1:000000000000:stateMachine:deploy-release';
+        const stopped = await sfn.send(new DescribeExecutionCommand({ executionArn: executionArnOf(machine, taskId) }));
+        assert.equal(stopped.status, 'ABORTED');
+        assert.equal(stopped.cause, 'Ended by an operator: release frozen');
+      } finally {
+        sfn.destroy();
+      }
     });
 
     it('redrive: dead-lettered messages go back to the task queue', async () => {

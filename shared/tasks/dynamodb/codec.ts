@@ -173,6 +173,7 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
     item[ACTIVE_INDEX.sort] = number(task.sweepAt);
   }
   if (task.statusMessage !== undefined) item['statusMessage'] = { S: task.statusMessage };
+  if (task.cancelMessage !== undefined) item['cancelMessage'] = { S: task.cancelMessage };
   if (task.finalMessage) item['finalMessage'] = { BOOL: true };
   if (task.machineOwner) item['machineOwner'] = { BOOL: true };
   if (task.lease) {
@@ -223,6 +224,7 @@ export function fromItem(item: Item): TaskRecord {
     version: readNumber(item, 'version'),
   };
   if (item['statusMessage']) base.statusMessage = readString(item, 'statusMessage');
+  if (item['cancelMessage']) base.cancelMessage = readString(item, 'cancelMessage');
   if (item['finalMessage']?.BOOL === true) base.finalMessage = true;
   if (item['machineOwner']?.BOOL === true) base.machineOwner = true;
   if (item['leaseOwner']) base.lease = { owner: readString(item, 'leaseOwner'), until: readNumber(item, 'leaseUntil') };

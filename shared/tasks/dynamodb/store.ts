@@ -96,6 +96,7 @@ export class DynamoDbTaskStore implements TaskStore {
   readonly signedOutAfter: SignOutStore['signedOutAfter'];
   // The workflow operations live in `dynamodb/workflows.ts`.
   readonly followExecution: WorkflowStore['followExecution'];
+  readonly restartExecution: WorkflowStore['restartExecution'];
   readonly askFromWorkflow: WorkflowStore['askFromWorkflow'];
   readonly workflowProgress: WorkflowStore['workflowProgress'];
   readonly dropWorkflowToken: WorkflowStore['dropWorkflowToken'];
@@ -112,6 +113,7 @@ export class DynamoDbTaskStore implements TaskStore {
     ({ recordSignOut: this.recordSignOut, signedOutAfter: this.signedOutAfter } = dynamoDbSignOuts(this.#table));
     ({
       followExecution: this.followExecution,
+      restartExecution: this.restartExecution,
       askFromWorkflow: this.askFromWorkflow,
       workflowProgress: this.workflowProgress,
       dropWorkflowToken: this.dropWorkflowToken,
@@ -215,6 +217,10 @@ export class DynamoDbTaskStore implements TaskStore {
       ...('statusMessage' in outcome && outcome.statusMessage !== undefined ? ['statusMessage'] : []),
     ];
     const write = changes(task, next, shardsOf(this.#policy), forced);
+    // A cancel requested during the run may carry a message of its own (an operator's reason): the row's wins.
+    const endMessage = next.status === 'cancelled' && task.cancelMessage === undefined ? write.set['statusMessage'] : undefined;
+    if (endMessage) delete write.set['statusMessage'];
+    const ownMessage = endMessage ? { setExpressions: ['#statusMessage = if_not_exists(#cancelMessage, :endMessage)'] } : {};
 
     let chunkedResult: Record<string, unknown> | undefined;
     const text = write.set['result']?.S;
@@ -231,7 +237,12 @@ export class DynamoDbTaskStore implements TaskStore {
 
     let item: Item | undefined;
     try {
-      item = await updateRow(this.#table, task.taskId, { ...write, ...leaseHeldBy(leaseOwner), returnValues: 'ALL_NEW' });
+      item = await updateRow(this.#table, task.taskId, {
+        ...write,
+        ...ownMessage,
+        ...leaseHeldBy(leaseOwner, endMessage ? { ':endMessage': endMessage } : {}),
+        returnValues: 'ALL_NEW',
+      });
     } catch (error) {
       if (!(error instanceof TaskRowRejectedError)) throw error;
       // The outcome cannot be stored (e.g. a row at the size limit): the task
@@ -326,8 +337,12 @@ export class DynamoDbTaskStore implements TaskStore {
         // so the write is guarded by the rule (still this status, lease still
         // live), not by the version read. Already requested: nothing to write.
         if (current.cancelRequested) return 'skip';
+        const next = decision.next;
         return {
-          set: { cancelRequested: { BOOL: true } },
+          set: {
+            cancelRequested: { BOOL: true },
+            ...(next?.cancelMessage === undefined ? {} : { cancelMessage: { S: next.cancelMessage } }),
+          },
           condition: '#status = :readStatus AND #leaseUntil > :now',
           values: { ':readStatus': { S: current.status }, ':now': number(now) },
         };

@@ -10,9 +10,11 @@ import {
   decideDropWorkflowToken,
   decideEndWorkflow,
   decideFollowExecution,
+  decideRestartExecution,
   decideWorkflowProgress,
 } from '../workflows-decisions.ts';
 import type { WorkflowStore } from '../workflows-store.ts';
+import { unlistWaiting } from './approvals.ts';
 import { rewriteRow } from './rewrite.ts';
 import type { StoreTable } from './update.ts';
 
@@ -21,6 +23,12 @@ export function dynamoDbWorkflows(table: StoreTable): WorkflowStore {
   return {
     followExecution: (taskId, execution, replacing) =>
       rewriteRow(table, taskId, (task) => decideFollowExecution(task, execution, replacing)),
+    restartExecution: async (taskId, execution, replaced, now) => {
+      const restarted = await rewriteRow(table, taskId, (task) => decideRestartExecution(task, execution, replaced, now));
+      // The withdrawn questions leave the approvers' list (a page already skips what the row no longer holds open).
+      await unlistWaiting(table, taskId, restarted.withdrawn);
+      return restarted;
+    },
     askFromWorkflow: (taskId, asked, expected, now) =>
       rewriteRow(table, taskId, (task) => decideAskFromWorkflow(task, asked, expected, now, table.policy)),
     workflowProgress: (taskId, execution, expected, message, now) =>

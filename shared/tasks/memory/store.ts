@@ -47,7 +47,9 @@ import {
   decideDropWorkflowToken,
   decideEndWorkflow,
   decideFollowExecution,
+  decideRestartExecution,
   decideWorkflowProgress,
+  type RestartResult,
 } from '../workflows-decisions.ts';
 import type { AskedQuestion, ExpectedExecution, WorkflowEnd, WorkflowWriteResult } from '../workflows-model.ts';
 
@@ -298,6 +300,10 @@ export class InMemoryTaskStore implements TaskStore {
 
   async followExecution(taskId: string, execution: string, replacing?: string): Promise<string | undefined> {
     return this.#apply(taskId, decideFollowExecution(this.#tasks.get(taskId), execution, replacing));
+  }
+
+  async restartExecution(taskId: string, execution: string, replaced: string, now: number): Promise<RestartResult> {
+    return this.#apply(taskId, decideRestartExecution(this.#tasks.get(taskId), execution, replaced, now));
   }
 
   async askFromWorkflow(taskId: string, asked: AskedQuestion, expected: ExpectedExecution, now: number): Promise<WorkflowWriteResult> {

@@ -138,6 +138,11 @@ describe('the end as the task outcome', () => {
       cause: 'not this week',
       message: 'The workflow deploy-release failed: Rejected (not this week)',
     });
+    // A cause that begins with the error's name is not preceded by it again: no "Rejected (Rejected)".
+    const named = resultOfEnd({ status: 'FAILED', execution: EXECUTION, error: 'Rejected', cause: 'Rejected by Bob' }, NAMING);
+    assert.equal((named.content[0] as { text: string }).text, 'The workflow deploy-release failed: Rejected by Bob');
+    const bare = resultOfEnd({ status: 'FAILED', execution: EXECUTION, error: 'Rejected', cause: 'Rejected' }, NAMING);
+    assert.equal((bare.content[0] as { text: string }).text, 'The workflow deploy-release failed: Rejected');
     const timedOut = resultOfEnd({ status: 'TIMED_OUT', execution: EXECUTION }, NAMING);
     assert.equal((timedOut.content[0] as { text: string }).text, 'The workflow deploy-release timed out');
   });

@@ -1,6 +1,7 @@
 /** Names and ARNs of executions, the bindings, the looks' schedule and what goes back to a task-token state. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { principalFor } from '../../../shared/auth/principal.ts';
 import { expectedExecution, parseWorkflowBindings } from '../../../shared/workflows/bindings.ts';
 import { withReceiver } from '../../../shared/workflows/declaration.ts';
 import {
@@ -116,6 +117,33 @@ describe('what goes back to a task-token state', () => {
     });
   });
 
+  const bob = {
+    by: principalFor('https://id.example.com', 'bob'),
+    name: 'Bob Example',
+    as: 'approver' as const,
+    via: 'page' as const,
+    at: 1,
+  };
+
+  it('who decided reaches the workflow: decidedBy { subject, name? } beside the fields, and named in a rejection', () => {
+    assert.deepEqual(JSON.parse(outputOf(replyOf(approval, { action: 'accept', content: { approve: true }, decidedBy: bob }))), {
+      approve: true,
+      decidedBy: { subject: 'bob', name: 'Bob Example' },
+    });
+    // An open endpoint's principal is no token's: it is the subject itself; no name, none given.
+    const local = { by: 'local', as: 'owner' as const, via: 'page' as const, at: 1 };
+    assert.deepEqual(JSON.parse(outputOf(replyOf(choice, { action: 'accept', content: { region: 'x' }, decidedBy: local }))), {
+      region: 'x',
+      decidedBy: { subject: 'local' },
+    });
+    assert.deepEqual(replyOf(approval, { action: 'accept', content: { approve: false, comment: 'not this week' }, decidedBy: bob }), {
+      failure: { error: REJECTED_ERROR, cause: 'Rejected by Bob Example: not this week' },
+    });
+    assert.deepEqual(replyOf(approval, { action: 'accept', content: { approve: false, comment: '' }, decidedBy: local }), {
+      failure: { error: REJECTED_ERROR, cause: 'Rejected by local' },
+    });
+  });
+
   it('a declined or dismissed question: Declined', () => {
     assert.deepEqual(replyOf(approval, { action: 'decline' }), {
       failure: { error: DECLINED_ERROR, cause: 'The question "approval" was declined' },
@@ -135,3 +163,8 @@ describe('what goes back to a task-token state', () => {
     assert.deepEqual(elicitParamsOf(choice), { message: 'Where?', requestedSchema: choice.requestedSchema });
   });
 });
+
+function outputOf(reply: ReturnType<typeof replyOf>): string {
+  assert.ok('output' in reply, 'an output, not a failure');
+  return reply.output;
+}

@@ -253,7 +253,8 @@ describe('questions from task-token states', () => {
     );
     assert.equal(answered.resumed, true);
     await run(taskId, 'resume');
-    assert.deepEqual(engine.answers, [{ token: 'token-1', output: '{"approve":true,"comment":"go"}' }]);
+    // Who decided goes with the answer (the owner's in-band answer is their decision).
+    assert.deepEqual(engine.answers, [{ token: 'token-1', output: '{"approve":true,"comment":"go","decidedBy":{"subject":"alice"}}' }]);
     task = await read(taskId);
     assert.equal(task.status, 'working');
     assert.equal(task.workflow?.tokens, undefined);
@@ -261,13 +262,13 @@ describe('questions from task-token states', () => {
     assert.equal(engine.answers.length, 1, 'a replay sends nothing again');
   });
 
-  it('a rejection goes back as Rejected with its comment, for the machine to Catch', async () => {
+  it('a rejection goes back as Rejected, naming the decider, with its comment, for the machine to Catch', async () => {
     const { taskId, execution } = await started();
     await receive(question(taskId, execution, 'token-1'));
     await run(taskId, 'resume');
     await store.answer(taskId, OWNER, { approval: { action: 'accept', content: { approve: false, comment: 'not this week' } } }, clock);
     await run(taskId, 'resume');
-    assert.deepEqual(engine.answers, [{ token: 'token-1', failure: { error: REJECTED_ERROR, cause: 'not this week' } }]);
+    assert.deepEqual(engine.answers, [{ token: 'token-1', failure: { error: REJECTED_ERROR, cause: 'Rejected by alice: not this week' } }]);
   });
 
   it('two questions in one run: each with its own token, the second under a key of its own', async () => {
@@ -357,6 +358,19 @@ describe('cancel', () => {
     assert.equal((await read(taskId)).status, 'cancelled');
     // The execution's ABORTED event comes after: it changes nothing.
     assert.deepEqual(await consume(statusChangeEvent(execution, 'ABORTED', { error: CANCELLED_ERROR })), { recorded: 'ended' });
+  });
+
+  it("an operator's reason is the task's end and the stop's cause, as for a plain tool", async () => {
+    const { taskId, execution } = await started();
+    await receive(question(taskId, execution, 'token-1'));
+    await run(taskId, 'resume');
+    const reason = 'Ended by an operator: release frozen';
+    assert.equal((await store.cancel(taskId, OWNER, clock, { statusMessage: reason })).result, 'requested');
+    await run(taskId, 'sweep');
+    assert.equal(engine.executions.get(execution)?.cause, reason);
+    const task = await read(taskId);
+    assert.equal(task.status, 'cancelled');
+    assert.equal(task.statusMessage, reason);
   });
 
   it('of a task waiting on one of its questions: the execution is stopped too', async () => {
