@@ -107,7 +107,8 @@ async function startLocalWorkflows(options: LocalWorkflowsOptions, cleanup: Clea
     invokeFunction: async (functionName, payload, context) => {
       if (functionName === LOCAL_RECEIVER_ARN) return connected().workflowReceiver(payload);
       const handler = localStates.functionHandler(functionName);
-      if (!handler) throw Object.assign(new Error(`No function ${functionName} runs locally`), { name: 'Lambda.ResourceNotFoundException' });
+      if (!handler)
+        throw Object.assign(new Error(`No function ${functionName} runs locally`), { name: 'Lambda.ResourceNotFoundException' });
       return handler(payload, context);
     },
     routeTask: localStates.route,

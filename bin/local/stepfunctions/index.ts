@@ -45,8 +45,8 @@ import { loadInterpreter } from './interpreter.ts';
 import { Journal } from './journal.ts';
 import { Machines } from './machines.ts';
 import { operations } from './operations.ts';
-import { startApiServer } from './server.ts';
 import type { TaskHandler, TaskRoute, TaskState, TaskStateContext } from './runner.ts';
+import { startApiServer } from './server.ts';
 import { TaskTokens } from './tokens.ts';
 
 export type { ExecutionStatusChangeEvent, LostExecution, TaskHandler, TaskRoute, TaskState, TaskStateContext };

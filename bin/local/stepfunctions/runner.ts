@@ -165,7 +165,12 @@ async function runTask(kind: TaskKind, stateName: string, input: Json, context: 
 /** The function a Lambda state invokes, once its parameters are evaluated; none for another service. */
 function functionOf(kind: Exclude<TaskKind, { kind: 'wait' }>, input: Json): string | undefined {
   if (kind.kind === 'function') return kind.resource;
-  const parameters = kind.kind === 'invoke' ? input : kind.kind === 'token' && kind.resource === LAMBDA_INVOKE_TOKEN && isObject(input) ? input[ENVELOPE.parameters] : undefined;
+  const parameters =
+    kind.kind === 'invoke'
+      ? input
+      : kind.kind === 'token' && kind.resource === LAMBDA_INVOKE_TOKEN && isObject(input)
+        ? input[ENVELOPE.parameters]
+        : undefined;
   const name = isObject(parameters) ? parameters['FunctionName'] : undefined;
   return typeof name === 'string' ? name : undefined;
 }
@@ -250,7 +255,8 @@ async function runTokenTask(
   try {
     const parameters = replaceAll(envelope[ENVELOPE.parameters] ?? {}, context.tokenStandIn, wait.token);
     const withToken: TaskStateContext = { ...call, taskToken: wait.token };
-    const delivered = route.run === 'handler' ? callHandler(route.handler, parameters, withToken) : runInvoke(parameters, withToken, context);
+    const delivered =
+      route.run === 'handler' ? callHandler(route.handler, parameters, withToken) : runInvoke(parameters, withToken, context);
     const invoked = delivered.then(() => {
       wait.startHeartbeat();
       return wait.answer;
