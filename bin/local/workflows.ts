@@ -118,18 +118,7 @@ async function startLocalWorkflows(options: LocalWorkflowsOptions, cleanup: Clea
   const client = new SFNClient({ endpoint: emulator.endpoint, region: REGION, credentials: LOCAL_CREDENTIALS });
   cleanup.push(async () => client.destroy());
   const bindings: Record<string, string> = {};
-  for (const tool of workflowTools) {
-    const text = await readFile(resolve(tool.workflow!.definition), 'utf8');
-    const created = await client.send(
-      new CreateStateMachineCommand({
-        name: tool.workflow!.name,
-        definition: withReceiver(text, LOCAL_RECEIVER_ARN),
-        roleArn: 'arn:aws:iam::000000000000:role/local-workflows',
-        type: 'STANDARD',
-      }),
-    );
-    bindings[tool.name] = created.stateMachineArn!;
-  }
+  for (const tool of workflowTools) bindings[tool.name] = await createMachine(client, tool);
   const engine = new SfnWorkflowEngine({ client });
   return {
     bindings,
@@ -142,4 +131,29 @@ async function startLocalWorkflows(options: LocalWorkflowsOptions, cleanup: Clea
       await restartLostExecutions({ lost: emulator.lostExecutions(), store, engine, log });
     },
   };
+}
+
+/**
+ * The machine of a workflow tool, from its ASL file. A file that is missing or
+ * not valid ASL stops the start, naming the tool and the file (what the
+ * emulator does not run fails executions instead: `stepfunctions/`).
+ */
+async function createMachine(client: SFNClient, tool: ToolDefinition): Promise<string> {
+  const { definition, name } = tool.workflow!;
+  try {
+    const text = await readFile(resolve(definition), 'utf8');
+    const created = await client.send(
+      new CreateStateMachineCommand({
+        name,
+        definition: withReceiver(text, LOCAL_RECEIVER_ARN),
+        roleArn: 'arn:aws:iam::000000000000:role/local-workflows',
+        type: 'STANDARD',
+      }),
+    );
+    return created.stateMachineArn!;
+  } catch (error) {
+    throw new Error(`The workflow of ${tool.name} (${definition}): ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
 }

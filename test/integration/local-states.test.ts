@@ -326,6 +326,20 @@ describe('local handlers for Task states (a project on the local stack)', () => 
     assert.ok(done.cause?.includes('missing.ts failed to load'), done.cause);
   });
 
+  it('stops the start for a workflow file that is missing, naming the tool and the file', async () => {
+    const missing = join(dir, 'missing.asl.json');
+    const broken = defineWorkflowTool({
+      name: 'broken_flow',
+      description: 'broken',
+      inputSchema: z.object({}),
+      workflow: { name: 'broken-flow', definition: missing },
+    });
+    await assert.rejects(
+      startLocalStack({ port: 0, dataDir: join(dir, 'broken-data'), tools: [broken], env: {}, log: () => {} }),
+      (error: Error) => error.message.startsWith(`The workflow of broken_flow (${missing}): ENOENT`),
+    );
+  });
+
   it('fails each execution of a machine using JSONata, and the tool names it', async () => {
     const task = await called('jsonata_flow', {});
     const text = JSON.stringify(task.result ?? task.error);
