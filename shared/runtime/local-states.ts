@@ -24,6 +24,7 @@ export type LocalStateHandler = (input: unknown, context: { stateName: string; r
  * stands for that function: its handler gets the payload the function would
  * get, and returns what the function would. A string value is a module path,
  * from the project's root, whose `handler` export is called the same way
- * (a Lambda handler of the project's, run as is).
+ * (a Lambda handler of the project's, run as is). A function's error has
+ * Lambda's `{"errorType","errorMessage"}` JSON as its cause, as in AWS.
  */
 export type LocalStates = Record<string, LocalStateHandler | string>;

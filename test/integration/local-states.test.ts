@@ -76,11 +76,14 @@ export default {
 
 /** A Lambda handler of the project's, named by its function's ARN. */
 const ENRICH = `
-export const handler = async (event: unknown, context: { stateName: string; resource: string; taskToken?: string }) => ({
-  enriched: event,
-  stateName: context.stateName,
-  resource: context.resource,
-});
+export const handler = async (event: { fail?: boolean }, context: { stateName: string; resource: string; taskToken?: string }) => {
+  if (event.fail) throw Object.assign(new Error('bad input'), { name: 'EnrichFailed' });
+  return {
+    enriched: event,
+    stateName: context.stateName,
+    resource: context.resource,
+  };
+};
 `;
 
 const machine = (states: Record<string, unknown>, startAt: string) => ({ StartAt: startAt, States: states });
@@ -268,6 +271,28 @@ describe('local handlers for Task states (a project on the local stack)', () => 
       refused: { Error: 'SNS.NotFoundException', Cause: 'no such topic' },
     });
     assert.equal(recorded().attempts, 2, 'one failed attempt, one retry');
+  });
+
+  it('fails a Lambda state whose module throws as a function fails: its name the error, Lambda’s JSON the cause', async () => {
+    const done = await run(
+      machine(
+        {
+          Enrich: {
+            Type: 'Task',
+            Resource: 'arn:aws:states:::lambda:invoke',
+            Parameters: { FunctionName: `${ACCOUNT_FUNCTION}:enrich`, Payload: { fail: true } },
+            Catch: [{ ErrorEquals: ['EnrichFailed'], ResultPath: '$.error', Next: 'Caught' }],
+            End: true,
+          },
+          Caught: { Type: 'Pass', End: true },
+        },
+        'Enrich',
+      ),
+    );
+    assert.equal(done.status, 'SUCCEEDED', done.cause);
+    assert.deepEqual(JSON.parse(done.output!), {
+      error: { Error: 'EnrichFailed', Cause: JSON.stringify({ errorType: 'EnrichFailed', errorMessage: 'bad input' }) },
+    });
   });
 
   it('gives a .waitForTaskToken handler the state’s token, then waits for its answer', async () => {

@@ -86,7 +86,6 @@ export interface Run {
 export function startRun(definition: PreparedDefinition, input: Json, identity: RunIdentity, deps: RunDeps): Run {
   if (definition.unsupported !== undefined) {
     const cause = `The local Step Functions emulator cannot run this state machine: ${definition.unsupported}`;
-    deps.tokens.closeExecution(identity.executionArn);
     return { outcome: Promise.resolve({ status: 'FAILED', error: 'States.Runtime', cause }), abort: () => {} };
   }
   const stopped = new AbortController();
