@@ -40,7 +40,8 @@ export interface TestStackOptions {
   /**
    * The functions' settings (`TASKS_*`; `TASKS_TOOLSET` defaults to `product`)
    * and tools' settings as `<TOOL>_<KEY>` variables. Nothing is read from
-   * this process's environment.
+   * this process's environment. Workflow tools' Task states run by the local
+   * handlers in `src/local-states.ts` (`TASKS_LOCAL_STATES` names another file).
    */
   env?: Record<string, string>;
   /** A `settings.local.json` to read tools' settings from (default: none). */

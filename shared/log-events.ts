@@ -45,6 +45,8 @@ export const LOG_EVENTS = {
   leaseLost: 'lease-lost',
   localAuthServerError: 'local-auth-server-error',
   localAuthServerStarted: 'local-auth-server-started',
+  localStatesFailed: 'local-states-failed',
+  localStatesLoaded: 'local-states-loaded',
   malformedMessage: 'malformed-message',
   pollError: 'poll-error',
   questionDecided: 'question-decided',

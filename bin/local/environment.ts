@@ -52,6 +52,13 @@ export const LOCAL_ENV = {
     shown: `${LOCAL_DEFAULTS.workflowWaitMs}`,
     meaning: "the longest a workflow's `Wait` state waits (ms): a `Wait` of 30 s waits this long under `npm start`",
   },
+  localStates: {
+    env: 'TASKS_LOCAL_STATES',
+    shown: '`src/local-states.ts`',
+    meaning:
+      "the module of local handlers for workflows' Task states the emulator cannot run itself, from the project's root " +
+      '(see [Writing a tool](tools.md#what-runs-locally)); read by the stack, also when started from code',
+  },
   events: {
     env: 'LOCAL_EVENTS',
     shown: '`print`',

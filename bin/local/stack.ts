@@ -17,6 +17,7 @@ import { LOCAL_CONSOLE_CLIENT_ID, startEndpoint } from './endpoint.ts';
 import { LOCAL_DEFAULTS } from './environment.ts';
 import { composeFunctions, functionsConfig } from './functions.ts';
 import { startJobSystem } from './job-system.ts';
+import { localStatesFile } from './local-states.ts';
 import type { LocalStack, LocalStackOptions } from './options.ts';
 import { type RecoveryReport, recoverAtStart } from './recovery.ts';
 import { settingVariable } from './settings.ts';
@@ -65,7 +66,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The workflow tools' machines run in an emulator (`workflows.ts`).
     const waitMs = options.workflowWaitMs ?? LOCAL_DEFAULTS.workflowWaitMs;
     const tools = await localCatalogue(options.tools, loaded.toolset);
-    const { workflows, config } = await localWorkflowsFor(loaded, { dataDir, waitMs, log, tools: tools.values() }, cleanup);
+    const localStates = localStatesFile(env, options.tools !== undefined);
+    const { workflows, config } = await localWorkflowsFor(loaded, { dataDir, waitMs, log, tools: tools.values(), localStates }, cleanup);
     const stepFunctions = workflows ? { stepFunctions: workflows.client } : {};
     options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints, ...stepFunctions });
     // The stack's own URL, once its HTTP adapter listens (unless the environment names another, e.g. a tunnel's).

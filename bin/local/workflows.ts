@@ -6,8 +6,10 @@
  * (`TASKS_WORKFLOWS`); the emulator hands each status-change event to the
  * workflow-events handler and each invoke of the receiver to the receiver's
  * handler, both in process, and makes Wait states short
- * (`LOCAL_WORKFLOW_WAIT_MS`). Deployed, none of this applies: the stack
- * creates the machines, the rule on the default bus and the functions.
+ * (`LOCAL_WORKFLOW_WAIT_MS`). Every other Task state runs by the project's
+ * local handler for it (`local-states.ts`); one without fails its execution,
+ * never the start. Deployed, none of this applies: the stack creates the
+ * machines, the rule on the default bus and the functions.
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -25,6 +27,7 @@ import { withReceiver } from '../../shared/workflows/declaration.ts';
 import { SfnWorkflowEngine } from '../../shared/workflows/sfn-engine.ts';
 import type { Cleanup } from './cleanup.ts';
 import { REGION } from './emulators.ts';
+import { loadLocalStates } from './local-states.ts';
 import { LOCAL_CREDENTIALS } from './sqs.ts';
 import { type StepFunctionsEmulator, startStepFunctionsEmulator } from './stepfunctions/index.ts';
 import { restartLostExecutions } from './workflow-recovery.ts';
@@ -57,13 +60,22 @@ export interface LocalWorkflows {
   connect(handlers: WorkflowHandlers, deps: { store: TaskStore; queue: TaskQueue }): Promise<void>;
 }
 
+export interface LocalWorkflowsOptions {
+  dataDir: string;
+  waitMs: number;
+  log: Log;
+  tools: Iterable<ToolDefinition>;
+  /** The local states module (`local-states.ts`: {@link localStatesFile}), from the project's root. */
+  localStates: string;
+}
+
 /**
  * The emulator for the workflow tools among `options.tools`, and the functions'
  * configuration with their machines bound (unless the environment binds others).
  */
 export async function localWorkflowsFor(
   loaded: Config,
-  options: { dataDir: string; waitMs: number; log: Log; tools: Iterable<ToolDefinition> },
+  options: LocalWorkflowsOptions,
   cleanup: Cleanup,
 ): Promise<{ workflows: LocalWorkflows | undefined; config: Config }> {
   const workflows = await startLocalWorkflows(options, cleanup);
@@ -75,10 +87,7 @@ export async function localWorkflowsFor(
  * (`undefined`) when no tool runs a workflow, or on a Node without what the
  * interpreter needs (before 22): the workflow tools' tasks then end with a tool error.
  */
-async function startLocalWorkflows(
-  options: { dataDir: string; tools: Iterable<ToolDefinition>; waitMs: number; log: Log },
-  cleanup: Cleanup,
-): Promise<LocalWorkflows | undefined> {
+async function startLocalWorkflows(options: LocalWorkflowsOptions, cleanup: Cleanup): Promise<LocalWorkflows | undefined> {
   const workflowTools = [...options.tools].filter((tool) => tool.workflow !== undefined);
   if (workflowTools.length === 0) return undefined;
   const { log } = options;
@@ -91,34 +100,27 @@ async function startLocalWorkflows(
     if (!handlers) throw new Error('The local workflows are not connected to their functions yet');
     return handlers;
   };
+  const localStates = await loadLocalStates({ file: options.localStates, functions: [LOCAL_RECEIVER_ARN], log });
   const emulator = await startStepFunctionsEmulator({
     dataDir: options.dataDir,
     region: REGION,
     log,
     onEvent: async (event) => void (await connected().workflowEvents(event)),
-    invokeFunction: async (functionName, payload) => {
-      if (functionName !== LOCAL_RECEIVER_ARN)
+    invokeFunction: async (functionName, payload, context) => {
+      if (functionName === LOCAL_RECEIVER_ARN) return connected().workflowReceiver(payload);
+      const handler = localStates.functionHandler(functionName);
+      if (!handler)
         throw Object.assign(new Error(`No function ${functionName} runs locally`), { name: 'Lambda.ResourceNotFoundException' });
-      return connected().workflowReceiver(payload);
+      return handler(payload, context);
     },
+    routeTask: localStates.route,
     waitMs: (seconds) => Math.min(seconds * 1000, options.waitMs),
   });
   cleanup.push(emulator.stop);
   const client = new SFNClient({ endpoint: emulator.endpoint, region: REGION, credentials: LOCAL_CREDENTIALS });
   cleanup.push(async () => client.destroy());
   const bindings: Record<string, string> = {};
-  for (const tool of workflowTools) {
-    const text = await readFile(resolve(tool.workflow!.definition), 'utf8');
-    const created = await client.send(
-      new CreateStateMachineCommand({
-        name: tool.workflow!.name,
-        definition: withReceiver(text, LOCAL_RECEIVER_ARN),
-        roleArn: 'arn:aws:iam::000000000000:role/local-workflows',
-        type: 'STANDARD',
-      }),
-    );
-    bindings[tool.name] = created.stateMachineArn!;
-  }
+  for (const tool of workflowTools) bindings[tool.name] = await createMachine(client, tool);
   const engine = new SfnWorkflowEngine({ client });
   return {
     bindings,
@@ -132,4 +134,29 @@ async function startLocalWorkflows(
       await restartLostExecutions({ lost: emulator.lostExecutions(), actions, engine, log });
     },
   };
+}
+
+/**
+ * The machine of a workflow tool, from its ASL file. A file that is missing or
+ * not valid ASL stops the start, naming the tool and the file (what the
+ * emulator does not run fails executions instead: `stepfunctions/`).
+ */
+async function createMachine(client: SFNClient, tool: ToolDefinition): Promise<string> {
+  const { definition, name } = tool.workflow!;
+  try {
+    const text = await readFile(resolve(definition), 'utf8');
+    const created = await client.send(
+      new CreateStateMachineCommand({
+        name,
+        definition: withReceiver(text, LOCAL_RECEIVER_ARN),
+        roleArn: 'arn:aws:iam::000000000000:role/local-workflows',
+        type: 'STANDARD',
+      }),
+    );
+    return created.stateMachineArn!;
+  } catch (error) {
+    throw new Error(`The workflow of ${tool.name} (${definition}): ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
 }

@@ -6,6 +6,7 @@ import type { WorkflowDeclaration } from '../workflows/declaration.ts';
 export { delay } from '../delay.ts';
 export { defineWorkflowTool, type WorkflowDeclaration } from '../workflows/declaration.ts';
 export { jsonSchemaInput } from './json-schema.ts';
+export type { LocalStateHandler, LocalStates } from './local-states.ts';
 
 /** A `CallToolResult` as a tool returns it. */
 export interface ToolResult {

@@ -1,8 +1,9 @@
 /**
  * The local Step Functions emulator (`bin/local/stepfunctions/`) against the
  * real `@aws-sdk/client-sfn`: the API shapes the runtime uses, the three
- * `StartExecution` cases, the status-change events, AWS-shaped errors, and
- * large data left out of events.
+ * `StartExecution` cases, the status-change events, AWS-shaped errors,
+ * large data left out of events, and what it does not run (JSONata,
+ * variables, a Task state nothing runs) failing executions, not creation.
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
@@ -67,17 +68,91 @@ describe('state machines', () => {
       await refused('no-state', JSON.stringify({ StartAt: 'Missing', States: { Here: { Type: 'Pass', End: true } } })),
       'InvalidDefinition',
     );
-    const sqs = {
-      StartAt: 'Send',
-      States: { Send: { Type: 'Task', Resource: 'arn:aws:states:::sqs:sendMessage', Parameters: {}, End: true } },
+    const twice = {
+      StartAt: 'Split',
+      States: {
+        Split: {
+          Type: 'Parallel',
+          Branches: [{ StartAt: 'Same', States: { Same: { Type: 'Pass', End: true } } }],
+          Next: 'Same',
+        },
+        Same: { Type: 'Pass', End: true },
+      },
     };
-    assert.equal(await refused('other-service', JSON.stringify(sqs)), 'InvalidDefinition');
-    const jsonata = { QueryLanguage: 'JSONata', StartAt: 'Done', States: { Done: { Type: 'Pass', End: true } } };
-    assert.equal(await refused('jsonata', JSON.stringify(jsonata)), 'InvalidDefinition');
+    assert.equal(await refused('name-twice', JSON.stringify(twice)), 'InvalidDefinition', 'handlers are found by state name');
     assert.equal(
       await refused('has space', JSON.stringify({ StartAt: 'Done', States: { Done: { Type: 'Pass', End: true } } })),
       'InvalidName',
     );
+  });
+
+  it('creates a machine using JSONata or variables, and fails each execution naming where, with no state run', async () => {
+    const failedWith = async (name: string, definition: object) => {
+      const machine = await t.machine(name, definition);
+      const started = await t.sfn.send(new StartExecutionCommand({ stateMachineArn: machine, input: '{}' }));
+      await t.event(started.executionArn!, 'FAILED');
+      return t.sfn.send(new DescribeExecutionCommand({ executionArn: started.executionArn! }));
+    };
+    const jsonata = {
+      QueryLanguage: 'JSONata',
+      StartAt: 'Done',
+      States: { Done: { Type: 'Pass', Output: '{% $states.input %}', End: true } },
+    };
+    const top = await failedWith('jsonata', jsonata);
+    assert.equal(top.error, 'States.Runtime');
+    assert.equal(
+      top.cause,
+      'The local Step Functions emulator cannot run this state machine: the state machine uses JSONata (QueryLanguage), which the local emulator does not run: use JSONPath locally',
+    );
+    const before = t.invocations.length;
+    const nested = await failedWith('assign-in-catch', {
+      StartAt: 'Call',
+      States: {
+        Call: {
+          Type: 'Task',
+          Resource: 'arn:aws:states:::lambda:invoke',
+          Parameters: { FunctionName: 'never-called', Payload: {} },
+          Catch: [{ ErrorEquals: ['States.ALL'], Assign: { failed: true }, Next: 'Done' }],
+          End: true,
+        },
+        Done: { Type: 'Pass', End: true },
+      },
+    });
+    assert.match(nested.cause!, /a Catch of state 'Call' assigns variables \(Assign\), which the local emulator does not run$/);
+    assert.equal(t.invocations.length, before, 'no state ran');
+    const mapped = await failedWith('jsonata-in-map', {
+      StartAt: 'Each',
+      States: {
+        Each: {
+          Type: 'Map',
+          ItemProcessor: { StartAt: 'One', States: { One: { Type: 'Pass', QueryLanguage: 'JSONata', End: true } } },
+          End: true,
+        },
+      },
+    });
+    assert.match(mapped.cause!, /state 'One' uses JSONata/);
+  });
+
+  it('fails an execution at a Task state of another service, past its Catch, when nothing runs it', async () => {
+    const machine = await t.machine('other-service', {
+      StartAt: 'Send',
+      States: {
+        Send: {
+          Type: 'Task',
+          Resource: 'arn:aws:states:::sqs:sendMessage',
+          Parameters: { QueueUrl: 'https://sqs.local/q', MessageBody: 'hi' },
+          Catch: [{ ErrorEquals: ['States.ALL'], Next: 'Caught' }],
+          End: true,
+        },
+        Caught: { Type: 'Pass', End: true },
+      },
+    });
+    const started = await t.sfn.send(new StartExecutionCommand({ stateMachineArn: machine, input: '{}' }));
+    const failed = await t.event(started.executionArn!, 'FAILED');
+    assert.equal(failed.detail.status, 'FAILED');
+    const described = await t.sfn.send(new DescribeExecutionCommand({ executionArn: started.executionArn! }));
+    assert.equal(described.error, 'States.TaskFailed');
+    assert.equal(described.cause, "The state 'Send' calls arn:aws:states:::sqs:sendMessage: the local emulator has no handler for it");
   });
 
   it('answers StateMachineDoesNotExist for a machine never created', async () => {

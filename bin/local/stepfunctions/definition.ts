@@ -16,6 +16,11 @@
  * - A Wait state becomes a Task state of ours, so that every form of it
  *   (`Seconds`, `SecondsPath`, `Timestamp`, `TimestampPath`) waits what the
  *   emulator's `waitMs` says, and a stop cuts it short.
+ *
+ * What the interpreter does not implement, JSONata and variables (`Assign`),
+ * is not refused here (the machine is created, as AWS creates it): it is
+ * named in {@link PreparedDefinition.unsupported}, and each execution of the
+ * machine fails with that reason.
  */
 import { ApiError } from './api-errors.ts';
 
@@ -23,14 +28,19 @@ import { ApiError } from './api-errors.ts';
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
-/** How the emulator runs a Task state (or a Wait state turned into one). */
+/** How the emulator runs a Task state (or a Wait state turned into one); `resource` is the state's `Resource`. */
 export type TaskKind =
   /** `arn:aws:states:::lambda:invoke`: the function's result in Lambda's response shape. */
-  | { kind: 'invoke' }
-  /** `arn:aws:states:::lambda:invoke.waitForTaskToken`: invoke, then wait for the token's answer. */
-  | { kind: 'token'; timeoutSeconds?: number; heartbeatSeconds?: number }
+  | { kind: 'invoke'; resource: string }
+  /**
+   * A `.waitForTaskToken` resource: the invoke (`lambda:invoke.waitForTaskToken`)
+   * or a local handler (any other service), then wait for the token's answer.
+   */
+  | { kind: 'token'; resource: string; timeoutSeconds?: number; heartbeatSeconds?: number }
   /** A Lambda function's ARN as the resource: the function's result as is. */
-  | { kind: 'function'; functionArn: string }
+  | { kind: 'function'; resource: string }
+  /** Any other resource (another service's integration, an activity): what a local handler returns. */
+  | { kind: 'service'; resource: string }
   /** A Wait state. */
   | { kind: 'wait' };
 
@@ -38,13 +48,17 @@ export type TaskKind =
 export interface PreparedDefinition {
   runnable: JsonObject;
   tasks: ReadonlyMap<string, TaskKind>;
+  /** Why the interpreter cannot run the machine (JSONata, variables), if it cannot: each execution fails with it. */
+  unsupported?: string;
 }
 
 /** The longest timer Node arms (2^31 - 1 ms), in whole seconds. */
 export const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
 const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
-const LAMBDA_INVOKE_TOKEN = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
+/** The resource of a Lambda task-token state; any other resource ending `.waitForTaskToken` is run by a local handler. */
+export const LAMBDA_INVOKE_TOKEN = 'arn:aws:states:::lambda:invoke.waitForTaskToken';
+const TOKEN_SUFFIX = '.waitForTaskToken';
 const LAMBDA_FUNCTION = /^arn:aws:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]+(?::[A-Za-z0-9$_-]+)?$/;
 /** The resource a Wait state turned Task carries: never called, the handler answers for it. */
 const WAIT_RESOURCE = 'arn:aws:states:::local:wait';
@@ -64,23 +78,31 @@ export function parseDefinition(text: string): JsonObject {
   return parsed;
 }
 
-/**
- * Prepares a (valid) definition for the interpreter: see the module comment.
- * Refuses, as `InvalidDefinition`, what the emulator cannot run: a Task state
- * of another service than Lambda, JSONata, variables, and state names used
- * twice (the interpreter finds handlers by name).
- */
-export function prepareDefinition(definition: JsonObject): PreparedDefinition {
-  const tasks = new Map<string, TaskKind>();
-  const seen = new Set<string>();
-  const runnable = prepareMachine(definition, tasks, seen);
-  const timeout = definition['TimeoutSeconds'];
-  if (typeof timeout === 'number' && timeout > MAX_TIMER_SECONDS) delete runnable['TimeoutSeconds'];
-  return { runnable, tasks };
+/** What preparing a definition collects on its way through the states. */
+interface Preparing {
+  tasks: Map<string, TaskKind>;
+  seen: Set<string>;
+  /** The first thing found that the interpreter does not run. */
+  unsupported?: string;
 }
 
-function prepareMachine(machine: JsonObject, tasks: Map<string, TaskKind>, seen: Set<string>): JsonObject {
-  refuseUnsupported(machine, 'the state machine');
+/**
+ * Prepares a (valid) definition for the interpreter: see the module comment.
+ * Refuses, as `InvalidDefinition`, state names used twice (the interpreter
+ * finds handlers by name).
+ */
+export function prepareDefinition(definition: JsonObject): PreparedDefinition {
+  const preparing: Preparing = { tasks: new Map(), seen: new Set() };
+  const runnable = prepareMachine(definition, preparing, 'the state machine');
+  const timeout = definition['TimeoutSeconds'];
+  if (typeof timeout === 'number' && timeout > MAX_TIMER_SECONDS) delete runnable['TimeoutSeconds'];
+  const { tasks, unsupported } = preparing;
+  return { runnable, tasks, ...(unsupported === undefined ? {} : { unsupported }) };
+}
+
+function prepareMachine(machine: JsonObject, preparing: Preparing, where: string): JsonObject {
+  noteUnsupported(machine, where, preparing);
+  const { seen } = preparing;
   const states = machine['States'];
   if (!isObject(states)) throw new ApiError('InvalidDefinition', "Invalid State Machine Definition: 'States' is missing");
   const prepared: JsonObject = {};
@@ -88,27 +110,34 @@ function prepareMachine(machine: JsonObject, tasks: Map<string, TaskKind>, seen:
     if (!isObject(state)) throw new ApiError('InvalidDefinition', `Invalid State Machine Definition: state '${name}' is not an object`);
     if (seen.has(name)) throw new ApiError('InvalidDefinition', `Invalid State Machine Definition: the state name '${name}' is used twice`);
     seen.add(name);
-    prepared[name] = prepareState(name, state, tasks, seen);
+    prepared[name] = prepareState(name, state, preparing);
   }
   return { ...machine, States: prepared };
 }
 
-function prepareState(name: string, state: JsonObject, tasks: Map<string, TaskKind>, seen: Set<string>): JsonObject {
-  refuseUnsupported(state, `state '${name}'`);
+function prepareState(name: string, state: JsonObject, preparing: Preparing): JsonObject {
+  const where = `state '${name}'`;
+  noteUnsupported(state, where, preparing);
+  const catchers = Array.isArray(state['Catch']) ? state['Catch'] : [];
+  for (const catcher of catchers) if (isObject(catcher)) noteUnsupported(catcher, `a Catch of ${where}`, preparing);
   switch (state['Type']) {
     case 'Task':
-      return prepareTask(name, state, tasks);
+      return prepareTask(name, state, preparing.tasks);
     case 'Wait':
-      tasks.set(name, { kind: 'wait' });
+      preparing.tasks.set(name, { kind: 'wait' });
       return waitAsTask(state);
     case 'Map': {
       const key = isObject(state['ItemProcessor']) ? 'ItemProcessor' : 'Iterator';
       const processor = state[key];
-      return isObject(processor) ? { ...state, [key]: prepareMachine(processor, tasks, seen) } : state;
+      return isObject(processor) ? { ...state, [key]: prepareMachine(processor, preparing, `the item processor of ${where}`) } : state;
     }
     case 'Parallel': {
       const branches = Array.isArray(state['Branches']) ? state['Branches'] : [];
-      return { ...state, Branches: branches.map((branch) => (isObject(branch) ? prepareMachine(branch, tasks, seen) : branch)) };
+      const where = `a branch of state '${name}'`;
+      return {
+        ...state,
+        Branches: branches.map((branch) => (isObject(branch) ? prepareMachine(branch, preparing, where) : branch)),
+      };
     }
     default:
       return state;
@@ -116,10 +145,11 @@ function prepareState(name: string, state: JsonObject, tasks: Map<string, TaskKi
 }
 
 function prepareTask(name: string, state: JsonObject, tasks: Map<string, TaskKind>): JsonObject {
-  const resource = state['Resource'];
-  if (resource === LAMBDA_INVOKE_TOKEN) {
+  const resource = String(state['Resource']);
+  if (resource.endsWith(TOKEN_SUFFIX)) {
     const kind: TaskKind = {
       kind: 'token',
+      resource,
       ...seconds('timeoutSeconds', state['TimeoutSeconds']),
       ...seconds('heartbeatSeconds', state['HeartbeatSeconds']),
     };
@@ -131,14 +161,9 @@ function prepareTask(name: string, state: JsonObject, tasks: Map<string, TaskKin
     if (typeof HeartbeatSecondsPath === 'string') envelope[`${ENVELOPE.heartbeatSeconds}.$`] = HeartbeatSecondsPath;
     return { ...rest, Parameters: envelope, TimeoutSeconds: MAX_TIMER_SECONDS };
   }
-  if (resource === LAMBDA_INVOKE) tasks.set(name, { kind: 'invoke' });
-  else if (typeof resource === 'string' && LAMBDA_FUNCTION.test(resource)) tasks.set(name, { kind: 'function', functionArn: resource });
-  else {
-    throw new ApiError(
-      'InvalidDefinition',
-      `Invalid State Machine Definition: state '${name}' calls ${String(resource)}; the local emulator runs Lambda tasks only (${LAMBDA_INVOKE}, ${LAMBDA_INVOKE_TOKEN}, a function ARN)`,
-    );
-  }
+  if (resource === LAMBDA_INVOKE) tasks.set(name, { kind: 'invoke', resource });
+  else if (LAMBDA_FUNCTION.test(resource)) tasks.set(name, { kind: 'function', resource });
+  else tasks.set(name, { kind: 'service', resource });
   const timeout = state['TimeoutSeconds'];
   if (typeof timeout === 'number' || typeof state['TimeoutSecondsPath'] === 'string') {
     return typeof timeout === 'number' && timeout > MAX_TIMER_SECONDS ? { ...state, TimeoutSeconds: MAX_TIMER_SECONDS } : state;
@@ -161,19 +186,13 @@ function seconds<K extends string>(key: K, value: Json | undefined): Partial<Rec
   return typeof value === 'number' ? ({ [key]: value } as Partial<Record<K, number>>) : {};
 }
 
-/** What the interpreter does not implement, refused rather than run wrong. */
-function refuseUnsupported(node: JsonObject, where: string): void {
+/** What the interpreter does not implement, noted (the first found) rather than run wrong. */
+function noteUnsupported(node: JsonObject, where: string, preparing: Preparing): void {
+  if (preparing.unsupported !== undefined) return;
   if (node['QueryLanguage'] === 'JSONata') {
-    throw new ApiError(
-      'InvalidDefinition',
-      `Invalid State Machine Definition: ${where} uses JSONata, which the local emulator does not run`,
-    );
-  }
-  if ('Assign' in node) {
-    throw new ApiError(
-      'InvalidDefinition',
-      `Invalid State Machine Definition: ${where} assigns variables, which the local emulator does not run`,
-    );
+    preparing.unsupported = `${where} uses JSONata (QueryLanguage), which the local emulator does not run: use JSONPath locally`;
+  } else if ('Assign' in node) {
+    preparing.unsupported = `${where} assigns variables (Assign), which the local emulator does not run`;
   }
 }
 

@@ -11,9 +11,15 @@
  * while it is open with the same input, else `ExecutionAlreadyExists`),
  * `DescribeExecution`, `StopExecution` (→ `ABORTED` with its error and cause),
  * `ListExecutions`, `SendTaskSuccess`, `SendTaskFailure`, `SendTaskHeartbeat`.
- * Task states run Lambda only (`lambda:invoke`, `lambda:invoke.waitForTaskToken`,
- * a function ARN) through `invokeFunction`; a definition with another resource,
- * JSONata or variables is refused (`InvalidDefinition`).
+ * Task states: `routeTask` says, as each starts, what runs it. A Lambda state
+ * (`lambda:invoke`, `lambda:invoke.waitForTaskToken`, a function ARN) runs
+ * its function through `invokeFunction` unless a local handler stands in for
+ * it; any other resource (another service, `.waitForTaskToken` included, an
+ * activity) runs only by a local handler. A state nothing runs fails its
+ * execution with `States.TaskFailed` and the cause `routeTask` gives, past
+ * any `Catch`. A machine using JSONata or variables (`Assign`), which the
+ * interpreter does not run, is created; each of its executions fails at once
+ * with `States.Runtime` and a cause naming the state that uses them.
  *
  * Where it differs from AWS, on purpose or by the interpreter:
  * - Express executions send no events (as in AWS) and are not journaled;
@@ -39,10 +45,11 @@ import { loadInterpreter } from './interpreter.ts';
 import { Journal } from './journal.ts';
 import { Machines } from './machines.ts';
 import { operations } from './operations.ts';
+import type { TaskHandler, TaskRoute, TaskState, TaskStateContext } from './runner.ts';
 import { startApiServer } from './server.ts';
 import { TaskTokens } from './tokens.ts';
 
-export type { ExecutionStatusChangeEvent, LostExecution };
+export type { ExecutionStatusChangeEvent, LostExecution, TaskHandler, TaskRoute, TaskState, TaskStateContext };
 
 export interface StepFunctionsEmulatorOptions {
   /** The local stack's data directory: the journal of started executions lives under it (`stepfunctions/`). */
@@ -61,11 +68,24 @@ export interface StepFunctionsEmulatorOptions {
   /**
    * Runs a Lambda function (named by name or ARN: a Task state's
    * `Parameters.FunctionName`, or its `Resource` when that is a function ARN)
-   * with a payload and returns its result. A rejection fails the state with
-   * the thrown error's name as the error and `{"errorType","errorMessage"}`
-   * as the cause, as Lambda reports a function error.
+   * with a payload and returns its result; `context` names the state (and
+   * its token, in a `.waitForTaskToken` state). A rejection fails the state
+   * with the thrown error's name as the error and
+   * `{"errorType","errorMessage"}` as the cause, as Lambda reports a function
+   * error.
    */
-  invokeFunction: (functionName: string, payload: unknown) => Promise<unknown>;
+  invokeFunction: (functionName: string, payload: unknown, context: TaskStateContext) => Promise<unknown>;
+  /**
+   * What runs a Task state, asked each time one starts: a local handler
+   * (`{ run: 'handler' }`: the state's input in, its result out; what it
+   * throws fails the state with the error's name and message, so `Catch` and
+   * `Retry` see it; in a `.waitForTaskToken` state it gets the token, its
+   * result is ignored and the state waits for the token's answer), the
+   * function (`{ run: 'function' }`, Lambda states only), or nothing
+   * (`{ run: 'none', cause }`). Default: a Lambda state's function, nothing
+   * for any other.
+   */
+  routeTask?: (state: TaskState) => TaskRoute;
   /** How long a Wait state of `seconds` waits here, in ms; default `seconds * 1000`. */
   waitMs?: (seconds: number, stateName: string) => number;
   log: Log;
@@ -104,6 +124,7 @@ export async function startStepFunctionsEmulator(options: StepFunctionsEmulatorO
       interpreter,
       tokens,
       invokeFunction: options.invokeFunction,
+      route: options.routeTask ?? defaultRoute,
       waitMs: options.waitMs ?? ((seconds) => seconds * 1000),
       onAsyncInvokeFailed: (state, error) => log({ event: 'sfn-invoke-failed', state, error: errorName(error) }),
     },
@@ -117,4 +138,10 @@ export async function startStepFunctionsEmulator(options: StepFunctionsEmulatorO
       await server.close();
     },
   };
+}
+
+/** Without `routeTask`: Lambda states run their function; any other has nothing to run it. */
+function defaultRoute(state: TaskState): TaskRoute {
+  if (state.functionName !== undefined) return { run: 'function' };
+  return { run: 'none', cause: `The state '${state.stateName}' calls ${state.resource}: the local emulator has no handler for it` };
 }

@@ -65,11 +65,19 @@ export function validateDefinition(definition: Json): void {
 
 /**
  * A `States.Runtime` error: the execution fails with it whatever its `Catch`
- * and `Retry` say, as in AWS (the interpreter reads `isCatchable` and
- * `isRetryable` off the error).
+ * and `Retry` say, as in AWS.
  */
 export function statesRuntimeError(message: string): Error {
+  return statesError('States.Runtime', message);
+}
+
+/**
+ * An error named `name` that fails the execution whatever its `Catch` and
+ * `Retry` say (the interpreter reads `isCatchable` and `isRetryable` off the
+ * error).
+ */
+export function statesError(name: string, message: string): Error {
   const error = Object.assign(new Error(message), { isCatchable: false, isRetryable: false });
-  error.name = 'States.Runtime';
+  error.name = name;
   return error;
 }
