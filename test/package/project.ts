@@ -9,6 +9,8 @@ import { join } from 'node:path';
 
 export const PROJECT_VARIABLE = 'TEST_PACKAGE_PROJECT';
 export const TARBALL_VARIABLE = 'TEST_PACKAGE_TARBALL';
+/** The unpacked tarball's package folder (`package/`), with the packages it depends on beside it. */
+export const UNPACKED_VARIABLE = 'TEST_PACKAGE_UNPACKED';
 
 /** The project's folder; the lane sets it. */
 export function projectDir(): string {
