@@ -35,13 +35,14 @@ export interface NpmOutcome {
 /** The packages a new project depends on, with the versions this package pins (its own dependencies and devDependencies). */
 const PROJECT_DEPENDENCIES = ['aws-cdk-lib', 'constructs', 'zod'] as const;
 /**
- * What `npm start`, `npm test` and `cdk` need: the local stack's emulators (dynalite, fauxqs, the Step
- * Functions interpreter, the authorization server `LOCAL_AUTH=1` runs), the CDK CLI, TypeScript and tsx. No
- * Node binary: a project runs on the machine's Node (≥ 22, `engines`).
+ * What `npm start` and `npm test` need: the local stack's emulators (dynalite, fauxqs, the Step Functions
+ * interpreter, the authorization server `LOCAL_AUTH=1` runs), TypeScript and tsx. No Node binary: a project
+ * runs on the machine's Node (≥ 22, `engines`). The CDK CLI and Biome are fetched by `npx` when first used
+ * (`npm run cdk`, `npm run lint`), pinned to the versions this package was tested with: 130 MB a project
+ * needs only to deploy or lint.
  */
 const PROJECT_DEV_DEPENDENCIES = [
   '@types/node',
-  'aws-cdk',
   'aws-local-stepfunctions',
   'dynalite',
   'fauxqs',
@@ -85,7 +86,7 @@ export function initProject(dir: string, options: InitOptions = {}): string {
     rmSync(staging, { recursive: true, force: true });
     throw error;
   }
-  return `cd ${dir}\n${options.install === false ? '  npm install\n' : ''}  npm start     # the local stack with your tools\n  npm test      # the tools' tests\n  npx cdk deploy`;
+  return `cd ${dir}\n${options.install === false ? '  npm install\n' : ''}  npm start     # the local stack with your tools\n  npm test      # the tools' tests\n  npm run cdk -- deploy`;
 }
 
 /** The template, its placeholders filled, and the manifest and lint config written here. */
@@ -164,9 +165,9 @@ function projectManifest(name: string, ours: Manifest, spec: string) {
       start: 'mcp-tasks start',
       dev: 'mcp-tasks dev',
       test: 'tsc --noEmit && node --import tsx --test test/*.test.ts',
-      // Biome is fetched on first use (npx), not installed: about 100 MB a project needs only to lint.
       lint: `npx --yes @biomejs/biome@${pinned['@biomejs/biome'] ?? 'latest'} check --error-on-warnings .`,
-      synth: 'cdk synth --no-notices -q',
+      cdk: `npx --yes aws-cdk@${pinned['aws-cdk'] ?? 'latest'}`,
+      synth: `npx --yes aws-cdk@${pinned['aws-cdk'] ?? 'latest'} synth --no-notices -q`,
     },
     dependencies: { [ours.name]: spec, ...versions(PROJECT_DEPENDENCIES) },
     devDependencies: versions(PROJECT_DEV_DEPENDENCIES),

@@ -21,6 +21,7 @@ const manifestOf = (dir: string) =>
     engines: { node: string };
     dependencies: Record<string, string>;
     devDependencies: Record<string, string>;
+    scripts: Record<string, string>;
   };
 
 /** A stand-in for `npm install` that records where it ran and ends as told. */
@@ -44,8 +45,12 @@ describe('mcp-tasks init', () => {
     const manifest = manifestOf(dir);
     assert.equal(manifest.devDependencies['node'], undefined);
     assert.equal(manifest.engines.node, '>=22');
-    for (const name of ['oidc-provider', 'dynalite', 'fauxqs', 'aws-local-stepfunctions', 'aws-cdk', 'typescript', 'tsx'])
+    for (const name of ['oidc-provider', 'dynalite', 'fauxqs', 'aws-local-stepfunctions', 'typescript', 'tsx'])
       assert.ok(manifest.devDependencies[name], name);
+    // The CDK CLI and Biome are fetched on first use, at the versions the package pins.
+    assert.deepEqual(Object.keys(manifest.devDependencies).filter((name) => /aws-cdk$|biome/.test(name)), []);
+    assert.match(manifest.scripts['cdk']!, /^npx --yes aws-cdk@2\.\d+/);
+    assert.match(manifest.scripts['lint']!, /^npx --yes @biomejs\/biome@2\.\d+\.\d+ check/);
     assert.match(readFileSync(join(dir, '.npmrc'), 'utf8'), /^engine-strict=true$/m);
     assert.ok(existsSync(join(dir, '.gitignore')) && !existsSync(join(dir, 'gitignore')));
     assert.match(readFileSync(join(dir, 'README.md'), 'utf8'), /oidc-provider/);
