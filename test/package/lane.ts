@@ -15,6 +15,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { addToolKinds } from './kinds.ts';
 import { PROJECT_VARIABLE, TARBALL_VARIABLE, UNPACKED_VARIABLE } from './project.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -60,6 +61,7 @@ try {
       env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' },
     }),
   );
+  addToolKinds(project, 'MyTools');
   const files = readdirSync(dir).filter((file) => file.endsWith('.test.ts') && file !== ENTRIES_TEST);
   status = timed('the tests against the project', () => tests(files, { [PROJECT_VARIABLE]: project, [TARBALL_VARIABLE]: tarball }));
 } finally {
