@@ -61,7 +61,7 @@ export interface LocalWorkflows {
  */
 export async function localWorkflowsFor(
   loaded: Config,
-  options: { dataDir: string; waitMs: number; log: Log; tools: Iterable<ToolDefinition> },
+  options: LocalWorkflowsOptions,
   cleanup: Cleanup,
 ): Promise<{ workflows: LocalWorkflows | undefined; config: Config }> {
   const workflows = await startLocalWorkflows(options, cleanup);
@@ -73,10 +73,16 @@ export async function localWorkflowsFor(
  * (`undefined`) when no tool runs a workflow, or on a Node without what the
  * interpreter needs (before 22): the workflow tools' tasks then end with a tool error.
  */
-async function startLocalWorkflows(
-  options: { dataDir: string; tools: Iterable<ToolDefinition>; waitMs: number; log: Log },
-  cleanup: Cleanup,
-): Promise<LocalWorkflows | undefined> {
+/** Where the local workflows keep their journal, which tools they run, how long a `Wait` lasts, and the emulator's port (default: a free one). */
+interface LocalWorkflowsOptions {
+  dataDir: string;
+  tools: Iterable<ToolDefinition>;
+  waitMs: number;
+  log: Log;
+  port?: number;
+}
+
+async function startLocalWorkflows(options: LocalWorkflowsOptions, cleanup: Cleanup): Promise<LocalWorkflows | undefined> {
   const workflowTools = [...options.tools].filter((tool) => tool.workflow !== undefined);
   if (workflowTools.length === 0) return undefined;
   const { log } = options;
@@ -100,6 +106,7 @@ async function startLocalWorkflows(
       return connected().workflowReceiver(payload);
     },
     waitMs: (seconds) => Math.min(seconds * 1000, options.waitMs),
+    ...(options.port !== undefined ? { port: options.port } : {}),
   });
   cleanup.push(emulator.stop);
   const client = new SFNClient({ endpoint: emulator.endpoint, region: REGION, credentials: LOCAL_CREDENTIALS });
