@@ -80,8 +80,7 @@ describe('npm run synth in the project', () => {
     assert.equal(machines.length, 1);
     const definition = JSON.stringify(machines[0]!['Properties']['DefinitionString']);
     // The Parallel's type, the Map's item processor, the SNS state's resource and the second question's key.
-    for (const part of ['Parallel', 'ItemProcessor', 'arn:aws:states:::sns:publish', 'signoff'])
-      assert.ok(definition.includes(part), part);
+    for (const part of ['Parallel', 'ItemProcessor', 'arn:aws:states:::sns:publish', 'signoff']) assert.ok(definition.includes(part), part);
   });
 
   it('keeps the bundles that carry the tools within 1.2× of a bare bundle of the same SDKs', async () => {
