@@ -57,6 +57,26 @@ describe('the project init made', () => {
     assert.match(inside.stderr, /ERR_PACKAGE_PATH_NOT_EXPORTED/);
   });
 
+  it('installs in at most 350 MB of node_modules (du), the five largest packages printed', () => {
+    const du = (args: string[]) => execFileSync('du', ['-sm', ...args], { cwd: join(projectDir(), 'node_modules'), encoding: 'utf8' });
+    const total = Number(du(['.']).split('\t')[0]);
+    const packages = readdirSync(join(projectDir(), 'node_modules')).flatMap((name) =>
+      name.startsWith('@')
+        ? readdirSync(join(projectDir(), 'node_modules', name)).map((inner) => `${name}/${inner}`)
+        : name.startsWith('.')
+          ? []
+          : [name],
+    );
+    const largest = du(packages)
+      .trim()
+      .split('\n')
+      .map((line) => line.split('\t'))
+      .sort((a, b) => Number(b[0]) - Number(a[0]))
+      .slice(0, 5);
+    console.log(`node_modules: ${total} MB; largest: ${largest.map(([mb, name]) => `${name} ${mb} MB`).join(', ')}`);
+    assert.ok(total <= 350, `${total} MB`);
+  });
+
   it('on a Node older than 22, its commands exit non-zero naming Node ≥ 22', () => {
     const old = olderNode();
     assert.ok(old, `no Node older than 22 on PATH (${process.env['PATH']}): this lane's machines have one (Node 20 is the system's)`);
