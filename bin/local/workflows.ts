@@ -68,19 +68,21 @@ export async function localWorkflowsFor(
   return { workflows, config: workflows ? { ...loaded, workflows: { ...workflows.bindings, ...loaded.workflows } } : loaded };
 }
 
-/**
- * Starts the emulator with a machine per workflow tool of `tools`; none
- * (`undefined`) when no tool runs a workflow, or on a Node without what the
- * interpreter needs (before 22): the workflow tools' tasks then end with a tool error.
- */
 /** Where the local workflows keep their journal, which tools they run, how long a `Wait` lasts, and the emulator's port (default: a free one). */
 interface LocalWorkflowsOptions {
   dataDir: string;
   tools: Iterable<ToolDefinition>;
   waitMs: number;
   log: Log;
-  port?: number;
+  /** The emulator's port as `ports.stepFunctions` (default: a free one). */
+  ports?: { stepFunctions?: number };
 }
+
+/**
+ * Starts the emulator with a machine per workflow tool of `tools`; none
+ * (`undefined`) when no tool runs a workflow, or on a Node without what the
+ * interpreter needs (before 22): the workflow tools' tasks then end with a tool error.
+ */
 
 async function startLocalWorkflows(options: LocalWorkflowsOptions, cleanup: Cleanup): Promise<LocalWorkflows | undefined> {
   const workflowTools = [...options.tools].filter((tool) => tool.workflow !== undefined);
@@ -106,7 +108,7 @@ async function startLocalWorkflows(options: LocalWorkflowsOptions, cleanup: Clea
       return connected().workflowReceiver(payload);
     },
     waitMs: (seconds) => Math.min(seconds * 1000, options.waitMs),
-    ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(options.ports?.stepFunctions !== undefined ? { port: options.ports.stepFunctions } : {}),
   });
   cleanup.push(emulator.stop);
   const client = new SFNClient({ endpoint: emulator.endpoint, region: REGION, credentials: LOCAL_CREDENTIALS });
