@@ -83,7 +83,6 @@ interface LocalWorkflowsOptions {
  * (`undefined`) when no tool runs a workflow, or on a Node without what the
  * interpreter needs (before 22): the workflow tools' tasks then end with a tool error.
  */
-
 async function startLocalWorkflows(options: LocalWorkflowsOptions, cleanup: Cleanup): Promise<LocalWorkflows | undefined> {
   const workflowTools = [...options.tools].filter((tool) => tool.workflow !== undefined);
   if (workflowTools.length === 0) return undefined;
