@@ -48,7 +48,10 @@ describe('mcp-tasks init', () => {
     for (const name of ['oidc-provider', 'dynalite', 'fauxqs', 'aws-local-stepfunctions', 'typescript', 'tsx'])
       assert.ok(manifest.devDependencies[name], name);
     // The CDK CLI and Biome are fetched on first use, at the versions the package pins.
-    assert.deepEqual(Object.keys(manifest.devDependencies).filter((name) => /aws-cdk$|biome/.test(name)), []);
+    assert.deepEqual(
+      Object.keys(manifest.devDependencies).filter((name) => /aws-cdk$|biome/.test(name)),
+      [],
+    );
     assert.match(manifest.scripts['cdk']!, /^npx --yes aws-cdk@2\.\d+/);
     assert.match(manifest.scripts['lint']!, /^npx --yes @biomejs\/biome@2\.\d+\.\d+ check/);
     assert.match(readFileSync(join(dir, '.npmrc'), 'utf8'), /^engine-strict=true$/m);
