@@ -19,6 +19,8 @@ export interface EmulatorOptions {
   tableName: string;
   maxReceiveCount: number;
   visibilityTimeoutSeconds: number;
+  /** dynalite's and fauxqs' ports (default: free ones). */
+  ports?: { dynamodb?: number; sqs?: number };
 }
 
 /** The running emulators and the clients the stack talks to them with. */
@@ -40,7 +42,10 @@ export interface Emulators {
  * `cleanup` as soon as it is started.
  */
 export async function startEmulators(options: EmulatorOptions, cleanup: Cleanup): Promise<Emulators> {
-  const dynamo = await startDynalite({ path: options.dbPath });
+  const dynamo = await startDynalite({
+    path: options.dbPath,
+    ...(options.ports?.dynamodb !== undefined ? { port: options.ports.dynamodb } : {}),
+  });
   cleanup.push(dynamo.close);
   // The emulators ignore credentials, but the SDK's signing needs some.
   const dynamodb = new DynamoDBClient({ endpoint: dynamo.endpoint, region: REGION, credentials: LOCAL_CREDENTIALS });
@@ -51,6 +56,7 @@ export async function startEmulators(options: EmulatorOptions, cleanup: Cleanup)
     region: REGION,
     maxReceiveCount: options.maxReceiveCount,
     visibilityTimeoutSeconds: options.visibilityTimeoutSeconds,
+    ...(options.ports?.sqs !== undefined ? { port: options.ports.sqs } : {}),
   });
   cleanup.push(sqs.close);
   const functionsSqs = localSqsClient(sqs.endpoint, REGION);

@@ -5,7 +5,7 @@
  * settings are in `shared/config.ts`.
  */
 
-import type { LocalStackOptions } from './options.ts';
+import type { EmulatorPorts, LocalStackOptions } from './options.ts';
 import { DEFAULT_LOCAL_SETTINGS_FILE } from './settings.ts';
 
 /** Defaults of the local stack, also when it is started from code (tests). */
@@ -71,6 +71,17 @@ export const LOCAL_ENV = {
     shown: 'off',
     meaning: '`1` requires OAuth access tokens, issued by an authorization server embedded in the stack',
   },
+  dynamodbPort: {
+    env: 'LOCAL_DYNAMODB_PORT',
+    shown: 'a free one',
+    meaning: "the local DynamoDB's (dynalite's) port on 127.0.0.1, for a client or tool of your own to reach the task table",
+  },
+  sqsPort: { env: 'LOCAL_SQS_PORT', shown: 'a free one', meaning: "the local SQS's (fauxqs's) port on 127.0.0.1" },
+  stepFunctionsPort: {
+    env: 'LOCAL_STEPFUNCTIONS_PORT',
+    shown: 'a free one',
+    meaning: "the local Step Functions emulator's port on 127.0.0.1 (with workflow tools only)",
+  },
   authPort: {
     env: 'LOCAL_AUTH_PORT',
     shown: '`PORT` + 1 (a free one when `PORT` is 0)',
@@ -93,7 +104,15 @@ export const LOCAL_ENV = {
 /** The local stack's options that {@link localStackEnvironment} reads from the variables. */
 export type LocalStackEnvironment = Pick<
   LocalStackOptions,
-  'port' | 'dataDir' | 'settingsFile' | 'sweepIntervalMs' | 'visibilityTimeoutSeconds' | 'maxReceiveCount' | 'workflowWaitMs' | 'auth'
+  | 'port'
+  | 'dataDir'
+  | 'settingsFile'
+  | 'sweepIntervalMs'
+  | 'visibilityTimeoutSeconds'
+  | 'maxReceiveCount'
+  | 'workflowWaitMs'
+  | 'auth'
+  | 'emulatorPorts'
 > & { events?: 'off' };
 
 /** Reads the variables of {@link LOCAL_ENV}; a malformed value throws, naming the variable. */
@@ -114,6 +133,11 @@ export function localStackEnvironment(env: Record<string, string | undefined>): 
   const visibilityTimeoutSeconds = integer('visibilityTimeoutSeconds', 0, 43_200);
   const maxReceiveCount = integer('maxReceiveCount', 1, 1000);
   const workflowWaitMs = integer('workflowWaitMs', 0);
+  const emulatorPorts = {
+    dynamodb: integer('dynamodbPort', 0, 65535),
+    sqs: integer('sqsPort', 0, 65535),
+    stepFunctions: integer('stepFunctionsPort', 0, 65535),
+  };
   const events = (value('events') ?? 'print').toLowerCase();
   if (events !== 'print' && events !== 'off') throw new Error(`${LOCAL_ENV.events.env} must be print or off, got "${value('events')}"`);
   return {
@@ -125,6 +149,7 @@ export function localStackEnvironment(env: Record<string, string | undefined>): 
     ...(visibilityTimeoutSeconds !== undefined ? { visibilityTimeoutSeconds } : {}),
     ...(maxReceiveCount !== undefined ? { maxReceiveCount } : {}),
     ...(workflowWaitMs !== undefined ? { workflowWaitMs } : {}),
+    ...(Object.values(emulatorPorts).some((p) => p !== undefined) ? { emulatorPorts: definedPorts(emulatorPorts) } : {}),
     ...(authOn
       ? {
           auth: {
@@ -138,6 +163,11 @@ export function localStackEnvironment(env: Record<string, string | undefined>): 
         }
       : {}),
   };
+}
+
+/** The ports given, without the others. */
+function definedPorts(ports: Record<keyof EmulatorPorts, number | undefined>): EmulatorPorts {
+  return Object.fromEntries(Object.entries(ports).filter(([, port]) => port !== undefined)) as EmulatorPorts;
 }
 
 /** `LOCAL_AUTH_GROUPS`: `<login>=<group>[+<group>…]`, comma-separated. */

@@ -22,6 +22,13 @@ import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import type { RecoveryReport } from './recovery.ts';
 
+/** Pinned ports of the local emulators; each one left out is a free port. */
+export interface EmulatorPorts {
+  dynamodb?: number;
+  sqs?: number;
+  stepFunctions?: number;
+}
+
 /** How to start a local stack (`startLocalStack` in `stack.ts`). */
 export interface LocalStackOptions {
   /** HTTP port on 127.0.0.1; 0 picks a free one. */
@@ -44,6 +51,8 @@ export interface LocalStackOptions {
   log?: Log;
   /** How often the sweeper runs (it also runs once at start-up); default 30 s. */
   sweepIntervalMs?: number;
+  /** The emulators' ports on 127.0.0.1 (default: free ones). */
+  emulatorPorts?: EmulatorPorts;
   /** The longest a workflow's `Wait` state waits, in ms (default 1 s): local runs need not wait out a rollout. */
   workflowWaitMs?: number;
   /**

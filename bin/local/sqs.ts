@@ -21,6 +21,8 @@ export interface LocalSqsOptions {
   /** How long a received message stays invisible; a failed record reappears after this. */
   visibilityTimeoutSeconds?: number;
   region?: string;
+  /** Its port on 127.0.0.1 (default: a free one). */
+  port?: number;
 }
 
 /** Credentials fauxqs accepts (it reads only the region from the signature). */
@@ -49,7 +51,7 @@ export async function startLocalSqs(options: LocalSqsOptions = {}): Promise<Loca
 
   // buildApp + listen on loopback: fauxqs' own startFauxqs/CLI bind 0.0.0.0.
   const app = buildApp({ logger: false, defaultRegion: region });
-  const endpoint = await app.listen({ port: 0, host: '127.0.0.1' });
+  const endpoint = await app.listen({ port: options.port ?? 0, host: '127.0.0.1' });
   const client = localSqsClient(endpoint, region);
   try {
     const dlqUrl = await createQueue(client, dlqName, {

@@ -56,7 +56,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     cleanup.push(await lockDataDir(dataDir));
     const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? LOCAL_DEFAULTS.visibilityTimeoutSeconds;
     const maxReceiveCount = options.maxReceiveCount ?? LOCAL_DEFAULTS.maxReceiveCount;
-    const emulators = await startEmulators({ dbPath, tableName, maxReceiveCount, visibilityTimeoutSeconds }, cleanup);
+    const ports = options.emulatorPorts ?? {};
+    const emulators = await startEmulators({ dbPath, tableName, maxReceiveCount, visibilityTimeoutSeconds, ports }, cleanup);
     const { sqs, dynamodb, functionsSqs, pollerSqs, endpoints } = emulators;
     // The simulated job system `external_job`'s callback mode calls (unless the environment names another).
     const jobSystem = await startJobSystem(log);
@@ -67,7 +68,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const waitMs = options.workflowWaitMs ?? LOCAL_DEFAULTS.workflowWaitMs;
     const tools = await localCatalogue(options.tools, loaded.toolset);
     const localStates = localStatesFile(env, options.tools !== undefined);
-    const { workflows, config } = await localWorkflowsFor(loaded, { dataDir, waitMs, log, tools: tools.values(), localStates }, cleanup);
+    const { workflows, config } = await localWorkflowsFor(
+      loaded,
+      { dataDir, waitMs, log, tools: tools.values(), localStates, ports },
+      cleanup,
+    );
     const stepFunctions = workflows ? { stepFunctions: workflows.client } : {};
     options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints, ...stepFunctions });
     // The stack's own URL, once its HTTP adapter listens (unless the environment names another, e.g. a tunnel's).

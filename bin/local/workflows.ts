@@ -60,6 +60,7 @@ export interface LocalWorkflows {
   connect(handlers: WorkflowHandlers, deps: { store: TaskStore; queue: TaskQueue }): Promise<void>;
 }
 
+/** Where the local workflows keep their journal, which tools they run, how long a `Wait` lasts, and the emulator's port (default: a free one). */
 export interface LocalWorkflowsOptions {
   dataDir: string;
   waitMs: number;
@@ -67,6 +68,8 @@ export interface LocalWorkflowsOptions {
   tools: Iterable<ToolDefinition>;
   /** The local states module (`local-states.ts`: {@link localStatesFile}), from the project's root. */
   localStates: string;
+  /** The emulator's port as `ports.stepFunctions` (default: a free one). */
+  ports?: { stepFunctions?: number };
 }
 
 /**
@@ -115,6 +118,7 @@ async function startLocalWorkflows(options: LocalWorkflowsOptions, cleanup: Clea
     },
     routeTask: localStates.route,
     waitMs: (seconds) => Math.min(seconds * 1000, options.waitMs),
+    ...(options.ports?.stepFunctions !== undefined ? { port: options.ports.stepFunctions } : {}),
   });
   cleanup.push(emulator.stop);
   const client = new SFNClient({ endpoint: emulator.endpoint, region: REGION, credentials: LOCAL_CREDENTIALS });

@@ -1,6 +1,5 @@
 import { createMcpHandler, type McpRequestContext, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
-import packageJson from '../../package.json' with { type: 'json' };
 import { repeatWindows } from '../actions/repeat-calls.ts';
 import { TaskActions, type TaskToStart } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
@@ -13,6 +12,7 @@ import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
 import { checkBudget, MAX_ARGUMENTS_BYTES, MAX_CAPABILITIES_BYTES } from '../tasks/limits.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
 import type { TaskStore } from '../tasks/store.ts';
+import { PACKAGE_VERSION } from '../version.ts';
 import { IDEMPOTENCY_KEY, TASKS_EXTENSION } from '../wire.ts';
 import { invalidParams, missingTasksCapability } from './errors.ts';
 import { callFallbackTool, type FallbackDeps } from './fallback.ts';
@@ -36,7 +36,7 @@ import { clientCapabilities, declaresTasks, describeTool, TaskAwareServer } from
 import { registerTaskMethods } from './task-methods.ts';
 
 /** The server's `serverInfo`: its name and the package's version. */
-const SERVER_INFO = { name: 'mcp-tasks-serverless', version: packageJson.version } as const;
+const SERVER_INFO = { name: 'mcp-tasks-serverless', version: PACKAGE_VERSION } as const;
 
 export interface EndpointDeps {
   store: TaskStore;

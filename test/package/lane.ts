@@ -15,7 +15,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PROJECT_VARIABLE, TARBALL_VARIABLE } from './project.ts';
+import { addToolKinds } from './kinds.ts';
+import { PROJECT_VARIABLE, TARBALL_VARIABLE, UNPACKED_VARIABLE } from './project.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const started = Date.now();
@@ -26,6 +27,8 @@ const timed = <T>(what: string, step: () => T): T => {
   return result;
 };
 
+/** The test that runs before any project is made, against the unpacked tarball. */
+const ENTRIES_TEST = 'entries.test.ts';
 const work = mkdtempSync(join(tmpdir(), 'mcp-tasks-package-lane-'));
 let status = 1;
 try {
@@ -41,6 +44,15 @@ try {
   mkdirSync(unpacked);
   execFileSync('tar', ['xzf', tarball, '-C', unpacked]);
   symlinkSync(join(ROOT, 'node_modules'), join(unpacked, 'package', 'node_modules'), 'dir');
+  const dir = join(ROOT, 'test/package');
+  const tests = (files: string[], env: Record<string, string>) =>
+    spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files.map((file) => join(dir, file))], {
+      stdio: 'inherit',
+      env: { ...process.env, ...env },
+    }).status ?? 1;
+  // Before any project: every function entry the construct can generate bundles from the tarball alone.
+  status = timed('the entries, bundled from the tarball', () => tests([ENTRIES_TEST], { [UNPACKED_VARIABLE]: join(unpacked, 'package') }));
+  if (status !== 0) throw new Error('a function entry does not bundle from the tarball: no project is made');
   const project = join(work, 'my-tools');
   timed('mcp-tasks init (npm install included)', () =>
     execFileSync(process.execPath, [join(unpacked, 'package/bin/mcp-tasks.js'), 'init', project, '--package', tarball], {
@@ -49,17 +61,9 @@ try {
       env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' },
     }),
   );
-  const dir = join(ROOT, 'test/package');
-  const files = readdirSync(dir)
-    .filter((file) => file.endsWith('.test.ts'))
-    .map((file) => join(dir, file));
-  const result = timed('the tests against the project', () =>
-    spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
-      stdio: 'inherit',
-      env: { ...process.env, [PROJECT_VARIABLE]: project, [TARBALL_VARIABLE]: tarball },
-    }),
-  );
-  status = result.status ?? 1;
+  addToolKinds(project, 'MyTools');
+  const files = readdirSync(dir).filter((file) => file.endsWith('.test.ts') && file !== ENTRIES_TEST);
+  status = timed('the tests against the project', () => tests(files, { [PROJECT_VARIABLE]: project, [TARBALL_VARIABLE]: tarball }));
 } finally {
   rmSync(work, { recursive: true, force: true });
   console.log(`Package lane: ${status === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -8,12 +8,22 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { importsOf } from '../support/import-graph.ts';
 import { projectDir, projectEnv, run, TARBALL_VARIABLE } from './project.ts';
 
 const SURFACE = ['mcp-tasks-serverless', 'mcp-tasks-serverless/testing', 'mcp-tasks-serverless/testing/stack', 'mcp-tasks-serverless/cdk'];
+
+/** A `node` on PATH older than 22, outside any `node_modules` (the system's), if there is one. */
+function olderNode(): string | undefined {
+  for (const dir of (process.env['PATH'] ?? '').split(':').filter((entry) => entry && !entry.includes('node_modules'))) {
+    const node = join(dir, 'node');
+    const version = spawnSync(node, ['--version'], { encoding: 'utf8' });
+    if (version.status === 0 && Number(/^v(\d+)/.exec(version.stdout)?.[1]) < 22) return node;
+  }
+  return undefined;
+}
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -47,6 +57,40 @@ describe('the project init made', () => {
     assert.match(inside.stderr, /ERR_PACKAGE_PATH_NOT_EXPORTED/);
   });
 
+  it('installs in at most 350 MB of node_modules (du), the five largest packages printed', () => {
+    const du = (args: string[]) => execFileSync('du', ['-sm', ...args], { cwd: join(projectDir(), 'node_modules'), encoding: 'utf8' });
+    const total = Number(du(['.']).split('\t')[0]);
+    const packages = readdirSync(join(projectDir(), 'node_modules')).flatMap((name) =>
+      name.startsWith('@')
+        ? readdirSync(join(projectDir(), 'node_modules', name)).map((inner) => `${name}/${inner}`)
+        : name.startsWith('.')
+          ? []
+          : [name],
+    );
+    const largest = du(packages)
+      .trim()
+      .split('\n')
+      .map((line) => line.split('\t'))
+      .sort((a, b) => Number(b[0]) - Number(a[0]))
+      .slice(0, 5);
+    console.log(`node_modules: ${total} MB; largest: ${largest.map(([mb, name]) => `${name} ${mb} MB`).join(', ')}`);
+    assert.ok(total <= 350, `${total} MB`);
+  });
+
+  it('on a Node older than 22, its commands exit non-zero naming Node ≥ 22', () => {
+    const old = olderNode();
+    assert.ok(old, `no Node older than 22 on PATH (${process.env['PATH']}): this lane's machines have one (Node 20 is the system's)`);
+    for (const args of [['start'], ['exec', '--', 'mcp-tasks', 'tools']]) {
+      const result = spawnSync('npm', args, {
+        cwd: projectDir(),
+        env: projectEnv({}, `${dirname(old)}:${process.env['PATH'] ?? ''}`),
+        encoding: 'utf8',
+      });
+      assert.notEqual(result.status, 0, `npm ${args.join(' ')}: ${result.stdout}${result.stderr}`);
+      assert.match(result.stderr, /needs Node ≥ 22; this is Node 2[01]\./);
+    }
+  });
+
   it("passes its own npm test: the type check, then the sample tool's tests with the kit", () => {
     const output = run('npm', ['test'], { timeoutMs: 180_000 });
     assert.match(output, /# pass 3\n# fail 0/);
@@ -63,6 +107,13 @@ describe('the tarball', () => {
       .map((path) => path.replace(/^package\//, ''));
     assert.ok(files.includes('dist/shared/runtime/tool.js') && files.includes('dist/shared/runtime/tool.d.ts'));
     assert.ok(files.includes('dist/infra/mcp-tasks.js') && files.includes('dist/kit/kit.js') && files.includes('bin/mcp-tasks.js'));
+    for (const entry of ['functions/lib/sfn', 'functions/workflow-receiver/handler', 'functions/workflow-events/handler'])
+      assert.ok(files.includes(`dist/${entry}.js`), entry);
+    assert.deepEqual(
+      files.filter((path) => path.endsWith('package.json')),
+      ['package.json'],
+      'no manifest compiled into dist/',
+    );
     const sourcesOutsideTemplate = files.filter((path) => /\.tsx?$/.test(path) && !path.endsWith('.d.ts') && !path.startsWith('template/'));
     assert.deepEqual(sourcesOutsideTemplate, []);
     assert.deepEqual(

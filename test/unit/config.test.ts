@@ -149,6 +149,15 @@ describe('npm start environment', () => {
     );
   });
 
+  it('pins the emulators’ ports it is given, and only those', () => {
+    assert.deepEqual(localStackEnvironment({ LOCAL_DYNAMODB_PORT: '4566', LOCAL_STEPFUNCTIONS_PORT: '8083' }).emulatorPorts, {
+      dynamodb: 4566,
+      stepFunctions: 8083,
+    });
+    assert.deepEqual(localStackEnvironment({ LOCAL_SQS_PORT: '9324' }).emulatorPorts, { sqs: 9324 });
+    assert.throws(() => localStackEnvironment({ LOCAL_SQS_PORT: '65536' }), /^Error: LOCAL_SQS_PORT must be an integer from 0 to 65535/);
+  });
+
   for (const [name, value] of [
     ['PORT', '70000'],
     ['PORT', 'http'],

@@ -89,6 +89,8 @@ export interface StepFunctionsEmulatorOptions {
   /** How long a Wait state of `seconds` waits here, in ms; default `seconds * 1000`. */
   waitMs?: (seconds: number, stateName: string) => number;
   log: Log;
+  /** Its API's port on 127.0.0.1 (default: a free one). */
+  port?: number;
 }
 
 export interface StepFunctionsEmulator {
@@ -129,7 +131,7 @@ export async function startStepFunctionsEmulator(options: StepFunctionsEmulatorO
       onAsyncInvokeFailed: (state, error) => log({ event: 'sfn-invoke-failed', state, error: errorName(error) }),
     },
   });
-  const server = await startApiServer(operations({ place, machines, executions, tokens }), log);
+  const server = await startApiServer(operations({ place, machines, executions, tokens }), log, options.port);
   return {
     endpoint: server.endpoint,
     lostExecutions: () => executions.lost(),

@@ -24,8 +24,8 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-/** Serves `operations` on 127.0.0.1 (a free port). */
-export async function startApiServer(operations: ReadonlyMap<string, Handler>, log: Log): Promise<ApiServer> {
+/** Serves `operations` on 127.0.0.1, on port `listenOn` (default: a free one). */
+export async function startApiServer(operations: ReadonlyMap<string, Handler>, log: Log, listenOn = 0): Promise<ApiServer> {
   const server: Server = createServer((req, res) => {
     serve(req, res).catch((error: unknown) => {
       log({ event: 'sfn-request-failed', error: errorName(error) });
@@ -61,7 +61,7 @@ export async function startApiServer(operations: ReadonlyMap<string, Handler>, l
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(listenOn, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
