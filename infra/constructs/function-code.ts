@@ -69,7 +69,10 @@ export class FunctionCode {
     this.depsLockFilePath = lockFileOf(props.projectRoot);
     this.projectRoot = props.projectRoot === undefined ? dirname(this.depsLockFilePath) : resolve(props.projectRoot);
     const sources = resolveSources(props.tools, this.projectRoot);
-    this.tools = readTools(sources, this.projectRoot, packageModule('shared/runtime/catalogue'));
+    this.tools = readTools(sources, this.projectRoot, {
+      catalogue: packageModule('shared/runtime/catalogue'),
+      headerParams: packageModule('shared/protocol/param-headers'),
+    });
     const deployed = Object.fromEntries(TOOL_FUNCTIONS.map((fn) => [fn, packageModule(FUNCTION_MODULES[fn])]));
     // The worker of a deployment with workflow tools gets the Step Functions engine; any other bundle has no Step Functions client.
     const engine = this.tools.some((tool) => tool.workflow !== undefined) ? packageModule(SFN_ENGINE_MODULE) : undefined;

@@ -28,6 +28,7 @@ import {
   wantsLegacyTask,
 } from './legacy-tasks.ts';
 import type { OriginPolicy } from './origin.ts';
+import { catalogueHeaderParams } from './param-headers.ts';
 import type { PersonPage } from './person-questions.ts';
 import { createTaskResult, type RenderContext } from './render.ts';
 import { requestStateSealer } from './request-state.ts';
@@ -139,7 +140,9 @@ class TasksEndpoint {
     this.actions = new TaskActions({ store, queue, log, now: this.now, ...(events ? { events } : {}) });
     const text = { config, links: deps.links ?? new DeploymentLinks(undefined), signIn: deps.signIn ?? false };
     this.fallbackDeps = { actions: this.actions, config, now: this.now, text };
-    this.fetch = httpFront(handler, deps.originPolicy);
+    // A declaration clients would drop the tool for stops the function at start (CatalogueError).
+    const headerParams = catalogueHeaderParams(deps.tools.values());
+    this.fetch = httpFront(handler, deps.originPolicy, (name) => headerParams.get(name));
   }
 
   private buildServer(ctx: McpRequestContext): Server {
