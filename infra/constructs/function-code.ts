@@ -71,7 +71,7 @@ export class FunctionCode {
     const sources = resolveSources(props.tools, this.projectRoot);
     this.tools = readTools(sources, this.projectRoot, {
       catalogue: packageModule('shared/runtime/catalogue'),
-      headerParams: packageModule('shared/protocol/param-headers'),
+      headerParams: packageModule('shared/protocol/tool-headers'),
     });
     const deployed = Object.fromEntries(TOOL_FUNCTIONS.map((fn) => [fn, packageModule(FUNCTION_MODULES[fn])]));
     // The worker of a deployment with workflow tools gets the Step Functions engine; any other bundle has no Step Functions client.

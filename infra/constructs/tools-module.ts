@@ -148,7 +148,7 @@ const summaries = new Map<string, ToolSummary[]>();
  * deployed function checks its catalogue (a duplicate name, an invalid
  * definition or an `x-mcp-header` declaration clients would drop the tool for
  * fails synthesis, naming the tool). `checks`: the modules of those checks
- * (`shared/runtime/catalogue`, `shared/protocol/param-headers`). Cached per
+ * (`shared/runtime/catalogue`, `shared/protocol/tool-headers`). Cached per
  * process, by the sources and their modification times.
  */
 export function readTools(

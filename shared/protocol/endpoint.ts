@@ -28,7 +28,7 @@ import {
   wantsLegacyTask,
 } from './legacy-tasks.ts';
 import type { OriginPolicy } from './origin.ts';
-import { catalogueHeaderParams } from './param-headers.ts';
+import { catalogueHeaderParams } from './tool-headers.ts';
 import type { PersonPage } from './person-questions.ts';
 import { createTaskResult, type RenderContext } from './render.ts';
 import { requestStateSealer } from './request-state.ts';

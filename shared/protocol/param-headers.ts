@@ -4,15 +4,13 @@
  * marked `x-mcp-header: "Region"` travels, besides the body, as
  * `Mcp-Param-Region`, so that gateways and load balancers can route on it
  * without reading the body. Clients drop a tool whose declaration breaks the
- * rules, so the catalogue refuses one at start ({@link catalogueHeaderParams});
- * a 2026-07-28 `tools/call` whose header is missing, malformed or says
- * something else than its body is refused before anything runs
- * ({@link paramHeaderProblem}). Pure: no I/O.
+ * rules, so the catalogue refuses one at start ({@link scanHeaderParams},
+ * applied by `tool-headers.ts`); a 2026-07-28 `tools/call` whose header is
+ * missing, malformed or says something else than its body is refused before
+ * anything runs ({@link paramHeaderProblem}). Pure, and light: the CLI and
+ * the test kit send the headers with {@link paramHeadersFor}.
  */
 import { isUtf8 } from 'node:buffer';
-import { CatalogueError } from '../runtime/catalogue.ts';
-import { inputJsonSchema } from '../runtime/json-schema.ts';
-import type { ToolDefinition } from '../runtime/tool.ts';
 
 /** The schema keyword that declares a header, and the prefix of the header's name. */
 const HEADER_KEYWORD = 'x-mcp-header';
@@ -123,22 +121,6 @@ function declarationProblem(
   const other = seen.get(name.toLowerCase());
   if (other !== undefined) return `${HEADER_KEYWORD} "${name}" on ${where}: the header names must differ whatever the case ("${other}")`;
   return undefined;
-}
-
-/**
- * Each tool's header parameters, by tool name (tools that declare none are
- * left out). A declaration that breaks a rule throws {@link CatalogueError}
- * naming the tool, at start and at synthesis: clients would silently drop the
- * tool otherwise.
- */
-export function catalogueHeaderParams(tools: Iterable<ToolDefinition>): ReadonlyMap<string, readonly HeaderParam[]> {
-  const byTool = new Map<string, readonly HeaderParam[]>();
-  for (const tool of tools) {
-    const scan = scanHeaderParams(inputJsonSchema(tool.inputSchema));
-    if (!scan.ok) throw new CatalogueError(`Tool "${tool.name}": ${scan.problem}`);
-    if (scan.params.length > 0) byTool.set(tool.name, scan.params);
-  }
-  return byTool;
 }
 
 /**

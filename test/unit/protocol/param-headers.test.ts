@@ -12,7 +12,6 @@ import { defineTool, jsonSchemaInput, type ToolDefinition } from '#tool';
 import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
 import { createEndpoint } from '../../../shared/protocol/endpoint.ts';
 import {
-  catalogueHeaderParams,
   decodeHeaderValue,
   encodeHeaderValue,
   type HeaderParam,
@@ -20,6 +19,7 @@ import {
   paramHeadersFor,
   scanHeaderParams,
 } from '../../../shared/protocol/param-headers.ts';
+import { catalogueHeaderParams } from '../../../shared/protocol/tool-headers.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
 import { CatalogueError } from '../../../shared/runtime/catalogue.ts';
 import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
