@@ -43,7 +43,7 @@ export function jsonSchemaInput(schema: JsonSchemaObject): z.ZodType<Record<stri
 }
 
 /** The raw JSON Schema a tool declared through {@link jsonSchemaInput}, if it did. */
-export function rawJsonSchemaOf(schema: z.ZodType): JsonSchemaObject | undefined {
+function rawJsonSchemaOf(schema: z.ZodType): JsonSchemaObject | undefined {
   return rawSchemas.get(schema);
 }
 
