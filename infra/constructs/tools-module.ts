@@ -32,6 +32,8 @@ export interface ToolSummary {
   readonly needs?: ToolNeeds;
   /** A workflow tool's workflow: its name and its ASL file (from the project root). */
   readonly workflow?: { readonly name: string; readonly definition: string };
+  /** The `Mcp-Param-*` headers its `x-mcp-header` parameters are sent in (browsers must be allowed to send them). */
+  readonly paramHeaders?: readonly string[];
 }
 
 /** A {@link ToolsSource} resolved: the module's absolute path and the export's name. */
@@ -130,13 +132,14 @@ for (const source of sources) {
   tools.push(...list);
 }
 (await import(catalogue)).validateCatalogue(tools);
-(await import(headerParams)).catalogueHeaderParams(tools);
+const declared = (await import(headerParams)).catalogueHeaderParams(tools);
 process.stdout.write(JSON.stringify(tools.map((tool) => ({
   name: tool.name,
   execution: tool.execution,
   prepare: tool.prepare !== undefined,
   ...(tool.needs ? { needs: tool.needs } : {}),
   ...(tool.workflow ? { workflow: { name: tool.workflow.name, definition: tool.workflow.definition } } : {}),
+  ...(declared.has(tool.name) ? { paramHeaders: declared.get(tool.name).map((param) => 'Mcp-Param-' + param.name) } : {}),
 }))));
 `;
 
