@@ -61,7 +61,10 @@ export interface ApiProps {
    * @default `[]`: no browser origin
    */
   readonly allowedOrigins?: string[];
-  /** The `Mcp-Param-*` headers the tools' `x-mcp-header` parameters are sent in: allowed in CORS with the others. */
+  /**
+   * The `Mcp-Param-*` headers the tools' `x-mcp-header` parameters are sent in: allowed in CORS with the others.
+   * @default `[]`: none
+   */
   readonly paramHeaders?: readonly string[];
 }
 
