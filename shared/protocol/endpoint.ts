@@ -28,13 +28,13 @@ import {
   wantsLegacyTask,
 } from './legacy-tasks.ts';
 import type { OriginPolicy } from './origin.ts';
-import { catalogueHeaderParams } from './tool-headers.ts';
 import type { PersonPage } from './person-questions.ts';
 import { createTaskResult, type RenderContext } from './render.ts';
 import { requestStateSealer } from './request-state.ts';
 import { type CallFacts, type CallRoute, type Era, routeCall } from './router.ts';
 import { clientCapabilities, declaresTasks, describeTool, TaskAwareServer } from './server.ts';
 import { registerTaskMethods } from './task-methods.ts';
+import { catalogueHeaderParams } from './tool-headers.ts';
 
 /** The server's `serverInfo`: its name and the package's version. */
 const SERVER_INFO = { name: 'mcp-tasks-serverless', version: packageJson.version } as const;
