@@ -131,6 +131,7 @@ export class McpTasks extends Construct {
       callbacks: this.callbacks.function,
       throttle: settings.throttle,
       allowedOrigins: settings.allowedOrigins,
+      paramHeaders: code.tools.flatMap((tool) => tool.paramHeaders ?? []),
       ...(settings.jwt ? { jwt: settings.jwt } : {}),
       ...(auth ? { resourceServer: { issuers: auth.issuers } } : {}),
     });

@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalStack } from '../bin/local/stack.ts';
 import type { Log } from '../shared/log.ts';
+import { paramHeadersFor } from '../shared/protocol/param-headers.ts';
 import type { ToolDefinition } from '../shared/runtime/tool.ts';
 import { META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../shared/wire.ts';
 
@@ -92,8 +93,9 @@ export interface CalledTask {
 }
 
 /**
- * Calls a tool as a tasks-aware client would and polls `tasks/get` until the
- * task ends. Questions (`input_required`) are answered from `answers` by key
+ * Calls a tool as a tasks-aware client would (its `tools/list` entry read
+ * first, for the `Mcp-Param-*` headers its `x-mcp-header` parameters need)
+ * and polls `tasks/get` until the task ends. Questions (`input_required`) are answered from `answers` by key
  * through `tasks/update`; a question without an answer fails the call, as
  * does a task still running after `timeoutMs` (default 30 s).
  */
@@ -103,7 +105,9 @@ export async function callTool(
   args: Record<string, unknown>,
   options: { answers?: Record<string, unknown>; timeoutMs?: number } = {},
 ): Promise<CalledTask> {
-  const created = await rpc(url, 'tools/call', { name, arguments: args });
+  const listed = (await rpc(url, 'tools/list', {}))['tools'] as Array<{ name: string; inputSchema: Record<string, unknown> }>;
+  const schema = listed.find((tool) => tool.name === name)?.inputSchema;
+  const created = await rpc(url, 'tools/call', { name, arguments: args }, schema ? paramHeadersFor(schema, args) : {});
   if (created['resultType'] !== 'task') {
     return { taskId: undefined, status: 'completed', result: created as CalledTask['result'] & object, statusMessages: [] };
   }
@@ -142,7 +146,12 @@ export async function callTool(
 }
 
 /** One JSON-RPC request as a 2026-07-28 client sends it, declaring the tasks extension and elicitation. */
-async function rpc(url: string, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function rpc(
+  url: string,
+  method: string,
+  params: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<Record<string, unknown>> {
   const target = typeof params['name'] === 'string' ? params['name'] : typeof params['taskId'] === 'string' ? params['taskId'] : undefined;
   const response = await fetch(url, {
     method: 'POST',
@@ -152,6 +161,7 @@ async function rpc(url: string, method: string, params: Record<string, unknown>)
       'MCP-Protocol-Version': PROTOCOL_VERSION,
       'Mcp-Method': method,
       ...(target === undefined ? {} : { 'Mcp-Name': target }),
+      ...headers,
     },
     body: JSON.stringify({
       jsonrpc: '2.0',

@@ -32,6 +32,8 @@ export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 /** The request needs a client capability it did not declare (the tasks extension, elicitation, sampling). */
 export const MISSING_CAPABILITY = -32021;
+/** An HTTP header disagrees with the body it mirrors, or is missing or malformed (2026-07-28 `HeaderMismatch`; HTTP 400). */
+export const HEADER_MISMATCH = -32020;
 
 /** The error a task ends with, and the answer to an unexpected error: no text of the exception. */
 export const BARE_INTERNAL_ERROR = { code: INTERNAL_ERROR, message: 'Internal error' } as const;

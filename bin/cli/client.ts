@@ -17,9 +17,10 @@
 
 import { delay } from '../../shared/delay.ts';
 import { TasksError } from '../../shared/errors.ts';
+import { paramHeadersFor } from '../../shared/protocol/param-headers.ts';
 import type { DetailedTask } from '../../shared/protocol/wire-types.ts';
 import { type InputRequest, isTerminal } from '../../shared/tasks/model.ts';
-import { IDEMPOTENCY_KEY, INTERNAL_ERROR, META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
+import { HEADER_MISMATCH, IDEMPOTENCY_KEY, INTERNAL_ERROR, META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
 import { GatewayAnswer, type RetryOptions, tryLater, withRetries } from './transport.ts';
 
 /** The code this client gives an HTTP 401 or 403 without a JSON-RPC answer (client-side: the server never sends it). */
@@ -76,6 +77,13 @@ export interface FollowOptions {
   firstDelayMs?: number;
 }
 
+/** What one request sends besides its params: an abort signal, `_meta` entries, extra headers. */
+interface RequestOptions {
+  signal?: AbortSignal;
+  meta?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
 /** Why following stopped: the task ended, or it waits for input nobody gave. */
 export type FollowOutcome = { task: DetailedTask; reason: 'terminal' | 'input_required' };
 
@@ -94,11 +102,7 @@ export class TasksClient {
    * envelope; returns its `result`. Transport failures are retried as
    * {@link ClientOptions.retry} says; past that, {@link Unreachable}.
    */
-  async request(
-    method: string,
-    params: Record<string, unknown> = {},
-    options: { signal?: AbortSignal; meta?: Record<string, unknown> } = {},
-  ): Promise<Record<string, unknown>> {
+  async request(method: string, params: Record<string, unknown> = {}, options: RequestOptions = {}): Promise<Record<string, unknown>> {
     const id = this.#nextId++;
     const retry = this.#options.retry;
     const safe = method !== 'tools/call' || options.meta?.[IDEMPOTENCY_KEY] !== undefined;
@@ -110,12 +114,7 @@ export class TasksClient {
   }
 
   /** One attempt of {@link request}. */
-  async #send(
-    id: number,
-    method: string,
-    params: Record<string, unknown>,
-    options: { signal?: AbortSignal; meta?: Record<string, unknown> },
-  ): Promise<Record<string, unknown>> {
+  async #send(id: number, method: string, params: Record<string, unknown>, options: RequestOptions): Promise<Record<string, unknown>> {
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       Accept: 'application/json, text/event-stream',
@@ -124,6 +123,7 @@ export class TasksClient {
     };
     const name = method === 'tools/call' ? params['name'] : method.startsWith('tasks/') ? params['taskId'] : undefined;
     if (typeof name === 'string') headers['Mcp-Name'] = name;
+    Object.assign(headers, options.headers);
     if (this.#options.token) headers['Authorization'] = `Bearer ${this.#options.token}`;
     const meta = {
       [META_KEYS.protocolVersion]: PROTOCOL_VERSION,
@@ -166,15 +166,26 @@ export class TasksClient {
     options: { idempotencyKey?: string; onInput?: InputHandler; signal?: AbortSignal } = {},
   ): Promise<CallOutcome> {
     let extra: Record<string, unknown> = {};
+    let paramHeaders: Record<string, string> | undefined;
     for (;;) {
-      const result = await this.request(
-        'tools/call',
-        { name, arguments: args, ...extra },
-        {
-          ...(options.signal ? { signal: options.signal } : {}),
-          ...(options.idempotencyKey ? { meta: { [IDEMPOTENCY_KEY]: options.idempotencyKey } } : {}),
-        },
-      );
+      const send = () =>
+        this.request(
+          'tools/call',
+          { name, arguments: args, ...extra },
+          {
+            ...(options.signal ? { signal: options.signal } : {}),
+            ...(options.idempotencyKey ? { meta: { [IDEMPOTENCY_KEY]: options.idempotencyKey } } : {}),
+            ...(paramHeaders ? { headers: paramHeaders } : {}),
+          },
+        );
+      const result = await send().catch(async (error: unknown) => {
+        // Refused before it ran for want of Mcp-Param-* headers: read the tool's schema, send them, once.
+        if (!(error instanceof McpError && error.code === HEADER_MISMATCH) || paramHeaders !== undefined) throw error;
+        const schema = (await this.listTools()).find((tool) => tool['name'] === name)?.['inputSchema'];
+        paramHeaders = isRecord(schema) ? paramHeadersFor(schema, args) : {};
+        if (Object.keys(paramHeaders).length === 0) throw error;
+        return send();
+      });
       if (result['resultType'] === 'task') return { kind: 'task', task: result as unknown as DetailedTask };
       if (result['resultType'] !== 'input_required') return { kind: 'result', result };
       const requests = result['inputRequests'] as Record<string, InputRequest>;

@@ -61,6 +61,11 @@ export interface ApiProps {
    * @default `[]`: no browser origin
    */
   readonly allowedOrigins?: string[];
+  /**
+   * The `Mcp-Param-*` headers the tools' `x-mcp-header` parameters are sent in: allowed in CORS with the others.
+   * @default `[]`: none
+   */
+  readonly paramHeaders?: readonly string[];
 }
 
 /** Request headers an MCP client sends (Streamable HTTP, 2026-07-28). */
@@ -115,7 +120,7 @@ export class Api extends Construct {
               allowOrigins: props.allowedOrigins,
               // GET: browser-based clients read the OAuth metadata documents too.
               allowMethods: props.resourceServer ? [CorsHttpMethod.POST, CorsHttpMethod.GET] : [CorsHttpMethod.POST],
-              allowHeaders: MCP_REQUEST_HEADERS,
+              allowHeaders: [...MCP_REQUEST_HEADERS, ...new Set(props.paramHeaders?.map((header) => header.toLowerCase()))],
               exposeHeaders: ['mcp-session-id', 'www-authenticate'],
               maxAge: Duration.hours(1),
             },

@@ -40,6 +40,8 @@ export type FunctionName = keyof typeof FUNCTION_MODULES;
 const SFN_ENGINE_MODULE = 'functions/lib/sfn';
 /** The module synthesis checks the tools with, in a child process (`tools-module.ts`). */
 const CATALOGUE_MODULE = 'shared/runtime/catalogue';
+/** The module synthesis checks the tools' header parameters with (`x-mcp-header`), likewise. */
+const HEADERS_MODULE = 'shared/protocol/tool-headers';
 
 /**
  * Every module of the package synthesis names by path: the functions' entries,
@@ -47,7 +49,12 @@ const CATALOGUE_MODULE = 'shared/runtime/catalogue';
  * build compiles each into `dist/` (`bin/scripts/build.ts`), so an entry added
  * here is packed without a second list to keep.
  */
-export const SYNTHESIS_MODULES: readonly string[] = [...Object.values(FUNCTION_MODULES), SFN_ENGINE_MODULE, CATALOGUE_MODULE];
+export const SYNTHESIS_MODULES: readonly string[] = [
+  ...Object.values(FUNCTION_MODULES),
+  SFN_ENGINE_MODULE,
+  CATALOGUE_MODULE,
+  HEADERS_MODULE,
+];
 
 /** A module of the package by its path from the package root, without extension (e.g. `functions/dlq/handler`). */
 function packageModule(path: string): string {
@@ -79,7 +86,10 @@ export class FunctionCode {
     this.depsLockFilePath = lockFileOf(props.projectRoot);
     this.projectRoot = props.projectRoot === undefined ? dirname(this.depsLockFilePath) : resolve(props.projectRoot);
     const sources = resolveSources(props.tools, this.projectRoot);
-    this.tools = readTools(sources, this.projectRoot, packageModule(CATALOGUE_MODULE));
+    this.tools = readTools(sources, this.projectRoot, {
+      catalogue: packageModule(CATALOGUE_MODULE),
+      headerParams: packageModule(HEADERS_MODULE),
+    });
     const deployed = Object.fromEntries(TOOL_FUNCTIONS.map((fn) => [fn, packageModule(FUNCTION_MODULES[fn])]));
     // The worker of a deployment with workflow tools gets the Step Functions engine; any other bundle has no Step Functions client.
     const engine = this.tools.some((tool) => tool.workflow !== undefined) ? packageModule(SFN_ENGINE_MODULE) : undefined;

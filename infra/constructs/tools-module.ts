@@ -32,6 +32,8 @@ export interface ToolSummary {
   readonly needs?: ToolNeeds;
   /** A workflow tool's workflow: its name and its ASL file (from the project root). */
   readonly workflow?: { readonly name: string; readonly definition: string };
+  /** The `Mcp-Param-*` headers its `x-mcp-header` parameters are sent in (browsers must be allowed to send them). */
+  readonly paramHeaders?: readonly string[];
 }
 
 /** A {@link ToolsSource} resolved: the module's absolute path and the export's name. */
@@ -115,9 +117,13 @@ export function writeToolEntries(
   return entries;
 }
 
-/** The child's program: import each source, check the catalogue as a function does, print what synthesis needs. */
+/**
+ * The child's program: import each source, check the catalogue as the MCP
+ * function does at start (the definitions, then the header parameters), print
+ * what synthesis needs.
+ */
 const READER = `
-const { sources, catalogue } = JSON.parse(process.env.MCP_TASKS_TOOL_SOURCES);
+const { sources, catalogue, headerParams } = JSON.parse(process.env.MCP_TASKS_TOOL_SOURCES);
 const tools = [];
 for (const source of sources) {
   const module = await import(source.url);
@@ -126,12 +132,14 @@ for (const source of sources) {
   tools.push(...list);
 }
 (await import(catalogue)).validateCatalogue(tools);
+const declared = (await import(headerParams)).catalogueHeaderParams(tools);
 process.stdout.write(JSON.stringify(tools.map((tool) => ({
   name: tool.name,
   execution: tool.execution,
   prepare: tool.prepare !== undefined,
   ...(tool.needs ? { needs: tool.needs } : {}),
   ...(tool.workflow ? { workflow: { name: tool.workflow.name, definition: tool.workflow.definition } } : {}),
+  ...(declared.has(tool.name) ? { paramHeaders: declared.get(tool.name).map((param) => 'Mcp-Param-' + param.name) } : {}),
 }))));
 `;
 
@@ -140,11 +148,17 @@ const summaries = new Map<string, ToolSummary[]>();
 /**
  * The tools of `sources`, read by importing them in a child process with
  * tsx's loader (so a TypeScript tools module needs no build), checked as a
- * deployed function checks its catalogue (a duplicate name or an invalid
- * definition fails synthesis, naming the tool). Cached per process, by the
- * sources and their modification times.
+ * deployed function checks its catalogue (a duplicate name, an invalid
+ * definition or an `x-mcp-header` declaration clients would drop the tool for
+ * fails synthesis, naming the tool). `checks`: the modules of those checks
+ * (`shared/runtime/catalogue`, `shared/protocol/tool-headers`). Cached per
+ * process, by the sources and their modification times.
  */
-export function readTools(sources: readonly ResolvedSource[], projectRoot: string, catalogueModule: string): ToolSummary[] {
+export function readTools(
+  sources: readonly ResolvedSource[],
+  projectRoot: string,
+  checks: { readonly catalogue: string; readonly headerParams: string },
+): ToolSummary[] {
   const key = JSON.stringify(sources.map((source) => [source.path, source.name, mtimeOf(source.path)]));
   const cached = summaries.get(key);
   if (cached) return cached;
@@ -158,7 +172,8 @@ export function readTools(sources: readonly ResolvedSource[], projectRoot: strin
         ...process.env,
         MCP_TASKS_TOOL_SOURCES: JSON.stringify({
           sources: sources.map((source) => ({ ...source, url: pathToFileURL(source.path).href })),
-          catalogue: pathToFileURL(catalogueModule).href,
+          catalogue: pathToFileURL(checks.catalogue).href,
+          headerParams: pathToFileURL(checks.headerParams).href,
         }),
       },
       maxBuffer: 16 * 1024 * 1024,

@@ -34,6 +34,7 @@ import { requestStateSealer } from './request-state.ts';
 import { type CallFacts, type CallRoute, type Era, routeCall } from './router.ts';
 import { clientCapabilities, declaresTasks, describeTool, TaskAwareServer } from './server.ts';
 import { registerTaskMethods } from './task-methods.ts';
+import { catalogueHeaderParams } from './tool-headers.ts';
 
 /** The server's `serverInfo`: its name and the package's version. */
 const SERVER_INFO = { name: 'mcp-tasks-serverless', version: PACKAGE_VERSION } as const;
@@ -139,7 +140,9 @@ class TasksEndpoint {
     this.actions = new TaskActions({ store, queue, log, now: this.now, ...(events ? { events } : {}) });
     const text = { config, links: deps.links ?? new DeploymentLinks(undefined), signIn: deps.signIn ?? false };
     this.fallbackDeps = { actions: this.actions, config, now: this.now, text };
-    this.fetch = httpFront(handler, deps.originPolicy);
+    // A declaration clients would drop the tool for stops the function at start (CatalogueError).
+    const headerParams = catalogueHeaderParams(deps.tools.values());
+    this.fetch = httpFront(handler, deps.originPolicy, (name) => headerParams.get(name));
   }
 
   private buildServer(ctx: McpRequestContext): Server {

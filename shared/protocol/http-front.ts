@@ -1,9 +1,10 @@
 import { type createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/server';
 import { nestsDeeperThan, topLevelId } from '../json-depth.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
-import { INVALID_PARAMS, INVALID_REQUEST, META_KEYS, PROTOCOL_VERSION } from '../wire.ts';
+import { HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, META_KEYS, PROTOCOL_VERSION } from '../wire.ts';
 import { missingTasksCapability } from './errors.ts';
 import { type OriginPolicy, originRefusal } from './origin.ts';
+import { type HeaderParam, paramHeaderProblem } from './param-headers.ts';
 import { inputResponsesProblem, TOO_DEEP_MESSAGE } from './preflight.ts';
 import { declaresTasks } from './server.ts';
 
@@ -17,14 +18,18 @@ export interface CallerFacts {
   requester?: string;
 }
 
+/** A tool's parameters mirrored into `Mcp-Param-*` headers, by the tool's name (none: `undefined`). */
+export type HeaderParamsOf = (tool: string) => readonly HeaderParam[] | undefined;
+
 /**
  * The HTTP side of the endpoint, in front of the SDK's handler: the `Origin`
  * policy, the body bound, one parse of the body (handed to the SDK parsed)
- * and the checks the SDK leaves to the extension ({@link preflight}).
+ * and the checks the SDK leaves to the extension or to us ({@link preflight}).
  */
 export function httpFront(
   handler: McpHandler,
   originPolicy: OriginPolicy,
+  headerParamsOf: HeaderParamsOf,
 ): (request: Request, principal: string, caller?: CallerFacts) => Promise<Response> {
   return async (request, principal, caller) => {
     const refused = originRefusal(request, originPolicy);
@@ -50,7 +55,7 @@ export function httpFront(
     } catch {
       return handler.fetch(new Request(bare, { body: text }), { authInfo }); // the SDK answers -32700
     }
-    return preflight(request.headers, body) ?? handler.fetch(bare, { authInfo, parsedBody: body });
+    return preflight(request.headers, body, headerParamsOf) ?? handler.fetch(bare, { authInfo, parsedBody: body });
   };
 }
 
@@ -66,11 +71,15 @@ const MAX_BODY_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
  *   extension gets `-32021` (spec items 37, 44). The SDK owns listen streams;
  *   on this buffered front they are acknowledged and end at once, and no task
  *   notifications are offered (they are optional: clients poll `tasks/get`);
+ * - a 2026-07-28 `tools/call` whose `Mcp-Param-*` headers do not stand for
+ *   its arguments is refused `-32020`, HTTP 400, before anything runs or is
+ *   written ({@link paramHeaderProblem}; the SDK checks `Mcp-Method` and
+ *   `Mcp-Name`, and would check these only for its own high-level server);
  * - `inputResponses` that are not an object of objects are refused `-32602`
  *   (on `tasks/update` and on `tools/call` retries alike) before the SDK
  *   would reshape them into an empty answer ({@link inputResponsesProblem}).
  */
-function preflight(headers: Headers, body: unknown): Response | undefined {
+function preflight(headers: Headers, body: unknown, headerParamsOf: HeaderParamsOf): Response | undefined {
   if (Array.isArray(body)) {
     if (headers.get('mcp-protocol-version') === PROTOCOL_VERSION) {
       return jsonRpcError(400, null, INVALID_REQUEST, `JSON-RPC batches are not part of protocol revision ${PROTOCOL_VERSION}`);
@@ -80,8 +89,10 @@ function preflight(headers: Headers, body: unknown): Response | undefined {
   const message = body as {
     id?: unknown;
     method?: unknown;
-    params?: { notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> };
+    params?: { name?: unknown; arguments?: unknown; notifications?: { taskIds?: unknown }; _meta?: Record<string, unknown> };
   } | null;
+  const mismatch = paramHeaderMismatch(headers, message, headerParamsOf);
+  if (mismatch) return jsonRpcError(400, echoableId(message?.id), HEADER_MISMATCH, mismatch);
   const malformed = typeof message?.method === 'string' ? inputResponsesProblem(message.method, message.params) : undefined;
   // In-band like the handlers' own -32602 (HTTP 200), with the request's id.
   if (malformed) return jsonRpcError(200, echoableId(message?.id), INVALID_PARAMS, malformed);
@@ -90,6 +101,19 @@ function preflight(headers: Headers, body: unknown): Response | undefined {
   if (declaresTasks(capabilities)) return undefined;
   const error = missingTasksCapability();
   return jsonRpcError(400, message.id ?? null, error.code, error.message, error.data);
+}
+
+/** On the 2026-07-28 wire (by the header or the body's envelope), a `tools/call`'s `Mcp-Param-*` problem, if any. */
+function paramHeaderMismatch(
+  headers: Headers,
+  message: { method?: unknown; params?: { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown> } } | null,
+  headerParamsOf: HeaderParamsOf,
+): string | undefined {
+  if (message?.method !== 'tools/call' || typeof message.params?.name !== 'string') return undefined;
+  const modern =
+    headers.get('mcp-protocol-version') === PROTOCOL_VERSION || message.params._meta?.[META_KEYS.protocolVersion] === PROTOCOL_VERSION;
+  const params = modern ? headerParamsOf(message.params.name) : undefined;
+  return params ? paramHeaderProblem(params, message.params.arguments, headers) : undefined;
 }
 
 /** A request id as JSON-RPC allows it (string or number), else `null`. */

@@ -1,7 +1,6 @@
 import { Server, type ServerContext } from '@modelcontextprotocol/server';
-import * as z from 'zod';
 import type { Log } from '../log.ts';
-import { rawJsonSchemaOf } from '../runtime/json-schema.ts';
+import { inputJsonSchema } from '../runtime/json-schema.ts';
 import type { ToolDefinition } from '../runtime/tool.ts';
 import { MAX_TASK_ID_LENGTH } from '../tasks/limits.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
@@ -105,9 +104,7 @@ export function describeTool(tool: ToolDefinition) {
     ...(tool.title ? { title: tool.title } : {}),
     description: tool.description,
     // A raw JSON Schema is shown as written; a zod schema is converted.
-    inputSchema:
-      rawJsonSchemaOf(tool.inputSchema) ??
-      (z.toJSONSchema(tool.inputSchema, { io: 'input' }) as { type: 'object'; [key: string]: unknown }),
+    inputSchema: inputJsonSchema(tool.inputSchema),
   };
 }
 

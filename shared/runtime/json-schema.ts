@@ -43,8 +43,17 @@ export function jsonSchemaInput(schema: JsonSchemaObject): z.ZodType<Record<stri
 }
 
 /** The raw JSON Schema a tool declared through {@link jsonSchemaInput}, if it did. */
-export function rawJsonSchemaOf(schema: z.ZodType): JsonSchemaObject | undefined {
+function rawJsonSchemaOf(schema: z.ZodType): JsonSchemaObject | undefined {
   return rawSchemas.get(schema);
+}
+
+/**
+ * A tool's input schema as JSON Schema, as `tools/list` shows it: a raw JSON
+ * Schema as written, a zod schema converted (its `.meta()` keys, such as
+ * `x-mcp-header`, kept on their properties).
+ */
+export function inputJsonSchema(schema: z.ZodType): JsonSchemaObject {
+  return rawJsonSchemaOf(schema) ?? (z.toJSONSchema(schema, { io: 'input' }) as JsonSchemaObject);
 }
 
 /** Compiled validators of schemas met lately, by their JSON text (questions repeat: compile each once). */

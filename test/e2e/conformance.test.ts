@@ -1,7 +1,7 @@
 /**
  * The MCP conformance suite (@modelcontextprotocol/conformance 0.2.0-alpha.12)
  * against the local stack: every `tasks-*` scenario the suite does not skip
- * itself, `server-stateless`, and the whole `--requirements 2026-07-28` run
+ * itself, `server-stateless`, the HTTP header scenarios, and the whole `--requirements 2026-07-28` run
  * (which may fail only on the features the server does not offer). The suite needs Node 22, which the project
  * takes from npm (the `node` package).
  */
@@ -28,6 +28,9 @@ const SCENARIOS = [
   'server-stateless',
   // A tampered requestState is refused (MRTR integrity MUST; hostile-requests.test.ts, item 3).
   'input-required-result-tampered-state',
+  // Mcp-Method / Mcp-Name, and the Mcp-Param-Region header of the fixture tool test_header_param (x-mcp-header).
+  'http-header-validation',
+  'http-custom-header-server-validation',
 ];
 
 /**
@@ -39,9 +42,7 @@ const BOTH_WIRES = ['dns-rebinding-protection'];
 
 /**
  * What `--requirements 2026-07-28` may fail on: features this server does not
- * offer (prompts, resources and completions answer `-32601`) and the
- * `x-mcp-header` checks, untestable without a tool declaring such a header.
- * A failed check is excused only by its scenario and its own message; the
+ * offer (prompts, resources and completions answer `-32601`). A failed check is excused only by its scenario and its own message; the
  * scenarios that mix these with other checks (`caching`, the non-tool MRTR
  * request) are excused only for the prompts/resources checks.
  */
@@ -54,7 +55,6 @@ const NOT_OFFERED: { scenario: RegExp; check?: RegExp; message: RegExp }[] = [
     message: /^(prompts|resources)\/[a-z/]+ returned JSON-RPC error -32601/,
   },
   { scenario: /^input-required-result-non-tool-request$/, message: /Method not found/ }, // prompts/get
-  { scenario: /^http-custom-header-server-validation$/, message: /^Not testable: server exposes no tool with x-mcp-header/ },
 ];
 
 /** Scenarios the requirements run must include and pass outright (the fixture tools' and the protocol's). */
@@ -82,6 +82,8 @@ const MUST_PASS = [
   'input-required-result-validate-input',
   'tasks-lifecycle',
   'tasks-mrtr-composition',
+  'http-header-validation',
+  'http-custom-header-server-validation',
 ];
 
 interface Check {
@@ -179,7 +181,7 @@ describe('MCP conformance suite against the local stack', () => {
     });
   }
 
-  it('--requirements 2026-07-28 fails only on prompts, resources, completions and x-mcp-header', async () => {
+  it('--requirements 2026-07-28 fails only on prompts, resources and completions', async () => {
     const outputDir = await mkdtemp(path.join(tmpdir(), 'mcp-conformance-'));
     try {
       const run = await runSuite(stack.url, ['--requirements', '2026-07-28', '--output-dir', outputDir], 'requirements 2026-07-28');

@@ -3,6 +3,7 @@
  * that declares needs, each list an export the construct is pointed at
  * (`{ module, export }`), as a project points it at its own tools module.
  */
+import * as z from 'zod';
 import type { ToolDefinition } from '#tool';
 import { reportDigest } from '../../functions/fixtures/durability/configured.ts';
 import { productTools } from '../../functions/tools/index.ts';
@@ -28,3 +29,9 @@ export const unexplained: ToolDefinition[] = [
 
 /** Two tools of one name: the catalogue a function would refuse to start with. */
 export const duplicated: ToolDefinition[] = [...productTools, productTools[0]!];
+
+/** A parameter mirrored into a header under a name that is no header token: a tool clients would drop, which the function refuses to start with. */
+export const badHeader: ToolDefinition[] = [
+  ...productTools,
+  { ...reportDigest, name: 'regional_digest', inputSchema: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region Name' }) }) },
+];

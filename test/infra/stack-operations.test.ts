@@ -336,6 +336,7 @@ describe("the stack's secret and allowed origins", () => {
     assert.deepEqual(cors['AllowMethods'], ['POST']);
     for (const header of ['content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'authorization'])
       assert.ok(cors['AllowHeaders'].includes(header), header);
+    assert.ok(!cors['AllowHeaders'].some((header: string) => header.startsWith('mcp-param-')), 'the product declares no header parameter');
     assert.equal(
       functions(origins.json).mcp[1]['Properties']['Environment']['Variables'][ENV.allowedOrigins],
       'https://app.example.com,https://admin.example.com',
@@ -344,5 +345,13 @@ describe("the stack's secret and allowed origins", () => {
       () => createApp({ context: { ...CDK_CONTEXT, allowedOrigins: 'app.example.com', 'aws:cdk:bundling-stacks': [] } }),
       /allowedOrigins/,
     );
+  });
+
+  it("lets browsers send the Mcp-Param-* headers of the tools' x-mcp-header parameters", () => {
+    const all = synth({ allowedOrigins: 'https://app.example.com', toolset: 'all', 'aws:cdk:bundling-stacks': [] });
+    const [, api] = only(all.json, 'AWS::ApiGatewayV2::Api');
+    const allowed = api['Properties']['CorsConfiguration']['AllowHeaders'] as string[];
+    assert.ok(allowed.includes('mcp-param-region'), allowed.join(', '));
+    assert.ok(allowed.includes('mcp-name'));
   });
 });

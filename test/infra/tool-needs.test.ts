@@ -28,7 +28,7 @@ import { bundleWorker, CDK_CONTEXT, ROOT } from './synth.ts';
 
 /** The tools modules of these tests (`needs-tools.ts`), by export. */
 const NEEDS_TOOLS = fileURLToPath(new URL('./needs-tools.ts', import.meta.url));
-type NeedsList = 'product' | 'withTaskTool' | 'withInlineTool' | 'unexplained' | 'duplicated';
+type NeedsList = 'product' | 'withTaskTool' | 'withInlineTool' | 'unexplained' | 'duplicated' | 'badHeader';
 
 type Json = Record<string, any>;
 const outdirs: string[] = [];
@@ -191,6 +191,13 @@ describe('tool needs', () => {
     assert.throws(
       () => synth('duplicated'),
       /reading the tools of .*needs-tools\.ts failed: CatalogueError: Tool "batch_process" is defined twice/,
+    );
+  });
+
+  it('fail synthesis, naming the tool, for an x-mcp-header declaration clients would drop the tool for', () => {
+    assert.throws(
+      () => synth('badHeader'),
+      /reading the tools of .*needs-tools\.ts failed: CatalogueError: Tool "regional_digest": x-mcp-header on "region" must be a header name/,
     );
   });
 });
