@@ -9,6 +9,7 @@ import { purposeKeys } from '../../shared/keys.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { validateCatalogue } from '../../shared/runtime/catalogue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
+import { callbackWaits, failing, leases, reading, steps, workflowRuns } from '../../shared/tasks/dynamodb/index.ts';
 import { unboundWorkflows, type WorkflowRuntime } from '../../shared/workflows/tool.ts';
 import { dynamoDbStore } from '../lib/dynamodb.ts';
 import { eventBridgePublisher } from '../lib/eventbridge.ts';
@@ -26,7 +27,7 @@ import { createWorkerHandler, type WorkerHandler } from './app.ts';
  */
 export function deployedHandler(tools: readonly ToolDefinition[], workflowRuntime?: WorkflowRuntime): WorkerHandler {
   const config = loadConfig();
-  const store = dynamoDbStore(config);
+  const store = dynamoDbStore(config, [leases, failing, reading, steps, callbackWaits, workflowRuns]);
   const log = jsonLog();
   // Callback URLs and workflow task tokens are sealed under keys derived from the stack's secret (read on first use).
   const keys = config.stackSecretParameter ? purposeKeys(ssmStackSecret(config.stackSecretParameter)) : undefined;

@@ -16,16 +16,22 @@ import type { WorkflowStore } from '../workflows-store.ts';
 import { rewriteRow } from './rewrite.ts';
 import type { StoreTable } from './update.ts';
 
-/** The workflow operations on `table`. */
-export function dynamoDbWorkflows(table: StoreTable): WorkflowStore {
+/** The worker's workflow operations on `table`: the execution a run follows, and a question's token dropped once answered. */
+export function workflowRuns(table: StoreTable): Pick<WorkflowStore, 'followExecution' | 'dropWorkflowToken'> {
   return {
     followExecution: (taskId, execution, replacing) =>
       rewriteRow(table, taskId, (task) => decideFollowExecution(task, execution, replacing)),
+    dropWorkflowToken: (taskId, id) => rewriteRow(table, taskId, (task) => decideDropWorkflowToken(task, id)),
+  };
+}
+
+/** What an engine reports on `table`, through the task actions: its questions, progress and end. */
+export function workflowReports(table: StoreTable): Pick<WorkflowStore, 'askFromWorkflow' | 'workflowProgress' | 'endWorkflow'> {
+  return {
     askFromWorkflow: (taskId, asked, expected, now) =>
       rewriteRow(table, taskId, (task) => decideAskFromWorkflow(task, asked, expected, now, table.policy)),
     workflowProgress: (taskId, execution, expected, message, now) =>
       rewriteRow(table, taskId, (task) => decideWorkflowProgress(task, execution, expected, message, now)),
-    dropWorkflowToken: (taskId, id) => rewriteRow(table, taskId, (task) => decideDropWorkflowToken(task, id)),
     endWorkflow: (taskId, end, expected, now) =>
       rewriteRow(table, taskId, (task) => decideEndWorkflow(task, end, expected, now, table.policy)),
   };
