@@ -6,17 +6,18 @@
  * 8707): access tokens are JWTs whose `aud` is the MCP endpoint.
  *
  * Local development only: accounts are whoever logs in (any login name and
- * password, the library's development login and consent pages), and state is
- * in memory (clients and grants are gone after a restart). Never part of a
- * Lambda bundle: only `bin/local` imports it.
+ * password, the library's development login and consent pages). Its keys,
+ * clients, grants, sessions and tokens are kept in `stateDir`
+ * (`auth-state.ts`), so a sign-in lasts across restarts on the same port;
+ * without one, in memory. Never part of a Lambda bundle: only `bin/local`
+ * imports it.
  */
 
-import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair } from 'jose';
 import Provider, { errors } from 'oidc-provider';
 import { errorName, type Log } from '../../shared/log.ts';
+import { type AuthKeys, type AuthState, newAuthKeys, openAuthState } from './auth-state.ts';
 import { closeServer } from './http.ts';
 
 export interface LocalAuthServerOptions {
@@ -36,6 +37,12 @@ export interface LocalAuthServerOptions {
   groups?: Record<string, string[]>;
   /** Scopes the public clients may ask for besides `openid` (the approvers' scopes, for the console). */
   publicClientScopes?: string[];
+  /**
+   * Where keys, registered clients, grants, sessions and tokens are kept
+   * (`<dataDir>/auth`), so tokens issued before a restart still work after
+   * it. Without it they are in memory, and new keys are made at every start.
+   */
+  stateDir?: string;
   /** Access token lifetime (default 10 minutes). */
   accessTokenTtlSeconds?: number;
   log: Log;
@@ -57,7 +64,8 @@ const CLOSE_GRACE_MS = 2000;
 export async function startLocalAuthServer(options: LocalAuthServerOptions): Promise<LocalAuthServer> {
   const listening = await listenOnLoopback(options.port);
   const { issuer } = listening;
-  const provider = new Provider(issuer, providerConfiguration(options, await newSigningKey()));
+  const state: AuthState | { keys: AuthKeys } = options.stateDir ? await openAuthState(options.stateDir) : { keys: await newAuthKeys() };
+  const provider = new Provider(issuer, providerConfiguration(options, state));
   // Errors the library answers itself (bad client, bad grant…): names only, never request details.
   for (const event of ['server_error', 'grant.error', 'registration_create.error'] as const) {
     provider.on(event, (_ctx: unknown, error: unknown) =>
@@ -93,18 +101,14 @@ async function listenOnLoopback(port: number): Promise<{ server: Server; issuer:
   return { server, issuer, serve: (handler) => void (handle = handler) };
 }
 
-/** A fresh ES256 key the server signs tokens with (tokens of an earlier run no longer verify). */
-async function newSigningKey(): Promise<Record<string, unknown>> {
-  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-  return { ...(await exportJWK(privateKey)), alg: 'ES256', use: 'sig', kid: randomBytes(8).toString('hex') };
-}
-
 /** The provider's configuration: its clients, accounts, scopes, the features MCP clients use, and the lifetimes. */
-function providerConfiguration(options: LocalAuthServerOptions, signingKey: Record<string, unknown>): Record<string, unknown> {
+function providerConfiguration(options: LocalAuthServerOptions, state: AuthState | { keys: AuthKeys }): Record<string, unknown> {
   const ttl = options.accessTokenTtlSeconds ?? 600;
   return {
-    jwks: { keys: [signingKey] },
-    cookies: { keys: [randomBytes(32).toString('hex')] },
+    jwks: state.keys.jwks,
+    cookies: { keys: state.keys.cookieKeys },
+    // Kept on disk (`auth-state.ts`); without a state folder, the library's in-memory store.
+    ...('adapter' in state ? { adapter: state.adapter } : {}),
     clients: registeredClients(options),
     // Whoever logs in on the development login page is that account.
     // Accounts named in `groups` carry them as a `groups` claim, in the ID token too.

@@ -4,6 +4,7 @@
  * function's resource-server settings.
  */
 
+import { join } from 'node:path';
 import { createCallbacksHandler } from '../../functions/callbacks/app.ts';
 import { type ConsoleHandler, createConsoleHandler } from '../../functions/console/app.ts';
 import type { FunctionDeps } from '../../functions/lib/deps.ts';
@@ -29,7 +30,7 @@ export interface EndpointOptions {
   tableName: string;
   queueUrl: string;
   deps: FunctionDeps;
-  /** The data directory (resolved), where the `requestState` key is kept. */
+  /** The data directory (resolved), where the `requestState` key and the authorization server's state are kept. */
   dataDir: string;
   log: Log;
 }
@@ -46,6 +47,9 @@ export interface LocalEndpoint {
   /** The embedded authorization server's issuer, when auth is on. */
   issuer?: string;
 }
+
+/** The folder of the data directory where the embedded authorization server keeps its keys, clients and grants. */
+export const AUTH_STATE_DIR = 'auth';
 
 /** The console's client at the embedded authorization server (a public client: code + PKCE). */
 export const LOCAL_CONSOLE_CLIENT_ID = 'mcp-tasks-console';
@@ -86,7 +90,12 @@ export async function startEndpoint(options: EndpointOptions, cleanup: Cleanup):
   const toolScopes = [...options.deps.tools.values()].flatMap((tool) => tool.scopes ?? []);
   const approverScopes = options.config.approvers.scopes;
   const authServer = auth
-    ? await startAuthServer(auth, resource, [...scopes, ...toolScopes], links.consoleCallback!, approverScopes, log)
+    ? await startAuthServer(
+        auth,
+        { resource, scopes: [...scopes, ...toolScopes], consoleCallback: links.consoleCallback!, approverScopes },
+        options.dataDir,
+        log,
+      )
     : undefined;
   if (authServer) cleanup.push(authServer.close);
   const functionConfig = authServer ? resourceServerConfig(options, { issuer: authServer.issuer, resource, scopes }) : options.config;
@@ -109,13 +118,20 @@ export async function startEndpoint(options: EndpointOptions, cleanup: Cleanup):
   return { url: http.url, mcp, console: consoleFunction, config, ...(authServer ? { issuer: authServer.issuer } : {}) };
 }
 
-/** The embedded authorization server, issuing tokens for `resource` with the endpoint's and the tools' scopes. */
+/**
+ * The embedded authorization server, issuing tokens for `resource` with the
+ * endpoint's and the tools' scopes; it keeps its keys, clients and grants
+ * under `<dataDir>/auth`.
+ */
 async function startAuthServer(
   auth: LocalAuthOptions,
-  resource: string,
-  scopes: string[],
-  consoleCallback: string,
-  approverScopes: string[],
+  {
+    resource,
+    scopes,
+    consoleCallback,
+    approverScopes,
+  }: { resource: string; scopes: string[]; consoleCallback: string; approverScopes: string[] },
+  dataDir: string,
   log: Log,
 ): Promise<LocalAuthServer> {
   // Loaded only when asked for: oidc-provider warns about the Node version on import, which
@@ -129,6 +145,7 @@ async function startAuthServer(
     ...(auth.groups ? { groups: auth.groups } : {}),
     publicClientScopes: approverScopes,
     scopes: () => [...new Set(scopes)],
+    stateDir: join(dataDir, AUTH_STATE_DIR),
     log,
   });
 }

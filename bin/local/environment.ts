@@ -24,7 +24,8 @@ export const LOCAL_ENV = {
   dataDir: {
     env: 'LOCAL_DATA_DIR',
     shown: `\`${LOCAL_DEFAULTS.dataDir}\``,
-    meaning: "where the task table and the stack's secret are kept",
+    meaning:
+      "where the task table, the stack's secret and (with `LOCAL_AUTH`) the authorization server's keys and sign-ins (`auth/`) are kept",
   },
   settingsFile: {
     env: 'LOCAL_SETTINGS_FILE',

@@ -6,9 +6,11 @@
  * requests are served and the start-up recovery has re-enqueued what a
  * previous run left unfinished.
  */
+import { join } from 'node:path';
 import { jsonLog } from '../../shared/log.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import { META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
+import { AUTH_STATE_DIR } from './endpoint.ts';
 import { localStackEnvironment } from './environment.ts';
 import { PrintedEvents } from './events.ts';
 import { startLocalStack } from './stack.ts';
@@ -61,6 +63,8 @@ first (the browser opens; the commands above then use the kept token):
   npx mcp-tasks --url ${stack.url} login
 The resource metadata clients start from:
   curl -s ${new URL('/.well-known/oauth-protected-resource/mcp', stack.url).href}
+Its keys, registered clients and sign-ins are kept in ${join(environment.dataDir, AUTH_STATE_DIR)}, so a login lasts across
+restarts on the same ports; delete that folder (with the stack stopped) to sign everyone out.
 `);
     console.log(`Authorization server ready at ${stack.issuer}`);
   }
