@@ -10,9 +10,10 @@
  * execution of a task that ended, or that follows another, is only stopped.
  * Deployed, an execution is never lost and never restarted.
  */
+
+import type { WorkflowEngine } from '../../shared/engines/port.ts';
 import type { Log } from '../../shared/log.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
-import type { WorkflowEngine } from '../../shared/workflows/engine.ts';
 import { executionArnOf, restartedName, taskOfExecution } from '../../shared/workflows/names.ts';
 import type { LostExecution } from './stepfunctions/index.ts';
 

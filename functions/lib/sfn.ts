@@ -1,6 +1,6 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
+import { SfnWorkflowEngine } from '../../shared/engines/stepfunctions/index.ts';
 import { workflowRuns } from '../../shared/tasks/dynamodb/index.ts';
-import { SfnWorkflowEngine } from '../../shared/workflows/sfn-engine.ts';
 import { bindWorkflows } from '../../shared/workflows/tool.ts';
 import { dynamoDbStore } from './dynamodb.ts';
 import type { EngineRuntime } from './engine-runtime.ts';
