@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { createDeadLetterHandler, type DeadLetterHandler } from '../../functions/dlq/app.ts';
 import type { FunctionDeps } from '../../functions/lib/deps.ts';
-import { dynamoDbStore } from '../../functions/lib/dynamodb.ts';
+import { storePolicy } from '../../functions/lib/dynamodb.ts';
 import { sqsQueue } from '../../functions/lib/sqs.ts';
 import { createSweeperHandler, type SweeperHandler } from '../../functions/sweeper/app.ts';
 import { createWorkerHandler, type WorkerHandler } from '../../functions/worker/app.ts';
@@ -20,6 +20,7 @@ import type { Log } from '../../shared/log.ts';
 import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
+import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb/index.ts';
 import { bindWorkflows } from '../../shared/workflows/tool.ts';
 import type { Emulators } from './emulators.ts';
 import { type TrackedLeases, trackLeases } from './leases.ts';
@@ -86,7 +87,9 @@ export function composeFunctions(functions: FunctionsOptions): LocalFunctions {
   const { options, config, links, env, emulators, log, eventPublisher, keys, tools, workflows } = functions;
   const { sqs, functionsSqs } = emulators;
   // Leases this life takes, so that a graceful stop can hand their tasks back.
-  const leases = trackLeases(dynamoDbStore(config, emulators.dynamodb));
+  const leases = trackLeases(
+    new DynamoDbTaskStore({ client: emulators.dynamodb, tableName: config.tableName, policy: storePolicy(config) }),
+  );
   const store = options.decorate?.store?.(leases.store) ?? leases.store;
   const settled = bindSettings(
     tools,

@@ -14,8 +14,8 @@
  * Deployed, an execution is never lost and never restarted.
  */
 import type { TaskActions } from '../../shared/actions/task-actions.ts';
+import type { WorkflowEngine } from '../../shared/engines/port.ts';
 import type { Log } from '../../shared/log.ts';
-import type { WorkflowEngine } from '../../shared/workflows/engine.ts';
 import { executionArnOf, restartedName, taskOfExecution } from '../../shared/workflows/names.ts';
 import type { LostExecution } from './stepfunctions/index.ts';
 

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { TaskActions } from '../../shared/actions/task-actions.ts';
+import { type ActionStore, TaskActions } from '../../shared/actions/task-actions.ts';
 import type { CallbackKeys } from '../../shared/callback-tokens.ts';
 import { CALLBACKS_PATH } from '../../shared/links.ts';
 import { withLogContext } from '../../shared/log.ts';
@@ -9,7 +9,7 @@ import type { FunctionDeps } from '../lib/deps.ts';
 export type CallbacksHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
 /** What the callbacks function needs (it runs no tool, and reads no principal: the token is the capability). */
-export interface CallbacksFunctionDeps extends Pick<FunctionDeps, 'store' | 'queue' | 'log' | 'now'> {
+export interface CallbacksFunctionDeps extends Pick<FunctionDeps<ActionStore>, 'store' | 'queue' | 'log' | 'now'> {
   /** The keys per purpose, derived from the stack's secret (`purposeKeys`): the callback token's. */
   keys: CallbackKeys;
 }

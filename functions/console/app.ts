@@ -1,19 +1,21 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { handle } from 'hono/aws-lambda';
-import { TaskActions } from '../../shared/actions/task-actions.ts';
+import { type ActionStore, TaskActions } from '../../shared/actions/task-actions.ts';
 import { createConsoleApp } from '../../shared/console/app.tsx';
 import { consoleMode } from '../../shared/console/mode.ts';
 import type { Keys } from '../../shared/console/session.ts';
 import { oidcSignIn, type SignIn } from '../../shared/console/sign-in.ts';
 import { DeploymentLinks } from '../../shared/links.ts';
 import { withLogContext } from '../../shared/log.ts';
+import type { SignInNameStore } from '../../shared/tasks/sign-in-names-store.ts';
+import type { SignOutStore } from '../../shared/tasks/sign-outs-store.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 import { lifecycleEvents } from '../lib/events.ts';
 
 export type ConsoleHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
 
 /** What the console function needs besides the common parts (it runs no tool). */
-export interface ConsoleFunctionDeps extends Omit<FunctionDeps, 'tools'> {
+export interface ConsoleFunctionDeps extends Omit<FunctionDeps<ActionStore & SignOutStore & SignInNameStore>, 'tools'> {
   /** The keys per purpose, derived from the stack's secret (`purposeKeys`). */
   keys: Keys;
   /** The console client's secret, for an issuer that requires one (Secrets Manager, read once). */

@@ -2,7 +2,8 @@
 import { ENV, loadConfig } from '../../shared/config.ts';
 import { purposeKeys } from '../../shared/keys.ts';
 import { jsonLog } from '../../shared/log.ts';
-import { dynamoDbStore } from '../lib/dynamodb.ts';
+import { signInNames, signOuts } from '../../shared/tasks/dynamodb/index.ts';
+import { ACTION_GROUPS, dynamoDbStore } from '../lib/dynamodb.ts';
 import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { secretsManagerFetcher } from '../lib/secrets-manager.ts';
 import { sqsQueue } from '../lib/sqs.ts';
@@ -15,7 +16,7 @@ if (!config.publicUrl) throw new Error(`Missing required environment variable ${
 const secretId = config.consoleClientSecret;
 export const handler = createConsoleHandler({
   config,
-  store: dynamoDbStore(config),
+  store: dynamoDbStore(config, [...ACTION_GROUPS, signOuts, signInNames]),
   queue: sqsQueue(config),
   log: jsonLog(),
   eventPublisher: eventBridgePublisher(config),

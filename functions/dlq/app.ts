@@ -1,7 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { withLogContext } from '../../shared/log.ts';
 import type { MessageSource } from '../../shared/queue/sqs-drain.ts';
-import { handleDeadLetter } from '../../shared/runtime/dead-letter.ts';
+import { type DeadLetterDeps, handleDeadLetter } from '../../shared/runtime/dead-letter.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 import { lifecycleEvents } from '../lib/events.ts';
 
@@ -33,7 +33,7 @@ const MAX_DRAINED_PER_RUN = 100;
  * queue around the clock (see the cost section of docs/deploying.md).
  */
 export function createDeadLetterHandler(
-  deps: Pick<FunctionDeps, 'store' | 'log' | 'now' | 'eventPublisher'> & { deadLetters?: MessageSource },
+  deps: Pick<FunctionDeps<DeadLetterDeps['store']>, 'store' | 'log' | 'now' | 'eventPublisher'> & { deadLetters?: MessageSource },
 ): DeadLetterHandler {
   const events = lifecycleEvents(deps);
   const policy = { ...deps, ...(events ? { events } : {}) };

@@ -16,9 +16,10 @@ import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 
-export interface FunctionDeps {
+/** `S`: the store's operations the function calls (its composition gives it those groups only). */
+export interface FunctionDeps<S = TaskStore> {
   config: Config;
-  store: TaskStore;
+  store: S;
   queue: TaskQueue;
   /** The tool catalogue, by name. */
   tools: ReadonlyMap<string, ToolDefinition>;

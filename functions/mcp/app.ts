@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import type { ActionStore } from '../../shared/actions/task-actions.ts';
 import { isMachine } from '../../shared/auth/machine.ts';
 import { createResourceServer, type ResourceServer } from '../../shared/auth/resource-server.ts';
 import { createJwtVerifier, type TokenVerifier } from '../../shared/auth/verifier.ts';
@@ -14,7 +15,7 @@ import { authorizerClaims, principalOf, requesterOfEvent, toRequest, toResult } 
 export type McpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
 
 /** What the MCP function needs besides the common parts. */
-export interface McpDeps extends FunctionDeps {
+export interface McpDeps extends FunctionDeps<ActionStore> {
   /** The stack's secret, read once (SSM on AWS, a file in the data directory locally): it seals `requestState`, and the purpose keys derive from it. */
   stackSecret: () => Promise<Uint8Array>;
   /** Default: the configured allowed origins (`TASKS_ALLOWED_ORIGINS`); the local stack serves loopback only. */

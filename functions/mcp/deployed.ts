@@ -8,7 +8,7 @@ import { ENV, loadConfig } from '../../shared/config.ts';
 import { jsonLog } from '../../shared/log.ts';
 import { validateCatalogue } from '../../shared/runtime/catalogue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
-import { dynamoDbStore } from '../lib/dynamodb.ts';
+import { ACTION_GROUPS, dynamoDbStore } from '../lib/dynamodb.ts';
 import { eventBridgePublisher } from '../lib/eventbridge.ts';
 import { sqsQueue } from '../lib/sqs.ts';
 import { ssmStackSecret } from '../lib/stack-secret.ts';
@@ -21,7 +21,7 @@ export function deployedHandler(tools: readonly ToolDefinition[]): McpHandler {
   if (!config.stackSecretParameter) throw new Error(`Missing required environment variable ${ENV.stackSecretParameter}`);
   return createMcpHandler({
     config,
-    store: dynamoDbStore(config),
+    store: dynamoDbStore(config, ACTION_GROUPS),
     queue: sqsQueue(config),
     tools: withDeployedSettings(validateCatalogue(tools)),
     log: jsonLog(),

@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { errorName, withLogContext } from '../../shared/log.ts';
-import { SWEEP_DEADLINE_MARGIN_MS, sweep } from '../../shared/runtime/sweeper.ts';
+import { SWEEP_DEADLINE_MARGIN_MS, type SweeperStore, sweep } from '../../shared/runtime/sweeper.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 import { lifecycleEvents } from '../lib/events.ts';
 
@@ -14,7 +14,7 @@ export type SweeperHandler = (
  * period, and ends tasks whose wait for input passed `maxInputWaitMs`.
  */
 export function createSweeperHandler(
-  deps: Pick<FunctionDeps, 'config' | 'store' | 'queue' | 'log' | 'now' | 'eventPublisher'>,
+  deps: Pick<FunctionDeps<SweeperStore>, 'config' | 'store' | 'queue' | 'log' | 'now' | 'eventPublisher'>,
 ): SweeperHandler {
   const events = lifecycleEvents(deps);
   return (_event, context) =>

@@ -4,6 +4,7 @@ import { DeploymentLinks } from '../../shared/links.ts';
 import { errorName, withLogContext } from '../../shared/log.ts';
 import { parseTaskMessage } from '../../shared/queue/queue.ts';
 import { type Disposition, processTaskMessage } from '../../shared/runtime/worker.ts';
+import type { WorkerStore } from '../../shared/tasks/store.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 import { lifecycleEvents } from '../lib/events.ts';
 
@@ -18,7 +19,7 @@ export type WorkerHandler = (
  * failed and redelivered after the visibility timeout, and after
  * `maxReceiveCount` it reaches the dead-letter queue.
  */
-export function createWorkerHandler(deps: FunctionDeps): WorkerHandler {
+export function createWorkerHandler(deps: FunctionDeps<WorkerStore>): WorkerHandler {
   const { log } = deps;
   const events = lifecycleEvents(deps);
   const links = deps.links ?? new DeploymentLinks(deps.config.publicUrl);

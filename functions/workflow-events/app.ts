@@ -1,3 +1,4 @@
+import type { ActionStore } from '../../shared/actions/task-actions.ts';
 import { withLogContext } from '../../shared/log.ts';
 import { type Consumed, workflowEventConsumer } from '../../shared/workflows/consumer.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
@@ -11,7 +12,9 @@ export type WorkflowEventsHandler = (event: unknown, context?: { awsRequestId?: 
  * (`shared/workflows/consumer.ts`). A failure throws, for EventBridge's
  * retries and the target's dead-letter queue.
  */
-export function createWorkflowEventsHandler(deps: Pick<FunctionDeps, 'config' | 'store' | 'queue' | 'log' | 'now'>): WorkflowEventsHandler {
+export function createWorkflowEventsHandler(
+  deps: Pick<FunctionDeps<ActionStore>, 'config' | 'store' | 'queue' | 'log' | 'now'>,
+): WorkflowEventsHandler {
   const consume = workflowEventConsumer({ ...deps, bindings: deps.config.workflows });
   return (event, context) => withLogContext({ requestId: context?.awsRequestId }, () => consume(event));
 }

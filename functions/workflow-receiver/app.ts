@@ -1,3 +1,4 @@
+import type { ActionStore } from '../../shared/actions/task-actions.ts';
 import type { CallbackKeys } from '../../shared/callback-tokens.ts';
 import { withLogContext } from '../../shared/log.ts';
 import { type ReceiverAnswer, workflowReceiver } from '../../shared/workflows/receiver.ts';
@@ -6,7 +7,7 @@ import type { FunctionDeps } from '../lib/deps.ts';
 export type WorkflowReceiverHandler = (payload: unknown, context?: { awsRequestId?: string }) => Promise<ReceiverAnswer>;
 
 /** What the receiver needs: the row, the resume, the bindings, and the keys (task tokens are sealed under one). */
-export interface WorkflowReceiverDeps extends Pick<FunctionDeps, 'config' | 'store' | 'queue' | 'log' | 'now'> {
+export interface WorkflowReceiverDeps extends Pick<FunctionDeps<ActionStore>, 'config' | 'store' | 'queue' | 'log' | 'now'> {
   keys: CallbackKeys;
 }
 

@@ -36,8 +36,21 @@ export const FUNCTION_MODULES = {
 
 export type FunctionName = keyof typeof FUNCTION_MODULES;
 
-/** The Step Functions engine and workflow runner's module, which the worker's entry imports when the deployment has workflow tools. */
-const SFN_ENGINE_MODULE = 'functions/lib/sfn';
+/**
+ * Each engine's runtime (its adapter and the runner of its tools): the
+ * module and export the worker's entry imports when the deployment has tools
+ * on that engine, and only then.
+ */
+const ENGINE_MODULES = {
+  stepfunctions: { module: 'functions/lib/sfn', export: 'sfnWorkflows' },
+} as const satisfies Record<string, { module: string; export: string }>;
+
+type EngineKind = keyof typeof ENGINE_MODULES;
+
+/** The engine a tool runs on: a workflow tool's declaration names an ASL file, Step Functions'. */
+function engineOf(tool: ToolSummary): EngineKind | undefined {
+  return tool.workflow === undefined ? undefined : 'stepfunctions';
+}
 /** The module synthesis checks the tools with, in a child process (`tools-module.ts`). */
 const CATALOGUE_MODULE = 'shared/runtime/catalogue';
 /** The module synthesis checks the tools' header parameters with (`x-mcp-header`), likewise. */
@@ -45,13 +58,13 @@ const HEADERS_MODULE = 'shared/protocol/tool-headers';
 
 /**
  * Every module of the package synthesis names by path: the functions' entries,
- * the worker's Step Functions engine and the catalogue check. The package's
- * build compiles each into `dist/` (`bin/scripts/build.ts`), so an entry added
- * here is packed without a second list to keep.
+ * each engine's runtime and the catalogue checks. The package's build compiles
+ * each into `dist/` (`bin/scripts/build.ts`), so an entry added here is packed
+ * without a second list to keep.
  */
 export const SYNTHESIS_MODULES: readonly string[] = [
   ...Object.values(FUNCTION_MODULES),
-  SFN_ENGINE_MODULE,
+  ...Object.values(ENGINE_MODULES).map((engine) => engine.module),
   CATALOGUE_MODULE,
   HEADERS_MODULE,
 ];
@@ -91,9 +104,10 @@ export class FunctionCode {
       headerParams: packageModule(HEADERS_MODULE),
     });
     const deployed = Object.fromEntries(TOOL_FUNCTIONS.map((fn) => [fn, packageModule(FUNCTION_MODULES[fn])]));
-    // The worker of a deployment with workflow tools gets the Step Functions engine; any other bundle has no Step Functions client.
-    const engine = this.tools.some((tool) => tool.workflow !== undefined) ? packageModule(SFN_ENGINE_MODULE) : undefined;
-    const generated = writeToolEntries(this.projectRoot, deployed as Record<(typeof TOOL_FUNCTIONS)[number], string>, sources, engine);
+    // The worker gets the engines its tools run on, and no other: a bundle without such tools has no engine's client.
+    const kinds = [...new Set(this.tools.map(engineOf).filter((kind) => kind !== undefined))].sort();
+    const engines = kinds.map((kind) => ({ module: packageModule(ENGINE_MODULES[kind].module), export: ENGINE_MODULES[kind].export }));
+    const generated = writeToolEntries(this.projectRoot, deployed as Record<(typeof TOOL_FUNCTIONS)[number], string>, sources, engines);
     this.#entries = {
       ...(Object.fromEntries(Object.entries(FUNCTION_MODULES).map(([name, path]) => [name, packageModule(path)])) as Record<
         FunctionName,

@@ -54,6 +54,12 @@ export function resolveSources(sources: ToolsSource | readonly ToolsSource[], pr
   });
 }
 
+/** An engine's module for the worker's entry: its absolute path and the export holding its runtime (adapter and runner). */
+export interface EngineEntry {
+  readonly module: string;
+  readonly export: string;
+}
+
 /** The functions whose entries are generated: those that run tools. */
 export const TOOL_FUNCTIONS = ['mcp', 'worker'] as const;
 
@@ -64,11 +70,17 @@ export type ToolFunction = (typeof TOOL_FUNCTIONS)[number];
  * function's composition (`deployed`, the absolute path of
  * `functions/<fn>/deployed`), by paths relative to `dir` (where the entry is
  * written), so the entry, and the bundle's source map, are the same on every
- * machine. `engine` (the worker's, when the tools run workflows: the path of
- * `functions/lib/sfn`) hands the worker its Step Functions engine and the
- * workflow runner; without it the bundle carries neither.
+ * machine. `engines` (the worker's: one per engine the tools run on, e.g.
+ * `functions/lib/sfn`'s `sfnWorkflows`) hand the worker each engine's adapter
+ * and runner; an engine no tool runs on is in no bundle.
  */
-export function entryText(fn: ToolFunction, deployed: string, sources: readonly ResolvedSource[], dir: string, engine?: string): string {
+export function entryText(
+  fn: ToolFunction,
+  deployed: string,
+  sources: readonly ResolvedSource[],
+  dir: string,
+  engines: readonly EngineEntry[] = [],
+): string {
   const specifier = (path: string) => {
     const relativePath = relative(dir, path).split(sep).join('/');
     return relativePath.startsWith('.') ? relativePath : `./${relativePath}`;
@@ -77,8 +89,10 @@ export function entryText(fn: ToolFunction, deployed: string, sources: readonly 
     `// Generated at synthesis by McpTasks: the ${fn === 'mcp' ? 'MCP function' : 'worker'} with the tools below.`,
     `import { deployedHandler } from ${JSON.stringify(specifier(deployed))};`,
     ...sources.map((source, index) => `import { ${source.name} as tools${index} } from ${JSON.stringify(specifier(source.path))};`),
-    ...(engine ? [`import { sfnWorkflows } from ${JSON.stringify(specifier(engine))};`] : []),
-    `export const handler = deployedHandler([${sources.map((_, index) => `...tools${index}`).join(', ')}]${engine ? ', sfnWorkflows' : ''});`,
+    ...engines.map((engine, index) => `import { ${engine.export} as engine${index} } from ${JSON.stringify(specifier(engine.module))};`),
+    `export const handler = deployedHandler([${sources.map((_, index) => `...tools${index}`).join(', ')}]${
+      engines.length ? `, [${engines.map((_, index) => `engine${index}`).join(', ')}]` : ''
+    });`,
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -87,13 +101,13 @@ export function entryText(fn: ToolFunction, deployed: string, sources: readonly 
  * Writes the generated entries under `<projectRoot>/node_modules/.cache/mcp-tasks/`
  * (NodejsFunction bundles entries inside the project root only), in a folder
  * named by their content: synthesizing twice, or two processes at once, write
- * the same files. Returns each entry's path. `engine`: see {@link entryText}.
+ * the same files. Returns each entry's path. `engines`: see {@link entryText}.
  */
 export function writeToolEntries(
   projectRoot: string,
   deployed: Record<ToolFunction, string>,
   sources: readonly ResolvedSource[],
-  engine?: string,
+  engines: readonly EngineEntry[] = [],
 ): Record<ToolFunction, string> {
   const base = join(projectRoot, 'node_modules', '.cache', 'mcp-tasks');
   // Named by what the entries import, relative to the project: the same folder on every machine.
@@ -101,7 +115,7 @@ export function writeToolEntries(
   const named = {
     deployed: TOOL_FUNCTIONS.map((fn) => fromRoot(deployed[fn])),
     sources: sources.map((s) => [fromRoot(s.path), s.name]),
-    ...(engine ? { engine: fromRoot(engine) } : {}),
+    ...(engines.length ? { engines: engines.map((engine) => [fromRoot(engine.module), engine.export]) } : {}),
   };
   const dir = join(base, createHash('sha256').update(JSON.stringify(named)).digest('hex').slice(0, 16));
   mkdirSync(dir, { recursive: true });
@@ -110,7 +124,7 @@ export function writeToolEntries(
     const path = join(dir, `${fn}.mjs`);
     // Written aside, then renamed: a concurrent synthesis never reads half a file.
     const aside = `${path}.${process.pid}.tmp`;
-    writeFileSync(aside, entryText(fn, deployed[fn], sources, dir, fn === 'worker' ? engine : undefined));
+    writeFileSync(aside, entryText(fn, deployed[fn], sources, dir, fn === 'worker' ? engines : []));
     renameSync(aside, path);
     entries[fn] = path;
   }

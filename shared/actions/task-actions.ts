@@ -32,8 +32,29 @@ const UNCOUNTED_RUNS_TRIED = 4;
 /** How often a waiting request reads the task: at most one strongly consistent read a second. */
 const WAIT_READ_MS = 1_000;
 
+/** The store's operations the task actions call: a function that composes its store for them gives it these. */
+export type ActionStore = Pick<
+  TaskStore,
+  | 'create'
+  | 'get'
+  | 'list'
+  | 'loadSteps'
+  | 'answer'
+  | 'decide'
+  | 'getDecision'
+  | 'getWaitingForPerson'
+  | 'listWaitingForPeople'
+  | 'cancel'
+  | 'completeCallback'
+  | 'beatCallback'
+  | 'askFromWorkflow'
+  | 'workflowProgress'
+  | 'endWorkflow'
+  | 'restartExecution'
+>;
+
 export interface TaskActionDeps {
-  store: TaskStore;
+  store: ActionStore;
   queue: TaskQueue;
   log: Log;
   now: () => number;

@@ -1,7 +1,7 @@
 import { createMcpHandler, type McpRequestContext, ProtocolError, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
 import { repeatWindows } from '../actions/repeat-calls.ts';
-import { TaskActions, type TaskToStart } from '../actions/task-actions.ts';
+import { type ActionStore, TaskActions, type TaskToStart } from '../actions/task-actions.ts';
 import type { TaskSettings } from '../config.ts';
 import type { LifecycleEvents } from '../events/publisher.ts';
 import { purposeKeys } from '../keys.ts';
@@ -11,7 +11,6 @@ import type { TaskQueue } from '../queue/queue.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
 import { checkBudget, MAX_ARGUMENTS_BYTES, MAX_CAPABILITIES_BYTES } from '../tasks/limits.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
-import type { TaskStore } from '../tasks/store.ts';
 import { PACKAGE_VERSION } from '../version.ts';
 import { IDEMPOTENCY_KEY, TASKS_EXTENSION } from '../wire.ts';
 import { invalidParams, missingTasksCapability } from './errors.ts';
@@ -40,7 +39,7 @@ import { catalogueHeaderParams } from './tool-headers.ts';
 const SERVER_INFO = { name: 'mcp-tasks-serverless', version: PACKAGE_VERSION } as const;
 
 export interface EndpointDeps {
-  store: TaskStore;
+  store: ActionStore;
   queue: TaskQueue;
   tools: ReadonlyMap<string, ToolDefinition>;
   config: Pick<TaskSettings, 'taskTtlMs' | 'pollIntervalMs' | 'maxPollIntervalMs' | 'retentionMs' | 'syncBudgetMs'>;

@@ -149,7 +149,7 @@ export function callbackState(task: TaskRecord, urls: CallbackUrls, cancelling: 
  * at once instead. A lost lease is the other worker's to settle.
  */
 export async function suspendOnCallbacks(
-  deps: { store: TaskStore; log: Log },
+  deps: { store: Pick<TaskStore, 'awaitCallbacks'>; log: Log },
   claimed: TaskRecord,
   leaseOwner: string,
   outcome: { wait: CallbackWait; statusMessage: string },

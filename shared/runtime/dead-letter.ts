@@ -6,7 +6,7 @@ import type { TaskStore } from '../tasks/store.ts';
 import { EXHAUSTED_ERROR } from './worker.ts';
 
 export interface DeadLetterDeps {
-  store: TaskStore;
+  store: Pick<TaskStore, 'fail' | 'loadJournal'>;
   log: Log;
   now?: () => number;
   /** Lifecycle events of the tasks ended here; absent: none. */

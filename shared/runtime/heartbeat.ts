@@ -7,7 +7,7 @@ import { LeaseLostError } from '../tasks/store-errors.ts';
 
 /** What a heartbeat writes with and how often (a worker's dependencies provide it). */
 export interface HeartbeatDeps {
-  store: TaskStore;
+  store: Pick<TaskStore, 'heartbeat' | 'get'>;
   config: Pick<TaskSettings, 'leaseMs' | 'cancelCheckMs' | 'progressIntervalMs'>;
   log: Log;
 }

@@ -15,7 +15,7 @@ export interface TaskJournal extends Journal {
  * needs them (or the attempt cap counts them), then kept up to date: a run
  * that records steps queries the journal once, however many it replays.
  */
-export function taskJournal(store: TaskStore, taskId: string, now: () => number): TaskJournal {
+export function taskJournal(store: Pick<TaskStore, 'loadJournal' | 'saveStep'>, taskId: string, now: () => number): TaskJournal {
   let steps: Promise<Map<string, StepRecord>> | undefined;
   let loaded: Map<string, StepRecord> | undefined;
   const load = () => (steps ??= store.loadJournal(taskId).then((map) => (loaded = map)));

@@ -7,10 +7,14 @@ import type { TaskQueue } from '../queue/queue.ts';
 import type { JsonRpcErrorObject } from '../tasks/model.ts';
 import { sweepWindow } from '../tasks/predicates.ts';
 import type { TaskStore } from '../tasks/store.ts';
+
+/** The store's operations the sweeper calls. */
+export type SweeperStore = Pick<TaskStore, 'findDue' | 'reschedule' | 'expireWait'>;
+
 import { INTERNAL_ERROR } from '../wire.ts';
 
 export interface SweeperDeps {
-  store: TaskStore;
+  store: SweeperStore;
   queue: TaskQueue;
   config: Pick<TaskSettings, 'leaseMs' | 'sweepGraceMs'> & Partial<Pick<TaskSettings, 'maxInputWaitMs'>>;
   now?: () => number;

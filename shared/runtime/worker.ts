@@ -10,7 +10,7 @@ import { cancelRunsOnCancel } from '../tasks/callbacks-model.ts';
 import { MAX_STATUS_MESSAGE_BYTES, truncateUtf8 } from '../tasks/limits.ts';
 import { forPersonOnly, MAX_RESULT_BYTES, type TaskOutcome, type TaskRecord } from '../tasks/model.ts';
 import { isFirstRun, pastAttemptCap, progressedPastMark, retriesExhausted } from '../tasks/predicates.ts';
-import type { TaskStore } from '../tasks/store.ts';
+import type { WorkerStore } from '../tasks/store.ts';
 import { LeaseLostError, TaskRowRejectedError } from '../tasks/store-errors.ts';
 import type { ReleaseOptions } from '../tasks/store-types.ts';
 import { BARE_INTERNAL_ERROR, INTERNAL_ERROR, INVALID_PARAMS } from '../wire.ts';
@@ -23,7 +23,7 @@ import type { RunOutcome } from './run-types.ts';
 import type { ToolDefinition } from './tool.ts';
 
 export interface WorkerDeps {
-  store: TaskStore;
+  store: WorkerStore;
   queue: TaskQueue;
   tools: ReadonlyMap<string, ToolDefinition>;
   config: Pick<

@@ -191,3 +191,9 @@ export interface TaskStore extends CallbackStore, ApprovalStore, SignOutStore, S
    */
   reschedule(taskId: string, now: number, nextAt: number): Promise<boolean>;
 }
+
+/** The store's operations a worker calls: its leases, its failures, the step journal, callbacks, and the cancel checks' read. */
+export type WorkerStore = Pick<
+  TaskStore,
+  'claim' | 'heartbeat' | 'finish' | 'release' | 'fail' | 'get' | 'loadJournal' | 'saveStep' | 'awaitCallbacks'
+>;

@@ -8,15 +8,14 @@
  * an execution the task does not follow and one that comes after the task
  * ended change nothing: a redrive after the task ended is not followed.
  */
-import { TaskActions } from '../actions/task-actions.ts';
+import { type ActionStore, TaskActions } from '../actions/task-actions.ts';
 import type { Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
-import type { TaskStore } from '../tasks/store.ts';
 import { expectedBy, type WorkflowBindings } from './bindings.ts';
 import { readExecutionEvent } from './events.ts';
 
 export interface ConsumerDeps {
-  store: TaskStore;
+  store: ActionStore;
   queue: TaskQueue;
   bindings: WorkflowBindings;
   log: Log;

@@ -20,13 +20,12 @@
  * payload with {@link MALFORMED_ERROR}. The token is never logged.
  */
 
-import { TaskActions } from '../actions/task-actions.ts';
+import { type ActionStore, TaskActions } from '../actions/task-actions.ts';
 import type { CallbackKeys } from '../callback-tokens.ts';
 import { TasksError } from '../errors.ts';
 import { errorName, type Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import { LimitExceededError, MAX_STATUS_MESSAGE_BYTES, MAX_TASK_ID_LENGTH, truncateUtf8 } from '../tasks/limits.ts';
-import type { TaskStore } from '../tasks/store.ts';
 import type { WorkflowWriteResult } from '../tasks/workflows-model.ts';
 import { expectedBy, type WorkflowBindings } from './bindings.ts';
 import { executionNameOf, isExecutionArn, taskOfExecution } from './names.ts';
@@ -39,7 +38,7 @@ export const REFUSED_ERROR = 'mcp-tasks.QuestionRefused';
 export const MALFORMED_ERROR = 'mcp-tasks.MalformedPayload';
 
 export interface ReceiverDeps {
-  store: TaskStore;
+  store: ActionStore;
   queue: TaskQueue;
   keys: CallbackKeys;
   bindings: WorkflowBindings;

@@ -93,7 +93,7 @@ export function checkImports(tree: SourceTree, aliases: Readonly<Record<string, 
       const target = local === undefined ? undefined : normalize(local).replace(/^\.\//, '');
       // The package's own manifest (its version) may be read anywhere.
       if (target === 'package.json') continue;
-      for (const rule of [folderRule(file, specifier, target), wingRule(file, target)]) {
+      for (const rule of [folderRule(file, specifier, target), wingRule(file, target), engineRule(file, target)]) {
         if (rule !== undefined) violations.push({ file, imports: specifier, rule });
       }
     }
@@ -125,6 +125,19 @@ function folderRule(file: string, specifier: string, target: string | undefined)
   return undefined;
 }
 
+/**
+ * Adding an engine touches no file of another: an engine's files import no
+ * other engine's, and the port (`shared/engines/*.ts`) imports no engine's.
+ */
+function engineRule(file: string, target: string | undefined): string | undefined {
+  const to = target === undefined ? undefined : engineOf(target);
+  if (to === undefined || file.startsWith('test/')) return undefined;
+  const from = engineOf(file);
+  if (from !== undefined && from !== to) return `the ${from} engine imports the ${to} engine`;
+  if (from === undefined && file.startsWith(ENGINE_PORT)) return `the engine port imports the ${to} engine`;
+  return undefined;
+}
+
 /** From outside a wing, only its `index.ts`; the wing's own tests may reach inside. */
 function wingRule(file: string, target: string | undefined): string | undefined {
   const wing = target === undefined ? undefined : wingOf(target);
@@ -133,10 +146,33 @@ function wingRule(file: string, target: string | undefined): string | undefined 
 }
 
 /** The wings: adapters whose files are reached from outside through their `index.ts` only. */
-export const WINGS = ['shared/tasks/dynamodb/', 'shared/tasks/memory/', 'bin/local/stepfunctions/'] as const;
+export const WINGS = [
+  'shared/tasks/dynamodb/',
+  'shared/tasks/memory/',
+  'bin/local/stepfunctions/',
+  'shared/engines/stepfunctions/',
+] as const;
 
 function wingOf(path: string): string | undefined {
   return WINGS.find((wing) => path.startsWith(wing));
+}
+
+/**
+ * The engine port's folder: its own modules sit directly in it, each
+ * engine's wing in a folder of its own (`shared/engines/<engine>/`). An
+ * engine's parts elsewhere (its local emulator, its construct part) are
+ * named here by the engine they belong to.
+ */
+const ENGINE_PORT = 'shared/engines/';
+const ENGINE_PARTS: Readonly<Record<string, string>> = { 'bin/local/stepfunctions/': 'stepfunctions' };
+
+/** The engine a file belongs to (a wing of the port, or an engine's part elsewhere), if any. */
+function engineOf(path: string): string | undefined {
+  if (path.startsWith(ENGINE_PORT)) {
+    const [engine, ...rest] = path.slice(ENGINE_PORT.length).split('/');
+    return rest.length > 0 ? engine : undefined;
+  }
+  return Object.entries(ENGINE_PARTS).find(([folder]) => path.startsWith(folder))?.[1];
 }
 
 /** Whether `file` is one of the wing's own tests (`test/<lane>/tasks/dynamodb/…`), which may reach inside it. */

@@ -11,7 +11,7 @@ import {
   type StartedExecution,
   TaskTokenGoneError,
   type WorkflowEngine,
-} from '../../shared/workflows/engine.ts';
+} from '../../shared/engines/port.ts';
 import { STATES_SOURCE, STATUS_CHANGE_DETAIL_TYPE } from '../../shared/workflows/events.ts';
 import { executionArnOf } from '../../shared/workflows/names.ts';
 

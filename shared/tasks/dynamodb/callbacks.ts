@@ -15,8 +15,8 @@ import { fromItem, number } from './codec.ts';
 import { readRow } from './results.ts';
 import { backoff, changes, leaseHeldBy, MAX_ATTEMPTS, type StoreTable, shardsOf, updateRow, versionOf } from './update.ts';
 
-/** The callback operations on `table`. */
-export function dynamoDbCallbacks(table: StoreTable): CallbackStore {
+/** The worker's callback operation on `table`: a run suspends on its callbacks. */
+export function callbackWaits(table: StoreTable): Pick<CallbackStore, 'awaitCallbacks'> {
   return {
     async awaitCallbacks(taskId, leaseOwner, options, now) {
       // A blind write of what `decideAwaitCallbacks` decides; the condition states
@@ -46,6 +46,12 @@ export function dynamoDbCallbacks(table: StoreTable): CallbackStore {
       const item = await readRow(table, taskId);
       return decideAwaitCallbacks(taskId, item && fromItem(item), leaseOwner, options, now).result;
     },
+  };
+}
+
+/** The outside system's callback operations on `table`: completions and heartbeats. */
+export function callbackCompletions(table: StoreTable): Pick<CallbackStore, 'completeCallback' | 'beatCallback'> {
+  return {
     completeCallback: (taskId, callbackId, posted, now) =>
       rewrite<CompletionResult>(table, taskId, (task) => decideCompleteCallback(task, callbackId, posted, now, table.policy)),
     beatCallback: (taskId, callbackId, now) => rewrite<HeartbeatResult>(table, taskId, (task) => decideBeatCallback(task, callbackId, now)),

@@ -18,11 +18,20 @@ import { unlistWaiting } from './approvals.ts';
 import { rewriteRow } from './rewrite.ts';
 import type { StoreTable } from './update.ts';
 
-/** The workflow operations on `table`. */
-export function dynamoDbWorkflows(table: StoreTable): WorkflowStore {
+/** The worker's workflow operations on `table`: the execution a run follows, and a question's token dropped once answered. */
+export function workflowRuns(table: StoreTable): Pick<WorkflowStore, 'followExecution' | 'dropWorkflowToken'> {
   return {
     followExecution: (taskId, execution, replacing) =>
       rewriteRow(table, taskId, (task) => decideFollowExecution(task, execution, replacing)),
+    dropWorkflowToken: (taskId, id) => rewriteRow(table, taskId, (task) => decideDropWorkflowToken(task, id)),
+  };
+}
+
+/** What an engine reports on `table`, through the task actions: its questions, progress and end, and an execution restarted in its place. */
+export function workflowReports(
+  table: StoreTable,
+): Pick<WorkflowStore, 'askFromWorkflow' | 'workflowProgress' | 'endWorkflow' | 'restartExecution'> {
+  return {
     restartExecution: async (taskId, execution, replaced, now) => {
       const restarted = await rewriteRow(table, taskId, (task) => decideRestartExecution(task, execution, replaced, now));
       // The withdrawn questions leave the approvers' list (a page already skips what the row no longer holds open).
@@ -33,7 +42,6 @@ export function dynamoDbWorkflows(table: StoreTable): WorkflowStore {
       rewriteRow(table, taskId, (task) => decideAskFromWorkflow(task, asked, expected, now, table.policy)),
     workflowProgress: (taskId, execution, expected, message, now) =>
       rewriteRow(table, taskId, (task) => decideWorkflowProgress(task, execution, expected, message, now)),
-    dropWorkflowToken: (taskId, id) => rewriteRow(table, taskId, (task) => decideDropWorkflowToken(task, id)),
     endWorkflow: (taskId, end, expected, now) =>
       rewriteRow(table, taskId, (task) => decideEndWorkflow(task, end, expected, now, table.policy)),
   };

@@ -29,6 +29,32 @@ describe('generated entries', () => {
     );
   });
 
+  it("hand the worker the engines its tools run on, each imported by its module's path and export", () => {
+    const sources = resolveSources(['src/tools/index.ts'], '/work/app');
+    const text = entryText(
+      'worker',
+      '/work/app/node_modules/pkg/dist/functions/worker/deployed.js',
+      sources,
+      '/work/app/node_modules/.cache/x',
+      [
+        { module: '/work/app/node_modules/pkg/dist/functions/lib/sfn.js', export: 'sfnWorkflows' },
+        { module: '/work/app/node_modules/pkg/dist/functions/lib/other.js', export: 'otherEngine' },
+      ],
+    );
+    assert.equal(
+      text,
+      [
+        '// Generated at synthesis by McpTasks: the worker with the tools below.',
+        'import { deployedHandler } from "../../pkg/dist/functions/worker/deployed.js";',
+        'import { tools as tools0 } from "../../../src/tools/index.ts";',
+        'import { sfnWorkflows as engine0 } from "../../pkg/dist/functions/lib/sfn.js";',
+        'import { otherEngine as engine1 } from "../../pkg/dist/functions/lib/other.js";',
+        'export const handler = deployedHandler([...tools0], [engine0, engine1]);',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('refuse no module and an export name that is not an identifier', () => {
     assert.throws(() => resolveSources([], '/work/app'), /names no module/);
     assert.throws(() => resolveSources({ module: 'x.ts', export: 'a-b' }, '/work/app'), /"a-b" is not an export name/);

@@ -46,6 +46,11 @@ describe('import rules', () => {
       ['shared/tasks/dynamodb/ok.ts', "import { toItem } from './codec.ts';\nimport { visible } from '../predicates.ts';"],
       ['bin/ops/ok.ts', "import { taskFromItem } from '../../shared/tasks/dynamodb/index.ts';"],
       ['test/integration/tasks/dynamodb/ok.test.ts', "import { toItem } from '../../../../shared/tasks/dynamodb/codec.ts';"],
+      ['shared/engines/lambda/m.ts', "import { SfnWorkflowEngine } from '../stepfunctions/index.ts';"],
+      ['shared/engines/l.ts', "import { SfnWorkflowEngine } from './stepfunctions/index.ts';"],
+      ['bin/local/stepfunctions/h.ts', "import { LambdaEngine } from '../../../shared/engines/lambda/index.ts';"],
+      ['shared/engines/stepfunctions/ok.ts', "import type { EngineAdapter } from '../port.ts';\nimport { x } from './engine.ts';"],
+      ['functions/lib/ok.ts', "import { SfnWorkflowEngine } from '../../shared/engines/stepfunctions/index.ts';"],
       ['functions/tools/ok.ts', "import { defineTool } from '#tool';\nimport * as z from 'zod';\nimport { join } from 'node:path';"],
     ]);
     const found = checkImports(planted, aliases).map((v) => `${v.file} ${v.imports}: ${v.rule}`);
@@ -66,6 +71,9 @@ describe('import rules', () => {
       'shared/protocol/s.ts ../tasks/memory/store.ts: imports a file inside the shared/tasks/memory/ wing, whose entry is its index.ts',
       'test/integration/p.test.ts ../../shared/tasks/dynamodb/codec.ts: imports a file inside the shared/tasks/dynamodb/ wing, whose entry is its index.ts',
       'shared/tasks/memory/o.ts ../dynamodb/codec.ts: imports a file inside the shared/tasks/dynamodb/ wing, whose entry is its index.ts',
+      'shared/engines/lambda/m.ts ../stepfunctions/index.ts: the lambda engine imports the stepfunctions engine',
+      'shared/engines/l.ts ./stepfunctions/index.ts: the engine port imports the stepfunctions engine',
+      'bin/local/stepfunctions/h.ts ../../../shared/engines/lambda/index.ts: the stepfunctions engine imports the lambda engine',
     ]);
   });
 

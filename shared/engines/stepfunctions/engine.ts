@@ -20,7 +20,7 @@ import {
   type StartedExecution,
   TaskTokenGoneError,
   type WorkflowEngine,
-} from './engine.ts';
+} from '../port.ts';
 
 /** The service's error names that mean a task token is no longer waited for. */
 const TOKEN_GONE = new Set(['TaskTimedOut', 'TaskDoesNotExist', 'InvalidToken']);

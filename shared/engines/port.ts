@@ -1,10 +1,15 @@
 /**
- * The workflow engine port: the Step Functions calls a workflow tool's run
- * makes. The adapter over `@aws-sdk/client-sfn` is `sfn-engine.ts` (the
- * functions import it by path, so a bundle without workflow tools carries no
- * Step Functions client); tests use their own.
+ * The engine port: what a tool's run asks of the engine that runs its work
+ * outside this server (start once by a name derived from the task, describe,
+ * stop, and, for an engine with questions of its own, answer or decline a
+ * waiting state by its opaque token). Each engine is a wing beside this file,
+ * `shared/engines/<engine>/`, reached through its `index.ts`; Step Functions
+ * is the first (`stepfunctions/`). The functions import a wing by path only
+ * through the worker's entry of a deployment with that engine's tools, so a
+ * bundle carries no engine it does not run; tests use their own.
  *
- * No AWS SDK in here: this module is part of every bundle.
+ * No AWS SDK and no wing in here (the layout test checks it): this module is
+ * part of every worker that runs engine tools.
  */
 import { TasksError } from '../errors.ts';
 import type { WorkflowEndStatus } from '../tasks/workflows-model.ts';
