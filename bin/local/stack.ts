@@ -68,11 +68,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const waitMs = options.workflowWaitMs ?? LOCAL_DEFAULTS.workflowWaitMs;
     const tools = await localCatalogue(options.tools, loaded.toolset);
     const localStates = localStatesFile(env, options.tools !== undefined);
-    const { workflows, config } = await localWorkflowsFor(
-      loaded,
-      { dataDir, waitMs, log, tools: tools.values(), localStates, ports },
-      cleanup,
-    );
+    const workflowOptions = { dataDir, waitMs, log, tools: tools.values(), localStates, ports };
+    const { workflows, config } = await localWorkflowsFor(loaded, workflowOptions, cleanup);
     const stepFunctions = workflows ? { stepFunctions: workflows.client } : {};
     options.instrument?.({ dynamodb, sqs: functionsSqs, poller: pollerSqs, endpoints, ...stepFunctions });
     // The stack's own URL, once its HTTP adapter listens (unless the environment names another, e.g. a tunnel's).
