@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { decideInBandAnswer, decideOnPage, waitingForPerson } from '../approvals-decisions.ts';
+import { decideInBandAnswer, decideOnPage, lateDecision, waitingForPerson } from '../approvals-decisions.ts';
 import type { AnswerOptions, Decider, WaitingPage } from '../approvals-model.ts';
 import type { CallbackStore } from '../callbacks-store.ts';
 import { applyOutcome, decideCancel, decideExpireWait, decideFail, newTaskRecord } from '../decisions.ts';
-import { type Decision, isExpired, isRunning, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
+import { type Decision, isRunning, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
 import { heartbeatFields, leaseFor, releaseFields, visible } from '../predicates.ts';
 import type { SignInNameStore } from '../sign-in-names-store.ts';
 import type { SignOutStore } from '../sign-outs-store.ts';
@@ -309,10 +309,9 @@ export class DynamoDbTaskStore implements TaskStore {
     return result;
   }
 
-  async getDecision(taskId: string, key: string, now: number): Promise<Decision | undefined> {
+  async getDecision(taskId: string, key: string, now: number): Promise<Decision | 'withdrawn' | undefined> {
     const item = await readRow(this.#table, taskId);
-    const task = item && fromItem(item);
-    return task && !isExpired(task, now) ? task.decisions?.[key] : undefined;
+    return lateDecision(item && fromItem(item), key, now);
   }
 
   async getWaitingForPerson(taskId: string, now: number): Promise<TaskRecord | undefined> {
