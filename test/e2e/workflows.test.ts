@@ -6,8 +6,10 @@
  * the CLI, rejected (the machine's `Catch` path, naming the reason),
  * cancelled while its question waits (the execution stopped), and a SIGKILL
  * of the stack right after the execution started (after the restart, one
- * live execution, and the task completes). The executions are read with the
- * real Step Functions client at the emulator's endpoint.
+ * live execution, and the task completes), before, during (at fault points,
+ * `test/support/stack-with-fault.ts`) and just after a decision's POST (the
+ * decision is never lost). The executions are read with the real Step
+ * Functions client at the emulator's endpoint.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
