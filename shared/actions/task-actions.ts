@@ -185,8 +185,12 @@ export class TaskActions {
     return this.deps.store.getWaitingForPerson(taskId, this.deps.now());
   }
 
-  /** Who decided question `key` of a task, whoever owns it (never the answer): what an approver who comes late is told. One read. */
-  decisionOf(taskId: string, key: string): Promise<Decision | undefined> {
+  /**
+   * Who decided question `key` of a task, whoever owns it (never the answer),
+   * or `'withdrawn'` (a restart of its workflow withdrew it unanswered): what
+   * an approver who comes late is told. One read.
+   */
+  decisionOf(taskId: string, key: string): Promise<Decision | 'withdrawn' | undefined> {
     return this.deps.store.getDecision(taskId, key, this.deps.now());
   }
 

@@ -114,7 +114,7 @@ export function routeKit(deps: ConsoleDeps, sessions: ConsoleSessions): RouteKit
     const decided: Record<string, Decision> = {};
     for (const key of keys) {
       const decision = await actions.decisionOf(taskId, key);
-      if (decision) decided[key] = decision;
+      if (decision && decision !== 'withdrawn') decided[key] = decision;
     }
     if (Object.keys(decided).length === 0) return undefined;
     return { ...decidedElsewhere(), decisionNodes: decisionNodes(decided, deps.now()), pollIntervalMs: deps.config.pollIntervalMs };

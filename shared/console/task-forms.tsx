@@ -62,9 +62,14 @@ export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: Co
 function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
   const { actions } = deps;
 
-  /** An answer to a question no longer open: who decided it and when, else the not-open page (or the 404, `open` false). */
+  /**
+   * An answer to a question no longer open: who decided it and when, that a
+   * restart of its workflow withdrew it, else the not-open page (or the 404,
+   * `open` false).
+   */
   async function lateOrNotFound(c: C, taskId: string, key: string, open = false) {
     const decision = key === '' ? undefined : await actions.decisionOf(taskId, key);
+    if (decision === 'withdrawn') return notDelivered(c, taskId);
     if (!decision && !open) return kit.notFound(c);
     c.status(409);
     const text = decision

@@ -14,6 +14,7 @@ import { type Decision, forPersonOnly, isExpired, needsAnotherApprover, type Tas
 import type { SweepTiming } from './predicates.ts';
 import { InvalidPageError, TaskNotFoundError } from './store-errors.ts';
 import { type AnswerResult, type ListOptions, MAX_LIST_PAGE } from './store-types.ts';
+import { withdrawnKeys } from './workflows-model.ts';
 
 /** The record of the questions among `keys` that are for a person, decided by `decision`. */
 function personalKeys(task: TaskRecord, keys: string[]): string[] {
@@ -100,6 +101,16 @@ export function openPersonQuestions(task: TaskRecord): string[] {
 /** `task` when it waits on a question for a person at `now` (what an approver may open), else `undefined`. */
 export function waitingForPerson(task: TaskRecord | undefined, now: number): TaskRecord | undefined {
   return task && !isExpired(task, now) && openPersonQuestions(task).length > 0 ? task : undefined;
+}
+
+/**
+ * What an answer that came late is told of question `key` of a task, whoever
+ * owns it (`ApprovalStore.getDecision`): who decided it, or `'withdrawn'` when
+ * a restart of its workflow withdrew it before anyone answered; else nothing.
+ */
+export function lateDecision(task: TaskRecord | undefined, key: string, now: number): Decision | 'withdrawn' | undefined {
+  if (!task || isExpired(task, now)) return undefined;
+  return task.decisions?.[key] ?? (withdrawnKeys(task.callbacks).includes(key) ? 'withdrawn' : undefined);
 }
 
 /** Digits of a time in a waiting question's sort key. */

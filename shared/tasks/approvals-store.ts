@@ -16,9 +16,10 @@ export interface ApprovalStore {
   /**
    * Who decided the question `key` of a task (whoever owns it), while the
    * task is readable at `now`: what an approver whose decision came late
-   * is told. Never the answer. One read.
+   * is told. Never the answer. `'withdrawn'`: a restart of its workflow
+   * withdrew the question before anyone answered it. One read.
    */
-  getDecision(taskId: string, key: string, now: number): Promise<Decision | undefined>;
+  getDecision(taskId: string, key: string, now: number): Promise<Decision | 'withdrawn' | undefined>;
 
   /**
    * A page of the questions for a person waiting for a decision, of every owner, oldest first (only with `StorePolicy.approvals`).

@@ -110,6 +110,17 @@ export function describeWorkflows(kit: ContractKit): void {
       );
     });
 
+    it("a restart withdraws the replaced execution's unanswered question: a late decision on it reads as withdrawn", async () => {
+      const task = await suspended();
+      await store().askFromWorkflow(task.taskId, asked('q1'), NONE, at(10));
+      assert.equal(await store().getDecision(task.taskId, 'approval', at(11)), undefined);
+      const restarted = await store().restartExecution(task.taskId, OTHER, EXECUTION, at(12));
+      assert.deepEqual(restarted, { follows: OTHER, resumes: false, withdrawn: ['approval'] });
+      assert.equal(await store().getDecision(task.taskId, 'approval', at(13)), 'withdrawn');
+      assert.equal(await store().getDecision(task.taskId, 'other', at(13)), undefined);
+      assert.equal(await store().getDecision('no-such-task', 'approval', at(13)), undefined);
+    });
+
     it('a question that reaches a running task signals its suspension instead', async () => {
       const { task, leaseOwner } = await claimed();
       await store().followExecution(task.taskId, EXECUTION);

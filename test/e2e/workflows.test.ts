@@ -6,8 +6,10 @@
  * the CLI, rejected (the machine's `Catch` path, naming the reason),
  * cancelled while its question waits (the execution stopped), and a SIGKILL
  * of the stack right after the execution started (after the restart, one
- * live execution, and the task completes). The executions are read with the
- * real Step Functions client at the emulator's endpoint.
+ * live execution, and the task completes), before, during (at fault points,
+ * `test/support/stack-with-fault.ts`) and just after a decision's POST (the
+ * decision is never lost). The executions are read with the real Step
+ * Functions client at the emulator's endpoint.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -244,18 +246,63 @@ describe('deploy_release across a SIGKILL of the stack', () => {
       assert.equal(ack.status, 200);
       const second = await again();
       // Whether the first life delivered it or not, the task ends rejected, and no question is open meanwhile.
-      const done = await pollUntil(
-        second.url,
-        taskId,
-        (task) => {
-          assert.equal(task.status === 'input_required', false, `asked again: ${JSON.stringify(task.inputRequests)}`);
-          return ['completed', 'failed', 'cancelled'].includes(task.status);
-        },
-        SETTLE_MS,
-        100,
-      );
-      assert.equal(done.status, 'completed', JSON.stringify(done));
-      assert.equal(text(done), 'The workflow deploy-release failed: Rejected by local: not today');
+      await rejectedNeverAskedAgain(second, taskId);
     });
   });
+
+  /** The restarted stack ends the task as the rejection says, and offers no question meanwhile: the decision was delivered. */
+  async function rejectedNeverAskedAgain(second: LocalStackProcess, taskId: string): Promise<void> {
+    const done = await pollUntil(
+      second.url,
+      taskId,
+      (task) => {
+        assert.equal(task.status === 'input_required', false, `asked again: ${JSON.stringify(task.inputRequests)}`);
+        return ['completed', 'failed', 'cancelled'].includes(task.status);
+      },
+      SETTLE_MS,
+      100,
+    );
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.equal(text(done), 'The workflow deploy-release failed: Rejected by local: not today');
+  }
+
+  /**
+   * Killed during a decision's POST, at each of its fault points
+   * (`test/support/stack-with-fault.ts`: the first life SIGKILLs itself
+   * there, `npm start` follows on the same data): the decision recorded is
+   * delivered to the restarted execution, and nobody is asked again.
+   */
+  const FAULTS = [
+    ['decision-recorded', 'the decision written, its POST unanswered and its resume not queued'],
+    ['delivering', 'the POST answered, the worker sending the rejection to its execution'],
+    ['delivered', 'the rejection accepted by the execution, the worker not having recorded so'],
+  ] as const;
+  for (const [fault, where] of FAULTS) {
+    it(`killed during a rejection's POST (${where}): the decision reaches the restarted execution, nobody is asked again`, {
+      timeout: 180_000,
+    }, async () => {
+      const dataDir = await mkdtemp(join(tmpdir(), 'mcp-tasks-workflow-fault-'));
+      const first = await startLocalStackProcess({ dataDir, entry: 'test/support/stack-with-fault.ts', env: { FAULT_AT: fault } });
+      let second: LocalStackProcess | undefined;
+      try {
+        const taskId = await started(first.url, { ...ARGS, release: `fault@${fault}` });
+        await waiting(first.url, taskId);
+        const posted = rpc(first.url, 'tasks/update', {
+          taskId,
+          inputResponses: { approval: { action: 'accept', content: { approve: false, comment: 'not today' } } },
+        });
+        if (fault === 'decision-recorded') await assert.rejects(posted, 'the stack died before it answered the POST');
+        else assert.equal((await posted).status, 200);
+        await waitFor('the fault point', () => first.output().includes(`"event":"fault-point","at":"${fault}"`), SETTLE_MS, 20);
+        await first.stop();
+        second = await startLocalStackProcess({ dataDir });
+        await rejectedNeverAskedAgain(second, taskId);
+        assert.match(second.output(), new RegExp(`"event":"workflow-restarted","taskId":"${taskId}","restart":1,"withdrawn":0`));
+      } finally {
+        await second?.stop();
+        await first.stop();
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    });
+  }
 });

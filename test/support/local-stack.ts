@@ -44,13 +44,15 @@ export interface LocalStackProcessOptions {
    * is used and removed on `stop()`.
    */
   dataDir?: string;
+  /** The module to run in place of `bin/local/main.ts`: one that prints the same ready line (e.g. `stack-with-fault.ts`). */
+  entry?: string;
 }
 
 /** Starts the stack on a free port and waits for its ready line. */
 export async function startLocalStackProcess(options: LocalStackProcessOptions = {}): Promise<LocalStackProcess> {
   const ownDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'mcp-tasks-local-')));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', options.entry ?? 'bin/local/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', LOCAL_DATA_DIR: dataDir, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

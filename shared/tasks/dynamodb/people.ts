@@ -5,9 +5,9 @@
  * (`approvals-decisions.ts`, `decisions.ts`) and writes the difference under
  * the version read (`rewrite.ts`).
  */
-import { decideInBandAnswer, decideOnPage, waitingForPerson } from '../approvals-decisions.ts';
+import { decideInBandAnswer, decideOnPage, lateDecision, waitingForPerson } from '../approvals-decisions.ts';
 import { decideCancel } from '../decisions.ts';
-import { isExpired, isRunning } from '../model.ts';
+import { isRunning } from '../model.ts';
 import type { TaskStore } from '../store.ts';
 import { listWaitingPage, unlistWaiting } from './approvals.ts';
 import { fromItem, number } from './codec.ts';
@@ -34,8 +34,7 @@ export function answering(
     },
     async getDecision(taskId, key, now) {
       const item = await readRow(table, taskId);
-      const task = item && fromItem(item);
-      return task && !isExpired(task, now) ? task.decisions?.[key] : undefined;
+      return lateDecision(item && fromItem(item), key, now);
     },
     async getWaitingForPerson(taskId, now) {
       const item = await readRow(table, taskId);

@@ -2,6 +2,7 @@ import {
   checkWaitingPage,
   decideInBandAnswer,
   decideOnPage,
+  lateDecision,
   openPersonQuestions,
   waitingForPerson,
   waitingSortKey,
@@ -191,10 +192,9 @@ export class InMemoryTaskStore implements TaskStore {
     return record && record.keepUntil > now ? record.name : undefined;
   }
 
-  async getDecision(taskId: string, key: string, now: number): Promise<DecidedBy | undefined> {
-    const task = this.#tasks.get(taskId);
-    const decision = task && !isExpired(task, now) ? task.decisions?.[key] : undefined;
-    return decision && { ...decision };
+  async getDecision(taskId: string, key: string, now: number): Promise<DecidedBy | 'withdrawn' | undefined> {
+    const decision = lateDecision(this.#tasks.get(taskId), key, now);
+    return typeof decision === 'object' ? { ...decision } : decision;
   }
 
   async getWaitingForPerson(taskId: string, now: number): Promise<TaskRecord | undefined> {
