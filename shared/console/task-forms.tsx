@@ -18,6 +18,7 @@ import { FOUR_EYES_BLOCKED } from './pages/task.tsx';
 import type { C, RouteKit } from './route-kit.tsx';
 import { refused } from './sign-in-routes.tsx';
 import { absoluteUtc, relativeTime } from './times.ts';
+import { decidedKind } from './words.ts';
 
 export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleSessions, kit: RouteKit): void {
   const { actions } = deps;
@@ -104,6 +105,7 @@ function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
       c.status(400);
       return kit.renderTask(c, who, { key, problems, form });
     }
+    const kind = decidedKind(request, check.responses[key]);
     try {
       const recorded = await actions.decide(taskId, decider, check.responses);
       deps.log({ event: 'console-answered', taskId, accepted: recorded.accepted.length, resumed: recorded.resumed });
@@ -112,7 +114,8 @@ function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
       c.status(403);
       return kit.renderTask(c, who, { key, problems: [error.reason === 'four-eyes' ? FOUR_EYES_BLOCKED : error.message], form });
     }
-    return c.redirect(own ? taskPagePath(taskId) : '/console?decided=1', 303);
+    // An approver's list confirms what the decision did; the owner's page shows it as the task's status.
+    return c.redirect(own ? taskPagePath(taskId) : `/console?decided=${kind}`, 303);
   }
 
   return { answer, lateOrNotFound };
