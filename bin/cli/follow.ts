@@ -258,7 +258,7 @@ export function printTask(task: DetailedTask, globals: GlobalOptions): void {
 }
 
 /** How long `cancel` waits for the task to end before it prints its state: a running task stops at its worker's next check. */
-export const CANCEL_WAIT_MS = 15_000;
+const CANCEL_WAIT_MS = 15_000;
 
 /**
  * The task after a cancel was acknowledged: once it has ended, or as it is

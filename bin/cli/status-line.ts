@@ -7,13 +7,13 @@ import ora, { type Ora } from 'ora';
 import type { DetailedTask } from '../../shared/protocol/wire-types.ts';
 
 /** The live line's redraw interval: at most four redraws a second, whatever the task or the terminal does. */
-export const REDRAW_MS = 250;
+const REDRAW_MS = 250;
 
 /** How often the elapsed time in the live line moves on. */
 const TICK_MS = 1000;
 
 /** Where the line is drawn: standard error, or a stream a test gives. */
-export interface StatusStream extends NodeJS.WritableStream {
+interface StatusStream extends NodeJS.WritableStream {
   isTTY?: boolean;
   columns?: number;
 }
