@@ -127,8 +127,9 @@ class ApproverNotice {
  * meant for those who would have to answer. `undefined`: the server's words.
  */
 function answeredHere(task: DetailedTask, given: GivenAnswers): string | undefined {
-  if (task.status !== 'input_required' || !given.covers(task.inputRequests ?? {})) return undefined;
-  return `input_required: answering ${Object.keys(task.inputRequests ?? {}).join(', ')} from the given answers`;
+  const { yours } = splitQuestions(task.inputRequests ?? {});
+  if (task.status !== 'input_required' || !given.covers(yours)) return undefined;
+  return `input_required: answering ${Object.keys(yours).join(', ')} from the given answers`;
 }
 
 /** What Ctrl-C leads to: the task cancelled (and still followed to its end), left alone, or watched on. */

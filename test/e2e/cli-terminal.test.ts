@@ -73,8 +73,17 @@ describe('mcp-tasks CLI and a four-eyes question', () => {
     }
   });
 
-  it('without a terminal: the same words, no answer command offered; a rejection ends it with exit 1', { timeout: 90_000 }, async () => {
-    const run = startCli(stack.url, ['call', 'approval_gate', '{"action":"rotate the keys","fourEyes":true}']);
+  it('without a terminal: the same words, no answer command offered, a given answer not sent; a rejection ends it with exit 1', {
+    timeout: 90_000,
+  }, async () => {
+    // The caller's own answer would be refused: it is not sent, and the task waits for the approver.
+    const run = startCli(stack.url, [
+      'call',
+      'approval_gate',
+      '{"action":"rotate the keys","fourEyes":true}',
+      '--answer',
+      'approval.approve=true',
+    ]);
     const taskId = await waitFor('the task id', () => TASK_ID.exec(run.stderr())?.[1], 30_000, 100);
     await waitFor(
       () => `the approver's line; stderr so far:\n${run.stderr()}`,
@@ -89,7 +98,7 @@ describe('mcp-tasks CLI and a four-eyes question', () => {
       stderr.includes(`approval must be decided by an approver other than you (you started the task), on its page: ${pageOf(taskId)}`),
     );
     assert.match(stderr, /\] input_required: waiting for an approver to decide approval$/m);
-    assert.doesNotMatch(stderr, /mcp-tasks answer|Answer on its page/, 'no command the server would refuse');
+    assert.doesNotMatch(stderr, /mcp-tasks answer|Answer on its page|from the given answers|Error/, 'nothing the server would refuse');
     assert.match(stdout, /^Not approved by ada: rotate the keys\. Reason: not this week$/m);
     assert.match(stderr.trimEnd().split('\n').at(-1)!, new RegExp(`^Task ${taskId} completed with a tool error`));
   });
