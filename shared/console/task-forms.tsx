@@ -17,8 +17,8 @@ import { Message } from './pages/list.tsx';
 import { FOUR_EYES_BLOCKED } from './pages/task.tsx';
 import type { C, RouteKit } from './route-kit.tsx';
 import { refused } from './sign-in-routes.tsx';
-import { absoluteUtc, relativeTime } from './times.ts';
-import { decidedKind } from './words.ts';
+import { absoluteUtc } from './times.ts';
+import { decidedKind, timeNode } from './words.ts';
 
 export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleSessions, kit: RouteKit): void {
   const { actions } = deps;
@@ -68,7 +68,11 @@ function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
     if (!decision && !open) return kit.notFound(c);
     c.status(409);
     const text = decision
-      ? `${decision.name ?? decision.by} decided this question ${relativeTime(decision.at, deps.now())} (${absoluteUtc(decision.at)}), before your answer arrived. Nothing was recorded.`
+      ? [
+          `${decision.name ?? decision.by} decided this question `,
+          timeNode(decision.at, deps.now()),
+          ` (${absoluteUtc(decision.at)}), before your answer arrived. Nothing was recorded.`,
+        ]
       : 'This question is no longer open: it was answered, or the task moved on. Nothing was recorded.';
     return c.render(<Message heading={decision ? 'Already decided' : 'Not open'} text={text} />, { title: 'Not open' });
   }
