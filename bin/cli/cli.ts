@@ -14,7 +14,7 @@
  * Exit codes (`command.ts`): 0 done, 1 the tool or task failed (or was
  * cancelled) or the server refused a request, 2 usage, 3 the task waits for
  * input that was not given (answer it later by id), 4 the endpoint could not
- * be reached.
+ * be reached, 143 SIGTERM stopped following a task (which goes on).
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -22,7 +22,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { opsCommand } from '../ops/cli.ts';
 import { projectCommands } from '../project/commands.ts';
 import { GivenAnswers } from './answers.ts';
-import { McpError } from './client.ts';
+import { McpError, splitQuestions } from './client.ts';
 import {
   type AnswerOptions,
   collect,
@@ -39,7 +39,7 @@ import {
   parseObject,
   parseSeconds,
 } from './command.ts';
-import { describeInput, followToEnd, printResult, printTask, taskPage } from './follow.ts';
+import { describeInput, followToEnd, printCancelled, printResult, printTask, settled, taskPage } from './follow.ts';
 import { DEFAULT_CALLBACK_PORT } from './login.ts';
 import { type LoginOptions, login } from './login-command.ts';
 import { LoginStore } from './login-store.ts';
@@ -158,8 +158,17 @@ function addAnswer(program: Command): void {
       process.stderr.write(`Task ${taskId} is ${task.status}: nothing to answer\n`);
       throw new Exit(EXIT_FAILED);
     }
+    const { yours, approvers } = splitQuestions(task.inputRequests ?? {});
+    if (Object.keys(yours).length === 0) {
+      // Four eyes: the server refuses the caller's answer, so none is asked for.
+      process.stderr.write(
+        `Task ${taskId}: ${approvers.join(', ')} must be decided by an approver other than you (you started the task), ` +
+          `on its page: ${taskPage(globals, taskId)}\n`,
+      );
+      throw new Exit(EXIT_FAILED);
+    }
     const given = GivenAnswers.parse(options.answer, options.answersFile);
-    const answers = await inputHandler(given, options.input, globals)(task.inputRequests ?? {});
+    const answers = await inputHandler(given, options.input, globals)(yours);
     if (!answers) {
       describeInput(taskId, task.inputRequests ?? {}, globals);
       throw new Exit(EXIT_NEEDS_INPUT);
@@ -184,7 +193,7 @@ function addCancel(program: Command): void {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const client = await makeClient(globals);
       await client.cancel(taskId);
-      printTask(await client.getTask(taskId), globals);
+      printCancelled(await settled(client, taskId), globals);
     });
 }
 

@@ -19,7 +19,7 @@ import { delay } from '../../shared/delay.ts';
 import { TasksError } from '../../shared/errors.ts';
 import { paramHeadersFor } from '../../shared/protocol/param-headers.ts';
 import type { DetailedTask } from '../../shared/protocol/wire-types.ts';
-import { type InputRequest, isTerminal } from '../../shared/tasks/model.ts';
+import { type InputRequest, isTerminal, needsAnotherApprover } from '../../shared/tasks/model.ts';
 import { HEADER_MISMATCH, IDEMPOTENCY_KEY, INTERNAL_ERROR, META_KEYS, PROTOCOL_VERSION, TASKS_EXTENSION } from '../../shared/wire.ts';
 import { GatewayAnswer, type RetryOptions, tryLater, withRetries } from './transport.ts';
 
@@ -82,6 +82,23 @@ interface RequestOptions {
   signal?: AbortSignal;
   meta?: Record<string, unknown>;
   headers?: Record<string, string>;
+}
+
+/**
+ * The open questions of a task the caller may answer, and those only another
+ * person may decide: four-eyes ones (`needsAnotherApprover`), which the
+ * server refuses from the task's caller, so no client of the caller's asks
+ * anyone for them.
+ */
+export function splitQuestions(requests: Record<string, InputRequest>): {
+  yours: Record<string, InputRequest>;
+  approvers: string[];
+} {
+  const entries = Object.entries(requests);
+  return {
+    yours: Object.fromEntries(entries.filter(([, request]) => !needsAnotherApprover(request))),
+    approvers: entries.filter(([, request]) => needsAnotherApprover(request)).map(([key]) => key),
+  };
 }
 
 /** Why following stopped: the task ended, or it waits for input nobody gave. */
@@ -214,7 +231,10 @@ export class TasksClient {
    * Follows a task until it ends, or until it waits for input that `onInput`
    * does not give. Sleeps the latest `pollIntervalMs` between polls. A round
    * is answered once: while the server has not yet applied the answers, the
-   * same keys are not asked again.
+   * same keys are not asked again. Questions only another approver may decide
+   * (four eyes, see {@link splitQuestions}) are never handed to `onInput`:
+   * while they are all that is open, following goes on until someone decides
+   * them or the task ends.
    */
   async follow(handle: Pick<DetailedTask, 'taskId'> & Partial<DetailedTask>, options: FollowOptions = {}): Promise<FollowOutcome> {
     const answered = new Set<string>();
@@ -227,7 +247,8 @@ export class TasksClient {
       interval = task.pollIntervalMs ?? interval;
       if (isTerminal(task.status)) return { task, reason: 'terminal' };
       if (task.status !== 'input_required') continue;
-      const pending = Object.fromEntries(Object.entries(task.inputRequests ?? {}).filter(([key]) => !answered.has(key)));
+      const { yours } = splitQuestions(task.inputRequests ?? {});
+      const pending = Object.fromEntries(Object.entries(yours).filter(([key]) => !answered.has(key)));
       if (Object.keys(pending).length === 0) continue;
       const answers = await options.onInput?.(pending, { taskId: task.taskId });
       if (!answers) return { task, reason: 'input_required' };

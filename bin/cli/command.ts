@@ -17,6 +17,8 @@ export const EXIT_USAGE = 2;
 export const EXIT_NEEDS_INPUT = 3;
 /** The endpoint could not be reached, after retrying for `--retry-for` seconds. */
 export const EXIT_UNREACHABLE = 4;
+/** SIGTERM stopped the command (128 + 15, as a shell reports a process ended by it); a task it followed goes on. */
+export const EXIT_TERMINATED = 143;
 
 /** How long requests the transport fails are retried unless `--retry-for` says otherwise (seconds). */
 export const DEFAULT_RETRY_FOR_SECONDS = 30;
@@ -82,8 +84,18 @@ export function parseObject(text: string, what: string): Record<string, unknown>
   return value as Record<string, unknown>;
 }
 
+/**
+ * Whether `stream` is a terminal that can be drawn on: a TTY with a size. A
+ * pseudo-terminal of 0×0 (as `script` makes when it has no terminal of its
+ * own) is treated as no terminal: nothing can be laid out on it, and
+ * spinner libraries count the lines of their text by dividing by its width.
+ */
+export function sizedTerminal(stream: { isTTY?: boolean; columns?: number; rows?: number }): boolean {
+  return stream.isTTY === true && (stream.columns ?? 0) > 0 && (stream.rows ?? 0) > 0;
+}
+
 export function interactive(globals: GlobalOptions, allowInput: boolean): boolean {
-  return allowInput && !globals.json && process.stdin.isTTY === true && process.stderr.isTTY === true;
+  return allowInput && !globals.json && process.stdin.isTTY === true && sizedTerminal(process.stderr);
 }
 
 /** Given answers first; otherwise a prompt on a terminal; otherwise none (the task keeps waiting). */

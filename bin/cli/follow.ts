@@ -1,13 +1,14 @@
 /** Following a task on a terminal (or not): its status line, Ctrl-C's choices, and what is printed at its end. */
 import { select } from '@inquirer/prompts';
-import ora, { type Ora } from 'ora';
+import { delay } from '../../shared/delay.ts';
 import { DeploymentLinks } from '../../shared/links.ts';
 import type { DetailedTask } from '../../shared/protocol/wire-types.ts';
-import type { InputRequest } from '../../shared/tasks/model.ts';
+import { type InputRequest, isTerminal } from '../../shared/tasks/model.ts';
 import type { GivenAnswers } from './answers.ts';
-import { type FollowOutcome, type InputResponses, resultText, type TasksClient } from './client.ts';
-import { EXIT_FAILED, EXIT_NEEDS_INPUT, Exit, type GlobalOptions, interactive } from './command.ts';
+import { type FollowOutcome, type InputResponses, resultText, splitQuestions, type TasksClient } from './client.ts';
+import { EXIT_FAILED, EXIT_NEEDS_INPUT, EXIT_TERMINATED, Exit, type GlobalOptions, interactive, sizedTerminal } from './command.ts';
 import { isPromptInterrupt } from './prompts.ts';
+import { StatusLine } from './status-line.ts';
 
 /** How a task is followed: who answers its questions, and whether a person may be asked. */
 export interface FollowInput {
@@ -21,7 +22,10 @@ export interface FollowInput {
 /**
  * Follows a task, showing its status, until it ends, or it waits for input
  * nobody gave (exit 3), or the person detaches. Ctrl-C offers to cancel the
- * task, detach from it, or keep watching (on a terminal; elsewhere it detaches).
+ * task, detach from it, or keep watching (on a terminal; elsewhere it
+ * detaches). A question only an approver other than the caller may decide is
+ * not asked here: the CLI says so, names the task's page, and follows on.
+ * SIGTERM stops following at once (exit 143); the task goes on.
  */
 export async function followToEnd(
   client: TasksClient,
@@ -30,10 +34,18 @@ export async function followToEnd(
   globals: GlobalOptions,
 ): Promise<void> {
   const { taskId } = handle;
-  const status = new StatusLine(taskId, !globals.json, process.stderr.isTTY === true);
+  const status = new StatusLine(taskId, !globals.json, sizedTerminal(process.stderr));
+  const approvers = new ApproverNotice(taskId, globals);
   let controller = new AbortController();
   const onSigint = () => controller.abort(new Interrupted());
+  // Exits at once, even from inside a prompt (which listens to nothing else); exit handlers restore the terminal.
+  const onSigterm = () => {
+    status.stop();
+    if (!globals.json) process.stderr.write(`Stopped following (SIGTERM); the task goes on. Resume with: mcp-tasks watch ${taskId}\n`);
+    process.exit(EXIT_TERMINATED);
+  };
   process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigterm);
   try {
     let next: Pick<DetailedTask, 'taskId'> & Partial<DetailedTask> = handle;
     for (;;) {
@@ -41,7 +53,10 @@ export async function followToEnd(
       try {
         outcome = await client.follow(next, {
           signal: controller.signal,
-          onUpdate: (task) => status.update(task, answeredHere(task, input.given)),
+          onUpdate: (task) => {
+            const forApprovers = approvers.update(task);
+            status.update(task, answeredHere(task, input.given) ?? forApprovers);
+          },
           onInput: async (requests) => {
             status.pause();
             try {
@@ -72,6 +87,37 @@ export async function followToEnd(
   } finally {
     status.stop();
     process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigterm);
+  }
+}
+
+/**
+ * Says once, for each new set of them, that a task's open questions are for
+ * an approver other than the caller (four eyes: the server refuses the
+ * caller's answer), and where they decide: the task's page.
+ */
+class ApproverNotice {
+  #told = '';
+
+  constructor(
+    private readonly taskId: string,
+    private readonly globals: GlobalOptions,
+  ) {}
+
+  /** The status to show while only approvers' questions are open (`undefined`: the server's words). */
+  update(task: DetailedTask): string | undefined {
+    if (task.status !== 'input_required') return undefined;
+    const { yours, approvers } = splitQuestions(task.inputRequests ?? {});
+    if (approvers.length === 0) return undefined;
+    const keys = approvers.join(', ');
+    if (keys !== this.#told && !this.globals.json) {
+      process.stderr.write(
+        `${keys} must be decided by an approver other than you (you started the task), on its page: ` +
+          `${taskPage(this.globals, this.taskId)}\nFollowing the task to its end.\n`,
+      );
+    }
+    this.#told = keys;
+    return Object.keys(yours).length > 0 ? undefined : `input_required: waiting for an approver to decide ${keys}`;
   }
 }
 
@@ -81,8 +127,9 @@ export async function followToEnd(
  * meant for those who would have to answer. `undefined`: the server's words.
  */
 function answeredHere(task: DetailedTask, given: GivenAnswers): string | undefined {
-  if (task.status !== 'input_required' || !given.covers(task.inputRequests ?? {})) return undefined;
-  return `input_required: answering ${Object.keys(task.inputRequests ?? {}).join(', ')} from the given answers`;
+  const { yours } = splitQuestions(task.inputRequests ?? {});
+  if (task.status !== 'input_required' || !given.covers(yours)) return undefined;
+  return `input_required: answering ${Object.keys(yours).join(', ')} from the given answers`;
 }
 
 /** What Ctrl-C leads to: the task cancelled (and still followed to its end), left alone, or watched on. */
@@ -129,57 +176,6 @@ async function interruptChoice(taskId: string): Promise<'cancel' | 'detach' | 'w
   }
 }
 
-/** The live status line on a terminal (spinner, statusMessage, elapsed time), plain lines on changes elsewhere. */
-class StatusLine {
-  readonly #started = Date.now();
-  #spinner: Ora | undefined;
-  #timer: NodeJS.Timeout | undefined;
-  #text = '';
-  #lastLine = '';
-
-  constructor(
-    private readonly taskId: string,
-    private readonly enabled: boolean,
-    private readonly tty: boolean,
-  ) {
-    this.resume();
-  }
-
-  /** Shows the task's state: its status and the server's message, or `text` instead. */
-  update(task: DetailedTask, text?: string): void {
-    this.#text = text ?? `${task.status}${task.statusMessage ? `: ${task.statusMessage}` : ''}`;
-    if (!this.enabled) return;
-    if (this.tty) {
-      this.#render();
-      return;
-    }
-    if (this.#text !== this.#lastLine) process.stderr.write(`[${this.taskId}] ${this.#text}\n`);
-    this.#lastLine = this.#text;
-  }
-
-  pause(): void {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = undefined;
-    this.#spinner?.stop();
-    this.#spinner = undefined;
-  }
-
-  resume(): void {
-    if (!this.enabled || !this.tty || this.#spinner) return;
-    this.#spinner = ora({ stream: process.stderr, discardStdin: false }).start();
-    this.#render();
-    this.#timer = setInterval(() => this.#render(), 1000);
-  }
-
-  stop(): void {
-    this.pause();
-  }
-
-  #render(): void {
-    if (this.#spinner) this.#spinner.text = `${this.#text || 'starting'} (${Math.round((Date.now() - this.#started) / 1000)}s)`;
-  }
-}
-
 /**
  * A task's page in the console of the deployment the CLI talks to: the
  * endpoint URL it was given (`…/mcp`) is the deployment's own, and the
@@ -191,14 +187,22 @@ export function taskPage(globals: GlobalOptions, taskId: string): string {
   return new DeploymentLinks(base).taskPage(taskId)!;
 }
 
+/**
+ * What a task waits for: each open question, and how to answer those that
+ * are the caller's; a four-eyes one is marked as an approver's to decide
+ * on the page, with no command offered for it (the server would refuse it).
+ */
 export function describeInput(taskId: string, requests: Record<string, InputRequest>, globals: GlobalOptions): void {
+  const { yours, approvers } = splitQuestions(requests);
   process.stderr.write(`Task ${taskId} waits for input (its page: ${taskPage(globals, taskId)}):\n`);
   for (const [key, request] of Object.entries(requests)) {
     const message = typeof request.params?.['message'] === 'string' ? request.params['message'] : request.method;
     const schema = request.params?.['requestedSchema'];
-    process.stderr.write(`  ${key}: ${message}${schema ? ` ${JSON.stringify(schema)}` : ''}\n`);
+    const whose = approvers.includes(key) ? ' (an approver other than you decides it, on its page)' : '';
+    process.stderr.write(`  ${key}: ${message}${whose || (schema ? ` ${JSON.stringify(schema)}` : '')}\n`);
   }
-  process.stderr.write(`Answer on its page, or with: mcp-tasks answer ${taskId} --answer <key>.<field>=<value>\n`);
+  if (Object.keys(yours).length > 0)
+    process.stderr.write(`Answer on its page, or with: mcp-tasks answer ${taskId} --answer <key>.<field>=<value>\n`);
 }
 
 /** What is printed when a followed task ends: its result (on stdout), then how it ended (the last line), or the task as JSON. */
@@ -244,8 +248,44 @@ export function printTask(task: DetailedTask, globals: GlobalOptions): void {
   const lines = [`${task.taskId}  ${task.status}${task.statusMessage ? `  ${task.statusMessage}` : ''}`];
   if (task.status === 'completed') lines.push(resultText(task.result) || JSON.stringify(task.result));
   if (task.status === 'failed') lines.push(`error ${task.error?.code}: ${task.error?.message}`);
-  if (task.status === 'input_required')
-    for (const [key, request] of Object.entries(task.inputRequests ?? {}))
-      lines.push(`waiting for ${key}: ${String(request.params?.['message'] ?? request.method)}`);
+  if (task.status === 'input_required') {
+    const { approvers } = splitQuestions(task.inputRequests ?? {});
+    for (const [key, request] of Object.entries(task.inputRequests ?? {})) {
+      const whose = approvers.includes(key) ? ' (an approver other than you decides it, on its page)' : '';
+      lines.push(`waiting for ${key}: ${String(request.params?.['message'] ?? request.method)}${whose}`);
+    }
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** How long `cancel` waits for the task to end before it prints its state: a running task stops at its worker's next check. */
+const CANCEL_WAIT_MS = 15_000;
+
+/**
+ * The task after a cancel was acknowledged: once it has ended, or as it is
+ * after {@link CANCEL_WAIT_MS} (a cancel is cooperative: the task may end
+ * later, or even otherwise).
+ */
+export async function settled(client: TasksClient, taskId: string): Promise<DetailedTask> {
+  const deadline = Date.now() + CANCEL_WAIT_MS;
+  for (;;) {
+    const task = await client.getTask(taskId);
+    if (isTerminal(task.status) || Date.now() >= deadline) return task;
+    await delay(Math.min(Math.max(task.pollIntervalMs ?? 500, 100), 1000));
+  }
+}
+
+/**
+ * What `cancel` prints: the task as it ended, or, while it has not ended yet,
+ * that the cancellation is under way (not the message it had before, which
+ * no longer holds).
+ */
+export function printCancelled(task: DetailedTask, globals: GlobalOptions): void {
+  if (globals.json || isTerminal(task.status)) {
+    printTask(task, globals);
+    return;
+  }
+  process.stdout.write(
+    `${task.taskId}  ${task.status}  Cancellation requested: the task stops at its next check (follow with: mcp-tasks watch ${task.taskId})\n`,
+  );
 }

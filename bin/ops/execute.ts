@@ -5,7 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { formatDuration } from '../../shared/durations.ts';
-import { Ops, type TaskInspection, type TaskSummary, table } from './ops.ts';
+import { type ExecutionInspection, Ops, type TaskInspection, type TaskSummary, table } from './ops.ts';
 
 /** The options every operator command takes, as commander parses them. */
 export interface OpsOptions {
@@ -101,11 +101,22 @@ function inspection(found: TaskInspection): string {
           .join('; ')
       : undefined,
     steps: found.steps.length === 0 ? '(none)' : found.steps.join(', '),
+    execution: found.execution ? `${found.execution.name} (${found.execution.arn})` : undefined,
+    executionStatus: found.execution ? executionStatus(found.execution) : undefined,
+    openQuestions: found.execution ? found.execution.openQuestions.join(', ') || '(none)' : undefined,
+    progress: found.execution?.progress,
   };
   const rows = Object.entries(fields)
     .filter(([, value]) => value !== undefined)
     .map(([field, value]) => ({ field, value }));
   return table(rows, ['field', 'value']);
+}
+
+/** An execution's status as the row records it, with how it failed. */
+function executionStatus(execution: ExecutionInspection): string {
+  const how = [execution.error, execution.cause].filter((part) => part !== undefined).join(': ');
+  const said = execution.status === 'RUNNING' ? ' (no end recorded)' : execution.status === 'UNKNOWN' ? ' (the task ended first)' : '';
+  return `${execution.status}${said}${how ? `: ${how}` : ''}`;
 }
 
 /** `working`'s and `waiting`'s table: one row per task, ages in words. */

@@ -21,9 +21,10 @@ import {
   TASK_ROW_SK,
   taskFromItem,
 } from '../../shared/tasks/dynamodb/index.ts';
-import { isRunning, type TaskRecord } from '../../shared/tasks/model.ts';
+import { isRunning, isTerminal, type TaskRecord } from '../../shared/tasks/model.ts';
 import { statusMessageOf } from '../../shared/tasks/status-message.ts';
 import type { StorePolicy } from '../../shared/tasks/store-types.ts';
+import { type WorkflowEndStatus, workflowEnd, workflowQuestions } from '../../shared/tasks/workflows-model.ts';
 import { INTERNAL_ERROR } from '../../shared/wire.ts';
 
 export interface OpsDeps {
@@ -67,7 +68,49 @@ export interface TaskInspection {
   requesterFrom: 'token' | 'console sign-in' | 'subject';
   /** Recorded step checkpoints, by name (values are not shown: they may be user data). */
   steps: string[];
+  /** A workflow tool's task: the execution it follows, as its row records it. */
+  execution?: ExecutionInspection;
   version: number;
+}
+
+/**
+ * The execution a workflow tool's task follows, as the task's row records it
+ * (nothing is asked of Step Functions): `RUNNING` until its end is recorded,
+ * `UNKNOWN` for a task that ended without it (cancelled, or ended by an
+ * operator, before the execution's end came in).
+ */
+export interface ExecutionInspection {
+  arn: string;
+  name: string;
+  status: 'RUNNING' | WorkflowEndStatus | 'UNKNOWN';
+  /** The keys (on the task) of the questions its task-token states asked and have not been answered back yet. */
+  openQuestions: string[];
+  /** Its last progress message. */
+  progress?: string;
+  /** How it failed, as its end recorded it. */
+  error?: string;
+  cause?: string;
+}
+
+/** The execution part of `inspect`, for a task whose row names an execution. */
+function executionOf(task: TaskRecord): { execution?: ExecutionInspection } {
+  const arn = task.workflow?.execution;
+  if (arn === undefined) return {};
+  const end = workflowEnd(task.callbacks);
+  const tokens = task.workflow?.tokens ?? {};
+  return {
+    execution: {
+      arn,
+      name: arn.slice(arn.lastIndexOf(':') + 1),
+      status: end?.status ?? (isTerminal(task.status) ? 'UNKNOWN' : 'RUNNING'),
+      openQuestions: workflowQuestions(task.callbacks)
+        .filter((question) => Object.hasOwn(tokens, question.id))
+        .map((question) => question.key),
+      ...(task.workflow?.progress === undefined ? {} : { progress: task.workflow.progress }),
+      ...(end?.error === undefined ? {} : { error: end.error }),
+      ...(end?.cause === undefined ? {} : { cause: end.cause }),
+    },
+  };
 }
 
 /** One line of `working` or `waiting`. */
@@ -139,6 +182,7 @@ export class Ops {
         ? {}
         : { decisions: Object.fromEntries(Object.entries(task.decisions).map(([key, d]) => [key, { ...d, at: iso(d.at) }])) }),
       steps,
+      ...executionOf(task),
       version: task.version,
     } satisfies TaskInspection;
   }

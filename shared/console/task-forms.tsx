@@ -18,7 +18,8 @@ import { Message } from './pages/list.tsx';
 import { FOUR_EYES_BLOCKED } from './pages/task.tsx';
 import type { C, RouteKit } from './route-kit.tsx';
 import { refused } from './sign-in-routes.tsx';
-import { absoluteUtc, relativeTime } from './times.ts';
+import { absoluteUtc } from './times.ts';
+import { decidedKind, timeNode } from './words.ts';
 
 export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleSessions, kit: RouteKit): void {
   const { actions } = deps;
@@ -73,7 +74,11 @@ function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
     if (!decision && !open) return kit.notFound(c);
     c.status(409);
     const text = decision
-      ? `${decision.name ?? decision.by} decided this question ${relativeTime(decision.at, deps.now())} (${absoluteUtc(decision.at)}), before your answer arrived. Nothing was recorded.`
+      ? [
+          `${decision.name ?? decision.by} decided this question `,
+          timeNode(decision.at, deps.now()),
+          ` (${absoluteUtc(decision.at)}), before your answer arrived. Nothing was recorded.`,
+        ]
       : 'This question is no longer open: it was answered, or the task moved on. Nothing was recorded.';
     return c.render(<Message heading={decision ? 'Already decided' : 'Not open'} text={text} />, { title: 'Not open' });
   }
@@ -123,6 +128,7 @@ function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
       c.status(400);
       return kit.renderTask(c, who, { key, problems, form });
     }
+    const kind = decidedKind(request, check.responses[key]);
     try {
       const recorded = await actions.decide(taskId, decider, check.responses);
       deps.log({ event: 'console-answered', taskId, accepted: recorded.accepted.length, resumed: recorded.resumed });
@@ -131,7 +137,8 @@ function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
       c.status(403);
       return kit.renderTask(c, who, { key, problems: [error.reason === 'four-eyes' ? FOUR_EYES_BLOCKED : error.message], form });
     }
-    return c.redirect(own ? taskPagePath(taskId) : '/console?decided=1', 303);
+    // An approver's list confirms what the decision did; the owner's page shows it as the task's status.
+    return c.redirect(own ? taskPagePath(taskId) : `/console?decided=${kind}`, 303);
   }
 
   return { answer, lateOrNotFound };

@@ -17,6 +17,7 @@ import { WaitingList } from './pages/approvals.tsx';
 import { ById, LIST_REFRESH_MS, ListPage, Message } from './pages/list.tsx';
 import { type C, type RouteKit, routeKit } from './route-kit.tsx';
 import { taskForms } from './task-forms.tsx';
+import { decidedWords } from './words.ts';
 
 /** Tasks per page of the list. */
 const LIST_PAGE_SIZE = 25;
@@ -70,10 +71,11 @@ function listRoutes(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: ConsoleS
     if (mode.kind === 'by-id') return c.render(<ById />, { title: 'Find a task' });
     const filter = listFilter(c.req.query('show'), c.req.query('q'));
     const { rows, read, next, waiting } = await rowsOf(c, who, filter);
+    const words = decidedWords(c.req.query('decided'));
     const decided =
-      c.req.query('decided') === undefined ? null : (
+      words === undefined ? null : (
         <p id="decided" class="note" role="status">
-          Your decision was recorded: the task goes on.
+          {words}
         </p>
       );
     return c.render(

@@ -5,6 +5,7 @@
  * As nodes (`nodes.ts`): the JSX and the page's script build the same.
  */
 import { el, type UiNode } from './nodes.ts';
+import { absoluteUtc } from './times.ts';
 import { labelOf } from './words.ts';
 
 /** Most characters of one text the page shows (the rest is cut, and said so). */
@@ -27,9 +28,41 @@ function cut(text: string): string {
   return text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS)}\n… (${text.length - SHOWN_CHARS} more characters)` : text;
 }
 
-/** `value` drawn for a person. */
-export function valueNodes(value: unknown, depth = 0): UiNode {
+/** The last word of a key that names a time: `startDate`, `createdAt`, `stop_time`, `timestamp`. */
+const TIME_WORDS = new Set(['date', 'time', 'at', 'timestamp']);
+/** Epoch milliseconds a time key's number may be (2001 to 2286): a count of seconds, or any other number, is shown as it is. */
+const EPOCH_MS = { min: 1e12, max: 1e13 };
+/** A date and time in ISO 8601 with its zone, as `toISOString` and most APIs write it. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * The time `value` holds, in epoch milliseconds: an ISO 8601 date-time, or
+ * epoch milliseconds under a key that names a time (`startDate`,
+ * `createdAt`); else `undefined`.
+ */
+export function timeOf(value: unknown, key: string | undefined): number | undefined {
+  if (typeof value === 'string' && ISO_TIME.test(value)) {
+    const at = Date.parse(value);
+    return Number.isNaN(at) ? undefined : at;
+  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < EPOCH_MS.min || value >= EPOCH_MS.max) return undefined;
+  const last = labelOf(key ?? '')
+    .toLowerCase()
+    .split(' ')
+    .at(-1);
+  return last !== undefined && TIME_WORDS.has(last) ? value : undefined;
+}
+
+/** A time in task data: absolute words, which the page's script rewrites as relative ones (with the absolute time on hover). */
+function timeNodeOf(at: number): UiNode {
+  return el('time', { datetime: new Date(at).toISOString(), title: absoluteUtc(at) }, absoluteUtc(at));
+}
+
+/** `value` drawn for a person (`key`: the name it has in its object, if any). */
+export function valueNodes(value: unknown, depth = 0, key?: string): UiNode {
   if (value === null || value === undefined) return el('span', { class: 'none' }, 'none');
+  const at = timeOf(value, key);
+  if (at !== undefined) return timeNodeOf(at);
   if (typeof value === 'string') return el(value.includes('\n') || value.length > 200 ? 'p' : 'span', { class: 'text' }, cut(value));
   if (typeof value === 'boolean') return el('span', undefined, value ? 'Yes' : 'No');
   if (typeof value !== 'object') return el('span', undefined, String(value));
@@ -40,7 +73,7 @@ export function valueNodes(value: unknown, depth = 0): UiNode {
   return el(
     'dl',
     { class: 'rows' },
-    ...entries.flatMap(([key, item]) => [el('dt', undefined, labelOf(key)), el('dd', undefined, valueNodes(item, depth + 1))]),
+    ...entries.flatMap(([key, item]) => [el('dt', undefined, labelOf(key)), el('dd', undefined, valueNodes(item, depth + 1, key))]),
   );
 }
 
@@ -61,7 +94,7 @@ function listNodes(items: unknown[], depth: number): UiNode {
         el(
           'tr',
           undefined,
-          ...columns.map((column, i) => el('td', { 'data-label': labels[i]! }, valueNodes((item as Plain)[column], depth + 2))),
+          ...columns.map((column, i) => el('td', { 'data-label': labels[i]! }, valueNodes((item as Plain)[column], depth + 2, column))),
         ),
       ),
     ),

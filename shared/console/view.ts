@@ -9,6 +9,7 @@
  * shown as text).
  */
 import type { TaskSettings } from '../config.ts';
+import { taskPagePath } from '../links.ts';
 import { pollIntervalMs } from '../protocol/render.ts';
 import { type Decision, isTerminal, type TaskRecord } from '../tasks/model.ts';
 import { NOT_DELIVERED_MESSAGE } from '../tasks/workflows-model.ts';
@@ -81,6 +82,18 @@ function link(label: string, target: unknown): Block {
   return { kind: 'link', text: label, target: typeof target === 'string' ? target : '', ...(href ? { href } : {}) };
 }
 
+/**
+ * A status message as the task's own page shows it: the link to that very
+ * page, which a wait on a person's answer names for whoever reads the
+ * status elsewhere ("… on the task's page: <its URL>"), reads "this page".
+ */
+export function onItsOwnPage(message: string | undefined, taskId: string): string | undefined {
+  if (message === undefined) return undefined;
+  const path = taskPagePath(taskId).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const self = `https?://\\S*?${path}(?![\\w%/-])`;
+  return message.replace(new RegExp(`on the task's page: ${self}`, 'g'), 'on this page').replace(new RegExp(self, 'g'), 'this page');
+}
+
 /** The live state of a task, for the page's script, as `viewer` sees it. */
 export function liveView(
   task: TaskRecord,
@@ -88,7 +101,7 @@ export function liveView(
   config: Pick<TaskSettings, 'retentionMs' | 'pollIntervalMs' | 'maxPollIntervalMs'>,
   viewer: Viewer,
 ): LiveView {
-  const message = latestLine(task);
+  const message = onItsOwnPage(latestLine(task), task.taskId);
   return {
     status: task.status,
     statusNodes: [statusBadge(task, viewer), ' ', el('span', { id: 'status-message' }, message ?? '')],

@@ -66,6 +66,30 @@ export function isApprovalCard(request: InputRequest): boolean {
   return shape && required && properties['approve']?.type === 'boolean' && (properties['comment'] ?? { type: 'string' }).type === 'string';
 }
 
+/** What a decision made on a page did, as its confirmation names it (the `decided` query of the page it leads to). */
+export type DecidedKind = 'approved' | 'rejected' | 'answered';
+
+/** What an answer posted to `request` did: an approval card's yes or no (or a decline), else an answer. */
+export function decidedKind(request: InputRequest, response: unknown): DecidedKind {
+  const answer = response as { action?: unknown; content?: { approve?: unknown } } | undefined;
+  if (!isApprovalCard(request)) return 'answered';
+  return answer?.action === 'accept' && answer.content?.approve === true ? 'approved' : 'rejected';
+}
+
+/** An approver's confirmation of a decision, in words that say what it did; `undefined` for anything but a {@link DecidedKind}. */
+export function decidedWords(kind: string | undefined): string | undefined {
+  switch (kind) {
+    case 'approved':
+      return 'Approved: the task goes on and does what it asked approval for.';
+    case 'rejected':
+      return 'Rejected: the task ends and your reason goes to whoever started it.';
+    case 'answered':
+      return 'Answered: the task goes on with your answer.';
+    default:
+      return undefined;
+  }
+}
+
 /** Whether the task ended on a "no" to one of its approval questions (its answer said `approve: false`). */
 function rejected(task: TaskRecord): boolean {
   return Object.keys(task.decisions ?? {}).some((key) => {

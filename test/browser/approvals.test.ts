@@ -128,7 +128,7 @@ describe('approvals (LOCAL_AUTH, approvers named)', () => {
     assert.doesNotMatch(shown, /&quot;action&quot;|"action"/, 'the arguments are never shown to an approver');
     assert.doesNotMatch(shown, /<h2>(Arguments|Recorded steps|Result)<\/h2>/);
     await approve(ada);
-    await ada.waitForURL(`${base}/console?decided=1`);
+    await ada.waitForURL(`${base}/console?decided=approved`);
     await ada.locator('#decided').waitFor();
 
     const done = await pollUntil(
@@ -140,7 +140,7 @@ describe('approvals (LOCAL_AUTH, approvers named)', () => {
 
     await ada.goto(`${base}/console/tasks/${fourEyesTask}`);
     await approve(ada);
-    await ada.waitForURL(`${base}/console?decided=1`);
+    await ada.waitForURL(`${base}/console?decided=approved`);
     await pollUntil(
       () => alice.getTask(fourEyesTask),
       (task) => task.status === 'completed',

@@ -207,7 +207,7 @@ describe('the console for people (LOCAL_AUTH, two approvers)', () => {
     const { page: eve } = await signedIn('eve');
     await eve.goto(`${base}/console/tasks/${taskId}`);
     await eve.locator('section.approval button[value="true"]').click();
-    await eve.waitForURL(`${base}/console?decided=1`);
+    await eve.waitForURL(`${base}/console?decided=approved`);
 
     await row.waitFor({ state: 'detached', timeout: SETTLE_MS });
     await aliceList.locator(`tr[data-task="${taskId}"] .badge`, { hasText: /Running|Done/ }).waitFor({ timeout: SETTLE_MS });

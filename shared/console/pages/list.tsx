@@ -130,11 +130,12 @@ export function NotFound() {
 }
 
 /** A short page for a refusal or an error: what happened and what to do. */
-export function Message(props: { heading: string; text: string }) {
+/** A page that says one thing (`text`: words, or nodes when it holds a time). */
+export function Message(props: { heading: string; text: string | readonly UiNode[] }) {
   return (
     <>
       <h1>{props.heading}</h1>
-      <p>{props.text}</p>
+      <p>{typeof props.text === 'string' ? props.text : <Nodes nodes={props.text} />}</p>
       <p>
         <a href="/console">Back to the console</a>
       </p>

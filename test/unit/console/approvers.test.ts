@@ -92,7 +92,10 @@ describe("an approver's console", () => {
       body: new URLSearchParams({ token, key: 'approval', 'field.approve': 'false' }).toString(),
     });
     assert.equal(late.status, 409);
-    assert.match(await late.text(), /Eve decided this question just now \(\d+ \w+ \d{4}, \d\d:\d\d UTC\), before your answer arrived/);
+    assert.match(
+      await late.text(),
+      /Eve decided this question <time datetime="[^"]+" title="[^"]+">just now<\/time> \(\d+ \w+ \d{4}, \d\d:\d\d UTC\), before your answer arrived/,
+    );
     assert.deepEqual((await store.get(task.taskId, OWNER, now))?.inputResponses, {
       approval: { action: 'accept', content: { approve: true } },
     });
