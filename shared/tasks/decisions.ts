@@ -38,6 +38,7 @@ import {
   type TaskStatus,
   type WorkingTask,
 } from './model.ts';
+import { type Moment, withMoment } from './moments.ts';
 import {
   claimable,
   heartbeatFields,
@@ -139,7 +140,14 @@ export function decideClaim(
   leaseMs: number,
 ): Decision<TaskRecord | undefined> {
   if (!task || !claimable(task, now)) return { result: undefined };
-  const next: TaskRecord = { ...task, lease: leaseFor(leaseOwner, now, leaseMs), attempts: task.attempts + 1, version: task.version + 1 };
+  const next: TaskRecord = {
+    ...task,
+    lease: leaseFor(leaseOwner, now, leaseMs),
+    attempts: task.attempts + 1,
+    // Appended as it is, never folded: the DynamoDB claim appends without a read (the run's next write folds).
+    moments: [...(task.moments ?? []), { kind: 'claim', at: now }],
+    version: task.version + 1,
+  };
   return { result: next, next };
 }
 
@@ -208,6 +216,7 @@ export function applyOutcome(
     ...(isTerminal(outcome.status) ? endedWorkflow(base.workflow) : {}),
     lastUpdatedAt: now,
     ttlMs: extendedTtl(task, now, retentionMs),
+    moments: withMoment(task, outcomeMoment(outcome, now)),
     version: task.version + 1,
   };
   switch (outcome.status) {
@@ -229,6 +238,12 @@ export function applyOutcome(
         ...(outcome.questions ? { questions: { ...common.questions, ...outcome.questions } } : {}),
       };
   }
+}
+
+/** The moment an outcome marks: the questions asked (of a person, or the client), or the end. */
+function outcomeMoment(outcome: TaskOutcome, now: number): Moment {
+  if (outcome.status !== 'input_required') return { kind: 'end', at: now, note: outcome.status };
+  return { kind: 'ask', at: now, note: Object.values(outcome.inputRequests).some(forPersonOnly) ? 'person' : 'client' };
 }
 
 /** The message an end writes, marked final; none: the message before the end stays on the row, unmarked (it no longer holds). */
@@ -263,7 +278,13 @@ export function decideRelease(
 ): Decision<void> {
   if (!task || !leaseHeld(task, leaseOwner)) return { result: undefined };
   const { lease: _released, ...rest } = task;
-  return { result: undefined, next: { ...rest, ...releaseFields(resumeAt, options, policy), version: task.version + 1 } };
+  const moments = withMoment(task, releaseMoment(options, resumeAt));
+  return { result: undefined, next: { ...rest, ...releaseFields(resumeAt, options, policy), moments, version: task.version + 1 } };
+}
+
+/** The moment a release marks: why the run handed over, when (`options.at`, else `resumeAt`). */
+export function releaseMoment(options: ReleaseOptions, resumeAt: number): Moment {
+  return { kind: options.why ?? 'continue', at: options.at ?? resumeAt };
 }
 
 /**
@@ -329,7 +350,13 @@ export function decideAnswer(
   };
   if (resumed) checkTransition(task, 'working');
   const next: TaskRecord = resumed
-    ? { ...rest, ...written, status: 'working', sweepAt: now + sweepWindow(policy) }
+    ? {
+        ...rest,
+        ...written,
+        status: 'working',
+        sweepAt: now + sweepWindow(policy),
+        moments: withMoment(task, { kind: 'resume', at: now, note: 'answer' }),
+      }
     : { ...task, ...written, inputRequests: outstanding };
   return { result: { accepted, resumed }, next };
 }
@@ -363,7 +390,13 @@ export function decideCancel(
     checkTransition(task, 'working');
     return {
       result: { result: 'requested', resumes: true },
-      next: { ...rest, status: 'working', sweepAt: now, version: task.version + 1 },
+      next: {
+        ...rest,
+        status: 'working',
+        sweepAt: now,
+        moments: withMoment(task, { kind: 'resume', at: now, note: 'cancel' }),
+        version: task.version + 1,
+      },
     };
   }
   const statusMessage = options.statusMessage === undefined ? {} : { statusMessage: options.statusMessage };

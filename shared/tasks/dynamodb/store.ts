@@ -3,7 +3,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { decideInBandAnswer, decideOnPage, waitingForPerson } from '../approvals-decisions.ts';
 import type { AnswerOptions, Decider, WaitingPage } from '../approvals-model.ts';
 import type { CallbackStore } from '../callbacks-store.ts';
-import { applyOutcome, decideCancel, decideExpireWait, decideFail, newTaskRecord } from '../decisions.ts';
+import { applyOutcome, decideCancel, decideExpireWait, decideFail, newTaskRecord, releaseMoment } from '../decisions.ts';
 import { type Decision, isExpired, isRunning, isTerminal, type TaskOutcome, type TaskRecord } from '../model.ts';
 import { heartbeatFields, leaseFor, releaseFields, visible } from '../predicates.ts';
 import type { SignInNameStore } from '../sign-in-names-store.ts';
@@ -42,7 +42,18 @@ import { ACTIVE_INDEX, activeShards, INLINE_ROW_LIMIT_BYTES, RESULT_REF } from '
 import { dynamoDbSignInNames } from './sign-in-names.ts';
 import { dynamoDbSignOuts } from './sign-outs.ts';
 import { freeSlot, takeSlot } from './slots.ts';
-import { changes, leaseHeldBy, putRow, ROW_REJECTED_ERROR, rejectedMessage, type StoreTable, shardsOf, updateRow } from './update.ts';
+import {
+  appendMoment,
+  changes,
+  leaseHeldBy,
+  momentWrite,
+  putRow,
+  ROW_REJECTED_ERROR,
+  rejectedMessage,
+  type StoreTable,
+  shardsOf,
+  updateRow,
+} from './update.ts';
 import { dynamoDbWorkflows } from './workflows.ts';
 
 /**
@@ -164,14 +175,17 @@ export class DynamoDbTaskStore implements TaskStore {
     // release and answer scheduled it past one lease, so the claim costs the
     // index nothing.
     const lease = leaseFor(leaseOwner, now, this.#policy.leaseMs);
+    // The claim's moment is appended to the row's list, as `decideClaim` appends it (never folded).
+    const moment = appendMoment({ kind: 'claim', at: now });
     const item = await updateRow(this.#table, taskId, {
       set: {
         leaseOwner: { S: lease.owner },
         leaseUntil: number(lease.until),
       },
+      setExpressions: moment.setExpressions,
       increment: ['attempts'],
       condition: '#status = :working AND (attribute_not_exists(#leaseUntil) OR #leaseUntil <= :now)',
-      values: { ':working': { S: 'working' }, ':now': number(now) },
+      values: { ':working': { S: 'working' }, ':now': number(now), ...moment.values },
       returnValues: 'ALL_NEW',
     });
     return item && fromItem(item);
@@ -263,14 +277,18 @@ export class DynamoDbTaskStore implements TaskStore {
     // rule. A failed condition means the lease is not ours (any more):
     // nothing to release.
     const fields = releaseFields(resumeAt, options, this.#policy);
+    const moment = momentWrite(releaseMoment(options, resumeAt), options.claimed);
+    const guard = leaseHeldBy(leaseOwner, moment.values);
     await updateRow(this.#table, taskId, {
       set: {
         sweepAt: number(fields.sweepAt),
         ...(fields.attempts === undefined ? {} : { attempts: number(fields.attempts) }),
         ...(fields.progressMark === undefined ? {} : { progressMark: number(fields.progressMark) }),
+        ...moment.set,
       },
+      ...(moment.setExpressions ? { setExpressions: moment.setExpressions } : {}),
       remove: ['leaseOwner', 'leaseUntil'],
-      ...leaseHeldBy(leaseOwner),
+      ...guard,
     });
   }
 

@@ -1,0 +1,183 @@
+/**
+ * A task's named moments: the times a timeline is drawn from, recorded in
+ * the writes the task already makes (no request of their own). Creation is
+ * the row's `createdAt`; then each run's claim, each hand-over (a
+ * continuation, a sleep, a retry), each suspension on callbacks or a
+ * workflow, each question asked, each resume (an answer, a callback, the
+ * workflow, a cancel), and the end. Who answered a question for a person is
+ * on the row already (`decisions`), as are the callbacks' completions.
+ *
+ * The list is bounded (`MAX_MOMENTS`, `limits.ts`): past it, the oldest
+ * moments are folded into one `earlier` moment holding the time each phase
+ * took before the first moment kept, and how many runs there were.
+ *
+ * No AWS SDK in here: this module is part of every bundle.
+ */
+import { KEPT_MOMENTS, MAX_MOMENTS } from './limits.ts';
+import type { Phase } from './phases.ts';
+
+/** What a moment marks. */
+export type MomentKind =
+  /** A run started (a worker took the lease). */
+  | 'claim'
+  /** The run handed over to a continuation. */
+  | 'continue'
+  /** The run handed over to a durable sleep's wake-up. */
+  | 'sleep'
+  /** The run asked to be retried, after a back-off. */
+  | 'retry'
+  /** The run failed unexpectedly and gave its message back for redelivery. */
+  | 'redelivery'
+  /** The run suspended on callbacks (`note`: `callback` or `workflow`). */
+  | 'suspend'
+  /** The run asked questions and the task waits for answers (`note`: `person` or `client`). */
+  | 'ask'
+  /** A wait ended and the task was queued again (`note`: `answer`, `callback`, `workflow` or `cancel`). */
+  | 'resume'
+  /** The task ended (`note`: its status). */
+  | 'end'
+  /** The oldest moments, summarised (`until`, `totals`, `runs`, `folded`). */
+  | 'earlier';
+
+/** One moment: what, when (epoch ms), and a word more for some kinds. */
+export interface Moment {
+  kind: MomentKind;
+  at: number;
+  note?: string;
+  /** `earlier`: the end of what it summarises (the first moment kept). */
+  until?: number;
+  /** `earlier`: the time each phase took, in ms. */
+  totals?: Partial<Record<Phase, number>>;
+  /** `earlier`: how many runs started in it. */
+  runs?: number;
+  /** `earlier`: how many moments it stands for. */
+  folded?: number;
+}
+
+/** Why a run handed over, as `release` records it. */
+export type ReleaseReason = 'continue' | 'sleep' | 'retry' | 'redelivery';
+
+/** A stretch of one phase, from one moment to the next (or to now). */
+export interface Span {
+  phase: Phase;
+  from: number;
+  to: number;
+  /** The moment that started it (absent: the task's creation). */
+  start?: Moment;
+}
+
+/** The phase that follows a moment (`undefined` after the end). */
+export function phaseAfter(moment: Moment): Phase | undefined {
+  switch (moment.kind) {
+    case 'claim':
+      return 'run';
+    case 'continue':
+    case 'resume':
+      return 'queued';
+    case 'sleep':
+      return 'wait:sleep';
+    case 'retry':
+    case 'redelivery':
+      return 'retry';
+    case 'suspend':
+      return moment.note === 'workflow' ? 'wait:workflow' : 'wait:callback';
+    case 'ask':
+      return moment.note === 'person' ? 'wait:person' : 'wait:client';
+    case 'earlier':
+      return undefined;
+    case 'end':
+      return undefined;
+  }
+}
+
+/**
+ * The spans between the task's creation (or its `earlier` summary) and
+ * `until`: each moment starts the phase that follows it. A claim followed by
+ * another claim is a run that was lost (its worker crashed or timed out) and
+ * recovered by the next one: `recovered`.
+ */
+export function spansOf(createdAt: number, moments: readonly Moment[], until: number): Span[] {
+  const spans: Span[] = [];
+  let phase: Phase | undefined = 'queued';
+  let from = createdAt;
+  let start: Moment | undefined;
+  for (const moment of moments) {
+    if (moment.kind === 'earlier') {
+      spans.push({ phase: 'earlier', from: moment.at, to: moment.until ?? moment.at, start: moment });
+      phase = undefined;
+      continue;
+    }
+    const lost = phase === 'run' && moment.kind === 'claim';
+    if (phase !== undefined)
+      spans.push({ phase: lost ? 'recovered' : phase, from, to: Math.max(from, moment.at), ...(start ? { start } : {}) });
+    phase = phaseAfter(moment);
+    from = moment.at;
+    start = moment;
+  }
+  if (phase !== undefined) spans.push({ phase, from, to: Math.max(from, until), ...(start ? { start } : {}) });
+  return spans;
+}
+
+/**
+ * `moments` with `moment` appended; past {@link MAX_MOMENTS}, all but the
+ * newest {@link KEPT_MOMENTS} are folded into one `earlier` moment (added to
+ * the one there may be already), which spans from the creation to the first
+ * moment kept.
+ */
+export function withMoment(task: { createdAt: number; moments?: readonly Moment[] }, moment: Moment): Moment[] {
+  const all = [...(task.moments ?? []), moment];
+  if (all.length <= MAX_MOMENTS) return all;
+  const cut = all.length - KEPT_MOMENTS;
+  const kept = all.slice(cut);
+  const boundary = kept[0]!;
+  const folded = all.slice(0, cut + 1);
+  const totals: Partial<Record<Phase, number>> = {};
+  let runs = 0;
+  let count = 0;
+  for (const span of spansOf(task.createdAt, folded, boundary.at)) {
+    if (span.start?.kind === 'earlier') {
+      for (const [phase, ms] of Object.entries(span.start.totals ?? {})) totals[phase as Phase] = (totals[phase as Phase] ?? 0) + ms;
+      runs += span.start.runs ?? 0;
+      count += span.start.folded ?? 0;
+      continue;
+    }
+    totals[span.phase] = (totals[span.phase] ?? 0) + (span.to - span.from);
+  }
+  for (const earlier of all.slice(0, cut)) {
+    if (earlier.kind === 'claim') runs += 1;
+    if (earlier.kind !== 'earlier') count += 1;
+  }
+  const summary: Moment = { kind: 'earlier', at: task.createdAt, until: boundary.at, totals, runs, folded: count };
+  return [summary, ...kept];
+}
+
+/** A moment as the DynamoDB row keeps it: one short string (`<kind> <at>[ <note>]`; `earlier` with its sums). */
+export function encodeMoment(moment: Moment): string {
+  if (moment.kind === 'earlier') {
+    const totals = Object.entries(moment.totals ?? {})
+      .map(([phase, ms]) => `${phase}=${ms}`)
+      .join(',');
+    return `earlier ${moment.at} ${moment.until ?? moment.at} ${moment.runs ?? 0} ${moment.folded ?? 0} ${totals}`.trimEnd();
+  }
+  return moment.note === undefined ? `${moment.kind} ${moment.at}` : `${moment.kind} ${moment.at} ${moment.note}`;
+}
+
+const KINDS: ReadonlySet<string> = new Set(['claim', 'continue', 'sleep', 'retry', 'redelivery', 'suspend', 'ask', 'resume', 'end']);
+
+/** A moment read back from {@link encodeMoment}'s form; `undefined` for anything else (a later release's kind). */
+export function decodeMoment(text: string): Moment | undefined {
+  const [kind = '', at = '', ...rest] = text.split(' ');
+  const time = Number(at);
+  if (!Number.isFinite(time)) return undefined;
+  if (kind === 'earlier') {
+    const [until, runs, folded, totals = ''] = rest;
+    const sums: Partial<Record<Phase, number>> = {};
+    for (const pair of totals.split(',').filter(Boolean)) {
+      const [phase = '', ms = ''] = pair.split('=');
+      if (Number.isFinite(Number(ms))) sums[phase as Phase] = Number(ms);
+    }
+    return { kind, at: time, until: Number(until), runs: Number(runs), folded: Number(folded), totals: sums };
+  }
+  if (!KINDS.has(kind)) return undefined;
+  return rest.length === 0 ? { kind: kind as MomentKind, at: time } : { kind: kind as MomentKind, at: time, note: rest.join(' ') };
+}
