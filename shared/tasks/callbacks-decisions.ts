@@ -20,7 +20,8 @@ import {
 import type { Decision } from './decisions.ts';
 import { checkBudget } from './limits.ts';
 import { isRunning, isTerminal, type TaskRecord } from './model.ts';
-import { type Moment, withMoment } from './moments.ts';
+import { withMoment } from './moments.ts';
+import type { Moment } from './phases.ts';
 import { leaseHeld, type SweepTiming, sweepWindow } from './predicates.ts';
 import { LeaseLostError } from './store-errors.ts';
 import { WORKFLOW_END_ID } from './workflows-model.ts';

@@ -6,7 +6,7 @@
  *
  * No AWS SDK in here: this module is part of every bundle.
  */
-import type { Moment } from './moments.ts';
+import type { Moment } from './phases.ts';
 import { followsLiveWorkflow, type WorkflowRecord } from './workflows-model.ts';
 
 /** What the outside system posted: the first one recorded wins. */

@@ -38,7 +38,8 @@ import {
   type TaskStatus,
   type WorkingTask,
 } from './model.ts';
-import { type Moment, withMoment } from './moments.ts';
+import { withMoment } from './moments.ts';
+import type { Moment } from './phases.ts';
 import {
   claimable,
   heartbeatFields,

@@ -7,7 +7,7 @@
  */
 
 import type { CallbackSettlement, CallbackWait } from './callbacks-model.ts';
-import type { Moment } from './moments.ts';
+import type { Moment } from './phases.ts';
 import type { WorkflowRecord } from './workflows-model.ts';
 
 /** The statuses of `io.modelcontextprotocol/tasks` (spec §1.1). */

@@ -45,3 +45,41 @@ export const PHASE_WORDS: Readonly<Record<Phase, string>> = {
 export function isWait(phase: Phase): boolean {
   return phase.startsWith('wait:');
 }
+
+/** What a moment marks. */
+export type MomentKind =
+  /** A run started (a worker took the lease). */
+  | 'claim'
+  /** The run handed over to a continuation. */
+  | 'continue'
+  /** The run handed over to a durable sleep's wake-up. */
+  | 'sleep'
+  /** The run asked to be retried, after a back-off. */
+  | 'retry'
+  /** The run failed unexpectedly and gave its message back for redelivery. */
+  | 'redelivery'
+  /** The run suspended on callbacks (`note`: `callback` or `workflow`). */
+  | 'suspend'
+  /** The run asked questions and the task waits for answers (`note`: `person` or `client`). */
+  | 'ask'
+  /** A wait ended and the task was queued again (`note`: `answer`, `callback`, `workflow` or `cancel`). */
+  | 'resume'
+  /** The task ended (`note`: its status). */
+  | 'end'
+  /** The oldest moments, summarised (`until`, `totals`, `runs`, `folded`). */
+  | 'earlier';
+
+/** One moment: what, when (epoch ms), and a word more for some kinds. */
+export interface Moment {
+  kind: MomentKind;
+  at: number;
+  note?: string;
+  /** `earlier`: the end of what it summarises (the first moment kept). */
+  until?: number;
+  /** `earlier`: the time each phase took, in ms. */
+  totals?: Partial<Record<Phase, number>>;
+  /** `earlier`: how many runs started in it. */
+  runs?: number;
+  /** `earlier`: how many moments it stands for. */
+  folded?: number;
+}

@@ -12,8 +12,8 @@
  * No AWS SDK and no Node here: the console's pages and the terminal share it.
  */
 import { forPersonOnly, isTerminal, type TaskRecord } from './model.ts';
-import { type Moment, type Span, spansOf } from './moments.ts';
-import type { Phase } from './phases.ts';
+import { type Span, spansOf } from './moments.ts';
+import type { Moment, Phase } from './phases.ts';
 import { WORKFLOW_END_ID, WORKFLOW_QUESTION_PREFIX } from './workflows-model.ts';
 
 /** Who decided a question for a person, and when (never what they answered). */

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { listSortKey } from '../listing.ts';
 import { isTerminal, type TaskBase, type TaskRecord, type TaskStatus } from '../model.ts';
-import { decodeMoment, encodeMoment, type Moment } from '../moments.ts';
+import { decodeMoment, encodeMoment } from '../moments.ts';
+import type { Moment } from '../phases.ts';
 import type { StorePolicy } from '../store-types.ts';
 import { expiresAtSeconds } from '../ttl.ts';
 import {

@@ -16,7 +16,8 @@ import {
 import { BARE_INTERNAL_ERROR } from '../../wire.ts';
 import { applyOutcome } from '../decisions.ts';
 import type { JsonRpcErrorObject, TaskRecord } from '../model.ts';
-import { type Moment, withMoment } from '../moments.ts';
+import { withMoment } from '../moments.ts';
+import type { Moment } from '../phases.ts';
 import { TaskRowRejectedError } from '../store-errors.ts';
 import type { StorePolicy } from '../store-types.ts';
 import { type Item, listKeys, momentsValue, number, rowKey, toItem } from './codec.ts';
