@@ -350,9 +350,8 @@ class TaskRun {
    */
   private async giveBack(): Promise<'retry'> {
     const { taskId } = this.task;
-    const at = this.now();
-    const release = { why: 'redelivery', at, claimed: this.claimed } as const;
-    await this.deps.store.release(taskId, this.leaseOwner, at + this.deps.config.redeliveryMs, release).catch((releaseError: unknown) => {
+    const back = { why: 'redelivery', at: this.now(), claimed: this.claimed } as const;
+    await this.deps.store.release(taskId, this.leaseOwner, back.at + this.deps.config.redeliveryMs, back).catch((releaseError: unknown) => {
       // The lease then runs out by itself; the redelivery finds the task free.
       this.log({ event: 'release-failed', taskId, error: errorName(releaseError) });
     });

@@ -38,8 +38,7 @@ import {
   type TaskStatus,
   type WorkingTask,
 } from './model.ts';
-import { withMoment } from './moments.ts';
-import type { Moment } from './phases.ts';
+import { claimMoments, outcomeMoment, releaseMoment, resumeMoments, withMoment } from './moments.ts';
 import {
   claimable,
   heartbeatFields,
@@ -141,14 +140,8 @@ export function decideClaim(
   leaseMs: number,
 ): Decision<TaskRecord | undefined> {
   if (!task || !claimable(task, now)) return { result: undefined };
-  const next: TaskRecord = {
-    ...task,
-    lease: leaseFor(leaseOwner, now, leaseMs),
-    attempts: task.attempts + 1,
-    // Appended as it is, never folded: the DynamoDB claim appends without a read (the run's next write folds).
-    moments: [...(task.moments ?? []), { kind: 'claim', at: now }],
-    version: task.version + 1,
-  };
+  const next: TaskRecord = { ...task, lease: leaseFor(leaseOwner, now, leaseMs), attempts: task.attempts + 1, version: task.version + 1 };
+  next.moments = claimMoments(task, now);
   return { result: next, next };
 }
 
@@ -241,12 +234,6 @@ export function applyOutcome(
   }
 }
 
-/** The moment an outcome marks: the questions asked (of a person, or the client), or the end. */
-function outcomeMoment(outcome: TaskOutcome, now: number): Moment {
-  if (outcome.status !== 'input_required') return { kind: 'end', at: now, note: outcome.status };
-  return { kind: 'ask', at: now, note: Object.values(outcome.inputRequests).some(forPersonOnly) ? 'person' : 'client' };
-}
-
 /** The message an end writes, marked final; none: the message before the end stays on the row, unmarked (it no longer holds). */
 function finalMessage(statusMessage: string | undefined): { statusMessage?: string; finalMessage?: true } {
   return statusMessage === undefined ? {} : { statusMessage, finalMessage: true };
@@ -259,10 +246,7 @@ function withStatusMessage(statusMessage: string | undefined): { statusMessage?:
 
 /** The record without `status` and the fields only some statuses have. */
 function withoutStatusFields(task: Omit<TaskRecord, 'lease' | 'sweepAt' | 'keptUntil' | 'callbackWait'>): Omit<WorkingTask, 'status'> {
-  const { status: _s, ...rest } = task as Record<string, unknown>;
-  delete rest['inputRequests'];
-  delete rest['result'];
-  delete rest['error'];
+  const { status: _s, inputRequests: _i, result: _r, error: _e, ...rest } = task as Record<string, unknown>;
   return rest as Omit<WorkingTask, 'status'>;
 }
 
@@ -281,11 +265,6 @@ export function decideRelease(
   const { lease: _released, ...rest } = task;
   const moments = withMoment(task, releaseMoment(options, resumeAt));
   return { result: undefined, next: { ...rest, ...releaseFields(resumeAt, options, policy), moments, version: task.version + 1 } };
-}
-
-/** The moment a release marks: why the run handed over, when (`options.at`, else `resumeAt`). */
-export function releaseMoment(options: ReleaseOptions, resumeAt: number): Moment {
-  return { kind: options.why ?? 'continue', at: options.at ?? resumeAt };
 }
 
 /**
@@ -351,13 +330,7 @@ export function decideAnswer(
   };
   if (resumed) checkTransition(task, 'working');
   const next: TaskRecord = resumed
-    ? {
-        ...rest,
-        ...written,
-        status: 'working',
-        sweepAt: now + sweepWindow(policy),
-        moments: withMoment(task, { kind: 'resume', at: now, note: 'answer' }),
-      }
+    ? { ...rest, ...written, status: 'working', sweepAt: now + sweepWindow(policy), moments: resumeMoments(task, now, 'answer') }
     : { ...task, ...written, inputRequests: outstanding };
   return { result: { accepted, resumed }, next };
 }
@@ -391,13 +364,7 @@ export function decideCancel(
     checkTransition(task, 'working');
     return {
       result: { result: 'requested', resumes: true },
-      next: {
-        ...rest,
-        status: 'working',
-        sweepAt: now,
-        moments: withMoment(task, { kind: 'resume', at: now, note: 'cancel' }),
-        version: task.version + 1,
-      },
+      next: { ...rest, status: 'working', sweepAt: now, moments: resumeMoments(task, now, 'cancel'), version: task.version + 1 },
     };
   }
   const statusMessage = options.statusMessage === undefined ? {} : { statusMessage: options.statusMessage };

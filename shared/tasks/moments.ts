@@ -14,10 +14,9 @@
  * No AWS SDK in here: this module is part of every bundle.
  */
 import { KEPT_MOMENTS, MAX_MOMENTS } from './limits.ts';
+import { forPersonOnly, type TaskOutcome } from './model.ts';
 import type { Moment, MomentKind, Phase } from './phases.ts';
-
-/** Why a run handed over, as `release` records it. */
-export type ReleaseReason = 'continue' | 'sleep' | 'retry' | 'redelivery';
+import type { ReleaseOptions } from './store-types.ts';
 
 /** A stretch of one phase, from one moment to the next (or to now). */
 export interface Span {
@@ -29,7 +28,7 @@ export interface Span {
 }
 
 /** The phase that follows a moment (`undefined` after the end). */
-export function phaseAfter(moment: Moment): Phase | undefined {
+function phaseAfter(moment: Moment): Phase | undefined {
   switch (moment.kind) {
     case 'claim':
       return 'run';
@@ -111,6 +110,27 @@ export function withMoment(task: { createdAt: number; moments?: readonly Moment[
   }
   const summary: Moment = { kind: 'earlier', at: task.createdAt, until: boundary.at, totals, runs, folded: count };
   return [summary, ...kept];
+}
+
+/** The moments after a claim: its own appended as it is, never folded (the DynamoDB claim appends without a read; the run's next write folds). */
+export function claimMoments(task: { moments?: readonly Moment[] }, now: number): Moment[] {
+  return [...(task.moments ?? []), { kind: 'claim', at: now }];
+}
+
+/** The moments after a resume: a wait ended (`by` an answer, a callback, the workflow, a cancel) and the task is queued. */
+export function resumeMoments(task: { createdAt: number; moments?: readonly Moment[] }, now: number, by: string): Moment[] {
+  return withMoment(task, { kind: 'resume', at: now, note: by });
+}
+
+/** The moment an outcome marks: the questions asked (of a person, or the client), or the end. */
+export function outcomeMoment(outcome: TaskOutcome, now: number): Moment {
+  if (outcome.status !== 'input_required') return { kind: 'end', at: now, note: outcome.status };
+  return { kind: 'ask', at: now, note: Object.values(outcome.inputRequests).some(forPersonOnly) ? 'person' : 'client' };
+}
+
+/** The moment a release marks: why the run handed over, when (`options.at`, else `resumeAt`). */
+export function releaseMoment(options: Pick<ReleaseOptions, 'why' | 'at'>, resumeAt: number): Moment {
+  return { kind: options.why ?? 'continue', at: options.at ?? resumeAt };
 }
 
 /** The one-letter code of each kind in the row's strings. */

@@ -5,11 +5,14 @@
  * (`moments.ts`): waiting for a worker, a run, a wait on someone or
  * something, a retry's back-off, a run lost and recovered.
  *
+ * The moments a phase starts at are named here too (`Moment`): `moments.ts`
+ * records and reads them.
+ *
  * No AWS SDK and no Node here: the console's page script may import it.
  */
 
 /** Every phase, in the order a legend lists them. */
-export const PHASES = [
+const PHASES = [
   'queued',
   'run',
   'wait:person',
@@ -24,9 +27,6 @@ export const PHASES = [
 
 export type Phase = (typeof PHASES)[number];
 
-/** The zero-length mark of a task's end (not a phase: nothing happens after it). */
-export const END = 'end';
-
 /** What each phase is called where a person reads it. */
 export const PHASE_WORDS: Readonly<Record<Phase, string>> = {
   queued: 'Queued',
@@ -40,11 +40,6 @@ export const PHASE_WORDS: Readonly<Record<Phase, string>> = {
   recovered: 'Run lost, then recovered',
   earlier: 'Earlier (summarised)',
 };
-
-/** Whether a phase is a wait on someone or something outside the task. */
-export function isWait(phase: Phase): boolean {
-  return phase.startsWith('wait:');
-}
 
 /** What a moment marks. */
 export type MomentKind =
@@ -83,3 +78,6 @@ export interface Moment {
   /** `earlier`: how many moments it stands for. */
   folded?: number;
 }
+
+/** Why a run handed over, as `release` records it. */
+export type ReleaseReason = 'continue' | 'sleep' | 'retry' | 'redelivery';

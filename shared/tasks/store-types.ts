@@ -3,7 +3,7 @@
  * options of its writes, its results, its policy, a page of a list.
  */
 import type { ClientCapabilities, JsonRpcErrorObject, RepeatRun, TaskBase, TaskRecord } from './model.ts';
-import type { ReleaseReason } from './moments.ts';
+import type { ReleaseReason } from './phases.ts';
 
 /** What `create` needs; the store fills in the bookkeeping fields. */
 export interface NewTask {
