@@ -3,6 +3,7 @@
  * commands of `ops.ts`, a command group of the `mcp-tasks` CLI.
  *
  *   inspect <taskId>                   row, steps, attempts, lease, next sweep
+ *   trace <taskId>                     the task's life as a waterfall: phases, durations, who answered
  *   working [--limit N]                working tasks, oldest first
  *   waiting [--older-than 1h]          tasks waiting for input at least that long
  *   cancel <taskId> --reason "…"       cancel as operator
@@ -43,6 +44,11 @@ export function opsCommand(write: (text: string) => void, exit: (code: number) =
       exit(await execute(name, taskId, command.optsWithGlobals<OpsOptions>(), write));
     };
   group.command('inspect').description('row, steps, attempts, lease, next sweep').argument('<taskId>').action(action('inspect'));
+  group
+    .command('trace')
+    .description("the task's life as a waterfall: phases in order, durations and shares, who answered, retries and recoveries")
+    .argument('<taskId>')
+    .action(action('trace'));
   group
     .command('working')
     .description('working tasks, oldest first')

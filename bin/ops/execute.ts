@@ -6,6 +6,7 @@ import { LOCAL_OUTPUTS, OPS_OUTPUTS } from '../../infra/outputs.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { formatDuration } from '../../shared/durations.ts';
 import { type ExecutionInspection, Ops, type TaskInspection, type TaskSummary, table } from './ops.ts';
+import { waterfall } from './trace.ts';
 
 /** The options every operator command takes, as commander parses them. */
 export interface OpsOptions {
@@ -154,6 +155,15 @@ async function run(ops: Ops, input: CommandInput): Promise<number> {
         return 1;
       }
       out(found, () => inspection(found));
+      return 0;
+    }
+    case 'trace': {
+      const timeline = await ops.trace(input.taskId());
+      if (!timeline) {
+        out({ taskId: input.taskId(), found: false }, () => `No task ${input.taskId()}`);
+        return 1;
+      }
+      out(timeline, () => waterfall(timeline));
       return 0;
     }
     case 'working':

@@ -24,6 +24,7 @@ import {
 import { isRunning, isTerminal, type TaskRecord } from '../../shared/tasks/model.ts';
 import { statusMessageOf } from '../../shared/tasks/status-message.ts';
 import type { StorePolicy } from '../../shared/tasks/store-types.ts';
+import { type Timeline, timelineOf } from '../../shared/tasks/timeline.ts';
 import { type WorkflowEndStatus, workflowEnd, workflowQuestions } from '../../shared/tasks/workflows-model.ts';
 import { INTERNAL_ERROR } from '../../shared/wire.ts';
 
@@ -185,6 +186,12 @@ export class Ops {
       ...executionOf(task),
       version: task.version,
     } satisfies TaskInspection;
+  }
+
+  /** The task's life as phases in order (any owner), from its row alone; `undefined` when there is no such row. */
+  async trace(taskId: string): Promise<Timeline | undefined> {
+    const task = await this.#row(taskId);
+    return task && timelineOf(task, this.#now());
   }
 
   /** Working tasks, oldest first (from the active-tasks index, then their rows). */

@@ -15,6 +15,8 @@ export interface LiveView {
   updatedNodes: UiNode[];
   /** Who decided each question for a person (list items). */
   decisionNodes: UiNode[];
+  /** The timeline: its picture and its list (`timeline.ts`); absent where the page shows none. */
+  timelineNodes?: UiNode[];
   /** When to read again (the task's poll interval, as `tasks/get` advertises it). */
   pollIntervalMs: number;
   /** The keys of the open questions. */

@@ -39,9 +39,18 @@ const TAGS = [
   'time',
   'tr',
   'ul',
+  // The timeline's picture (`timeline.ts`): drawn in the SVG namespace.
+  'svg',
+  'g',
+  'rect',
+  'line',
+  'text',
 ] as const;
 
 export type Tag = (typeof TAGS)[number];
+
+/** The tags made in the SVG namespace (the page's script must create them so). */
+export const SVG_TAGS: ReadonlySet<string> = new Set(['svg', 'g', 'rect', 'line', 'text']);
 
 /** The attributes a node may carry (`href` and `src` further checked by {@link attributeAllowed}). */
 const ATTRIBUTES = [
@@ -61,6 +70,18 @@ const ATTRIBUTES = [
   'scope',
   'src',
   'title',
+  // The timeline's picture.
+  'aria-label',
+  'data-phase',
+  'height',
+  'viewBox',
+  'width',
+  'x',
+  'x1',
+  'x2',
+  'y',
+  'y1',
+  'y2',
 ] as const;
 
 export type Attribute = (typeof ATTRIBUTES)[number];

@@ -12,10 +12,12 @@ import type { TaskSettings } from '../config.ts';
 import { taskPagePath } from '../links.ts';
 import { pollIntervalMs } from '../protocol/render.ts';
 import { type Decision, isTerminal, type TaskRecord } from '../tasks/model.ts';
+import { approversTimeline, timelineOf } from '../tasks/timeline.ts';
 import { NOT_DELIVERED_MESSAGE } from '../tasks/workflows-model.ts';
 import { type Block, type ResultView, resultNodes } from './blocks.ts';
 import type { LiveView } from './live.ts';
 import { el, type UiNode } from './nodes.ts';
+import { timelineNodes } from './timeline.ts';
 import { type Badge, latestLine, statusBadge, statusWords, timeNode, type Viewer } from './words.ts';
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp']);
@@ -107,6 +109,10 @@ export function liveView(
     statusNodes: [statusBadge(task, viewer), ' ', el('span', { id: 'status-message' }, message ?? '')],
     updatedNodes: [timeNode(task.lastUpdatedAt, now)],
     decisionNodes: decisionNodes(task.decisions, now),
+    timelineNodes: timelineNodes(
+      viewer.principal === task.owner ? timelineOf(task, now) : approversTimeline(timelineOf(task, now), viewer.principal),
+      now,
+    ),
     pollIntervalMs: pollIntervalMs(task, { now, config }),
     questions: task.status === 'input_required' ? Object.keys(task.inputRequests) : [],
     cancelRequested: task.cancelRequested && !isTerminal(task.status),

@@ -161,6 +161,7 @@ export async function suspendOnCallbacks(
     wait: outcome.wait,
     statusMessage: outcome.statusMessage,
     ...(progressMark === undefined ? {} : { progressMark }),
+    claimed,
   };
   const waiting = await deps.store.awaitCallbacks(claimed.taskId, leaseOwner, options, now).catch((error: unknown) => {
     if (error instanceof LeaseLostError) return 'lost' as const;

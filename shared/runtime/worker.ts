@@ -330,7 +330,8 @@ class TaskRun {
    */
   private async handOver(reason: TaskMessage['reason'], resumeAt: number, release: ReleaseOptions): Promise<'done'> {
     const { taskId } = this.task;
-    await this.deps.store.release(taskId, this.leaseOwner, resumeAt, release);
+    const why = reason === 'wake' ? 'sleep' : reason === 'retry' ? 'retry' : 'continue';
+    await this.deps.store.release(taskId, this.leaseOwner, resumeAt, { ...release, why, at: this.now(), claimed: this.claimed });
     const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((resumeAt - this.now()) / 1000)));
     await this.deps.queue.send({ taskId, reason }, delaySeconds > 0 ? { delaySeconds } : undefined);
     return 'done';
@@ -349,7 +350,8 @@ class TaskRun {
    */
   private async giveBack(): Promise<'retry'> {
     const { taskId } = this.task;
-    await this.deps.store.release(taskId, this.leaseOwner, this.now() + this.deps.config.redeliveryMs).catch((releaseError: unknown) => {
+    const back = { why: 'redelivery', at: this.now(), claimed: this.claimed } as const;
+    await this.deps.store.release(taskId, this.leaseOwner, back.at + this.deps.config.redeliveryMs, back).catch((releaseError: unknown) => {
       // The lease then runs out by itself; the redelivery finds the task free.
       this.log({ event: 'release-failed', taskId, error: errorName(releaseError) });
     });

@@ -20,8 +20,11 @@ import {
 import type { Decision } from './decisions.ts';
 import { checkBudget } from './limits.ts';
 import { isRunning, isTerminal, type TaskRecord } from './model.ts';
+import { withMoment } from './moments.ts';
+import type { Moment } from './phases.ts';
 import { leaseHeld, type SweepTiming, sweepWindow } from './predicates.ts';
 import { LeaseLostError } from './store-errors.ts';
+import { WORKFLOW_END_ID } from './workflows-model.ts';
 
 /** The largest payload one completion may post (the JSON of its `result` or `error`), as the endpoint measures it. */
 export const MAX_CALLBACK_BYTES = 64 * 1024;
@@ -56,12 +59,18 @@ export function decideAwaitCallbacks(
     callbackWait: options.wait,
     sweepAt: waitDeadline(options.wait, task.callbacks),
     attempts: 0,
+    moments: withMoment(task, suspendMoment(options, now)),
     ...(options.progressMark === undefined ? {} : { progressMark: options.progressMark }),
     statusMessage: options.statusMessage,
     lastUpdatedAt: now,
     version: task.version + 1,
   };
   return { result: 'waiting', next };
+}
+
+/** The moment a suspension marks: on the workflow's end (a workflow tool's run), or on callbacks. */
+export function suspendMoment(options: Pick<AwaitCallbacksOptions, 'wait'>, now: number): Moment {
+  return { kind: 'suspend', at: now, note: Object.hasOwn(options.wait.callbacks, WORKFLOW_END_ID) ? 'workflow' : 'callback' };
 }
 
 /** Whether two sets of settlements are the same (as the DynamoDB store compares the attribute's text). */
@@ -101,6 +110,7 @@ export function decideCompleteCallback(
     sweepAt: now + sweepWindow(policy),
     statusMessage: CALLED_BACK_MESSAGE,
     lastUpdatedAt: now,
+    moments: withMoment(task, { kind: 'resume', at: now, note: callbackId === WORKFLOW_END_ID ? 'workflow' : 'callback' }),
     version: task.version + 1,
   };
   return { result: 'resumed', next };

@@ -6,6 +6,7 @@
  *
  * No AWS SDK in here: this module is part of every bundle.
  */
+import type { Moment } from './phases.ts';
 import { followsLiveWorkflow, type WorkflowRecord } from './workflows-model.ts';
 
 /** What the outside system posted: the first one recorded wins. */
@@ -73,6 +74,8 @@ export interface AwaitCallbacksOptions {
   statusMessage: string;
   /** The step checkpoints the task has now: its new `progressMark` (a clean hand-over). */
   progressMark?: number;
+  /** The task as the run claimed it: the moments the suspension appends to (see `ReleaseOptions.claimed`). */
+  claimed?: { createdAt: number; moments?: readonly Moment[] };
 }
 
 /** What a completion did (the endpoint answers each with its own status). */

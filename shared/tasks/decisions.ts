@@ -38,6 +38,7 @@ import {
   type TaskStatus,
   type WorkingTask,
 } from './model.ts';
+import { claimMoments, outcomeMoment, releaseMoment, resumeMoments, withMoment } from './moments.ts';
 import {
   claimable,
   heartbeatFields,
@@ -140,6 +141,7 @@ export function decideClaim(
 ): Decision<TaskRecord | undefined> {
   if (!task || !claimable(task, now)) return { result: undefined };
   const next: TaskRecord = { ...task, lease: leaseFor(leaseOwner, now, leaseMs), attempts: task.attempts + 1, version: task.version + 1 };
+  next.moments = claimMoments(task, now);
   return { result: next, next };
 }
 
@@ -208,6 +210,7 @@ export function applyOutcome(
     ...(isTerminal(outcome.status) ? endedWorkflow(base.workflow) : {}),
     lastUpdatedAt: now,
     ttlMs: extendedTtl(task, now, retentionMs),
+    moments: withMoment(task, outcomeMoment(outcome, now)),
     version: task.version + 1,
   };
   switch (outcome.status) {
@@ -243,10 +246,7 @@ function withStatusMessage(statusMessage: string | undefined): { statusMessage?:
 
 /** The record without `status` and the fields only some statuses have. */
 function withoutStatusFields(task: Omit<TaskRecord, 'lease' | 'sweepAt' | 'keptUntil' | 'callbackWait'>): Omit<WorkingTask, 'status'> {
-  const { status: _s, ...rest } = task as Record<string, unknown>;
-  delete rest['inputRequests'];
-  delete rest['result'];
-  delete rest['error'];
+  const { status: _s, inputRequests: _i, result: _r, error: _e, ...rest } = task as Record<string, unknown>;
   return rest as Omit<WorkingTask, 'status'>;
 }
 
@@ -263,7 +263,8 @@ export function decideRelease(
 ): Decision<void> {
   if (!task || !leaseHeld(task, leaseOwner)) return { result: undefined };
   const { lease: _released, ...rest } = task;
-  return { result: undefined, next: { ...rest, ...releaseFields(resumeAt, options, policy), version: task.version + 1 } };
+  const moments = withMoment(task, releaseMoment(options, resumeAt));
+  return { result: undefined, next: { ...rest, ...releaseFields(resumeAt, options, policy), moments, version: task.version + 1 } };
 }
 
 /**
@@ -329,7 +330,7 @@ export function decideAnswer(
   };
   if (resumed) checkTransition(task, 'working');
   const next: TaskRecord = resumed
-    ? { ...rest, ...written, status: 'working', sweepAt: now + sweepWindow(policy) }
+    ? { ...rest, ...written, status: 'working', sweepAt: now + sweepWindow(policy), moments: resumeMoments(task, now, 'answer') }
     : { ...task, ...written, inputRequests: outstanding };
   return { result: { accepted, resumed }, next };
 }
@@ -364,7 +365,7 @@ export function decideCancel(
     checkTransition(task, 'working');
     return {
       result: { result: 'requested', resumes: true },
-      next: { ...rest, status: 'working', sweepAt: now, version: task.version + 1 },
+      next: { ...rest, status: 'working', sweepAt: now, moments: resumeMoments(task, now, 'cancel'), version: task.version + 1 },
     };
   }
   const statusMessage = options.statusMessage === undefined ? {} : { statusMessage: options.statusMessage };

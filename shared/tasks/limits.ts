@@ -105,3 +105,16 @@ export function checkAnswers(answers: Record<string, unknown>, subject = 'inputR
     checkBudget(`${subject}[${JSON.stringify(key.slice(0, 64))}]`, value, MAX_ANSWER_BYTES);
   checkBudget(subject, answers, MAX_ANSWERS_BYTES);
 }
+
+/**
+ * The most moments a task row keeps (`moments.ts`: the times its timeline is
+ * drawn from, each a string of about 20 bytes, so about 1.5 KB of the
+ * row's own 128 KiB). A write that would keep more folds all but the newest
+ * {@link KEPT_MOMENTS} into one `earlier` moment that sums the time of
+ * each phase before them; a run that is lost without a write appends its
+ * claim, and the next write under a lease folds.
+ */
+export const MAX_MOMENTS = 64;
+
+/** The moments kept when a row's moments are folded (see {@link MAX_MOMENTS}). */
+export const KEPT_MOMENTS = 32;

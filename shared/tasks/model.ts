@@ -7,6 +7,7 @@
  */
 
 import type { CallbackSettlement, CallbackWait } from './callbacks-model.ts';
+import type { Moment } from './phases.ts';
 import type { WorkflowRecord } from './workflows-model.ts';
 
 /** The statuses of `io.modelcontextprotocol/tasks` (spec §1.1). */
@@ -220,6 +221,11 @@ export interface TaskBase {
    * state, only where the call's next run goes.
    */
   runsEnded?: number;
+  /**
+   * The task's named moments, oldest first (`moments.ts`): what its timeline
+   * is drawn from. Absent on rows written before they were recorded.
+   */
+  moments?: Moment[];
 }
 
 /** Where a task stands among the runs of one repeated call in one window: the first run's id, and its own number (1, 2, …). */

@@ -2,7 +2,8 @@
  * What the task store port (`store.ts`) takes and gives: the new task, the
  * options of its writes, its results, its policy, a page of a list.
  */
-import type { ClientCapabilities, JsonRpcErrorObject, RepeatRun, TaskRecord } from './model.ts';
+import type { ClientCapabilities, JsonRpcErrorObject, RepeatRun, TaskBase, TaskRecord } from './model.ts';
+import type { ReleaseReason } from './phases.ts';
 
 /** What `create` needs; the store fills in the bookkeeping fields. */
 export interface NewTask {
@@ -224,4 +225,15 @@ export interface ReleaseOptions {
   handedOver?: boolean;
   /** With `handedOver`: the step checkpoints the task has now, its new `progressMark`. */
   progressMark?: number;
+  /** Why the run handed over, recorded as the release's moment (absent: a continuation). */
+  why?: ReleaseReason;
+  /** When the run handed over: the moment's time (absent: `resumeAt`). */
+  at?: number;
+  /**
+   * The task as the run claimed it: its moments, which the release appends
+   * to (and folds past the budget) without a read. Only the lease holder
+   * adds moments while a lease is held, so they are still the row's.
+   * Absent: the moment is appended as it is.
+   */
+  claimed?: Pick<TaskBase, 'createdAt' | 'moments'>;
 }

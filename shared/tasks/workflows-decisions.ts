@@ -16,6 +16,7 @@ import type { CompletionResult } from './callbacks-model.ts';
 import { type Decision, IllegalTransitionError } from './decisions.ts';
 import { checkBudget } from './limits.ts';
 import { canTransition, type Decision as DecidedBy, isRunning, isTerminal, type TaskRecord } from './model.ts';
+import { withMoment } from './moments.ts';
 import { type SweepTiming, sweepWindow } from './predicates.ts';
 import {
   type AskedQuestion,
@@ -91,7 +92,15 @@ export function decideAskFromWorkflow(
   const suspended = task.status === 'working' && task.callbackWait !== undefined && !isRunning(task, now);
   if (!suspended) return { result: 'asked', next: { ...task, callbacks, workflow, ...decisions, version: task.version + 1 } };
   const { callbackWait: _woken, ...rest } = task;
-  const next: TaskRecord = { ...rest, callbacks, workflow, ...decisions, sweepAt: now + sweepWindow(policy), version: task.version + 1 };
+  const next: TaskRecord = {
+    ...rest,
+    callbacks,
+    workflow,
+    ...decisions,
+    sweepAt: now + sweepWindow(policy),
+    moments: withMoment(task, { kind: 'resume', at: now, note: 'workflow' }),
+    version: task.version + 1,
+  };
   return { result: 'resumed', next };
 }
 
@@ -270,6 +279,7 @@ export function decideEndWorkflow(
     sweepAt: now + sweepWindow(policy),
     statusMessage: endedMessage(end),
     lastUpdatedAt: now,
+    moments: withMoment(task, { kind: 'resume', at: now, note: 'workflow' }),
     version: task.version + 1,
   };
   return { result: 'resumed', next: undeliveredAtEnd(next) };

@@ -22,6 +22,7 @@ import { describeFinish } from './finish.contract.ts';
 import { describeHeartbeat } from './heartbeat.contract.ts';
 import { contractKit, type StoreUnderTest } from './kit.ts';
 import { describeList } from './list.contract.ts';
+import { describeMoments } from './moments.contract.ts';
 import { describeRelease } from './release.contract.ts';
 import { describeSignInNames } from './sign-in-names.contract.ts';
 import { describeSignOuts } from './sign-outs.contract.ts';
@@ -67,5 +68,6 @@ export function describeTaskStore(name: string, makeStore: () => Promise<StoreUn
     describeConcurrentCallers(kit);
     describeSignOuts(kit);
     describeSignInNames(kit);
+    describeMoments(kit);
   });
 }

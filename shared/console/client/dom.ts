@@ -2,13 +2,15 @@
  * Nodes (`../nodes.ts`) as DOM: elements of the allowed tags with the
  * allowed attributes, and text as text nodes. Nothing is parsed as HTML.
  */
-import { attributeAllowed, tagAllowed, type UiNode } from '../nodes.ts';
+import { attributeAllowed, SVG_TAGS, tagAllowed, type UiNode } from '../nodes.ts';
 
-/** `node` as a DOM node of `doc` (a tag outside the list becomes empty text). */
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** `node` as a DOM node of `doc` (a tag outside the list becomes empty text; the picture's tags in the SVG namespace). */
 function toDom(doc: Document, node: UiNode): Node {
   if (typeof node === 'string') return doc.createTextNode(node);
   if (!tagAllowed(node.tag)) return doc.createTextNode('');
-  const element = doc.createElement(node.tag);
+  const element = SVG_TAGS.has(node.tag) ? doc.createElementNS(SVG_NS, node.tag) : doc.createElement(node.tag);
   for (const [name, value] of Object.entries(node.attrs ?? {})) {
     if (value !== undefined && attributeAllowed(name, value)) element.setAttribute(name, value === true ? '' : value);
   }

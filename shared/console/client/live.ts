@@ -75,6 +75,8 @@ function showTask(root: HTMLElement, view: LiveView, shown: readonly string[]): 
   const decisions = byId('decision-list');
   if (decisions) fill(decisions, view.decisionNodes);
   reveal('decisions', view.decisionNodes.length > 0);
+  const timeline = byId('timeline-picture');
+  if (timeline && view.timelineNodes) fill(timeline, view.timelineNodes);
   for (const section of document.querySelectorAll<HTMLElement>('[data-question]')) {
     section.hidden = !view.questions.includes(section.dataset['question'] ?? '');
   }

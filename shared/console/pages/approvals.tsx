@@ -14,6 +14,7 @@ import { LIVE_SCRIPT } from '../live-script.ts';
 import type { UiNode } from '../nodes.ts';
 import { Nodes } from './nodes.tsx';
 import { DecidedBy, Question, type Refusal } from './question.tsx';
+import { Timeline } from './timeline.tsx';
 
 /** The questions waiting for an approver, oldest first. */
 export function WaitingList(props: { rows: UiNode[]; next?: string }) {
@@ -94,6 +95,7 @@ export function ApproverTaskPage(props: {
         ))}
       </section>
       <DecidedBy nodes={live.decisionNodes} />
+      <Timeline nodes={live.timelineNodes} />
       <script nonce={props.nonce}>{raw(LIVE_SCRIPT)}</script>
     </div>
   );

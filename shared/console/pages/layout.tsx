@@ -60,6 +60,17 @@ legend { font-weight: 600; padding: 0 .25rem; }
 .badge-error, .badge-failed, .badge-rejected { background: #fce8e6; color: #8c1d18; }
 .badge-cancelled { background: #eee; color: #3c3c3c; }
 .status-line { font-size: 1.05rem; }
+#timeline svg.tl-picture { display: block; width: 100%; max-width: 30rem; height: auto; margin: .5rem 0; }
+.tl-words { font: 12px system-ui, -apple-system, "Segoe UI", sans-serif; fill: var(--ink); }
+.tl-axis { stroke: var(--line); stroke-width: 1; }
+.tl-bar { fill: #5f6368; }
+.tl-queued { fill: #9aa0a6; }
+.tl-run { fill: #0b57d0; }
+.tl-wait-person, .tl-wait-client { fill: #b06000; }
+.tl-wait-callback, .tl-wait-workflow, .tl-wait-sleep { fill: #7b1fa2; }
+.tl-retry, .tl-recovered { fill: #a50e0e; }
+.tl-open { opacity: .6; }
+.tl-list { padding-left: 1.25rem; }
 .note { background: var(--soft); border-left: 4px solid var(--line); padding: .5rem .75rem; }
 .live-state:empty { display: none; }
 dl.facts, dl.rows { display: grid; grid-template-columns: minmax(7rem, max-content) 1fr; gap: .25rem 1rem; margin: .5rem 0; }

@@ -18,6 +18,7 @@ import { canDecide, timeNode, type Viewer } from '../words.ts';
 import { TaskEvents } from './events.tsx';
 import { Nodes } from './nodes.tsx';
 import { DecidedBy, Question, type Refusal } from './question.tsx';
+import { Timeline } from './timeline.tsx';
 
 export interface TaskPageProps {
   task: TaskRecord;
@@ -80,6 +81,7 @@ export function TaskPage(props: TaskPageProps) {
         ))}
       </section>
       <DecidedBy nodes={live.decisionNodes} />
+      <Timeline nodes={live.timelineNodes} />
       <Outcome result={live.result} />
       <section id="failure" hidden={task.status !== 'failed'}>
         <h2>What went wrong</h2>

@@ -6,14 +6,14 @@
  * difference under the version read, as `answer` does.
  */
 
-import { decideAwaitCallbacks, decideBeatCallback, decideCompleteCallback } from '../callbacks-decisions.ts';
+import { decideAwaitCallbacks, decideBeatCallback, decideCompleteCallback, suspendMoment } from '../callbacks-decisions.ts';
 import { type CompletionResult, type HeartbeatResult, waitDeadline } from '../callbacks-model.ts';
 import type { CallbackStore } from '../callbacks-store.ts';
 import type { Decision } from '../decisions.ts';
 import type { TaskRecord } from '../model.ts';
 import { fromItem, number } from './codec.ts';
 import { readRow } from './results.ts';
-import { backoff, changes, leaseHeldBy, MAX_ATTEMPTS, type StoreTable, shardsOf, updateRow, versionOf } from './update.ts';
+import { backoff, changes, leaseHeldBy, MAX_ATTEMPTS, momentWrite, type StoreTable, shardsOf, updateRow, versionOf } from './update.ts';
 
 /** The worker's callback operation on `table`: a run suspends on its callbacks. */
 export function callbackWaits(table: StoreTable): Pick<CallbackStore, 'awaitCallbacks'> {
@@ -23,9 +23,11 @@ export function callbackWaits(table: StoreTable): Pick<CallbackStore, 'awaitCall
       // its rule: lease held, no cancel requested, the settlements as the run saw them.
       // (A working row is on the active index already: only its `sweepAt` moves.)
       const seen = options.seen === undefined ? undefined : JSON.stringify(options.seen);
+      const moment = momentWrite(suspendMoment(options, now), options.claimed);
       const guard = leaseHeldBy(leaseOwner, {
         ':false': { BOOL: false },
         ...(seen === undefined ? {} : { ':seen': { S: seen } }),
+        ...moment.values,
       });
       const written = await updateRow(table, taskId, {
         set: {
@@ -36,7 +38,9 @@ export function callbackWaits(table: StoreTable): Pick<CallbackStore, 'awaitCall
           statusMessage: { S: options.statusMessage },
           lastUpdatedAt: number(now),
           ...(options.progressMark === undefined ? {} : { progressMark: number(options.progressMark) }),
+          ...moment.set,
         },
+        ...(moment.setExpressions ? { setExpressions: moment.setExpressions } : {}),
         remove: ['leaseOwner', 'leaseUntil'],
         condition: `${guard.condition} AND #cancelRequested = :false AND ${seen === undefined ? 'attribute_not_exists(#callbacks)' : '#callbacks = :seen'}`,
         values: guard.values!,

@@ -7,6 +7,8 @@ import { createHash } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { listSortKey } from '../listing.ts';
 import { isTerminal, type TaskBase, type TaskRecord, type TaskStatus } from '../model.ts';
+import { decodeMoment, encodeMoment } from '../moments.ts';
+import type { Moment } from '../phases.ts';
 import type { StorePolicy } from '../store-types.ts';
 import { expiresAtSeconds } from '../ttl.ts';
 import {
@@ -191,6 +193,7 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
   if (task.repeat !== undefined) item['repeat'] = { M: { head: { S: task.repeat.head }, run: number(task.repeat.run) } };
   if (task.runsEnded !== undefined) item['runsEnded'] = number(task.runsEnded);
   if (task.workflow !== undefined) item['workflow'] = json(task.workflow);
+  if (task.moments !== undefined) item['moments'] = momentsValue(task.moments);
   if (task.status === 'input_required') item['inputRequests'] = json(task.inputRequests);
   if (task.status === 'completed') item['result'] = json(task.result);
   if (task.status === 'failed') item['error'] = json(task.error);
@@ -244,6 +247,7 @@ export function fromItem(item: Item): TaskRecord {
   if (repeat) base.repeat = { head: readString(repeat, 'head'), run: readNumber(repeat, 'run') };
   if (item['runsEnded']) base.runsEnded = readNumber(item, 'runsEnded');
   if (item['workflow']) base.workflow = readJson(item, 'workflow');
+  if (item['moments']?.L) base.moments = item['moments'].L.flatMap((value) => readMoment(value));
 
   const status = readString(item, 'status') as TaskStatus;
   switch (status) {
@@ -259,6 +263,20 @@ export function fromItem(item: Item): TaskRecord {
     default:
       throw new Error(`Task row with unknown status: ${String(status)}`);
   }
+}
+
+/**
+ * Moments as the row keeps them: a list of short strings, so that the
+ * writes made without a read (a claim) append to it (`list_append`).
+ */
+export function momentsValue(moments: readonly Moment[]): AttributeValue {
+  return { L: moments.map((moment) => ({ S: encodeMoment(moment) })) };
+}
+
+/** One moment of the row's list (none for a kind this release does not know). */
+function readMoment(value: AttributeValue): Moment[] {
+  const moment = value.S === undefined ? undefined : decodeMoment(value.S);
+  return moment ? [moment] : [];
 }
 
 export function readString(item: Item, name: string): string {

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { applyOutcome, decideFail } from '../decisions.ts';
 import { isTerminal, type TaskRecord } from '../model.ts';
+import { releaseMoment } from '../moments.ts';
 import { heartbeatFields, leaseFor, releaseFields } from '../predicates.ts';
 import type { TaskStore } from '../store.ts';
 import { LeaseLostError, TaskRowRejectedError } from '../store-errors.ts';
@@ -19,7 +20,17 @@ import { putChunks } from './results.ts';
 import { endMinimal, rewriteRow } from './rewrite.ts';
 import { INLINE_ROW_LIMIT_BYTES, RESULT_REF } from './schema.ts';
 import { freeSlot } from './slots.ts';
-import { changes, leaseHeldBy, ROW_REJECTED_ERROR, rejectedMessage, type StoreTable, shardsOf, updateRow } from './update.ts';
+import {
+  appendMoment,
+  changes,
+  leaseHeldBy,
+  momentWrite,
+  ROW_REJECTED_ERROR,
+  rejectedMessage,
+  type StoreTable,
+  shardsOf,
+  updateRow,
+} from './update.ts';
 
 /** `claim`, `heartbeat`, `finish` and `release` on `table`. */
 export function leases(table: StoreTable): Pick<TaskStore, 'claim' | 'heartbeat' | 'finish' | 'release'> {
@@ -31,14 +42,17 @@ export function leases(table: StoreTable): Pick<TaskStore, 'claim' | 'heartbeat'
       // release and answer scheduled it past one lease, so the claim costs the
       // index nothing.
       const lease = leaseFor(leaseOwner, now, table.policy.leaseMs);
+      // The claim's moment is appended to the row's list, as `decideClaim` appends it (never folded).
+      const moment = appendMoment({ kind: 'claim', at: now });
       const item = await updateRow(table, taskId, {
         set: {
           leaseOwner: { S: lease.owner },
           leaseUntil: number(lease.until),
         },
+        setExpressions: moment.setExpressions,
         increment: ['attempts'],
         condition: '#status = :working AND (attribute_not_exists(#leaseUntil) OR #leaseUntil <= :now)',
-        values: { ':working': { S: 'working' }, ':now': number(now) },
+        values: { ':working': { S: 'working' }, ':now': number(now), ...moment.values },
         returnValues: 'ALL_NEW',
       });
       return item && fromItem(item);
@@ -75,14 +89,17 @@ export function leases(table: StoreTable): Pick<TaskStore, 'claim' | 'heartbeat'
       // rule. A failed condition means the lease is not ours (any more):
       // nothing to release.
       const fields = releaseFields(resumeAt, options, table.policy);
+      const moment = momentWrite(releaseMoment(options, resumeAt), options.claimed);
       await updateRow(table, taskId, {
         set: {
           sweepAt: number(fields.sweepAt),
           ...(fields.attempts === undefined ? {} : { attempts: number(fields.attempts) }),
           ...(fields.progressMark === undefined ? {} : { progressMark: number(fields.progressMark) }),
+          ...moment.set,
         },
+        ...(moment.setExpressions ? { setExpressions: moment.setExpressions } : {}),
         remove: ['leaseOwner', 'leaseUntil'],
-        ...leaseHeldBy(leaseOwner),
+        ...leaseHeldBy(leaseOwner, moment.values),
       });
     },
   };

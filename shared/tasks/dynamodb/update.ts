@@ -16,9 +16,11 @@ import {
 import { BARE_INTERNAL_ERROR } from '../../wire.ts';
 import { applyOutcome } from '../decisions.ts';
 import type { JsonRpcErrorObject, TaskRecord } from '../model.ts';
+import { withMoment } from '../moments.ts';
+import type { Moment } from '../phases.ts';
 import { TaskRowRejectedError } from '../store-errors.ts';
 import type { StorePolicy } from '../store-types.ts';
-import { type Item, listKeys, number, rowKey, toItem } from './codec.ts';
+import { type Item, listKeys, momentsValue, number, rowKey, toItem } from './codec.ts';
 import { ACTIVE_INDEX, CLEARABLE, DEFAULT_ACTIVE_INDEX_SHARDS, EXPIRES_AT_MS, RESULT_REF, TABLE_KEYS, TTL_ATTRIBUTE } from './schema.ts';
 
 /** The table a store works on, and the policy it was built with. */
@@ -237,6 +239,7 @@ export function minimalEnd(
     'clientCapabilities',
     // Without its tokens (`applyOutcome` drops them at the end).
     'workflow',
+    'moments',
     'lastUpdatedAt',
     'ttlMs',
     TTL_ATTRIBUTE,
@@ -247,6 +250,28 @@ export function minimalEnd(
   return {
     set,
     remove: ['leaseOwner', 'leaseUntil', 'inputRequests', 'result', RESULT_REF, ACTIVE_INDEX.sort, ACTIVE_INDEX.partition],
+  };
+}
+
+/**
+ * The `SET` of a moment written without a read: appended to the row's list
+ * as it is, or, given the moments the run claimed (only the lease holder adds
+ * moments while it holds the lease), the list that follows them, folded past
+ * the budget (`withMoment`).
+ */
+export function momentWrite(
+  moment: Moment,
+  claimed: { createdAt: number; moments?: readonly Moment[] } | undefined,
+): Pick<RowWrite, 'set' | 'setExpressions' | 'values'> {
+  if (claimed) return { set: { moments: momentsValue(withMoment(claimed, moment)) } };
+  return appendMoment(moment);
+}
+
+/** The `SET` that appends `moment` to the row's list as it is (rows without one start it). */
+export function appendMoment(moment: Moment): Required<Pick<RowWrite, 'setExpressions' | 'values'>> {
+  return {
+    setExpressions: ['#moments = list_append(if_not_exists(#moments, :noMoments), :moment)'],
+    values: { ':noMoments': { L: [] }, ':moment': momentsValue([moment]) },
   };
 }
 
