@@ -250,10 +250,7 @@ function withoutStatusFields(task: Omit<TaskRecord, 'lease' | 'sweepAt' | 'keptU
   return rest as Omit<WorkingTask, 'status'>;
 }
 
-/**
- * `release`: the lease dropped and {@link releaseFields} written, the task
- * still `working`. A lease that is not held is left alone (no change, no error).
- */
+/** `release`: the lease dropped and {@link releaseFields} written, the task still `working`; a lease not held is left alone. */
 export function decideRelease(
   task: TaskRecord | undefined,
   leaseOwner: string,
