@@ -14,7 +14,7 @@
  * Deployed, an execution is never lost and never restarted.
  */
 import type { TaskActions } from '../../shared/actions/task-actions.ts';
-import type { WorkflowEngine } from '../../shared/engines/port.ts';
+import type { EngineAdapter } from '../../shared/engines/port.ts';
 import type { Log } from '../../shared/log.ts';
 import { executionArnOf, restartedName, taskOfExecution } from '../../shared/workflows/names.ts';
 import type { LostExecution } from './stepfunctions/index.ts';
@@ -26,7 +26,7 @@ const RESTARTED = { error: 'mcp-tasks.Restarted', cause: 'The local stack restar
 export async function restartLostExecutions(options: {
   lost: readonly LostExecution[];
   actions: Pick<TaskActions, 'restartExecution'>;
-  engine: WorkflowEngine;
+  engine: EngineAdapter;
   log: Log;
 }): Promise<number> {
   const { actions, engine, log } = options;

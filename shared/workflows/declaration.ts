@@ -4,8 +4,12 @@
  * definition's type can name the declaration without importing it.
  */
 import type * as z from 'zod';
+import type { EngineDeclaration } from '../engines/port.ts';
 
-export interface WorkflowDeclaration {
+/** A Step Functions tool's declaration kind: the engine's port fields and the ASL file it names. */
+export interface WorkflowDeclaration extends EngineDeclaration {
+  /** Step Functions (the default: absent means it). */
+  engine?: 'stepfunctions';
   /** The workflow's name, as the task's status says it ("Running deploy-release"): no ARN is ever shown. */
   name: string;
   /**
