@@ -14,9 +14,10 @@
  * Deployed, an execution is never lost and never restarted.
  */
 import type { TaskActions } from '../../shared/actions/task-actions.ts';
+import { restartedName, taskOfExecution } from '../../shared/engines/names.ts';
 import type { EngineAdapter } from '../../shared/engines/port.ts';
+import { executionArnOf } from '../../shared/engines/stepfunctions/index.ts';
 import type { Log } from '../../shared/log.ts';
-import { executionArnOf, restartedName, taskOfExecution } from '../../shared/workflows/names.ts';
 import type { LostExecution } from './stepfunctions/index.ts';
 
 /** The error the lost execution is stopped with. */

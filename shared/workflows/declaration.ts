@@ -22,11 +22,6 @@ export interface WorkflowDeclaration extends EngineDeclaration {
   text?: (output: unknown) => string;
 }
 
-/** A workflow's ASL definition with `${ReceiverFunctionArn}` replaced by the receiver's ARN (the stack's, or the local one). */
-export function withReceiver(definition: string, receiverArn: string): string {
-  return definition.replace(/\$\{ReceiverFunctionArn\}/g, receiverArn);
-}
-
 /**
  * Declares a workflow tool: a `task` tool whose run is an execution of the
  * state machine bound to it (`TASKS_WORKFLOWS`), its handler supplied by the

@@ -26,7 +26,9 @@
  * task ends with it) and is harmless when made again.
  */
 import type { CallbackKeys } from '../callback-tokens.ts';
+import { workflowInput } from '../engines/names.ts';
 import { type EngineAdapter, type EngineName, ExecutionAlreadyExistsError, engineNamed, TaskTokenGoneError } from '../engines/port.ts';
+import { END_STATUSES, endOf, executionArnOf } from '../engines/stepfunctions/index.ts';
 import type { Log } from '../log.ts';
 import { type CallbackHost, runHostOf } from '../runtime/callbacks.ts';
 import { type ElicitAnswer, type TaskContext, type ToolDefinition, ToolError, type ToolResult } from '../runtime/tool.ts';
@@ -34,8 +36,6 @@ import type { TaskStore } from '../tasks/store.ts';
 import { WORKFLOW_END_ID, type WorkflowEnd, type WorkflowQuestion, workflowEnd, workflowQuestions } from '../tasks/workflows-model.ts';
 import type { WorkflowBindings } from './bindings.ts';
 import type { WorkflowDeclaration } from './declaration.ts';
-import { END_STATUSES, endOf } from './events.ts';
-import { executionArnOf, workflowInput } from './names.ts';
 import { CANCELLED_ERROR, resultOfEnd, type WorkflowNaming } from './outcome.ts';
 import { elicitParamsOf, replyOf } from './replies.ts';
 import { nextCheckAt } from './schedule.ts';

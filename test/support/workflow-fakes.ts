@@ -12,8 +12,7 @@ import {
   type StartedExecution,
   TaskTokenGoneError,
 } from '../../shared/engines/port.ts';
-import { STATES_SOURCE, STATUS_CHANGE_DETAIL_TYPE } from '../../shared/workflows/events.ts';
-import { executionArnOf } from '../../shared/workflows/names.ts';
+import { executionArnOf, STATES_SOURCE, STATUS_CHANGE_DETAIL_TYPE } from '../../shared/engines/stepfunctions/index.ts';
 
 export const ACCOUNT = '123456789012';
 export const MACHINE = `arn:aws:states:us-east-1:${ACCOUNT}:stateMachine:deploy-release`;
