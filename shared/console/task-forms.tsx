@@ -59,6 +59,15 @@ export function taskForms(app: Hono<ConsoleEnv>, deps: ConsoleDeps, sessions: Co
   });
 }
 
+/** An answer to a question its workflow's restart withdrew: refused, saying so (the restarted workflow asks again). */
+function notDelivered(deps: ConsoleDeps, c: C, taskId: string) {
+  deps.log({ event: 'console-answer-refused', taskId, reason: 'withdrawn' });
+  c.status(409);
+  return c.render(<Message heading="Not delivered" text={`${NOT_DELIVERED_MESSAGE}. Nothing was recorded.`} />, {
+    title: 'Not delivered',
+  });
+}
+
 /** The steps of an answer: checks and the record, and what a late one is told. */
 function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
   const { actions } = deps;
@@ -70,7 +79,7 @@ function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
    */
   async function lateOrNotFound(c: C, taskId: string, key: string, open = false) {
     const decision = key === '' ? undefined : await actions.decisionOf(taskId, key);
-    if (decision === 'withdrawn') return notDelivered(c, taskId);
+    if (decision === 'withdrawn') return notDelivered(deps, c, taskId);
     if (!decision && !open) return kit.notFound(c);
     c.status(409);
     const text = decision
@@ -81,15 +90,6 @@ function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
         ]
       : 'This question is no longer open: it was answered, or the task moved on. Nothing was recorded.';
     return c.render(<Message heading={decision ? 'Already decided' : 'Not open'} text={text} />, { title: 'Not open' });
-  }
-
-  /** An answer to a question its workflow's restart withdrew: refused, saying so (the restarted workflow asks again). */
-  function notDelivered(c: C, taskId: string) {
-    deps.log({ event: 'console-answer-refused', taskId, reason: 'withdrawn' });
-    c.status(409);
-    return c.render(<Message heading="Not delivered" text={`${NOT_DELIVERED_MESSAGE}. Nothing was recorded.`} />, {
-      title: 'Not delivered',
-    });
   }
 
   interface Posted {
@@ -109,7 +109,7 @@ function answerSteps(deps: ConsoleDeps, kit: RouteKit) {
     // An approver decides another's questions for a person only: any other key of theirs is not open to them.
     if (task.status !== 'input_required' || !request || (!own && !forPersonOnly(request))) {
       // A question a restart of its workflow withdrew: the decision cannot go anywhere.
-      if (withdrawnKeys(task.callbacks).includes(key)) return notDelivered(c, taskId);
+      if (withdrawnKeys(task.callbacks).includes(key)) return notDelivered(deps, c, taskId);
       return lateOrNotFound(c, taskId, key, true);
     }
     const fields = formFields(request.params?.['requestedSchema']);
