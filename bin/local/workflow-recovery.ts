@@ -14,9 +14,10 @@
  * Deployed, an execution is never lost and never restarted.
  */
 import type { TaskActions } from '../../shared/actions/task-actions.ts';
-import type { WorkflowEngine } from '../../shared/engines/port.ts';
+import { restartedName, taskOfExecution } from '../../shared/engines/names.ts';
+import type { EngineAdapter } from '../../shared/engines/port.ts';
+import { executionArnOf } from '../../shared/engines/stepfunctions/index.ts';
 import type { Log } from '../../shared/log.ts';
-import { executionArnOf, restartedName, taskOfExecution } from '../../shared/workflows/names.ts';
 import type { LostExecution } from './stepfunctions/index.ts';
 
 /** The error the lost execution is stopped with. */
@@ -26,7 +27,7 @@ const RESTARTED = { error: 'mcp-tasks.Restarted', cause: 'The local stack restar
 export async function restartLostExecutions(options: {
   lost: readonly LostExecution[];
   actions: Pick<TaskActions, 'restartExecution'>;
-  engine: WorkflowEngine;
+  engine: EngineAdapter;
   log: Log;
 }): Promise<number> {
   const { actions, engine, log } = options;

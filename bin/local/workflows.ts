@@ -18,13 +18,12 @@ import type { WorkflowEventsHandler } from '../../functions/workflow-events/app.
 import type { WorkflowReceiverHandler } from '../../functions/workflow-receiver/app.ts';
 import { TaskActions } from '../../shared/actions/task-actions.ts';
 import type { Config } from '../../shared/config.ts';
-import { SfnWorkflowEngine } from '../../shared/engines/stepfunctions/index.ts';
+import { SfnWorkflowEngine, withReceiver } from '../../shared/engines/stepfunctions/index.ts';
 import type { Log } from '../../shared/log.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import type { WorkflowBindings } from '../../shared/workflows/bindings.ts';
-import { withReceiver } from '../../shared/workflows/declaration.ts';
 import type { Cleanup } from './cleanup.ts';
 import { REGION } from './emulators.ts';
 import { loadLocalStates } from './local-states.ts';

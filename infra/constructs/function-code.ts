@@ -47,9 +47,13 @@ const ENGINE_MODULES = {
 
 type EngineKind = keyof typeof ENGINE_MODULES;
 
-/** The engine a tool runs on: a workflow tool's declaration names an ASL file, Step Functions'. */
+/** The engine a tool runs on, as its declaration names it (absent: Step Functions, whose declaration names an ASL file). */
 function engineOf(tool: ToolSummary): EngineKind | undefined {
-  return tool.workflow === undefined ? undefined : 'stepfunctions';
+  if (tool.workflow === undefined) return undefined;
+  const engine = tool.workflow.engine ?? 'stepfunctions';
+  if (!Object.hasOwn(ENGINE_MODULES, engine))
+    throw new Error(`Tool "${tool.name}" names engine "${engine}", which this package does not have`);
+  return engine as EngineKind;
 }
 /** The module synthesis checks the tools with, in a child process (`tools-module.ts`). */
 const CATALOGUE_MODULE = 'shared/runtime/catalogue';

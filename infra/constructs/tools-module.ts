@@ -30,8 +30,8 @@ export interface ToolSummary {
   /** Whether it has a `prepare` (which runs in the MCP function). */
   readonly prepare: boolean;
   readonly needs?: ToolNeeds;
-  /** A workflow tool's workflow: its name and its ASL file (from the project root). */
-  readonly workflow?: { readonly name: string; readonly definition: string };
+  /** A workflow tool's workflow: the engine it names (absent: Step Functions), its name and its ASL file (from the project root). */
+  readonly workflow?: { readonly engine?: string; readonly name: string; readonly definition: string };
   /** The `Mcp-Param-*` headers its `x-mcp-header` parameters are sent in (browsers must be allowed to send them). */
   readonly paramHeaders?: readonly string[];
 }
@@ -152,7 +152,7 @@ process.stdout.write(JSON.stringify(tools.map((tool) => ({
   execution: tool.execution,
   prepare: tool.prepare !== undefined,
   ...(tool.needs ? { needs: tool.needs } : {}),
-  ...(tool.workflow ? { workflow: { name: tool.workflow.name, definition: tool.workflow.definition } } : {}),
+  ...(tool.workflow ? { workflow: { ...(tool.workflow.engine ? { engine: tool.workflow.engine } : {}), name: tool.workflow.name, definition: tool.workflow.definition } } : {}),
   ...(declared.has(tool.name) ? { paramHeaders: declared.get(tool.name).map((param) => 'Mcp-Param-' + param.name) } : {}),
 }))));
 `;

@@ -33,7 +33,7 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ENV } from '../../shared/config.ts';
-import { END_STATUSES } from '../../shared/workflows/events.ts';
+import { END_STATUSES } from '../../shared/engines/stepfunctions/index.ts';
 import type { FunctionCode } from './function-code.ts';
 import type { StackSecret } from './stack-secret.ts';
 import { TaskFunction } from './task-function.ts';

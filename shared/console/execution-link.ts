@@ -1,3 +1,5 @@
+import { executionNameOf, isExecutionArn } from '../engines/stepfunctions/index.ts';
+
 /**
  * Where a workflow tool's task page points its owner for the execution the
  * task follows: the AWS console's page of that Step Functions execution,
@@ -5,7 +7,6 @@
  * stack's executions run in its emulator, which has no such page: there the
  * page names the execution without a link.
  */
-import { executionNameOf, isExecutionArn } from '../workflows/names.ts';
 
 /** The AWS console's origin per partition, and whether it is per region (`<region>.<host>`). */
 const CONSOLE_HOSTS: Readonly<Record<string, { host: string; regional: boolean }>> = {

@@ -22,6 +22,7 @@ import {
   type AskedQuestion,
   asksTheSame,
   type ExpectedExecution,
+  type FollowOptions,
   stateKeyOf,
   WORKFLOW_END_ID,
   WORKFLOW_QUESTION_PREFIX,
@@ -39,17 +40,23 @@ function followed(task: TaskRecord, expected: ExpectedExecution): string | undef
 }
 
 /**
- * `followExecution`: the task follows `execution`, unless it follows another
- * already (a retried start keeps what the first recorded), or `replacing`
+ * `followExecution`: the task follows `execution` (on `options.engine`, when
+ * given), unless it follows another already (a retried start keeps what the
+ * first recorded), or `options.replacing`
  * names the one it follows (a local restart moves it to the new execution).
  * The result is the execution the task follows afterwards; `undefined` for a
  * task that has ended or is not there.
  */
-export function decideFollowExecution(task: TaskRecord | undefined, execution: string, replacing?: string): Decision<string | undefined> {
+export function decideFollowExecution(
+  task: TaskRecord | undefined,
+  execution: string,
+  options: FollowOptions = {},
+): Decision<string | undefined> {
   if (!task || isTerminal(task.status)) return { result: undefined };
   const current = task.workflow?.execution;
-  if (current === execution || (current !== undefined && current !== replacing)) return { result: current };
-  return { result: execution, next: { ...task, workflow: { ...task.workflow, execution }, version: task.version + 1 } };
+  if (current === execution || (current !== undefined && current !== options.replacing)) return { result: current };
+  const engine = options.engine === undefined ? {} : { engine: options.engine };
+  return { result: execution, next: { ...task, workflow: { ...task.workflow, ...engine, execution }, version: task.version + 1 } };
 }
 
 /**

@@ -17,6 +17,11 @@ type Settlements = Record<string, object>;
 
 /** The workflow part of a task row (absent: not a workflow tool, or nothing started yet). */
 export interface WorkflowRecord {
+  /**
+   * The engine the execution runs on (`EngineName` in `shared/engines/port.ts`):
+   * absent on rows written before engines had names, which are Step Functions'.
+   */
+  engine?: string;
   /** The ARN of the execution the task follows: questions and the end are accepted from it only. */
   execution?: string;
   /**
@@ -28,6 +33,14 @@ export interface WorkflowRecord {
   tokens?: Record<string, string>;
   /** The execution's last progress message, the status while it runs (absent: "Running <workflow>"). */
   progress?: string;
+}
+
+/** How `followExecution` (`workflows-store.ts`) records an execution. */
+export interface FollowOptions {
+  /** The execution the task follows that this one replaces (a local restart). */
+  replacing?: string;
+  /** The engine it runs on, recorded with it (`WorkflowRecord.engine`). */
+  engine?: string;
 }
 
 /**

@@ -8,15 +8,16 @@
  */
 import type { CompletionResult } from './callbacks-model.ts';
 import type { RestartResult } from './workflows-decisions.ts';
-import type { AskedQuestion, ExpectedExecution, WorkflowEnd, WorkflowWriteResult } from './workflows-model.ts';
+import type { AskedQuestion, ExpectedExecution, FollowOptions, WorkflowEnd, WorkflowWriteResult } from './workflows-model.ts';
 
 export interface WorkflowStore {
   /**
-   * Records the execution the task follows (one write), unless it follows
-   * another already, which is kept, or `replacing` names the one it follows.
-   * Resolves to the execution it follows; `undefined` when the task has ended or is gone.
+   * Records the execution the task follows, and its engine (one write),
+   * unless it follows another already, which is kept, or `options.replacing`
+   * names the one it follows. Resolves to the execution it follows;
+   * `undefined` when the task has ended or is gone.
    */
-  followExecution(taskId: string, execution: string, replacing?: string): Promise<string | undefined>;
+  followExecution(taskId: string, execution: string, options?: FollowOptions): Promise<string | undefined>;
 
   /**
    * Moves the task from `replaced` (or none recorded) to `execution`, started

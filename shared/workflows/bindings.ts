@@ -6,8 +6,9 @@
  *
  * No AWS SDK in here: this module is part of every bundle.
  */
+
+import { executionArnOf, isMachineArn } from '../engines/stepfunctions/index.ts';
 import type { ExpectedExecution } from '../tasks/workflows-model.ts';
-import { executionArnOf, isMachineArn } from './names.ts';
 
 /** Tool name → the ARN of the state machine it starts. */
 export type WorkflowBindings = Readonly<Record<string, string>>;

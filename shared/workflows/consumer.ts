@@ -9,10 +9,10 @@
  * ended change nothing: a redrive after the task ended is not followed.
  */
 import { type ActionStore, TaskActions } from '../actions/task-actions.ts';
+import { readExecutionEvent } from '../engines/stepfunctions/index.ts';
 import type { Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import { expectedBy, type WorkflowBindings } from './bindings.ts';
-import { readExecutionEvent } from './events.ts';
 
 export interface ConsumerDeps {
   store: ActionStore;

@@ -4,8 +4,12 @@
  * definition's type can name the declaration without importing it.
  */
 import type * as z from 'zod';
+import type { EngineDeclaration } from '../engines/port.ts';
 
-export interface WorkflowDeclaration {
+/** A Step Functions tool's declaration kind: the engine's port fields and the ASL file it names. */
+export interface WorkflowDeclaration extends EngineDeclaration {
+  /** Step Functions (the default: absent means it). */
+  engine?: 'stepfunctions';
   /** The workflow's name, as the task's status says it ("Running deploy-release"): no ARN is ever shown. */
   name: string;
   /**
@@ -16,11 +20,6 @@ export interface WorkflowDeclaration {
   definition: string;
   /** How the execution's output reads as text (default: its JSON, cut at 2,000 characters). */
   text?: (output: unknown) => string;
-}
-
-/** A workflow's ASL definition with `${ReceiverFunctionArn}` replaced by the receiver's ARN (the stack's, or the local one). */
-export function withReceiver(definition: string, receiverArn: string): string {
-  return definition.replace(/\$\{ReceiverFunctionArn\}/g, receiverArn);
 }
 
 /**

@@ -22,13 +22,14 @@
 
 import { type ActionStore, TaskActions } from '../actions/task-actions.ts';
 import type { CallbackKeys } from '../callback-tokens.ts';
+import { taskOfExecution } from '../engines/names.ts';
+import { executionNameOf, isExecutionArn } from '../engines/stepfunctions/index.ts';
 import { TasksError } from '../errors.ts';
 import { errorName, type Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
 import { LimitExceededError, MAX_STATUS_MESSAGE_BYTES, MAX_TASK_ID_LENGTH, truncateUtf8 } from '../tasks/limits.ts';
 import type { WorkflowWriteResult } from '../tasks/workflows-model.ts';
 import { expectedBy, type WorkflowBindings } from './bindings.ts';
-import { executionNameOf, isExecutionArn, taskOfExecution } from './names.ts';
 import { questionIdOf, sealTaskToken } from './tokens.ts';
 
 /** The error a refused question fails its state with (a task that ended, or follows another execution). */

@@ -26,7 +26,9 @@
  * task ends with it) and is harmless when made again.
  */
 import type { CallbackKeys } from '../callback-tokens.ts';
-import { ExecutionAlreadyExistsError, TaskTokenGoneError, type WorkflowEngine } from '../engines/port.ts';
+import { workflowInput } from '../engines/names.ts';
+import { type EngineAdapter, type EngineName, ExecutionAlreadyExistsError, engineNamed, TaskTokenGoneError } from '../engines/port.ts';
+import { END_STATUSES, endOf, executionArnOf } from '../engines/stepfunctions/index.ts';
 import type { Log } from '../log.ts';
 import { type CallbackHost, runHostOf } from '../runtime/callbacks.ts';
 import { type ElicitAnswer, type TaskContext, type ToolDefinition, ToolError, type ToolResult } from '../runtime/tool.ts';
@@ -34,8 +36,6 @@ import type { TaskStore } from '../tasks/store.ts';
 import { WORKFLOW_END_ID, type WorkflowEnd, type WorkflowQuestion, workflowEnd, workflowQuestions } from '../tasks/workflows-model.ts';
 import type { WorkflowBindings } from './bindings.ts';
 import type { WorkflowDeclaration } from './declaration.ts';
-import { END_STATUSES, endOf } from './events.ts';
-import { executionArnOf, workflowInput } from './names.ts';
 import { CANCELLED_ERROR, resultOfEnd, type WorkflowNaming } from './outcome.ts';
 import { elicitParamsOf, replyOf } from './replies.ts';
 import { nextCheckAt } from './schedule.ts';
@@ -46,7 +46,7 @@ const LONGEST_EXECUTION_MS = 366 * 24 * 3_600_000;
 
 /** What a workflow tool's engine-supplied handler runs on. */
 export interface WorkflowDeps {
-  engine: WorkflowEngine;
+  engine: EngineAdapter;
   bindings: WorkflowBindings;
   store: Pick<TaskStore, 'followExecution' | 'dropWorkflowToken'>;
   keys: CallbackKeys;
@@ -59,7 +59,7 @@ export interface WorkflowDeps {
  * (`functions/lib/sfn.ts`).
  */
 export interface WorkflowRuntime {
-  engine: () => WorkflowEngine;
+  engine: () => EngineAdapter;
   bind: typeof bindWorkflows;
 }
 
@@ -114,6 +114,7 @@ class WorkflowRun {
   private readonly host: CallbackHost;
   private readonly taskId: string;
   private readonly naming: WorkflowNaming;
+  private readonly engine: EngineName;
 
   constructor(
     private readonly tool: string,
@@ -126,6 +127,7 @@ class WorkflowRun {
     this.host = host;
     this.taskId = host.taskId;
     this.naming = { workflow: workflow.name, ...(workflow.text ? { text: workflow.text } : {}) };
+    this.engine = engineNamed(workflow);
   }
 
   async run(args: Record<string, unknown>): Promise<ToolResult> {
@@ -161,7 +163,7 @@ class WorkflowRun {
         ...(ended ? { ended: endOf(described.executionArn, described.status as WorkflowEnd['status'], described) } : {}),
       };
     }
-    await store.followExecution(this.taskId, started.executionArn);
+    await store.followExecution(this.taskId, started.executionArn, { engine: this.engine });
     log({ event: 'workflow-started', taskId: this.taskId, tool: this.tool, ...(started.ended ? { ended: started.ended.status } : {}) });
     return started;
   }
@@ -203,7 +205,7 @@ class WorkflowRun {
     if (sealed !== undefined) {
       const token = await unsealTaskToken(keys, this.taskId, sealed);
       try {
-        await ('output' in reply ? engine.sendSuccess(token, reply.output) : engine.sendFailure(token, reply.failure));
+        await ('output' in reply ? engine.answer(token, reply.output) : engine.decline(token, reply.failure));
       } catch (error) {
         if (!(error instanceof TaskTokenGoneError)) throw error;
         delivered = false;

@@ -1,6 +1,7 @@
 /** TaskStore contract: a workflow's execution on its task (registered by `describeTaskStore`, see `task-store.contract.ts`). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { engineNamed } from '../../shared/engines/port.ts';
 import type { CallbackWait } from '../../shared/tasks/callbacks-model.ts';
 import { LimitExceededError } from '../../shared/tasks/limits.ts';
 import { endedMessage } from '../../shared/tasks/workflows-decisions.ts';
@@ -63,10 +64,23 @@ export function describeWorkflows(kit: ContractKit): void {
       assert.equal(await store().followExecution(task.taskId, EXECUTION), EXECUTION);
       assert.equal(await store().followExecution(task.taskId, OTHER), EXECUTION);
       assert.equal((await read(task.taskId)).workflow?.execution, EXECUTION);
-      assert.equal(await store().followExecution(task.taskId, OTHER, EXECUTION), OTHER);
+      assert.equal(await store().followExecution(task.taskId, OTHER, { replacing: EXECUTION }), OTHER);
       assert.equal((await read(task.taskId)).workflow?.execution, OTHER);
       const ended = await completed();
       assert.equal(await store().followExecution(ended.taskId, EXECUTION), undefined);
+    });
+
+    it('the engine an execution runs on is recorded with it; a row that names none is read as Step Functions', async () => {
+      const { task } = await claimed();
+      assert.equal(await store().followExecution(task.taskId, EXECUTION), EXECUTION);
+      const old = (await read(task.taskId)).workflow;
+      assert.equal(old?.engine, undefined);
+      assert.equal(engineNamed(old), 'stepfunctions');
+      const { task: named } = await claimed();
+      assert.equal(await store().followExecution(named.taskId, OTHER, { engine: 'durable' }), OTHER);
+      const workflow = (await read(named.taskId)).workflow;
+      assert.deepEqual(workflow, { engine: 'durable', execution: OTHER });
+      assert.equal(engineNamed(workflow), 'durable');
     });
 
     it('a question from the followed execution wakes a suspended task: recorded in order, its token kept, due one W later', async () => {

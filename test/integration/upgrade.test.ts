@@ -6,10 +6,14 @@
  * ago it was captured (as if the release had been replaced a moment after
  * writing them). This version then finishes every task: the queued one runs,
  * the sleeping one wakes, the one waiting for an answer takes it and ends,
- * and the completed one keeps its result.
+ * and the completed one keeps its result. A release's workflow fixture
+ * (`workflow.json`, `capture-workflow.ts`) holds a Step Functions tool's task
+ * suspended on its execution, its row written before rows named their engine:
+ * this version reads it as Step Functions' and ends it by the execution's
+ * status-change event.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -17,8 +21,12 @@ import { fileURLToPath } from 'node:url';
 import { type AttributeValue, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { startLocalStack } from '../../bin/local/stack.ts';
+import { engineNamed } from '../../shared/engines/port.ts';
+import type { WorkflowRecord } from '../../shared/tasks/workflows-model.ts';
 import { pollUntil, resultOf, rpc } from '../support/wire.ts';
+import { statusChangeEvent } from '../support/workflow-fakes.ts';
 import type { Fixture } from '../upgrade/capture.ts';
+import type { WorkflowFixture } from '../upgrade/capture-workflow.ts';
 import { upgradeTools } from '../upgrade/tools.ts';
 
 const FIXTURES = fileURLToPath(new URL('../upgrade/', import.meta.url));
@@ -54,45 +62,51 @@ function moved(value: AttributeValue, capturedAt: number, deltaMs: number): Attr
   return value;
 }
 
+/** A fresh local stack of this version with the fixture's items and messages in it, its times moved forward. */
+async function loaded(fixture: Pick<Fixture, 'capturedAt' | 'items' | 'messages'>) {
+  let dynamodb: DynamoDBClient | undefined;
+  let sqs: SQSClient | undefined;
+  const dataDir = mkdtempSync(join(tmpdir(), 'mcp-tasks-upgrade-'));
+  const stack = await startLocalStack({
+    port: 0,
+    dataDir,
+    tools: upgradeTools,
+    env: {},
+    log: () => {},
+    events: 'off',
+    sweepIntervalMs: 3_600_000,
+    instrument: (clients) => {
+      dynamodb = clients.dynamodb;
+      sqs = clients.sqs;
+    },
+  });
+  const deltaMs = Date.now() - fixture.capturedAt;
+  for (const item of fixture.items) {
+    const Item = Object.fromEntries(
+      Object.entries(item as Record<string, AttributeValue>).map(([k, v]) => [k, moved(v, fixture.capturedAt, deltaMs)]),
+    );
+    await dynamodb!.send(new PutItemCommand({ TableName: stack.config.tableName, Item }));
+  }
+  for (const message of fixture.messages) {
+    await sqs!.send(
+      new SendMessageCommand({
+        QueueUrl: stack.config.queueUrl,
+        MessageBody: message.body,
+        ...(message.delaySeconds === undefined ? {} : { DelaySeconds: message.delaySeconds }),
+      }),
+    );
+  }
+  return { stack, dataDir };
+}
+
 const textOf = (task: Record<string, unknown>) => (task['result'] as { content: Array<{ text: string }> }).content[0]?.text;
 
 for (const version of versions) {
   describe(`the tasks ${version} left in flight`, () => {
     it('are finished by this version', async () => {
       const fixture = JSON.parse(readFileSync(join(FIXTURES, version, 'fixture.json'), 'utf8')) as Fixture;
-      let dynamodb: DynamoDBClient | undefined;
-      let sqs: SQSClient | undefined;
-      const dataDir = mkdtempSync(join(tmpdir(), 'mcp-tasks-upgrade-'));
-      const stack = await startLocalStack({
-        port: 0,
-        dataDir,
-        tools: upgradeTools,
-        env: {},
-        log: () => {},
-        events: 'off',
-        sweepIntervalMs: 3_600_000,
-        instrument: (clients) => {
-          dynamodb = clients.dynamodb;
-          sqs = clients.sqs;
-        },
-      });
+      const { stack, dataDir } = await loaded(fixture);
       try {
-        const deltaMs = Date.now() - fixture.capturedAt;
-        for (const item of fixture.items) {
-          const Item = Object.fromEntries(
-            Object.entries(item as Record<string, AttributeValue>).map(([k, v]) => [k, moved(v, fixture.capturedAt, deltaMs)]),
-          );
-          await dynamodb!.send(new PutItemCommand({ TableName: stack.config.tableName, Item }));
-        }
-        for (const message of fixture.messages) {
-          await sqs!.send(
-            new SendMessageCommand({
-              QueueUrl: stack.config.queueUrl,
-              MessageBody: message.body,
-              ...(message.delaySeconds === undefined ? {} : { DelaySeconds: message.delaySeconds }),
-            }),
-          );
-        }
         const { tasks } = fixture;
         const done = (id: string) => pollUntil(stack.url, id, (task) => task.status === 'completed' || task.status === 'failed', 60_000);
 
@@ -110,6 +124,32 @@ for (const version of versions) {
           }),
         );
         assert.equal(textOf((await done(tasks.question)) as Record<string, unknown>), 'prepared question, then went on');
+      } finally {
+        await stack.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    });
+  });
+}
+
+for (const version of versions.filter((version) => existsSync(join(FIXTURES, version, 'workflow.json')))) {
+  describe(`the workflow task ${version} left following its execution`, () => {
+    it("is read as a Step Functions task and ended by its execution's event", async () => {
+      const fixture = JSON.parse(readFileSync(join(FIXTURES, version, 'workflow.json'), 'utf8')) as WorkflowFixture;
+      const row = fixture.items.find((item) => (item['sk'] as AttributeValue).S === 'task')!;
+      const workflow = JSON.parse((row['workflow'] as AttributeValue).S!) as WorkflowRecord;
+      assert.equal(workflow.execution, fixture.execution);
+      assert.equal(engineNamed(workflow), 'stepfunctions', "a row without an engine is Step Functions'");
+      const { stack, dataDir } = await loaded(fixture);
+      try {
+        const following = resultOf(await rpc(stack.url, 'tasks/get', { taskId: fixture.task }));
+        assert.equal(following['status'], 'working');
+        assert.equal(following['statusMessage'], 'Running upgrade-hold');
+        const event = statusChangeEvent(fixture.execution, 'SUCCEEDED', { output: JSON.stringify({ held: 'workflow' }) });
+        assert.deepEqual(await stack.handlers.workflowEvents!(event), { recorded: 'resumed' });
+        const done = await pollUntil(stack.url, fixture.task, (task) => task.status === 'completed' || task.status === 'failed', 60_000);
+        assert.equal(textOf(done as Record<string, unknown>), 'held for workflow');
+        assert.deepEqual(await stack.handlers.workflowEvents!(event), { recorded: 'ended' });
       } finally {
         await stack.close();
         rmSync(dataDir, { recursive: true, force: true });

@@ -16,11 +16,11 @@ import { type DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk
 import { DescribeExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import type { LocalStack } from '../../bin/local/options.ts';
 import { startLocalStack } from '../../bin/local/stack.ts';
+import { readExecutionEvent } from '../../shared/engines/stepfunctions/index.ts';
 import type { LogEvent } from '../../shared/log.ts';
 import { TABLE_KEYS, TASK_ROW_SK } from '../../shared/tasks/dynamodb/index.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
 import type { AskedQuestion } from '../../shared/tasks/workflows-model.ts';
-import { readExecutionEvent } from '../../shared/workflows/events.ts';
 import { waitFor } from '../support/wait.ts';
 import { pollUntil, resultOf, rpc, type TaskView } from '../support/wire.ts';
 import { statusChangeEvent } from '../support/workflow-fakes.ts';

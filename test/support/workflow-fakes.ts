@@ -5,15 +5,14 @@
  * them ("Step Functions Execution Status Change", source `aws.states`).
  */
 import {
+  type EngineAdapter,
   ExecutionAlreadyExistsError,
   type ExecutionDescription,
   type Failure,
   type StartedExecution,
   TaskTokenGoneError,
-  type WorkflowEngine,
 } from '../../shared/engines/port.ts';
-import { STATES_SOURCE, STATUS_CHANGE_DETAIL_TYPE } from '../../shared/workflows/events.ts';
-import { executionArnOf } from '../../shared/workflows/names.ts';
+import { executionArnOf, STATES_SOURCE, STATUS_CHANGE_DETAIL_TYPE } from '../../shared/engines/stepfunctions/index.ts';
 
 export const ACCOUNT = '123456789012';
 export const MACHINE = `arn:aws:states:us-east-1:${ACCOUNT}:stateMachine:deploy-release`;
@@ -26,7 +25,7 @@ interface Execution extends ExecutionDescription {
 export type EngineCall = [string, string];
 
 /** Executions in memory, with AWS's `StartExecution` rules; tokens answered are recorded, gone ones refuse. */
-export class FakeWorkflowEngine implements WorkflowEngine {
+export class FakeWorkflowEngine implements EngineAdapter {
   readonly executions = new Map<string, Execution>();
   readonly calls: EngineCall[] = [];
   readonly answers: Array<{ token: string; output?: string; failure?: Failure }> = [];
@@ -60,14 +59,14 @@ export class FakeWorkflowEngine implements WorkflowEngine {
     if (execution?.status === 'RUNNING') Object.assign(execution, { status: 'ABORTED', ...failure });
   }
 
-  async sendSuccess(token: string, output: string): Promise<void> {
-    this.calls.push(['sendSuccess', token]);
+  async answer(token: string, output: string): Promise<void> {
+    this.calls.push(['answer', token]);
     if (this.goneTokens.has(token)) throw new TaskTokenGoneError('TaskTimedOut');
     this.answers.push({ token, output });
   }
 
-  async sendFailure(token: string, failure: Failure): Promise<void> {
-    this.calls.push(['sendFailure', token]);
+  async decline(token: string, failure: Failure): Promise<void> {
+    this.calls.push(['decline', token]);
     if (this.goneTokens.has(token)) throw new TaskTokenGoneError('TaskDoesNotExist');
     this.answers.push({ token, failure });
   }

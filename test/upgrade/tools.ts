@@ -7,7 +7,7 @@
  * recorded tasks); add a tool instead.
  */
 import * as z from 'zod';
-import { defineTool, type ToolDefinition } from '#tool';
+import { defineTool, defineWorkflowTool, type ToolDefinition } from '#tool';
 
 const name = z
   .string()
@@ -57,4 +57,16 @@ const upgradeSleep = defineTool({
   },
 });
 
-export const upgradeTools: ToolDefinition[] = [upgradeWork, upgradeQuestion, upgradeSleep];
+/** A Step Functions workflow that waits a day: recorded following its execution (`workflow.json`). */
+const upgradeWorkflow = defineWorkflowTool({
+  name: 'upgrade_workflow',
+  description: 'Runs a workflow that holds for a day.',
+  inputSchema: z.object({ name }),
+  workflow: {
+    name: 'upgrade-hold',
+    definition: 'test/upgrade/hold.asl.json',
+    text: (output) => `held for ${(output as { held: string }).held}`,
+  },
+});
+
+export const upgradeTools: ToolDefinition[] = [upgradeWork, upgradeQuestion, upgradeSleep, upgradeWorkflow as ToolDefinition];

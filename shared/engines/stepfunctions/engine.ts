@@ -14,12 +14,12 @@ import {
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import {
+  type EngineAdapter,
   ExecutionAlreadyExistsError,
   type ExecutionDescription,
   type Failure,
   type StartedExecution,
   TaskTokenGoneError,
-  type WorkflowEngine,
 } from '../port.ts';
 
 /** The service's error names that mean a task token is no longer waited for. */
@@ -29,7 +29,7 @@ const TOKEN_GONE = new Set(['TaskTimedOut', 'TaskDoesNotExist', 'InvalidToken'])
 const MAX_ERROR = 256;
 const MAX_CAUSE = 32_768;
 
-export class SfnWorkflowEngine implements WorkflowEngine {
+export class SfnWorkflowEngine implements EngineAdapter {
   readonly #client: SFNClient;
 
   constructor(options: { client: SFNClient }) {
@@ -69,11 +69,11 @@ export class SfnWorkflowEngine implements WorkflowEngine {
     }
   }
 
-  async sendSuccess(taskToken: string, output: string): Promise<void> {
+  async answer(taskToken: string, output: string): Promise<void> {
     await this.#tokenCall(() => this.#client.send(new SendTaskSuccessCommand({ taskToken, output })));
   }
 
-  async sendFailure(taskToken: string, failure: Failure): Promise<void> {
+  async decline(taskToken: string, failure: Failure): Promise<void> {
     await this.#tokenCall(() => this.#client.send(new SendTaskFailureCommand({ taskToken, ...limited(failure) })));
   }
 

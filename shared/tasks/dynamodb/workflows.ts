@@ -21,8 +21,7 @@ import type { StoreTable } from './update.ts';
 /** The worker's workflow operations on `table`: the execution a run follows, and a question's token dropped once answered. */
 export function workflowRuns(table: StoreTable): Pick<WorkflowStore, 'followExecution' | 'dropWorkflowToken'> {
   return {
-    followExecution: (taskId, execution, replacing) =>
-      rewriteRow(table, taskId, (task) => decideFollowExecution(task, execution, replacing)),
+    followExecution: (taskId, execution, options) => rewriteRow(table, taskId, (task) => decideFollowExecution(task, execution, options)),
     dropWorkflowToken: (taskId, id) => rewriteRow(table, taskId, (task) => decideDropWorkflowToken(task, id)),
   };
 }

@@ -52,7 +52,7 @@ import {
   decideWorkflowProgress,
   type RestartResult,
 } from '../workflows-decisions.ts';
-import type { AskedQuestion, ExpectedExecution, WorkflowEnd, WorkflowWriteResult } from '../workflows-model.ts';
+import type { AskedQuestion, ExpectedExecution, FollowOptions, WorkflowEnd, WorkflowWriteResult } from '../workflows-model.ts';
 
 /**
  * An in-process {@link TaskStore}: the reference semantics the DynamoDB
@@ -298,8 +298,8 @@ export class InMemoryTaskStore implements TaskStore {
     return this.#apply(taskId, decideBeatCallback(this.#tasks.get(taskId), callbackId, now));
   }
 
-  async followExecution(taskId: string, execution: string, replacing?: string): Promise<string | undefined> {
-    return this.#apply(taskId, decideFollowExecution(this.#tasks.get(taskId), execution, replacing));
+  async followExecution(taskId: string, execution: string, options?: FollowOptions): Promise<string | undefined> {
+    return this.#apply(taskId, decideFollowExecution(this.#tasks.get(taskId), execution, options));
   }
 
   async restartExecution(taskId: string, execution: string, replaced: string, now: number): Promise<RestartResult> {

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { restartedName } from '../../../shared/engines/names.ts';
+import { executionArnOf, MAX_OUTPUT_ON_ROW_BYTES, readExecutionEvent } from '../../../shared/engines/stepfunctions/index.ts';
 import { StoppedError } from '../../../shared/runtime/run-types.ts';
-import { MAX_OUTPUT_ON_ROW_BYTES, readExecutionEvent } from '../../../shared/workflows/events.ts';
-import { executionArnOf, restartedName } from '../../../shared/workflows/names.ts';
 import { CANCELLED_ERROR, MAX_OUTPUT_TEXT_CHARS, outputText, resultOfEnd } from '../../../shared/workflows/outcome.ts';
 import { MACHINE, statusChangeEvent } from '../../support/workflow-fakes.ts';
 

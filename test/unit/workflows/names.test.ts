@@ -2,17 +2,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { principalFor } from '../../../shared/auth/principal.ts';
-import { expectedExecution, parseWorkflowBindings } from '../../../shared/workflows/bindings.ts';
-import { withReceiver } from '../../../shared/workflows/declaration.ts';
+import { restartedName, taskOfExecution, workflowInput } from '../../../shared/engines/names.ts';
 import {
   executionArnOf,
   executionNameOf,
   isExecutionArn,
   isMachineArn,
-  restartedName,
-  taskOfExecution,
-  workflowInput,
-} from '../../../shared/workflows/names.ts';
+  withReceiver,
+} from '../../../shared/engines/stepfunctions/index.ts';
+import { expectedExecution, parseWorkflowBindings } from '../../../shared/workflows/bindings.ts';
 import { DECLINED_ERROR, elicitParamsOf, REJECTED_ERROR, replyOf } from '../../../shared/workflows/replies.ts';
 import { checksWithin, FIRST_CHECK_MS, MAX_CHECK_GAP_MS, nextCheckAt } from '../../../shared/workflows/schedule.ts';
 import { MACHINE } from '../../support/workflow-fakes.ts';

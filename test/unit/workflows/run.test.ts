@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { beforeEach, describe, it } from 'node:test';
 import * as z from 'zod';
 import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
+import { executionArnOf } from '../../../shared/engines/stepfunctions/index.ts';
 import { type KeyPurpose, purposeKey } from '../../../shared/keys.ts';
 import type { LogEvent } from '../../../shared/log.ts';
 import { InMemoryTaskQueue } from '../../../shared/queue/memory-queue.ts';
@@ -17,7 +18,6 @@ import { processTaskMessage, type WorkerDeps } from '../../../shared/runtime/wor
 import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { forPersonOnly, type TaskRecord } from '../../../shared/tasks/model.ts';
 import { workflowEventConsumer } from '../../../shared/workflows/consumer.ts';
-import { executionArnOf } from '../../../shared/workflows/names.ts';
 import { CANCELLED_ERROR } from '../../../shared/workflows/outcome.ts';
 import { MALFORMED_ERROR, REFUSED_ERROR, workflowReceiver } from '../../../shared/workflows/receiver.ts';
 import { REJECTED_ERROR } from '../../../shared/workflows/replies.ts';

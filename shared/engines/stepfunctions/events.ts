@@ -5,10 +5,11 @@
  * RUNNING and PENDING_REDRIVE change nothing, and input and output ride in
  * the event only up to 248 KB (`inputDetails`/`outputDetails.included`).
  *
- * No AWS SDK in here: this module is part of every bundle.
+ * No AWS SDK in here: the workflow-events function reads events with it.
  */
-import type { WorkflowEnd, WorkflowEndStatus } from '../tasks/workflows-model.ts';
-import { isExecutionArn, taskOfExecution } from './names.ts';
+import type { WorkflowEnd, WorkflowEndStatus } from '../../tasks/workflows-model.ts';
+import { taskOfExecution } from '../names.ts';
+import { isExecutionArn } from './arns.ts';
 
 export const STATUS_CHANGE_DETAIL_TYPE = 'Step Functions Execution Status Change';
 export const STATES_SOURCE = 'aws.states';
