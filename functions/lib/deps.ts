@@ -15,6 +15,7 @@ import type { Log } from '../../shared/log.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
+import type { Tracing } from '../../shared/tracing/tracing.ts';
 
 export interface FunctionDeps {
   config: Config;
@@ -30,4 +31,6 @@ export interface FunctionDeps {
   links?: DeploymentLinks;
   /** The keys per purpose (`purposeKeys`): the worker seals callback tokens with one; absent: a callback fails its step. */
   keys?: CallbackKeys;
+  /** Spans (absent: the tracing a generated entry installed, else none). */
+  tracing?: Tracing | undefined;
 }

@@ -11,7 +11,9 @@ export type WorkflowEventsHandler = (event: unknown, context?: { awsRequestId?: 
  * (`shared/workflows/consumer.ts`). A failure throws, for EventBridge's
  * retries and the target's dead-letter queue.
  */
-export function createWorkflowEventsHandler(deps: Pick<FunctionDeps, 'config' | 'store' | 'queue' | 'log' | 'now'>): WorkflowEventsHandler {
+export function createWorkflowEventsHandler(
+  deps: Pick<FunctionDeps, 'config' | 'store' | 'queue' | 'log' | 'now' | 'tracing'>,
+): WorkflowEventsHandler {
   const consume = workflowEventConsumer({ ...deps, bindings: deps.config.workflows });
   return (event, context) => withLogContext({ requestId: context?.awsRequestId }, () => consume(event));
 }
