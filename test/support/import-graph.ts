@@ -133,7 +133,7 @@ function wingRule(file: string, target: string | undefined): string | undefined 
 }
 
 /** The wings: adapters whose files are reached from outside through their `index.ts` only. */
-export const WINGS = ['shared/tasks/dynamodb/', 'shared/tasks/memory/', 'bin/local/stepfunctions/'] as const;
+export const WINGS = ['shared/tasks/dynamodb/', 'shared/tasks/memory/', 'bin/local/stepfunctions/', 'shared/tracing/otel/'] as const;
 
 function wingOf(path: string): string | undefined {
   return WINGS.find((wing) => path.startsWith(wing));
