@@ -124,8 +124,7 @@ export function newTaskRecord(task: NewTask, policy: SweepTiming): WorkingTask {
     ...(task.machineOwner ? { machineOwner: true } : {}),
     ...(task.requester === undefined ? {} : { requester: task.requester }),
     ...(task.toolTitle === undefined ? {} : { toolTitle: task.toolTitle }),
-    ...(task.traceparent === undefined ? {} : { traceparent: task.traceparent }),
-    ...(task.tracestate === undefined ? {} : { tracestate: task.tracestate }),
+    ...task.trace,
   };
 }
 

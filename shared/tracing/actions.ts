@@ -8,13 +8,13 @@ import { TASK_ATTRIBUTES } from './names.ts';
 import { type TraceContext, type Tracing, tracingOf } from './tracing.ts';
 
 /** The trace fields of a task created inside the active span (none when tracing is off or the span is not sampled). */
-export function createdIn(deps: { tracing?: Tracing | undefined }, taskId: string): { traceparent?: string; tracestate?: string } {
+export function createdIn(deps: { tracing?: Tracing | undefined }, taskId: string): { trace?: TraceContext } {
   const tracing = tracingOf(deps);
   if (!tracing.enabled) return {};
   tracing.annotate({ [TASK_ATTRIBUTES.taskId]: taskId });
   const context = tracing.current();
   if (!context) return {};
-  return context.tracestate === undefined ? { traceparent: context.traceparent } : { ...context };
+  return { trace: context };
 }
 
 /** The link a resume's message carries: the context of the span that resumed the task (which gets the task's id). */

@@ -40,7 +40,7 @@ export const TASK_ATTRIBUTES = {
  * that suspended to the resume, `retry` a run after a failed one,
  * `recovered` a run after one that crashed, `end` the task's end.
  */
-export const PHASES = ['queued', 'run', 'wait:person', 'wait:callback', 'wait:workflow', 'retry', 'recovered', 'end'] as const;
+const PHASES = ['queued', 'run', 'wait:person', 'wait:callback', 'wait:workflow', 'retry', 'recovered', 'end'] as const;
 
 export type Phase = (typeof PHASES)[number];
 

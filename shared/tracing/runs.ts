@@ -45,12 +45,12 @@ export interface RunTrace {
 const active = new AsyncLocalStorage<{ trace: RunTrace; span: OpenSpan }>();
 
 /** The run in progress, if it is traced. */
-export function activeRunTrace(): RunTrace | undefined {
+function activeRunTrace(): RunTrace | undefined {
   return active.getStore()?.trace;
 }
 
 /** The phase of a run: a retry the handler asked for, a run after one that crashed (or was swept), or a plain run. */
-export function runPhaseOf(task: Pick<TaskRecord, 'attempts'>, reason: TaskMessage['reason']): Phase {
+function runPhaseOf(task: Pick<TaskRecord, 'attempts'>, reason: TaskMessage['reason']): Phase {
   if (reason === 'retry') return 'retry';
   return reason === 'sweep' || task.attempts > 1 ? 'recovered' : 'run';
 }

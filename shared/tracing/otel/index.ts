@@ -12,7 +12,9 @@ import { OtlpHttpExporter } from './exporter.ts';
 import { DEFAULT_SERVICE_NAME, type TracingSettings, tracingSettingsOf } from './settings.ts';
 import { OtelTracing } from './tracer.ts';
 
-export { TRACING_ENV } from './settings.ts';
+export { OtlpHttpExporter } from './exporter.ts';
+export { samplerOf, TRACING_ENV } from './settings.ts';
+export { sigV4Signer } from './sigv4.ts';
 
 /** A tracer over a given exporter (tests: an in-memory one; spans are handed over as each ends). */
 export function otelTracing(options: { exporter: SpanExporter; sampler?: Sampler; tasksGet?: boolean; serviceName?: string }): OtelTracing {

@@ -347,7 +347,7 @@ describe('a run recovered after a crash', () => {
       now: clock,
       ttlMs: 3_600_000,
       pollIntervalMs: 1000,
-      traceparent: CLIENT_TRACEPARENT,
+      trace: { traceparent: CLIENT_TRACEPARENT },
     });
     const disposition = await processTaskMessage(
       { taskId: task.taskId, reason: 'start' },
