@@ -39,6 +39,9 @@ export type FunctionName = keyof typeof FUNCTION_MODULES;
 /** The Step Functions engine and workflow runner's module, which the worker's entry imports when the deployment has workflow tools. */
 const SFN_ENGINE_MODULE = 'functions/lib/sfn';
 
+/** The tracing adapter's entry, which the generated entries of a deployment with tracing on import. */
+const TRACING_MODULE = 'shared/tracing/otel/index';
+
 /** A module of the package by its path from the package root, without extension (e.g. `functions/dlq/handler`). */
 function packageModule(path: string): string {
   return join(PACKAGE_ROOT, `${path}${EXTENSION}`);
@@ -55,6 +58,8 @@ export interface FunctionCodeProps {
    * @default the nearest folder up from the working directory holding a lock file
    */
   readonly projectRoot?: string;
+  /** The MCP function's and the worker's entries install the tracing adapter (`shared/tracing/otel/`); without, no bundle carries it. */
+  readonly tracing?: boolean;
 }
 
 /** The functions' entries and where they are bundled from; reads the tools once (see `tools-module.ts`). */
@@ -73,7 +78,14 @@ export class FunctionCode {
     const deployed = Object.fromEntries(TOOL_FUNCTIONS.map((fn) => [fn, packageModule(FUNCTION_MODULES[fn])]));
     // The worker of a deployment with workflow tools gets the Step Functions engine; any other bundle has no Step Functions client.
     const engine = this.tools.some((tool) => tool.workflow !== undefined) ? packageModule(SFN_ENGINE_MODULE) : undefined;
-    const generated = writeToolEntries(this.projectRoot, deployed as Record<(typeof TOOL_FUNCTIONS)[number], string>, sources, engine);
+    const tracing = props.tracing ? packageModule(TRACING_MODULE) : undefined;
+    const generated = writeToolEntries(
+      this.projectRoot,
+      deployed as Record<(typeof TOOL_FUNCTIONS)[number], string>,
+      sources,
+      engine,
+      tracing,
+    );
     this.#entries = {
       ...(Object.fromEntries(Object.entries(FUNCTION_MODULES).map(([name, path]) => [name, packageModule(path)])) as Record<
         FunctionName,

@@ -66,7 +66,14 @@ export type ToolFunction = (typeof TOOL_FUNCTIONS)[number];
  * `functions/lib/sfn`) hands the worker its Step Functions engine and the
  * workflow runner; without it the bundle carries neither.
  */
-export function entryText(fn: ToolFunction, deployed: string, sources: readonly ResolvedSource[], dir: string, engine?: string): string {
+export function entryText(
+  fn: ToolFunction,
+  deployed: string,
+  sources: readonly ResolvedSource[],
+  dir: string,
+  engine?: string,
+  tracing?: string,
+): string {
   const specifier = (path: string) => {
     const relativePath = relative(dir, path).split(sep).join('/');
     return relativePath.startsWith('.') ? relativePath : `./${relativePath}`;
@@ -76,7 +83,9 @@ export function entryText(fn: ToolFunction, deployed: string, sources: readonly 
     `import { deployedHandler } from ${JSON.stringify(specifier(deployed))};`,
     ...sources.map((source, index) => `import { ${source.name} as tools${index} } from ${JSON.stringify(specifier(source.path))};`),
     ...(engine ? [`import { sfnWorkflows } from ${JSON.stringify(specifier(engine))};`] : []),
-    `export const handler = deployedHandler([${sources.map((_, index) => `...tools${index}`).join(', ')}]${engine ? ', sfnWorkflows' : ''});`,
+    // Tracing on: the adapter is installed before the handler is composed, and each invocation's spans are sent before it returns.
+    ...(tracing ? [`import { deployedTracing } from ${JSON.stringify(specifier(tracing))};`, 'const tracing = deployedTracing();'] : []),
+    `export const handler = ${tracing ? 'tracing.flushing(' : ''}deployedHandler([${sources.map((_, index) => `...tools${index}`).join(', ')}]${engine ? ', sfnWorkflows' : ''})${tracing ? ')' : ''};`,
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -92,6 +101,7 @@ export function writeToolEntries(
   deployed: Record<ToolFunction, string>,
   sources: readonly ResolvedSource[],
   engine?: string,
+  tracing?: string,
 ): Record<ToolFunction, string> {
   const base = join(projectRoot, 'node_modules', '.cache', 'mcp-tasks');
   // Named by what the entries import, relative to the project: the same folder on every machine.
@@ -100,6 +110,7 @@ export function writeToolEntries(
     deployed: TOOL_FUNCTIONS.map((fn) => fromRoot(deployed[fn])),
     sources: sources.map((s) => [fromRoot(s.path), s.name]),
     ...(engine ? { engine: fromRoot(engine) } : {}),
+    ...(tracing ? { tracing: fromRoot(tracing) } : {}),
   };
   const dir = join(base, createHash('sha256').update(JSON.stringify(named)).digest('hex').slice(0, 16));
   mkdirSync(dir, { recursive: true });
@@ -108,7 +119,7 @@ export function writeToolEntries(
     const path = join(dir, `${fn}.mjs`);
     // Written aside, then renamed: a concurrent synthesis never reads half a file.
     const aside = `${path}.${process.pid}.tmp`;
-    writeFileSync(aside, entryText(fn, deployed[fn], sources, dir, fn === 'worker' ? engine : undefined));
+    writeFileSync(aside, entryText(fn, deployed[fn], sources, dir, fn === 'worker' ? engine : undefined, tracing));
     renameSync(aside, path);
     entries[fn] = path;
   }
