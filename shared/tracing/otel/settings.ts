@@ -48,8 +48,10 @@ export function tracingSettingsOf(env: Record<string, string | undefined>): Trac
   let exporter: OtlpExporterOptions;
   if (exportTo === 'xray') {
     if (!region) throw new Error(`${TRACING_ENV.exportTo}=xray needs AWS_REGION`);
-    // X-Ray's OTLP endpoint takes protobuf only.
-    exporter = { url: xrayTracesUrl(region), protocol: 'http/protobuf', sign: sigV4Signer(region, env) };
+    // X-Ray's OTLP endpoint takes protobuf only; the SDK's endpoint variables move it (a test's proxy).
+    const moved = env['AWS_ENDPOINT_URL_XRAY'] || env['AWS_ENDPOINT_URL'];
+    const url = moved ? tracesUrlOf(moved) : xrayTracesUrl(region);
+    exporter = { url, protocol: 'http/protobuf', sign: sigV4Signer(region, env) };
   } else {
     const traces = env[TRACING_ENV.tracesEndpoint];
     const base = env[TRACING_ENV.endpoint];
