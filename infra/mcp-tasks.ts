@@ -44,6 +44,7 @@ export type { ToolsSource } from './constructs/tools-module.ts';
 export type { QuestionStateProps, WorkflowStates } from './constructs/workflow-states.ts';
 export type { CreatedWorkflowBinding, ImportedWorkflowBinding, WorkflowBinding } from './constructs/workflows.ts';
 export type { CognitoProps, ConsoleProps, McpTasksProps, ResourceServerProps } from './mcp-tasks-props.ts';
+export type { TracingProp, TracingTarget } from './tracing.ts';
 
 /**
  * The MCP Tasks server: task table, task queue with worker, dead-letter

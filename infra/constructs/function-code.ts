@@ -58,7 +58,10 @@ export interface FunctionCodeProps {
    * @default the nearest folder up from the working directory holding a lock file
    */
   readonly projectRoot?: string;
-  /** The MCP function's and the worker's entries install the tracing adapter (`shared/tracing/otel/`); without, no bundle carries it. */
+  /**
+   * The MCP function's and the worker's entries install the tracing adapter (`shared/tracing/otel/`); without, no bundle carries it.
+   * @default `false`
+   */
   readonly tracing?: boolean;
 }
 
