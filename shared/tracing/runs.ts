@@ -36,8 +36,8 @@ export interface RunTrace {
   readonly resumed: boolean;
   /** When the row was last written before the run (the resume's write: a claim leaves `lastUpdatedAt` alone). */
   readonly resumedAt: number;
-  /** Runs `fn` (a step, a sleep's record, an outside call) in a child span. */
-  step<T>(kind: 'step' | 'sleep' | 'callback', name: string, fn: () => Promise<T>): Promise<T>;
+  /** Runs `fn` (a step, a sleep's record, a step that calls outside) in a child span. */
+  step<T>(kind: 'step' | 'sleep', name: string, fn: () => Promise<T>): Promise<T>;
   /** Records a wait that ended before this run. */
   waited(wait: EndedWait): void;
 }
