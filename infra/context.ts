@@ -125,9 +125,10 @@ export const CONTEXT = {
   tracing: {
     default: false,
     meaning:
-      '`true` turns on active X-Ray tracing on every function (see the costs below: it roughly doubles the per-task cost with polling ' +
-      'clients and adds about $0.43 a month at rest)',
+      '`true` sends one OpenTelemetry trace per task to X-Ray (the MCP function and the worker, over its OTLP endpoint: ' +
+      '[Tracing](tracing.md), which says what it costs and why Transaction Search is yours to turn on)',
   },
+
   allowedOrigins: {
     meaning:
       "origins (`https://app.example.com`, comma-separated) whose browser pages may call the endpoint: the MCP function's `Origin` " +

@@ -13,6 +13,7 @@ import type { WorkflowBinding } from './constructs/workflows.ts';
 import { DEFAULT_WORKER_MAX_CONCURRENCY } from './event-sources.ts';
 import { throttleFor } from './sizing.ts';
 import { DEFAULT_SWEEP_INTERVAL } from './timings.ts';
+import { type TracingProp, type TracingTarget, tracingTarget } from './tracing.ts';
 
 export interface McpTasksProps {
   /**
@@ -79,10 +80,13 @@ export interface McpTasksProps {
    */
   readonly sweepInterval?: Duration;
   /**
-   * Active X-Ray tracing on every function.
-   * @default `false`
+   * Traces of each task by the MCP semantic conventions (docs/tracing.md):
+   * `'xray'` sends OpenTelemetry spans to X-Ray's OTLP endpoint, a
+   * `TracingTarget` to any OTLP/HTTP endpoint; `true` (the earlier flag)
+   * means `'xray'`. Off, no bundle carries OpenTelemetry.
+   * @default `'off'`
    */
-  readonly tracing?: boolean;
+  readonly tracing?: TracingProp;
   /**
    * Whether to create the CloudWatch dashboard.
    * @default `false`
@@ -194,9 +198,14 @@ export type ResolvedProps = McpTasksProps &
   Required<
     Pick<
       McpTasksProps,
-      'removalPolicy' | 'throttle' | 'logRetention' | 'workerMaxConcurrency' | 'sweepInterval' | 'tracing' | 'dashboard' | 'allowedOrigins'
+      'removalPolicy' | 'throttle' | 'logRetention' | 'workerMaxConcurrency' | 'sweepInterval' | 'dashboard' | 'allowedOrigins'
     >
-  >;
+  > & {
+    /** Lambda's and Step Functions' own X-Ray tracing: off, the task's one trace (`traced`) replaces it. */
+    tracing: false;
+    /** Where the MCP function's and the worker's spans go (`undefined`: tracing off). */
+    traced: TracingTarget | undefined;
+  };
 
 /** The props with their documented defaults. */
 export function withDefaults(props: McpTasksProps): ResolvedProps {
@@ -221,7 +230,8 @@ export function withDefaults(props: McpTasksProps): ResolvedProps {
     logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
     workerMaxConcurrency,
     sweepInterval: props.sweepInterval ?? DEFAULT_SWEEP_INTERVAL,
-    tracing: props.tracing ?? false,
+    tracing: false,
+    traced: tracingTarget(props.tracing),
     dashboard: props.dashboard ?? false,
     allowedOrigins: props.allowedOrigins ?? [],
   };

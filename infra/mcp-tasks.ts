@@ -37,12 +37,14 @@ import type { McpTasksProps, ResolvedProps, ResourceServerProps } from './mcp-ta
 import { withDefaults } from './mcp-tasks-props.ts';
 import { OPS_OUTPUTS } from './outputs.ts';
 import { type DurableTimings, durableTimings, timingsEnvironment } from './timings.ts';
+import { traceFunction } from './tracing.ts';
 
 export type { ApiThrottle, JwtSettings } from './constructs/api.ts';
 export type { ToolsSource } from './constructs/tools-module.ts';
 export type { QuestionStateProps, WorkflowStates } from './constructs/workflow-states.ts';
 export type { CreatedWorkflowBinding, ImportedWorkflowBinding, WorkflowBinding } from './constructs/workflows.ts';
 export type { CognitoProps, ConsoleProps, McpTasksProps, ResourceServerProps } from './mcp-tasks-props.ts';
+export type { TracingProp, TracingTarget } from './tracing.ts';
 
 /**
  * The MCP Tasks server: task table, task queue with worker, dead-letter
@@ -88,7 +90,11 @@ export class McpTasks extends Construct {
     super(scope, id);
     claimStack(this);
     const settings = withDefaults(props);
-    const code = new FunctionCode({ tools: props.tools, ...(props.projectRoot ? { projectRoot: props.projectRoot } : {}) });
+    const code = new FunctionCode({
+      tools: props.tools,
+      ...(props.projectRoot ? { projectRoot: props.projectRoot } : {}),
+      ...(settings.traced ? { tracing: true } : {}),
+    });
     const common = { code, logRetention: settings.logRetention, removalPolicy: settings.removalPolicy, tracing: settings.tracing };
     const timings = durableTimings(settings.sweepInterval);
     const activeIndexShards = settings.activeIndexShards ?? DEFAULT_SETTINGS.activeIndexShards;
@@ -138,6 +144,8 @@ export class McpTasks extends Construct {
     this.endpointUrl = this.api.endpointUrl;
     this.workflows = this.#workflows(settings, code);
     this.toolFunctions = [this.mcp.function, this.worker.function];
+    // Their generated entries install the tracing adapter: they alone send spans.
+    if (settings.traced) for (const fn of [this.mcp, this.worker]) traceFunction(fn, settings.traced, Stack.of(this).stackName);
     if (auth) this.#resourceServerEnvironment(auth);
     this.#links(settings);
     this.operations = new Operations(this, 'Operations', {

@@ -79,6 +79,7 @@ export const LOG_EVENTS = {
   taskCreated: 'task-created',
   taskEnded: 'task-ended',
   taskStarted: 'task-started',
+  traceExportFailed: 'trace-export-failed',
   workerError: 'worker-error',
   workflowAnswered: 'workflow-answered',
   workflowChecked: 'workflow-checked',

@@ -19,6 +19,9 @@ export const META_KEYS = {
   relatedTask: 'io.modelcontextprotocol/related-task',
 } as const;
 
+/** The `_meta` keys of a request's W3C trace context (SEP-414: unprefixed, as the MCP SDK's `TRACEPARENT_META_KEY` and kin). */
+export const TRACE_META_KEYS = { traceparent: 'traceparent', tracestate: 'tracestate' } as const;
+
 /** The `_meta` key under which a client may pass an idempotency key on `tools/call`. */
 export const IDEMPOTENCY_KEY = 'dev.mcp-tasks-serverless/idempotencyKey';
 

@@ -94,6 +94,14 @@ export const LOCAL_ENV = {
       '`<login>=<group>[+<group>…]` entries (comma-separated): the `groups` claim that server gives those logins, e.g. `ada=approvers` ' +
       'with `TASKS_APPROVERS=group:approvers` makes `ada` an approver on the console',
   },
+  otlpEndpoint: {
+    env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    shown: 'none',
+    meaning:
+      'an OTLP/HTTP endpoint: spans of each request, run and wait are sent there ([Tracing](tracing.md)), as ' +
+      '`OTEL_EXPORTER_OTLP_PROTOCOL` (`http/protobuf` or `http/json`), `OTEL_TRACES_SAMPLER`, `OTEL_SERVICE_NAME` and ' +
+      '`OTEL_BSP_SCHEDULE_DELAY` say; unset: no tracing',
+  },
   authOtherResources: {
     env: 'LOCAL_AUTH_OTHER_RESOURCES',
     shown: 'none',

@@ -21,6 +21,7 @@ import { SqsMessageSource } from '../../shared/queue/sqs-drain.ts';
 import { bindSettings, cachedReader } from '../../shared/runtime/settings.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import { DynamoDbTaskStore } from '../../shared/tasks/dynamodb/index.ts';
+import type { Tracing } from '../../shared/tracing/tracing.ts';
 import { bindWorkflows } from '../../shared/workflows/tool.ts';
 import type { Emulators } from './emulators.ts';
 import { type TrackedLeases, trackLeases } from './leases.ts';
@@ -45,6 +46,8 @@ export interface FunctionsOptions {
   tools: ReadonlyMap<string, ToolDefinition>;
   /** The emulator that runs the workflow tools' machines, when any is served (`workflows.ts`). */
   workflows?: LocalWorkflows | undefined;
+  /** Spans, when `OTEL_EXPORTER_OTLP_ENDPOINT` names where to send them. */
+  tracing?: Tracing | undefined;
 }
 
 /** The functions' parts and the handlers the stack runs without a request (the MCP function is the endpoint's). */
@@ -84,7 +87,7 @@ export function functionsConfig(
 
 /** Builds the worker, the dead-letter handler and the sweeper, and the parts they share with the MCP function. */
 export function composeFunctions(functions: FunctionsOptions): LocalFunctions {
-  const { options, config, links, env, emulators, log, eventPublisher, keys, tools, workflows } = functions;
+  const { options, config, links, env, emulators, log, eventPublisher, keys, tools, workflows, tracing } = functions;
   const { sqs, functionsSqs } = emulators;
   // Leases this life takes, so that a graceful stop can hand their tasks back.
   const leases = trackLeases(
@@ -105,6 +108,7 @@ export function composeFunctions(functions: FunctionsOptions): LocalFunctions {
     eventPublisher,
     links,
     keys,
+    ...(tracing ? { tracing } : {}),
   };
   return {
     deps,

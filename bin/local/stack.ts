@@ -8,6 +8,7 @@ import { purposeKeys } from '../../shared/keys.ts';
 import { DeploymentLinks } from '../../shared/links.ts';
 import { jsonLog, type Log } from '../../shared/log.ts';
 import { sweepWindow } from '../../shared/tasks/predicates.ts';
+import { tracingFromEnv } from '../../shared/tracing/otel/index.ts';
 import { startSweeps, startWorkerSource } from './background.ts';
 import { localCatalogue } from './catalogue.ts';
 import { Cleanup } from './cleanup.ts';
@@ -79,7 +80,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const recorded = new MemoryEventPublisher();
     const eventPublisher = options.events === 'off' ? undefined : (options.events ?? recorded);
     const keys = purposeKeys(localStackSecret(dataDir));
-    const functions = { options, config, links, env, emulators, log, eventPublisher, keys, tools, workflows };
+    // Spans go where the standard OpenTelemetry variables say (none: tracing off); what is pending is sent at close.
+    const tracing = tracingFromEnv(env);
+    if (tracing) cleanup.push(() => tracing.flush());
+    const functions = { options, config, links, env, emulators, log, eventPublisher, keys, tools, workflows, tracing };
     const { deps, leases, worker, deadLetter, sweeper, workflowHandlers } = composeFunctions(functions);
 
     // The queue is empty, whatever the table says: put the previous life's work back first.

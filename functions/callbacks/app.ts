@@ -4,12 +4,13 @@ import type { CallbackKeys } from '../../shared/callback-tokens.ts';
 import { CALLBACKS_PATH } from '../../shared/links.ts';
 import { withLogContext } from '../../shared/log.ts';
 import { callbackFront } from '../../shared/protocol/callback-front.ts';
+import { deliverySpan } from '../../shared/tracing/actions.ts';
 import type { FunctionDeps } from '../lib/deps.ts';
 
 export type CallbacksHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
 /** What the callbacks function needs (it runs no tool, and reads no principal: the token is the capability). */
-export interface CallbacksFunctionDeps extends Pick<FunctionDeps<ActionStore>, 'store' | 'queue' | 'log' | 'now'> {
+export interface CallbacksFunctionDeps extends Pick<FunctionDeps<ActionStore>, 'store' | 'queue' | 'log' | 'now' | 'tracing'> {
   /** The keys per purpose, derived from the stack's secret (`purposeKeys`): the callback token's. */
   keys: CallbackKeys;
 }
@@ -23,7 +24,7 @@ export interface CallbacksFunctionDeps extends Pick<FunctionDeps<ActionStore>, '
  */
 export function createCallbacksHandler(deps: CallbacksFunctionDeps): CallbacksHandler {
   const now = deps.now ?? Date.now;
-  const actions = new TaskActions({ store: deps.store, queue: deps.queue, log: deps.log, now });
+  const actions = new TaskActions({ store: deps.store, queue: deps.queue, log: deps.log, now, tracing: deps.tracing });
   const front = callbackFront({ actions, keys: deps.keys, log: deps.log, now });
   return (event) =>
     withLogContext({ requestId: event.requestContext.requestId }, async () => {
@@ -32,7 +33,9 @@ export function createCallbacksHandler(deps: CallbacksFunctionDeps): CallbacksHa
         status,
         headers,
         body: answer,
-      } = await front({ method: event.requestContext.http.method, token: tokenOf(event.rawPath), body });
+      } = await deliverySpan(deps, `${event.requestContext.http.method} ${CALLBACKS_PATH}`, 'server', () =>
+        front({ method: event.requestContext.http.method, token: tokenOf(event.rawPath), body }),
+      );
       return {
         statusCode: status,
         headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },

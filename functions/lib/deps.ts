@@ -15,6 +15,7 @@ import type { Log } from '../../shared/log.ts';
 import type { TaskQueue } from '../../shared/queue/queue.ts';
 import type { ToolDefinition } from '../../shared/runtime/tool.ts';
 import type { TaskStore } from '../../shared/tasks/store.ts';
+import type { Tracing } from '../../shared/tracing/tracing.ts';
 
 /** `S`: the store's operations the function calls (its composition gives it those groups only). */
 export interface FunctionDeps<S = TaskStore> {
@@ -31,4 +32,6 @@ export interface FunctionDeps<S = TaskStore> {
   links?: DeploymentLinks;
   /** The keys per purpose (`purposeKeys`): the worker seals callback tokens with one; absent: a callback fails its step. */
   keys?: CallbackKeys;
+  /** Spans (absent: the tracing a generated entry installed, else none). */
+  tracing?: Tracing | undefined;
 }

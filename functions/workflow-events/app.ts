@@ -13,7 +13,7 @@ export type WorkflowEventsHandler = (event: unknown, context?: { awsRequestId?: 
  * retries and the target's dead-letter queue.
  */
 export function createWorkflowEventsHandler(
-  deps: Pick<FunctionDeps<ActionStore>, 'config' | 'store' | 'queue' | 'log' | 'now'>,
+  deps: Pick<FunctionDeps<ActionStore>, 'config' | 'store' | 'queue' | 'log' | 'now' | 'tracing'>,
 ): WorkflowEventsHandler {
   const consume = workflowEventConsumer({ ...deps, bindings: deps.config.workflows });
   return (event, context) => withLogContext({ requestId: context?.awsRequestId }, () => consume(event));

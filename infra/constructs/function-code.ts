@@ -73,6 +73,9 @@ export const SYNTHESIS_MODULES: readonly string[] = [
   HEADERS_MODULE,
 ];
 
+/** The tracing adapter's entry, which the generated entries of a deployment with tracing on import. */
+const TRACING_MODULE = 'shared/tracing/otel/index';
+
 /** A module of the package by its path from the package root, without extension (e.g. `functions/dlq/handler`). */
 function packageModule(path: string): string {
   return join(PACKAGE_ROOT, `${path}${EXTENSION}`);
@@ -89,6 +92,11 @@ export interface FunctionCodeProps {
    * @default the nearest folder up from the working directory holding a lock file
    */
   readonly projectRoot?: string;
+  /**
+   * The MCP function's and the worker's entries install the tracing adapter (`shared/tracing/otel/`); without, no bundle carries it.
+   * @default `false`
+   */
+  readonly tracing?: boolean;
 }
 
 /** The functions' entries and where they are bundled from; reads the tools once (see `tools-module.ts`). */
@@ -111,7 +119,14 @@ export class FunctionCode {
     // The worker gets the engines its tools run on, and no other: a bundle without such tools has no engine's client.
     const kinds = [...new Set(this.tools.map(engineOf).filter((kind) => kind !== undefined))].sort();
     const engines = kinds.map((kind) => ({ module: packageModule(ENGINE_MODULES[kind].module), export: ENGINE_MODULES[kind].export }));
-    const generated = writeToolEntries(this.projectRoot, deployed as Record<(typeof TOOL_FUNCTIONS)[number], string>, sources, engines);
+    const tracing = props.tracing ? packageModule(TRACING_MODULE) : undefined;
+    const generated = writeToolEntries(
+      this.projectRoot,
+      deployed as Record<(typeof TOOL_FUNCTIONS)[number], string>,
+      sources,
+      engines,
+      tracing,
+    );
     this.#entries = {
       ...(Object.fromEntries(Object.entries(FUNCTION_MODULES).map(([name, path]) => [name, packageModule(path)])) as Record<
         FunctionName,

@@ -80,6 +80,7 @@ export function entryText(
   sources: readonly ResolvedSource[],
   dir: string,
   engines: readonly EngineEntry[] = [],
+  tracing?: string,
 ): string {
   const specifier = (path: string) => {
     const relativePath = relative(dir, path).split(sep).join('/');
@@ -90,9 +91,11 @@ export function entryText(
     `import { deployedHandler } from ${JSON.stringify(specifier(deployed))};`,
     ...sources.map((source, index) => `import { ${source.name} as tools${index} } from ${JSON.stringify(specifier(source.path))};`),
     ...engines.map((engine, index) => `import { ${engine.export} as engine${index} } from ${JSON.stringify(specifier(engine.module))};`),
-    `export const handler = deployedHandler([${sources.map((_, index) => `...tools${index}`).join(', ')}]${
+    // Tracing on: the adapter is installed before the handler is composed, and each invocation's spans are sent before it returns.
+    ...(tracing ? [`import { deployedTracing } from ${JSON.stringify(specifier(tracing))};`, 'const tracing = deployedTracing();'] : []),
+    `export const handler = ${tracing ? 'tracing.flushing(' : ''}deployedHandler([${sources.map((_, index) => `...tools${index}`).join(', ')}]${
       engines.length ? `, [${engines.map((_, index) => `engine${index}`).join(', ')}]` : ''
-    });`,
+    })${tracing ? ')' : ''};`,
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -108,6 +111,7 @@ export function writeToolEntries(
   deployed: Record<ToolFunction, string>,
   sources: readonly ResolvedSource[],
   engines: readonly EngineEntry[] = [],
+  tracing?: string,
 ): Record<ToolFunction, string> {
   const base = join(projectRoot, 'node_modules', '.cache', 'mcp-tasks');
   // Named by what the entries import, relative to the project: the same folder on every machine.
@@ -116,6 +120,7 @@ export function writeToolEntries(
     deployed: TOOL_FUNCTIONS.map((fn) => fromRoot(deployed[fn])),
     sources: sources.map((s) => [fromRoot(s.path), s.name]),
     ...(engines.length ? { engines: engines.map((engine) => [fromRoot(engine.module), engine.export]) } : {}),
+    ...(tracing ? { tracing: fromRoot(tracing) } : {}),
   };
   const dir = join(base, createHash('sha256').update(JSON.stringify(named)).digest('hex').slice(0, 16));
   mkdirSync(dir, { recursive: true });
@@ -124,7 +129,7 @@ export function writeToolEntries(
     const path = join(dir, `${fn}.mjs`);
     // Written aside, then renamed: a concurrent synthesis never reads half a file.
     const aside = `${path}.${process.pid}.tmp`;
-    writeFileSync(aside, entryText(fn, deployed[fn], sources, dir, fn === 'worker' ? engines : []));
+    writeFileSync(aside, entryText(fn, deployed[fn], sources, dir, fn === 'worker' ? engines : [], tracing));
     renameSync(aside, path);
     entries[fn] = path;
   }

@@ -24,6 +24,8 @@ import { TaskIdTakenError, TaskNotFoundError } from '../tasks/store-errors.ts';
 import type { AnswerResult, CancelOptions, CancelResult, ListOptions, TaskPage } from '../tasks/store-types.ts';
 import type { RestartResult } from '../tasks/workflows-decisions.ts';
 import type { AskedQuestion, ExpectedExecution, WorkflowEnd, WorkflowWriteResult } from '../tasks/workflows-model.ts';
+import { createdIn, resumeLink } from '../tracing/actions.ts';
+import type { Tracing } from '../tracing/tracing.ts';
 import type { RepeatWindow } from './repeat-calls.ts';
 
 /** Runs of a repeated call tried past the last one its head counted (an end counted late, or rows of an earlier release). */
@@ -60,6 +62,8 @@ export interface TaskActionDeps {
   now: () => number;
   /** Lifecycle events of the tasks a cancel ends here; absent: none (`-c events=off`). */
   events?: LifecycleEvents;
+  /** The request's span: a created task keeps its context, a resume links it (absent: the installed tracing, off by default). */
+  tracing?: Tracing | undefined;
 }
 
 /** What {@link TaskActions.create} needs to know of the task to start. */
@@ -156,7 +160,14 @@ export class TaskActions {
     const { store, log, now } = this.deps;
     const { idempotencyKey, inputResponses = {}, toolVersion, ...fields } = task;
     const created = await store.create(
-      { taskId, ...fields, inputResponses, now: now(), ...(toolVersion === undefined ? {} : { toolVersion }) },
+      {
+        taskId,
+        ...fields,
+        inputResponses,
+        now: now(),
+        ...(toolVersion === undefined ? {} : { toolVersion }),
+        ...createdIn(this.deps, taskId),
+      },
       { ...options, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) },
     );
     if (created.created) {
@@ -386,7 +397,7 @@ export class TaskActions {
    */
   async #enqueue(taskId: string, reason: Extract<TaskMessage['reason'], 'start' | 'resume'>): Promise<void> {
     try {
-      await this.deps.queue.send({ taskId, reason });
+      await this.deps.queue.send({ taskId, reason, ...resumeLink(this.deps, taskId, reason) });
     } catch (error) {
       this.deps.log({ event: 'enqueue-failed', taskId, reason, error: errorName(error) });
     }

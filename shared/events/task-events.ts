@@ -18,6 +18,7 @@
 import type { DeploymentLinks } from '../links.ts';
 import type { InputRequest, TaskRecord, TaskStatus } from '../tasks/model.ts';
 import { EVENT_MESSAGE_META, forPersonOnly } from '../tasks/model.ts';
+import { traceIdOf } from '../tracing/tracing.ts';
 
 /** The events' `source`. */
 export const EVENT_SOURCE = 'dev.mcp-tasks-serverless';
@@ -52,6 +53,8 @@ interface DetailBase {
   tool: string;
   /** ISO 8601. */
   createdAt: string;
+  /** The task's trace id (32 hex digits), when it was created in a traced request: its spans' trace. */
+  traceId?: string;
 }
 
 /** `Task Waiting For Person`: the task waits for an answer only a person may give. */
@@ -113,6 +116,7 @@ export function eventsOf(task: TaskRecord, context: EventContext): TaskEvent[] {
     taskId: task.taskId,
     tool: task.tool,
     createdAt: iso(task.createdAt),
+    ...traceOf(task),
   };
   switch (task.status) {
     case 'working':
@@ -156,6 +160,11 @@ function messageOf(request: InputRequest): string | undefined {
   const message = request.params?.['message'];
   if (meta?.[EVENT_MESSAGE_META] !== true || typeof message !== 'string' || message === '') return undefined;
   return message.length > MAX_EVENT_MESSAGE_CHARS ? `${message.slice(0, MAX_EVENT_MESSAGE_CHARS - 1)}…` : message;
+}
+
+function traceOf(task: TaskRecord): { traceId?: string } {
+  const traceId = traceIdOf(task.traceparent);
+  return traceId === undefined ? {} : { traceId };
 }
 
 function iso(ms: number): string {

@@ -11,6 +11,7 @@ import type { TaskQueue } from '../queue/queue.ts';
 import type { ToolDefinition, ToolResult } from '../runtime/tool.ts';
 import { checkBudget, MAX_ARGUMENTS_BYTES, MAX_CAPABILITIES_BYTES } from '../tasks/limits.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
+import { type Tracing, tracingOf } from '../tracing/tracing.ts';
 import { PACKAGE_VERSION } from '../version.ts';
 import { IDEMPOTENCY_KEY, TASKS_EXTENSION } from '../wire.ts';
 import { invalidParams, missingTasksCapability } from './errors.ts';
@@ -63,6 +64,8 @@ export interface EndpointDeps {
   events?: LifecycleEvents;
   /** Where questions for a person are decided, when URL-mode elicitation may send people there (`personPageOf`). */
   personPage?: PersonPage;
+  /** Spans of each request (absent: the installed tracing, off by default). */
+  tracing?: Tracing | undefined;
 }
 
 /** A web-standard MCP endpoint: `fetch(request, principal, caller?)`, with what the endpoint knows of the caller besides its principal. */
@@ -136,12 +139,13 @@ class TasksEndpoint {
       if (taken.length > 0) throw new Error(`Tool names reserved by the client fallback: ${taken.join(', ')}`);
     }
     const { store, queue, config, log, events } = deps;
-    this.actions = new TaskActions({ store, queue, log, now: this.now, ...(events ? { events } : {}) });
+    const tracing = tracingOf(deps);
+    this.actions = new TaskActions({ store, queue, log, now: this.now, ...(events ? { events } : {}), tracing });
     const text = { config, links: deps.links ?? new DeploymentLinks(undefined), signIn: deps.signIn ?? false };
     this.fallbackDeps = { actions: this.actions, config, now: this.now, text };
     // A declaration clients would drop the tool for stops the function at start (CatalogueError).
     const headerParams = catalogueHeaderParams(deps.tools.values());
-    this.fetch = httpFront(handler, deps.originPolicy, (name) => headerParams.get(name));
+    this.fetch = httpFront(handler, deps.originPolicy, (name) => headerParams.get(name), tracing);
   }
 
   private buildServer(ctx: McpRequestContext): Server {

@@ -1,6 +1,8 @@
 import { type createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/server';
 import { nestsDeeperThan, topLevelId } from '../json-depth.ts';
 import type { ClientCapabilities } from '../tasks/model.ts';
+import { traceMcpRequest } from '../tracing/mcp.ts';
+import { NO_TRACING, type Tracing } from '../tracing/tracing.ts';
 import { HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, META_KEYS, PROTOCOL_VERSION } from '../wire.ts';
 import { missingTasksCapability } from './errors.ts';
 import { type OriginPolicy, originRefusal } from './origin.ts';
@@ -30,6 +32,7 @@ export function httpFront(
   handler: McpHandler,
   originPolicy: OriginPolicy,
   headerParamsOf: HeaderParamsOf,
+  tracing: Tracing = NO_TRACING,
 ): (request: Request, principal: string, caller?: CallerFacts) => Promise<Response> {
   return async (request, principal, caller) => {
     const refused = originRefusal(request, originPolicy);
@@ -55,7 +58,13 @@ export function httpFront(
     } catch {
       return handler.fetch(new Request(bare, { body: text }), { authInfo }); // the SDK answers -32700
     }
-    return preflight(request.headers, body, headerParamsOf) ?? handler.fetch(bare, { authInfo, parsedBody: body });
+    // The request's server span (none with tracing off): the answer comes from inside it.
+    return traceMcpRequest(
+      tracing,
+      request.headers,
+      body,
+      async () => preflight(request.headers, body, headerParamsOf) ?? handler.fetch(bare, { authInfo, parsedBody: body }),
+    );
   };
 }
 

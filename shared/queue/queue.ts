@@ -9,6 +9,8 @@ export type TaskMessageReason = (typeof TASK_MESSAGE_REASONS)[number];
 export interface TaskMessage {
   taskId: string;
   reason: TaskMessageReason;
+  /** The trace context (`traceparent`) of what queued a resume, when traced: the run's span links it. */
+  link?: string;
 }
 
 /** The longest delay SQS accepts on a message (15 minutes); longer waits are chained. */
@@ -31,7 +33,9 @@ export function parseTaskMessage(body: string): TaskMessage | undefined {
   } catch {
     return undefined;
   }
-  const { taskId, reason } = (typeof value === 'object' && value !== null ? value : {}) as Partial<Record<keyof TaskMessage, unknown>>;
+  const { taskId, reason, link } = (typeof value === 'object' && value !== null ? value : {}) as Partial<
+    Record<keyof TaskMessage, unknown>
+  >;
   if (typeof taskId !== 'string' || !(TASK_MESSAGE_REASONS as readonly unknown[]).includes(reason)) return undefined;
-  return { taskId, reason: reason as TaskMessageReason };
+  return { taskId, reason: reason as TaskMessageReason, ...(typeof link === 'string' ? { link } : {}) };
 }

@@ -15,7 +15,7 @@ export class SqsTaskQueue implements TaskQueue {
     await this.#client.send(
       new SendMessageCommand({
         QueueUrl: this.#queueUrl,
-        MessageBody: JSON.stringify({ taskId: message.taskId, reason: message.reason }),
+        MessageBody: JSON.stringify({ taskId: message.taskId, reason: message.reason, ...(message.link ? { link: message.link } : {}) }),
         DelaySeconds: options?.delaySeconds,
       }),
     );

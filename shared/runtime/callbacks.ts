@@ -44,6 +44,8 @@ export interface CallbackHost {
   cancelStep(name: string, fn: () => Promise<void>): Promise<void>;
   /** Why the run is cancelled (what a cancelled call throws). */
   cancelReason(): unknown;
+  /** A completion reached: the wait it ended, for the run's trace (`until`: the completion's time). */
+  calledBack?(wait: { name: string; since: number; until: number; workflow?: boolean }): void;
   /** Registers the open callback and suspends the run (never settles); with `wakeAt`, the run is also woken then. */
   wait(callbackId: string, entry: CallbackWaitEntry, message: string, wakeAt?: number): Promise<never>;
 }
@@ -88,6 +90,7 @@ export async function awaitCallback<T>(host: CallbackHost, name: string, options
   });
   const settled = state.settlements[id];
   if (settled) {
+    host.calledBack?.({ name, since: recorded.since, until: settled.at });
     if ('result' in settled) return settled.result as T;
     throw new CallbackFailedError(name, settled.error);
   }

@@ -1,7 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { delay } from '../delay.ts';
 import type { CallbackWait, CallbackWaitEntry } from '../tasks/callbacks-model.ts';
-import { ANSWERED_BY_META, EVENT_MESSAGE_META, FOUR_EYES_META, type InputRequest, type QuestionRecord } from '../tasks/model.ts';
+import {
+  ANSWERED_BY_META,
+  EVENT_MESSAGE_META,
+  FOUR_EYES_META,
+  forPersonOnly,
+  type InputRequest,
+  type QuestionRecord,
+} from '../tasks/model.ts';
+import { ReplayTrace } from '../tracing/runs.ts';
 import { INVALID_PARAMS, MISSING_CAPABILITY } from '../wire.ts';
 import { awaitCallback, type CallbackHost, RUN_HOST } from './callbacks.ts';
 import {
@@ -109,6 +117,8 @@ class Replay {
   private yielded = false;
   private stuck!: () => void;
   private suspending = false;
+  /** The run's trace, when it is traced: its steps' spans, the waits it passes. */
+  private readonly trace: ReplayTrace | undefined;
   /** Durable calls so far (the last one's position). */
   private calls = 0;
   private sleeps = 0;
@@ -130,6 +140,7 @@ class Replay {
     this.suspension = new Promise<void>((resolve) => (this.stuck = resolve));
     this.questions = options.questions ?? {};
     this.questionsOnly = indexRecorded(undefined, this.questions);
+    this.trace = options.journal ? ReplayTrace.of(options.questions, this.now()) : undefined;
     if (options.cancel.aborted) this.onCancel();
     else options.cancel.addEventListener('abort', this.onCancel, { once: true });
   }
@@ -212,6 +223,7 @@ class Replay {
       step: (name, fn) => this.durableStep('step', name, fn),
       cancelStep: (name, fn) => this.durableStep('step', name, fn, true),
       cancelReason: () => options.cancel.reason,
+      calledBack: (wait) => this.trace?.calledBack(wait),
       wait: (callbackId, entry, message, wakeAt) => {
         this.waits[callbackId] = entry;
         this.waitMessage ||= message;
@@ -268,6 +280,7 @@ class Replay {
         if (changed) return this.fail<T>(changed);
       }
       const decision = options.decisions?.[key];
+      this.trace?.answered(key, questions[key], forPersonOnly(request), decision?.at);
       const answer = options.answers[key];
       // Who decided a question for a person travels with its answer (`ElicitAnswer.decidedBy`).
       return (decision && typeof answer === 'object' && answer !== null ? { ...answer, decidedBy: decision } : answer) as T;
@@ -278,7 +291,7 @@ class Replay {
       });
     }
     this.pending[key] = request;
-    if (options.journal) this.newQuestions[key] ??= { position, fingerprint };
+    if (options.journal) this.newQuestions[key] ??= { position, fingerprint, ...(this.trace ? { askedAt: this.trace.startedAt } : {}) };
     return this.suspend<T>();
   }
 
@@ -306,7 +319,7 @@ class Replay {
       this.yielded = true;
       return this.suspend<T>();
     }
-    const value = await insideStep.run(this, fn);
+    const value = await (this.trace ? this.trace.step(kind, name, () => insideStep.run(this, fn)) : insideStep.run(this, fn));
     return (await journal.record(name, value === undefined ? null : value, position)) as T;
   }
 

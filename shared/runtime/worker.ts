@@ -13,6 +13,7 @@ import { isFirstRun, pastAttemptCap, progressedPastMark, retriesExhausted } from
 import type { WorkerStore } from '../tasks/store.ts';
 import { LeaseLostError, TaskRowRejectedError } from '../tasks/store-errors.ts';
 import type { ReleaseOptions } from '../tasks/store-types.ts';
+import { runEnded, type Traced, traceRun } from '../tracing/runs.ts';
 import { BARE_INTERNAL_ERROR, INTERNAL_ERROR, INVALID_PARAMS } from '../wire.ts';
 import { callbackState, suspendOnCallbacks } from './callbacks.ts';
 import { startHeartbeat } from './heartbeat.ts';
@@ -22,7 +23,7 @@ import { runTool } from './run.ts';
 import type { RunOutcome } from './run-types.ts';
 import type { ToolDefinition } from './tool.ts';
 
-export interface WorkerDeps {
+export interface WorkerDeps extends Traced {
   store: WorkerStore;
   queue: TaskQueue;
   tools: ReadonlyMap<string, ToolDefinition>;
@@ -80,7 +81,7 @@ export const HANDOVER_RESERVE_MS = 30_000;
  */
 export async function processTaskMessage(message: TaskMessage, deps: WorkerDeps): Promise<Disposition> {
   const claimed = await claim(message, deps);
-  return claimed instanceof TaskRun ? claimed.run() : claimed;
+  return claimed instanceof TaskRun ? traceRun(deps, message, claimed.claimed, () => claimed.run()) : claimed;
 }
 
 /** Step 1: the claimed task as a {@link TaskRun}, or what to do with a message that claims nothing. */
@@ -132,7 +133,7 @@ class TaskRun {
   constructor(
     private readonly deps: WorkerDeps,
     /** The record as claimed: outcomes are written against it. */
-    private readonly claimed: TaskRecord,
+    readonly claimed: TaskRecord,
     private readonly leaseOwner: string,
     private readonly firstRun: boolean,
   ) {
@@ -318,6 +319,7 @@ class TaskRun {
       this.log({ event: 'lease-lost', taskId: task.taskId, tool: task.tool });
       return 'done';
     }
+    runEnded(outcome);
     if (outcome.status !== 'input_required') logTaskEnded(this.log, task, outcome.status, at);
     await this.deps.events?.announce(finished);
     return 'done';

@@ -125,6 +125,7 @@ export function newTaskRecord(task: NewTask, policy: SweepTiming): WorkingTask {
     ...(task.machineOwner ? { machineOwner: true } : {}),
     ...(task.requester === undefined ? {} : { requester: task.requester }),
     ...(task.toolTitle === undefined ? {} : { toolTitle: task.toolTitle }),
+    ...task.trace,
   };
 }
 

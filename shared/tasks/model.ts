@@ -196,6 +196,13 @@ export interface TaskBase {
   requester?: string;
   /** The tool's title when the task was created (absent: the tool has none, or the row predates it): the console's heading. */
   toolTitle?: string;
+  /**
+   * The W3C trace context (`traceparent`, `tracestate`) of the request that
+   * created the task, written with the row when tracing is on and the request
+   * sampled: each run's span is its child, so one trace holds the task.
+   */
+  traceparent?: string;
+  tracestate?: string;
   /** Who decided each question for a person, by key (absent: none decided yet, or the row predates decisions). */
   decisions?: Record<string, Decision>;
   /** Every question the handler asked, by key: where it was asked and what it asked, for replay checks. */
@@ -238,6 +245,8 @@ export interface RepeatRun {
 export interface QuestionRecord {
   position: number;
   fingerprint: string;
+  /** When the run that asked it started (epoch ms; absent on rows from before): the start of its wait, for tracing. */
+  askedAt?: number;
 }
 
 export interface WorkingTask extends TaskBase {

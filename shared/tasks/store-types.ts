@@ -27,6 +27,8 @@ export interface NewTask {
   requester?: string;
   /** The tool's title (`TaskBase.toolTitle`). */
   toolTitle?: string;
+  /** The trace context of the request that creates it (`TaskBase.traceparent`, `TaskBase.tracestate`). */
+  trace?: { traceparent: string; tracestate?: string };
 }
 
 /** Options of `create`. */

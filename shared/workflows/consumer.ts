@@ -12,6 +12,8 @@ import { type ActionStore, TaskActions } from '../actions/task-actions.ts';
 import { readExecutionEvent } from '../engines/stepfunctions/index.ts';
 import type { Log } from '../log.ts';
 import type { TaskQueue } from '../queue/queue.ts';
+import { deliverySpan } from '../tracing/actions.ts';
+import type { Tracing } from '../tracing/tracing.ts';
 import { expectedBy, type WorkflowBindings } from './bindings.ts';
 
 export interface ConsumerDeps {
@@ -20,13 +22,21 @@ export interface ConsumerDeps {
   bindings: WorkflowBindings;
   log: Log;
   now?: () => number;
+  /** Spans of each delivery (absent: the installed tracing, off by default). */
+  tracing?: Tracing | undefined;
 }
 
 /** What the consumer did with an event: recorded an end (and what that did), or ignored the event. */
 export type Consumed = { recorded: string } | { ignored: string };
 
 export function workflowEventConsumer(deps: ConsumerDeps): (event: unknown) => Promise<Consumed> {
-  const actions = new TaskActions({ store: deps.store, queue: deps.queue, log: deps.log, now: deps.now ?? Date.now });
+  const actions = new TaskActions({
+    store: deps.store,
+    queue: deps.queue,
+    log: deps.log,
+    now: deps.now ?? Date.now,
+    tracing: deps.tracing,
+  });
   const expected = expectedBy(deps.bindings);
   return async (event) => {
     const read = readExecutionEvent(event);
@@ -35,7 +45,7 @@ export function workflowEventConsumer(deps: ConsumerDeps): (event: unknown) => P
       return { ignored: read.reason };
     }
     const { taskId, end } = read;
-    const result = await actions.endWorkflow(taskId, end, expected);
+    const result = await deliverySpan(deps, 'workflow end', 'consumer', () => actions.endWorkflow(taskId, end, expected));
     deps.log({ event: 'workflow-event', taskId, status: end.status, result });
     return { recorded: result };
   };

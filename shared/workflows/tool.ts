@@ -142,7 +142,11 @@ class WorkflowRun {
     if (ctx.signal.aborted) return this.stop(execution);
     // A start that found its execution ended settles the task, unless the task follows another since (a local restart).
     const end = (execution === started.executionArn ? started.ended : undefined) ?? workflowEnd(state.settlements);
-    if (end) return this.settle(end);
+    if (end) {
+      const at = state.settlements[WORKFLOW_END_ID]?.at;
+      if (at !== undefined) host.calledBack?.({ name: this.naming.workflow, since: started.startDate, until: at, workflow: true });
+      return this.settle(end);
+    }
     const refused = await this.answerQuestions();
     return this.lookOrWait(execution, started.startDate, refused);
   }

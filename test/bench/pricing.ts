@@ -42,8 +42,8 @@ export function costReport(rows: Row[], gets: PollCost[]): string[] {
       polls * (PRICE.lambdaRequest + PRICE.httpApiRequest + (ASSUMED.memoryGb * ASSUMED.mcpMs * PRICE.lambdaGbSecond) / 1000) +
       (((get?.logBytes ?? 0) + ASSUMED.platformLogBytes + ASSUMED.accessLogBytes) * polls * PRICE.logsGb) / 1024 ** 3;
     const total = Object.values(parts).reduce((a, b) => a + b, 0);
-    // Traced, every API request and every worker invocation is a trace (low volumes are sampled in full).
-    const xray = invocations * PRICE.xrayTrace;
+    // Traced, a task is one trace (its runs and waits are spans of the call's trace; tasks/get is not traced).
+    const xray = PRICE.xrayTrace;
     const k = 1000;
     out.push(
       `| ${row.scenario} | ${usd(parts.dynamodb * k)} | ${usd(parts.sqs * k)} | ${usd(parts.lambda * k)} | ${usd(parts.api * k)} | ` +

@@ -33,7 +33,8 @@ export const VARIANTS = {
   auth: { context: { authIssuer: SYNTH_ISSUER, authResource: SYNTH_RESOURCE }, bundled: true },
   cognito: { context: { cognito: true, cognitoDomainPrefix: 'mcp-tasks-deploy-lane' }, bundled: false },
   jwt: { context: { jwtIssuer: 'https://issuer.example.com/', jwtAudience: 'mcp-tasks' }, bundled: false },
-  observability: { context: { dashboard: true, tracing: true }, bundled: false },
+  // Run too: its MCP function and worker send spans to X-Ray's OTLP endpoint (the lane's fake), signed with their roles.
+  observability: { context: { dashboard: true, tracing: true }, bundled: true },
   eventsOff: { context: { events: 'off' }, bundled: false },
   // Its console is open (it lists every task): the list index's reads are exercised there.
   toolsetAll: { context: { toolset: 'all', console: 'open' }, bundled: true },

@@ -179,6 +179,7 @@ export async function startProxy(
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = await readBody(request);
+    if (request.method === 'POST' && request.url === '/v1/traces') return acceptSpans(request, response, body);
     const target = String(request.headers['x-amz-target'] ?? '');
     const [prefix, operation = ''] = target.split('.');
     const service = TARGETS[prefix ?? ''];
@@ -231,6 +232,20 @@ export async function startProxy(
     });
     response.writeHead(forwarded.status, outHeaders);
     response.end(out);
+  }
+
+  /**
+   * A fake OTLP endpoint, as X-Ray's (`/v1/traces`): an export of spans signed with SigV4 for the
+   * `xray` service is recorded as `xray:PutSpans` on `*` (X-Ray has no resource-level permissions
+   * for it) and answered with an empty `ExportTraceServiceResponse`; anything else as unknown.
+   */
+  function acceptSpans(request: IncomingMessage, response: ServerResponse, body: Buffer): void {
+    const signed = /Credential=[^/]+\/\d{8}\/[^/]+\/([^/]+)\/aws4_request/.exec(String(request.headers['authorization'] ?? ''));
+    const protobuf = request.headers['content-type'] === 'application/x-protobuf' && body.length > 0;
+    const action = signed?.[1] === 'xray' && protobuf ? 'xray:PutSpans' : `unknown:POST /v1/traces (${signed?.[1] ?? 'unsigned'})`;
+    log.add({ fn, action, resource: '*', by: 'code' });
+    response.writeHead(action === 'xray:PutSpans' ? 200 : 403, { 'content-type': 'application/x-protobuf' });
+    response.end();
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -26,6 +26,7 @@ const SCOPE = 'mcp-tasks';
 let open: Deployment;
 let secured: Deployment;
 let everything: Deployment;
+let traced: Deployment;
 let authServer: LocalAuthServer;
 let token = '';
 const runs: Array<{ calls: AwsCall[]; grants: Grant[] }> = [];
@@ -33,6 +34,7 @@ const runs: Array<{ calls: AwsCall[]; grants: Grant[] }> = [];
 before(async () => {
   open = await startDeployment(variantAssembly('default'));
   everything = await startDeployment(variantAssembly('toolsetAll'));
+  traced = await startDeployment(variantAssembly('observability'));
   let resource = '';
   authServer = await startLocalAuthServer({ port: 0, resource: () => resource, scopes: () => [SCOPE], log: () => {} });
   secured = await startDeployment(variantAssembly('auth'), { authIssuer: authServer.issuer });
@@ -42,6 +44,7 @@ before(async () => {
 after(async () => {
   await open?.stop();
   await everything?.stop();
+  await traced?.stop();
   await secured?.stop();
   await authServer?.close();
 });
@@ -461,9 +464,22 @@ describe('the toolset=all stack, run from its bundles', () => {
   });
 });
 
+describe('the tracing=true stack, run from its bundles', () => {
+  it('sends the spans of a task to X-Ray from the MCP function and the worker, signed with their roles, before each return', async () => {
+    const task = await runTask(traced, 'batch_process', { items: ['x'], delayMs: 0 });
+    assert.equal(task.status, 'completed');
+    const senders = new Set(traced.calls.calls.filter((call) => call.action === 'xray:PutSpans').map((call) => call.fn));
+    assert.deepEqual([...senders].sort(), ['mcp', 'worker']);
+    assert.deepEqual(
+      traced.calls.calls.filter((call) => call.action.startsWith('unknown:')),
+      [],
+    );
+  });
+});
+
 describe('CloudFormation deleting the stacks', () => {
   it('deletes the requestState key through the custom resource', async () => {
-    for (const d of [open, secured, everything]) {
+    for (const d of [open, secured, everything, traced]) {
       const responses = await d.deleteCustomResources();
       for (const [id, response] of responses) assert.equal(response.Status, 'SUCCESS', `${id}: ${JSON.stringify(response)}`);
       assert.equal(d.parameters.parameters.size, 0);
@@ -473,7 +489,7 @@ describe('CloudFormation deleting the stacks', () => {
 
 describe('IAM, both ways', () => {
   before(() => {
-    for (const d of [open, secured, everything]) runs.push({ calls: d.calls.distinct(), grants: grantsOf(d.assembly, d.resolve) });
+    for (const d of [open, secured, everything, traced]) runs.push({ calls: d.calls.distinct(), grants: grantsOf(d.assembly, d.resolve) });
   });
   let report: Awaited<ReturnType<typeof checkIam>>;
   before(async () => {

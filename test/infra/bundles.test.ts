@@ -214,6 +214,22 @@ describe('bundle contents', () => {
     assert.ok((await clientsOf(TOOLSET_SOURCES.product)).length > 0, "the product's deploy_release runs a workflow");
   });
 
+  it('of a deployment with tracing off carry no OpenTelemetry; with it on, only the MCP function and the worker do', async () => {
+    for (const [id, fn] of resourcesOf(base.json, 'AWS::Lambda::Function')) {
+      const otel = [...packagesIn(fn)].filter((name) => name.startsWith('@opentelemetry/'));
+      assert.deepEqual(otel, [], `${id} carries OpenTelemetry with tracing off`);
+      assert.ok(!ownSourcesIn(fn).some((source) => source.startsWith('shared/tracing/otel/')), `${id} bundles the tracing adapter`);
+    }
+    for (const fn of ['worker', 'mcp'] as const) {
+      const metafile = await bundleWorker(bundlingFor().define ?? {}, TOOLSET_SOURCES.product, { tracing: true, fn });
+      const [, output] = Object.entries(metafile.outputs)[0]!;
+      const carried = Object.entries(output.inputs).filter(
+        ([path, { bytesInOutput }]) => bytesInOutput > 0 && path.includes('@opentelemetry/sdk-trace'),
+      );
+      assert.ok(carried.length > 0, `the ${fn}'s entry installs the adapter with tracing on`);
+    }
+  });
+
   it('carry only the SDKs each function uses (the composition root is imported by path)', () => {
     const fns = { ...functions(base.json), ...workflowFunctions(base.json) };
     const expected: Record<keyof typeof fns, { has: string[]; lacks: string[] }> = {

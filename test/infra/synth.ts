@@ -187,10 +187,12 @@ export function warnings(s: Synthesized): string[] {
 export async function bundleWorker(
   define: Record<string, string>,
   tools: readonly ToolsSource[] = TOOLSET_SOURCES.product,
+  options: { tracing?: boolean; fn?: 'worker' | 'mcp' } = {},
 ): Promise<Metafile> {
   const { build } = await import('esbuild');
+  const code = new FunctionCode({ tools, projectRoot: ROOT, ...(options.tracing ? { tracing: true } : {}) });
   const result = await build({
-    entryPoints: [new FunctionCode({ tools, projectRoot: ROOT }).entry('worker')],
+    entryPoints: [code.entry(options.fn ?? 'worker')],
     bundle: true,
     platform: 'node',
     format: 'esm',

@@ -185,6 +185,8 @@ export function toItem(task: TaskRecord, shards: number = DEFAULT_ACTIVE_INDEX_S
   if (task.toolVersion !== undefined) item['toolVersion'] = { S: task.toolVersion };
   if (task.requester !== undefined) item['requester'] = { S: task.requester };
   if (task.toolTitle !== undefined) item['toolTitle'] = { S: task.toolTitle };
+  if (task.traceparent !== undefined) item['traceparent'] = { S: task.traceparent };
+  if (task.tracestate !== undefined) item['tracestate'] = { S: task.tracestate };
   if (task.questions !== undefined) item['questions'] = json(task.questions);
   if (task.decisions !== undefined) item['decisions'] = json(task.decisions);
   if (task.progressMark !== undefined) item['progressMark'] = number(task.progressMark);
@@ -238,6 +240,8 @@ export function fromItem(item: Item): TaskRecord {
   if (item['toolVersion']) base.toolVersion = readString(item, 'toolVersion');
   if (item['requester']) base.requester = readString(item, 'requester');
   if (item['toolTitle']) base.toolTitle = readString(item, 'toolTitle');
+  if (item['traceparent']) base.traceparent = readString(item, 'traceparent');
+  if (item['tracestate']) base.tracestate = readString(item, 'tracestate');
   if (item['questions']) base.questions = readJson(item, 'questions');
   if (item['decisions']) base.decisions = readJson(item, 'decisions');
   if (item['progressMark']) base.progressMark = readNumber(item, 'progressMark');

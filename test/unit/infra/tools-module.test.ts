@@ -55,6 +55,24 @@ describe('generated entries', () => {
     );
   });
 
+  it('with tracing on, install the adapter before composing and flush what each invocation traced before it returns', () => {
+    const sources = resolveSources(['src/tools/index.ts'], '/work/app');
+    const text = entryText(
+      'mcp',
+      '/work/app/node_modules/pkg/dist/functions/mcp/deployed.js',
+      sources,
+      '/work/app/node_modules/.cache/x',
+      [],
+      '/work/app/node_modules/pkg/dist/shared/tracing/otel/index.js',
+    );
+    assert.deepEqual(text.split('\n').slice(3), [
+      'import { deployedTracing } from "../../pkg/dist/shared/tracing/otel/index.js";',
+      'const tracing = deployedTracing();',
+      'export const handler = tracing.flushing(deployedHandler([...tools0]));',
+      '',
+    ]);
+  });
+
   it('refuse no module and an export name that is not an identifier', () => {
     assert.throws(() => resolveSources([], '/work/app'), /names no module/);
     assert.throws(() => resolveSources({ module: 'x.ts', export: 'a-b' }, '/work/app'), /"a-b" is not an export name/);

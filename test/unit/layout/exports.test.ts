@@ -30,7 +30,8 @@ function shims(tree: ReadonlyMap<string, string>): string[] {
  * What outside code calls by name, not an import: each function's Lambda
  * entry, and the compositions (and the worker's Step Functions engine) the entries generated at synthesis call.
  */
-const ENTRY_POINTS = /^functions\/([a-z-]+\/(handler\.ts handler|deployed\.ts deployedHandler)|lib\/sfn\.ts sfnWorkflows)$/;
+const ENTRY_POINTS =
+  /^(functions\/([a-z-]+\/(handler\.ts handler|deployed\.ts deployedHandler)|lib\/sfn\.ts sfnWorkflows)|shared\/tracing\/otel\/index\.ts deployedTracing)$/;
 
 describe('exports', () => {
   it("every value exported outside test/ is imported somewhere (the functions' Lambda entries aside)", () => {
