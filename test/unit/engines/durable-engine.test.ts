@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
-import { DurableEngine, DurableExecutionClosedError } from '../../../../shared/engines/durable/index.ts';
-import { ExecutionAlreadyExistsError, TaskTokenGoneError } from '../../../../shared/engines/port.ts';
+import { DurableEngine, DurableExecutionClosedError } from '../../../shared/engines/durable/index.ts';
+import { ExecutionAlreadyExistsError, TaskTokenGoneError } from '../../../shared/engines/port.ts';
 
 const FUNCTION = 'arn:aws:lambda:us-east-1:123456789012:function:review-claim:7';
 const TASK = 'task-1';

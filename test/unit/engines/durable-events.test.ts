@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DURABLE_STATUS_CHANGE_DETAIL_TYPE, LAMBDA_SOURCE, readDurableEvent } from '../../../../shared/engines/durable/index.ts';
+import { DURABLE_STATUS_CHANGE_DETAIL_TYPE, LAMBDA_SOURCE, readDurableEvent } from '../../../shared/engines/durable/index.ts';
 
 const FUNCTION = 'arn:aws:lambda:us-east-1:123456789012:function:review-claim:7';
 const TASK = '5f0c2a8e-1b7d-4e3a-9c6f-0d1e2f3a4b5c';

@@ -8,8 +8,8 @@ import {
   isQualifiedFunctionArn,
   MAX_PAYLOAD_BYTES,
   partsOfExecutionArn,
-} from '../../../../shared/engines/durable/index.ts';
-import { ClientError } from '../../../../shared/errors.ts';
+} from '../../../shared/engines/durable/index.ts';
+import { ClientError } from '../../../shared/errors.ts';
 
 const FUNCTION = 'arn:aws:lambda:eu-west-1:123456789012:function:review-claim';
 const EXECUTION = `${FUNCTION}:3/durable-execution/task-1/0b7c1f4e-5d2a-4c1e-9f1a-2b3c4d5e6f70`;
