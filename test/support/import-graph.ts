@@ -152,6 +152,7 @@ export const WINGS = [
   'bin/local/stepfunctions/',
   'shared/engines/stepfunctions/',
   'shared/tracing/otel/',
+  'shared/engines/durable/',
 ] as const;
 
 function wingOf(path: string): string | undefined {
