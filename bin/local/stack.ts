@@ -52,9 +52,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const dataDir = resolve(options.dataDir);
   const cleanup = new Cleanup();
   try {
-    const dbPath = join(dataDir, 'dynamodb');
-    await mkdir(dbPath, { recursive: true });
-    cleanup.push(await lockDataDir(dataDir));
+    const dbPath = await lockedDataDir(dataDir, cleanup);
     const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? LOCAL_DEFAULTS.visibilityTimeoutSeconds;
     const maxReceiveCount = options.maxReceiveCount ?? LOCAL_DEFAULTS.maxReceiveCount;
     const ports = options.emulatorPorts ?? {};
@@ -127,6 +125,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await cleanup.close();
     throw error;
   }
+}
+
+/** The data folder made and locked for this life of the stack (unlocked on close); the local DynamoDB's folder in it. */
+async function lockedDataDir(dataDir: string, cleanup: Cleanup): Promise<string> {
+  const dbPath = join(dataDir, 'dynamodb');
+  await mkdir(dbPath, { recursive: true });
+  cleanup.push(await lockDataDir(dataDir));
+  return dbPath;
 }
 
 /** The variable of `external_job`'s `jobSystemUrl` setting (`settings.ts`). */

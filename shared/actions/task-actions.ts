@@ -99,22 +99,19 @@ export class TaskActions {
   constructor(private readonly deps: TaskActionDeps) {}
 
   /**
-   * Creates the task durably, then queues its start. With an idempotency key
-   * a retry returns the first call's task and queues nothing. Resolves once
-   * the task is readable by `read`.
+   * Creates the task durably, then queues its start. With an idempotency key a retry returns the first call's task and
+   * queues nothing. Resolves once the task is readable by `read`.
    */
   async create(task: TaskToStart): Promise<TaskRecord> {
     return (await this.#start(task, randomUUID(), {})).task;
   }
 
   /**
-   * Starts the task under an id its call derives, or joins the owner's
-   * unfinished task an identical call started (`repeat-calls.ts`). One read
-   * of this window's head decides: running, it is joined; ended after n runs,
-   * run n is created (or joined, by the create's own conditional put); absent,
-   * the previous window's head (and, when later runs ended there, its latest
-   * run) is read for a task to join, then the head is created. The cost does
-   * not grow with the runs before: at most three reads and the create.
+   * Starts the task under an id its call derives, or joins the owner's unfinished task an identical call started
+   * (`repeat-calls.ts`). One read of this window's head decides: running, it is joined; ended after n runs, run n is
+   * created (or joined, by the create's own conditional put); absent, the previous window's head (and, when later runs
+   * ended there, its latest run) is read for a task to join, then the head is created. The cost does not grow with the
+   * runs before: at most three reads and the create.
    */
   async createOrJoin(task: TaskToStart, windows: { current: RepeatWindow; previous: RepeatWindow }): Promise<Joined> {
     const head = await this.read(windows.current.head, task.owner);
@@ -133,10 +130,9 @@ export class TaskActions {
   }
 
   /**
-   * Creates run `first` of the call (or joins it, already running). A run
-   * found ended was not counted yet (its count is written after its end, or
-   * it predates the count): the next is tried, a few at most; past them the
-   * call starts a task of its own under a fresh id.
+   * Creates run `first` of the call (or joins it, already running). A run found ended was not counted yet (its count is
+   * written after its end, or it predates the count): the next is tried, a few at most; past them the call starts a
+   * task of its own under a fresh id.
    */
   async #startRun(task: TaskToStart, window: RepeatWindow, first: number): Promise<Joined> {
     for (let run = first; run < first + UNCOUNTED_RUNS_TRIED; run++) {
@@ -197,9 +193,8 @@ export class TaskActions {
   }
 
   /**
-   * Who decided question `key` of a task, whoever owns it (never the answer),
-   * or `'withdrawn'` (a restart of its workflow withdrew it unanswered): what
-   * an approver who comes late is told. One read.
+   * Who decided question `key` of a task, whoever owns it (never the answer), or `'withdrawn'` (a restart of its
+   * workflow withdrew it unanswered): what an approver who comes late is told. One read.
    */
   decisionOf(taskId: string, key: string): Promise<Decision | 'withdrawn' | undefined> {
     return this.deps.store.getDecision(taskId, key, this.deps.now());
@@ -216,9 +211,8 @@ export class TaskActions {
   }
 
   /**
-   * The task and its recorded steps by name, as `principal` may see them:
-   * the steps are read only once `read` has found the task, so another
-   * principal's id reads like an unknown one. Throws {@link TaskNotFoundError}.
+   * The task and its recorded steps by name, as `principal` may see them: the steps are read only once `read` has found
+   * the task, so another principal's id reads like an unknown one. Throws {@link TaskNotFoundError}.
    */
   async withSteps(taskId: string, principal: string): Promise<{ task: TaskRecord; steps: Map<string, unknown> }> {
     const task = await this.readOwn(taskId, principal);

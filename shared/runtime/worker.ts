@@ -119,9 +119,8 @@ async function claim(message: TaskMessage, deps: WorkerDeps): Promise<TaskRun | 
 }
 
 /**
- * One claimed task, from the run of its handler to exactly one of
- * {@link TaskRun.finish}, {@link TaskRun.handOver} or {@link TaskRun.giveBack}.
- * It holds the lease, the dependencies and the journal for the whole run.
+ * One claimed task, from the run of its handler to exactly one of {@link TaskRun.finish}, {@link TaskRun.handOver} or
+ * {@link TaskRun.giveBack}. It holds the lease, the dependencies and the journal for the whole run.
  */
 class TaskRun {
   private readonly now: () => number;
@@ -171,12 +170,10 @@ class TaskRun {
   }
 
   /**
-   * A run that crashes or times out leaves no outcome, and the sweeper (or SQS)
-   * starts it again with a fresh message: such loops are capped by the runs
-   * started without progress. Past the cap (and only then: it costs a query and
-   * a write) the checkpoints are counted: a task that made progress has its
-   * count start again at this run, so a long job whose invocations keep dying
-   * still finishes; one that did not fails. Undefined: run the handler.
+   * A run that crashes or times out leaves no outcome, and the sweeper (or SQS) starts it again with a fresh message:
+   * such loops are capped by the runs started without progress. Past the cap (and only then: it costs a query and a
+   * write) the checkpoints are counted: a task that made progress has its count start again at this run, so a long job
+   * whose invocations keep dying still finishes; one that did not fails. Undefined: run the handler.
    */
   private async checkProgress(): Promise<Disposition | undefined> {
     const { task } = this;
