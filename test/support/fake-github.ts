@@ -8,8 +8,8 @@
  * built from the description's own examples; a test moves them along.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { Ajv } from 'ajv';
 
@@ -145,7 +145,8 @@ export class FakeGitHub {
     if (!(this.#options.permissions ?? ['actions:read', 'actions:write']).includes(r.needs))
       return this.#send(res, operation, 403, { message: 'Resource not accessible by integration' });
     const body = await bodyOf(req);
-    if (operation.requestBody) this.#check(`${r.method} ${r.path} request`, operation.requestBody.content['application/json']!.schema, body);
+    if (operation.requestBody)
+      this.#check(`${r.method} ${r.path} request`, operation.requestBody.content['application/json']!.schema, body);
     const [answer, status] = this.#answer(r.path, m!.slice(1), url.searchParams, body as Record<string, unknown>);
     this.#send(res, operation, status, answer);
   }
@@ -209,7 +210,17 @@ export class FakeGitHub {
 
   #job(runId: string, job: FakeRun['jobs'][number], i: number): unknown {
     const example = structuredClone(SPEC.components.examples.job!.value) as Record<string, unknown>;
-    return { ...example, id: Number(runId) * 100 + i, run_id: Number(runId), name: job.name, conclusion: job.conclusion, status: 'completed' };
+    // The description's example predates the job's required `created_at`: the schema is the reference, so it is added.
+    const created_at = this.runs.find((run) => run.id === Number(runId))?.created_at;
+    return {
+      ...example,
+      id: Number(runId) * 100 + i,
+      run_id: Number(runId),
+      name: job.name,
+      conclusion: job.conclusion,
+      status: 'completed',
+      created_at,
+    };
   }
 
   #cancel(run: FakeRun | undefined, force: boolean): [unknown, number] {

@@ -151,6 +151,7 @@ export const WINGS = [
   'shared/tasks/memory/',
   'bin/local/stepfunctions/',
   'shared/engines/stepfunctions/',
+  'shared/engines/github/',
 ] as const;
 
 function wingOf(path: string): string | undefined {

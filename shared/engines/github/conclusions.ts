@@ -34,5 +34,7 @@ export interface JobConclusion {
 
 /** The jobs that did not succeed (nor were skipped), by name: what a failed run's tool error names. */
 export function failedJobs(jobs: readonly JobConclusion[]): string[] {
-  return jobs.filter((job) => job.conclusion !== null && !['success', 'skipped', 'neutral'].includes(job.conclusion)).map((job) => job.name);
+  return jobs
+    .filter((job) => job.conclusion !== null && !['success', 'skipped', 'neutral'].includes(job.conclusion))
+    .map((job) => job.name);
 }

@@ -47,7 +47,12 @@ export interface CancelOptions {
  * grace period, `force-cancel`. Says whether it forced it. A run that has
  * ended already is left as it is (the API's 409).
  */
-export async function cancelRun(api: GitHubApi, repository: string, runId: number, options: CancelOptions = {}): Promise<{ forced: boolean }> {
+export async function cancelRun(
+  api: GitHubApi,
+  repository: string,
+  runId: number,
+  options: CancelOptions = {},
+): Promise<{ forced: boolean }> {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   await api.cancel(repository, runId);
   await sleep(options.graceMs ?? 60_000);

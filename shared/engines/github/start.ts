@@ -102,7 +102,9 @@ async function dispatchOnce(api: GitHubApi, request: StartRequest, inputs: Recor
 
 /** A server that does not know `return_run_details` refuses the body as invalid, naming the field. */
 export function refusesRunDetails(error: unknown): boolean {
-  return error instanceof GitHubApiError && (error.status === 400 || error.status === 422) && /return_run_details/.test(error.githubMessage);
+  return (
+    error instanceof GitHubApiError && (error.status === 400 || error.status === 422) && /return_run_details/.test(error.githubMessage)
+  );
 }
 
 async function findRun(api: GitHubApi, request: StartRequest): Promise<WorkflowRun | undefined> {

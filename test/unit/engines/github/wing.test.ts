@@ -10,10 +10,12 @@ import { purposeKey } from '../../../../shared/keys.ts';
 
 const require = createRequire(import.meta.url);
 /** GitHub's published `workflow_run` examples. */
-const EXAMPLES = (require('@octokit/webhooks-examples/api.github.com/index.json') as { name: string; examples: Record<string, unknown>[] }[]).find(
-  (event) => event.name === 'workflow_run',
-)!.examples;
-const COMPLETED = EXAMPLES.find((example) => example.action === 'completed' && (example.workflow_run as { conclusion: string }).conclusion === 'success')!;
+const EXAMPLES = (
+  require('@octokit/webhooks-examples/api.github.com/index.json') as { name: string; examples: Record<string, unknown>[] }[]
+).find((event) => event.name === 'workflow_run')!.examples;
+const COMPLETED = EXAMPLES.find(
+  (example) => example.action === 'completed' && (example.workflow_run as { conclusion: string }).conclusion === 'success',
+)!;
 const SECRET = 'It’s a Secret to Everybody';
 
 async function delivery(body: string, secret = SECRET, headers: Record<string, string> = {}) {
