@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { GitHubApi } from '../../../../shared/engines/github/api.ts';
 import { cancelRun, endOfRun, pollUntilCompleted } from '../../../../shared/engines/github/follow.ts';
 import { runReference } from '../../../../shared/engines/github/reference.ts';
@@ -26,13 +26,6 @@ function request(taskId: string, retry = false) {
 }
 
 describe('a GitHub workflow run against the fake GitHub API', () => {
-  let fake: FakeGitHub;
-  before(async () => {
-    // Loads and compiles the description once, so the cases below time nothing of it.
-    fake = await new FakeGitHub().start();
-  });
-  after(() => fake.stop());
-
   it('dispatches once with return_run_details, its title carrying the reference and no task id', () =>
     withFake({}, async (fake, api) => {
       const started = await startRunOnce(api, request('task-1'));
@@ -166,10 +159,10 @@ describe('a GitHub workflow run against the fake GitHub API', () => {
     }));
 
   it('the token appears in no error', () =>
-    withFake({ token: 'the-right-token' }, async (_fake, api) => {
+    withFake({ token: 'the-right-token' }, async (fake, api) => {
       const error = await startRunOnce(api, request('task-14')).catch((e: unknown) => e as Error);
       assert.match(String(error), /HTTP 401/);
       assert.ok(!String(error).includes('test-token'));
-      assert.equal(fake.calls.length, 0);
+      assert.equal(fake.runs.length, 0);
     }));
 });
