@@ -11,7 +11,14 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
 /** Every purpose a key is derived for. A new use gets a new purpose, never a shared one. */
-export const KEY_PURPOSES = ['console-session', 'console-sign-in', 'callback-token', 'repeat-call-id', 'workflow-task-token'] as const;
+export const KEY_PURPOSES = [
+  'console-session',
+  'console-sign-in',
+  'callback-token',
+  'repeat-call-id',
+  'workflow-task-token',
+  'github-run-reference',
+] as const;
 export type KeyPurpose = (typeof KEY_PURPOSES)[number];
 
 const SALT = 'mcp-tasks-serverless/keys/v1';

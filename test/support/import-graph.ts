@@ -153,6 +153,7 @@ export const WINGS = [
   'shared/engines/stepfunctions/',
   'shared/tracing/otel/',
   'shared/engines/durable/',
+  'shared/engines/github/',
 ] as const;
 
 function wingOf(path: string): string | undefined {
