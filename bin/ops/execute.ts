@@ -77,6 +77,8 @@ function connect(outputs: Record<string, string>): { ops: Ops; close(): void } {
       queueUrl: config.queueUrl,
       deadLetterQueueUrl: required(OPS_OUTPUTS.deadLetterQueueUrl),
       policy: config,
+      // Deployed (no local endpoints), a task's trace is linked to the region's X-Ray console.
+      ...(region && dynamodbEndpoint === undefined ? { traceRegion: region } : {}),
     });
     return { ops, close };
   } catch (error) {

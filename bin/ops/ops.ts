@@ -28,6 +28,16 @@ import { type Timeline, timelineOf } from '../../shared/tasks/timeline.ts';
 import { type WorkflowEndStatus, workflowEnd, workflowQuestions } from '../../shared/tasks/workflows-model.ts';
 import { INTERNAL_ERROR } from '../../shared/wire.ts';
 
+/**
+ * The X-Ray console's page of trace `traceId` (OpenTelemetry's 32 hex digits,
+ * written as X-Ray writes it: `1-<first 8>-<last 24>`) in `region`: where a
+ * stack that exports to X-Ray sends its spans.
+ */
+export function xrayTraceUrl(region: string, traceId: string): string {
+  const xrayId = `1-${traceId.slice(0, 8)}-${traceId.slice(8)}`;
+  return `https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#xray:traces/${xrayId}`;
+}
+
 export interface OpsDeps {
   dynamodb: DynamoDBClient;
   sqs: SQSClient;
@@ -37,6 +47,8 @@ export interface OpsDeps {
   /** The deployment's timings (the store applies them to what it writes). */
   policy: StorePolicy & { maxInputWaitMs: number };
   now?: () => number;
+  /** A deployed stack's region, whose X-Ray console a task's trace is linked to (absent locally). */
+  traceRegion?: string;
 }
 
 /** What `inspect` shows of a task. */
@@ -189,9 +201,12 @@ export class Ops {
   }
 
   /** The task's life as phases in order (any owner), from its row alone; `undefined` when there is no such row. */
-  async trace(taskId: string): Promise<Timeline | undefined> {
+  async trace(taskId: string): Promise<(Timeline & { traceUrl?: string }) | undefined> {
     const task = await this.#row(taskId);
-    return task && timelineOf(task, this.#now());
+    if (!task) return undefined;
+    const timeline = timelineOf(task, this.#now());
+    const region = this.#deps.traceRegion;
+    return timeline.traceId && region ? { ...timeline, traceUrl: xrayTraceUrl(region, timeline.traceId) } : timeline;
   }
 
   /** Working tasks, oldest first (from the active-tasks index, then their rows). */

@@ -19,8 +19,9 @@ function duration(ms: number): string {
 }
 
 /** The waterfall of `timeline`, as text lines for a terminal (no colours: it is read in logs and pasted in tickets). */
-export function waterfall(timeline: Timeline): string {
+export function waterfall(timeline: Timeline & { traceUrl?: string }): string {
   const lines = [heading(timeline)];
+  if (timeline.traceId) lines.push(`trace ${timeline.traceId}${timeline.traceUrl ? ` (X-Ray: ${timeline.traceUrl})` : ''}`);
   if (!timeline.recorded) {
     lines.push('(written by a release that did not record moments: one phase from its creation to its last change)');
   }

@@ -16,6 +16,9 @@ import { type Span, spansOf } from './moments.ts';
 import type { Moment, Phase } from './phases.ts';
 import { WORKFLOW_END_ID, WORKFLOW_QUESTION_PREFIX } from './workflows-model.ts';
 
+/** The trace id of a W3C `traceparent` (`00-<trace id>-<span id>-<flags>`). */
+const TRACE_ID = /^00-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
 /** Who decided a question for a person, and when (never what they answered). */
 export interface TimelineAnswer {
   key: string;
@@ -72,6 +75,8 @@ export interface Timeline {
   recoveries: number;
   /** `false`: the row was written before moments were recorded (one phase, named by the status). */
   recorded: boolean;
+  /** The task's trace (the trace of the request that created it), when tracing was on then. */
+  traceId?: string;
 }
 
 /** The timeline of `task` at `now`. */
@@ -105,7 +110,14 @@ export function timelineOf(task: TaskRecord, now: number): Timeline {
     retries: counted('retry') + counted('redelivery'),
     recoveries: phases.filter((phase) => phase.phase === 'recovered').length,
     recorded: task.moments !== undefined,
+    ...traceOf(task),
   };
+}
+
+/** The task's trace id as a field to spread, from the trace context its row keeps. */
+function traceOf(task: TaskRecord): { traceId?: string } {
+  const traceId = task.traceparent === undefined ? undefined : TRACE_ID.exec(task.traceparent)?.[1];
+  return traceId === undefined ? {} : { traceId };
 }
 
 /** A row without moments: one span from its creation, named by what it is doing now. */

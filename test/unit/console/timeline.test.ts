@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { describe, it } from 'node:test';
+import { xrayTraceUrl } from '../../../bin/ops/ops.ts';
 import { waterfall } from '../../../bin/ops/trace.ts';
 import { TaskActions } from '../../../shared/actions/task-actions.ts';
 import { createConsoleApp } from '../../../shared/console/app.tsx';
@@ -65,6 +66,24 @@ describe("the task page's timeline", () => {
       'Running (run 1): 1s, 83%, from +200ms',
       'Ended completed at +1s',
     ]);
+  });
+
+  it("a task created in a trace: ops trace names the trace, and deployed links it to X-Ray's console", async () => {
+    const { store, kit } = fresh();
+    const task = await kit.created();
+    const ended = await finished(store, task.taskId, 'w1', T0 + 200, T0 + 1200);
+    const traceId = randomBytes(16).toString('hex');
+    const traced = timelineOf({ ...ended, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` }, LATER);
+    assert.equal(traced.traceId, traceId);
+    assert.equal(timelineOf(ended, LATER).traceId, undefined);
+    assert.equal(waterfall(traced).split('\n')[2], `trace ${traceId}`);
+    const url = xrayTraceUrl('eu-west-1', traceId);
+    assert.equal(
+      url,
+      `https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1#xray:traces/1-${traceId.slice(0, 8)}-${traceId.slice(8)}`,
+    );
+    assert.equal(waterfall({ ...traced, traceUrl: url }).split('\n')[2], `trace ${traceId} (X-Ray: ${url})`);
+    assert.ok(!waterfall(timelineOf(ended, LATER)).includes('trace '));
   });
 
   it('a question for a person decided by an approver: the wait says who decided it and when', async () => {
