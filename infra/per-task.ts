@@ -70,7 +70,7 @@ export interface PerTask {
   apiRequests: number;
   ddbWrites: number;
   ddbReads: number;
-  /** Table write units (rows under 1 KB: one per write). */
+  /** Table write units (one per write of a row under 1 KB; a row carrying a question and the task's moments is over it: two). */
   tableWcu: number;
   indexWcu: number;
   /** Read units (one per strongly consistent read under 4 KB; a checkpoint query is counted as one). */
@@ -123,7 +123,8 @@ export function perTask(workload: Workload, options: { maxUnfinishedTasks?: numb
     apiRequests,
     ddbWrites,
     ddbReads,
-    tableWcu: ddbWrites - slotWrites + slotWcu,
+    // The two writes that carry a question on the row (the ask, the answer) pass 1 KB with its moments: two units each.
+    tableWcu: ddbWrites - slotWrites + slotWcu + 2 * workload.inputRounds,
     indexWcu: 1 + 1 + 4 * workload.inputRounds + 2 * renewals + 2 * handOvers + (listed ? 1 : 0) + called.indexWcu + approvalWrites,
     rcu: ddbReads,
     sqsRequests: 3 * runs,
