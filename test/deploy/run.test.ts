@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type LocalAuthServer, startLocalAuthServer } from '../../bin/local/auth-server.ts';
 import { clientCredentialsToken, discover, registerServiceClient } from '../support/oauth.ts';
+import { waitFor } from '../support/wait.ts';
 import { getTask, type RpcOptions, resultOf, rpc, type TaskView } from '../support/wire.ts';
 import { variantAssembly } from './assembly.ts';
 import { environmentProblems, servedToolProblems } from './checks.ts';
@@ -468,8 +469,14 @@ describe('the tracing=true stack, run from its bundles', () => {
   it('sends the spans of a task to X-Ray from the MCP function and the worker, signed with their roles, before each return', async () => {
     const task = await runTask(traced, 'batch_process', { items: ['x'], delayMs: 0 });
     assert.equal(task.status, 'completed');
-    const senders = new Set(traced.calls.calls.filter((call) => call.action === 'xray:PutSpans').map((call) => call.fn));
-    assert.deepEqual([...senders].sort(), ['mcp', 'worker']);
+    // The worker sends its spans after its last write, before its invocation returns: the task can read as ended first.
+    const senders = () => [...new Set(traced.calls.calls.filter((call) => call.action === 'xray:PutSpans').map((call) => call.fn))].sort();
+    await waitFor(
+      () => `the worker's spans (senders: ${senders().join(', ')})`,
+      () => senders().includes('worker'),
+      20_000,
+    );
+    assert.deepEqual(senders(), ['mcp', 'worker']);
     assert.deepEqual(
       traced.calls.calls.filter((call) => call.action.startsWith('unknown:')),
       [],

@@ -101,7 +101,8 @@ export function workflowSet(target: () => Deployment): void {
     assert.equal(update.status, 200, update.text);
     // The worker sends the answer back (SendTaskSuccess) and suspends again.
     const answer = await until('the answer', () => d.states.tokens.get(token)?.answer);
-    assert.deepEqual(answer.output, { approve: true, comment: 'go' });
+    // A question for a person: who decided goes back with the answer (the open endpoint's one principal).
+    assert.deepEqual(answer.output, { approve: true, comment: 'go', decidedBy: { subject: 'local' } });
     await taskWhere(d, taskId, 'the task suspended again', (task) => task.status === 'working');
 
     // The end: the event leaves the output out (over 248 KB), so the worker describes the execution once.
