@@ -59,7 +59,7 @@ describe('deploy_release in a browser', () => {
     await question.locator('textarea').fill('not during the freeze');
     await question.locator('button[value="false"]').click();
     await page.locator('#outcome').waitFor({ state: 'visible', timeout: SETTLE_MS });
-    assert.match(await page.locator('#result').innerText(), /The workflow deploy-release failed: Rejected \(not during the freeze\)/);
+    assert.match(await page.locator('#result').innerText(), /The workflow deploy-release failed: Rejected by local: not during the freeze/);
     const task = await client.getTask(taskId);
     assert.equal(task.status, 'completed');
     assert.equal(task.result?.['isError'], true);
