@@ -144,8 +144,9 @@ export class McpTasks extends Construct {
     this.endpointUrl = this.api.endpointUrl;
     this.workflows = this.#workflows(settings, code);
     this.toolFunctions = [this.mcp.function, this.worker.function];
-    // Their generated entries install the tracing adapter: they alone send spans.
-    if (settings.traced) for (const fn of [this.mcp, this.worker]) traceFunction(fn, settings.traced, Stack.of(this).stackName);
+    // Their generated entries install the tracing adapter: they alone send spans (with those that resume tasks for an outside party).
+    const traced = [this.mcp, this.worker, this.callbacks, ...(this.workflows ? [this.workflows.receiver, this.workflows.events] : [])];
+    if (settings.traced) for (const fn of traced) traceFunction(fn, settings.traced, Stack.of(this).stackName);
     if (auth) this.#resourceServerEnvironment(auth);
     this.#links(settings);
     this.operations = new Operations(this, 'Operations', {

@@ -1,8 +1,9 @@
 /**
  * The deployment's tracing: off (the default), OpenTelemetry spans to X-Ray
  * (its OTLP endpoint, SigV4-signed with the function's own role), or to any
- * OTLP/HTTP endpoint. On, the MCP function's and the worker's generated
- * entries install the adapter (`shared/tracing/otel/`): no other bundle, and
+ * OTLP/HTTP endpoint. On, the generated entries of the MCP function, the
+ * worker, the callbacks function and the workflow receiver and consumer
+ * install the adapter (`shared/tracing/otel/`): no other bundle, and
  * no bundle of a deployment with tracing off, carries OpenTelemetry.
  * The construct never turns on X-Ray's Transaction Search (an account-wide
  * setting that moves the account's span ingestion to CloudWatch Logs

@@ -9,7 +9,15 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readTools, resolveSources, TOOL_FUNCTIONS, type ToolSummary, type ToolsSource, writeToolEntries } from './tools-module.ts';
+import {
+  readTools,
+  resolveSources,
+  TOOL_FUNCTIONS,
+  type ToolSummary,
+  type ToolsSource,
+  writeToolEntries,
+  writeTracedEntries,
+} from './tools-module.ts';
 
 /** The package's root: the repository in a checkout, `dist/` in the installed package (this file is `<root>/infra/constructs/`). */
 const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -76,6 +84,14 @@ export const SYNTHESIS_MODULES: readonly string[] = [
 /** The tracing adapter's entry, which the generated entries of a deployment with tracing on import. */
 const TRACING_MODULE = 'shared/tracing/otel/index';
 
+/**
+ * The functions beside the MCP function and the worker that send spans when
+ * tracing is on: each resumes tasks for an outside party (a callback's
+ * completion, a workflow's question, progress or end), so its resume links
+ * the delivery's span. Their traced entries wrap their own (`tracedEntryText`).
+ */
+export const TRACED_FUNCTIONS = ['callbacks', 'workflowEvents', 'workflowReceiver'] as const satisfies readonly FunctionName[];
+
 /** A module of the package by its path from the package root, without extension (e.g. `functions/dlq/handler`). */
 function packageModule(path: string): string {
   return join(PACKAGE_ROOT, `${path}${EXTENSION}`);
@@ -93,7 +109,7 @@ export interface FunctionCodeProps {
    */
   readonly projectRoot?: string;
   /**
-   * The MCP function's and the worker's entries install the tracing adapter (`shared/tracing/otel/`); without, no bundle carries it.
+   * The entries of the MCP function, the worker and the {@link TRACED_FUNCTIONS} install the tracing adapter (`shared/tracing/otel/`); without, no bundle carries it.
    * @default `false`
    */
   readonly tracing?: boolean;
@@ -133,6 +149,16 @@ export class FunctionCode {
         string
       >),
       ...generated,
+      ...(tracing
+        ? writeTracedEntries(
+            this.projectRoot,
+            Object.fromEntries(TRACED_FUNCTIONS.map((name) => [name, packageModule(FUNCTION_MODULES[name])])) as Record<
+              (typeof TRACED_FUNCTIONS)[number],
+              string
+            >,
+            tracing,
+          )
+        : {}),
     };
   }
 

@@ -137,6 +137,58 @@ export function writeToolEntries(
 }
 
 /**
+ * The text of a traced entry, for a function that runs no tool (its module
+ * `handler`, absolute, exports the composed handler): installs the tracing
+ * adapter (`tracing`, absolute) and wraps the handler so that each
+ * invocation's spans are sent before it returns. Imports are hoisted: the
+ * handler's module composes its deps before `deployedTracing()` runs, which
+ * is sound because a composition given no tracing reads the installed one at
+ * call time (`tracingOf`), never at composition.
+ */
+export function tracedEntryText(name: string, handler: string, dir: string, tracing: string): string {
+  const specifier = (path: string) => {
+    const relativePath = relative(dir, path).split(sep).join('/');
+    return relativePath.startsWith('.') ? relativePath : `./${relativePath}`;
+  };
+  return [
+    `// Generated at synthesis by McpTasks: the ${name} function, traced.`,
+    `import { deployedTracing } from ${JSON.stringify(specifier(tracing))};`,
+    `import { handler as composed } from ${JSON.stringify(specifier(handler))};`,
+    'const tracing = deployedTracing();',
+    'export const handler = tracing.flushing(composed);',
+    '',
+  ].join('\n');
+}
+
+/**
+ * Writes the traced entries of the functions that run no tool (`handlers`:
+ * each function's name and module, absolute) beside the tools' entries (see
+ * {@link writeToolEntries}); a deployment with tracing off writes none.
+ * Returns each entry's path.
+ */
+export function writeTracedEntries<N extends string>(projectRoot: string, handlers: Record<N, string>, tracing: string): Record<N, string> {
+  const fromRoot = (path: string) => relative(projectRoot, path).split(sep).join('/');
+  const named = { traced: Object.entries<string>(handlers).map(([name, path]) => [name, fromRoot(path)]), tracing: fromRoot(tracing) };
+  const dir = join(
+    projectRoot,
+    'node_modules',
+    '.cache',
+    'mcp-tasks',
+    createHash('sha256').update(JSON.stringify(named)).digest('hex').slice(0, 16),
+  );
+  mkdirSync(dir, { recursive: true });
+  const entries = {} as Record<N, string>;
+  for (const [name, handler] of Object.entries<string>(handlers)) {
+    const path = join(dir, `${name}.mjs`);
+    const aside = `${path}.${process.pid}.tmp`;
+    writeFileSync(aside, tracedEntryText(name, handler, dir, tracing));
+    renameSync(aside, path);
+    entries[name as N] = path;
+  }
+  return entries;
+}
+
+/**
  * The child's program: import each source, check the catalogue as the MCP
  * function does at start (the definitions, then the header parameters), print
  * what synthesis needs.

@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { productTools } from '../../functions/tools/index.ts';
 import { TOOLSET_SOURCES } from '../../infra/app.ts';
+import { TRACED_FUNCTIONS } from '../../infra/constructs/function-code.ts';
 import { bundlingFor } from '../../infra/constructs/task-function.ts';
 import { ENV } from '../../shared/config.ts';
 import { SETTING_DOCS } from '../../shared/config-docs.ts';
@@ -214,13 +215,13 @@ describe('bundle contents', () => {
     assert.ok((await clientsOf(TOOLSET_SOURCES.product)).length > 0, "the product's deploy_release runs a workflow");
   });
 
-  it('of a deployment with tracing off carry no OpenTelemetry; with it on, only the MCP function and the worker do', async () => {
+  it('of a deployment with tracing off carry no OpenTelemetry; with it on, the functions whose entries install the adapter do', async () => {
     for (const [id, fn] of resourcesOf(base.json, 'AWS::Lambda::Function')) {
       const otel = [...packagesIn(fn)].filter((name) => name.startsWith('@opentelemetry/'));
       assert.deepEqual(otel, [], `${id} carries OpenTelemetry with tracing off`);
       assert.ok(!ownSourcesIn(fn).some((source) => source.startsWith('shared/tracing/otel/')), `${id} bundles the tracing adapter`);
     }
-    for (const fn of ['worker', 'mcp'] as const) {
+    for (const fn of ['worker', 'mcp', ...TRACED_FUNCTIONS] as const) {
       const metafile = await bundleWorker(bundlingFor().define ?? {}, TOOLSET_SOURCES.product, { tracing: true, fn });
       const [, output] = Object.entries(metafile.outputs)[0]!;
       const carried = Object.entries(output.inputs).filter(

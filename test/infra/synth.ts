@@ -14,7 +14,7 @@ import type { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { Metafile } from 'esbuild';
 import { createApp, TOOLSET_SOURCES } from '../../infra/app.ts';
-import { FunctionCode } from '../../infra/constructs/function-code.ts';
+import { FunctionCode, type FunctionName } from '../../infra/constructs/function-code.ts';
 import type { ToolsSource } from '../../infra/constructs/tools-module.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -187,7 +187,7 @@ export function warnings(s: Synthesized): string[] {
 export async function bundleWorker(
   define: Record<string, string>,
   tools: readonly ToolsSource[] = TOOLSET_SOURCES.product,
-  options: { tracing?: boolean; fn?: 'worker' | 'mcp' } = {},
+  options: { tracing?: boolean; fn?: FunctionName } = {},
 ): Promise<Metafile> {
   const { build } = await import('esbuild');
   const code = new FunctionCode({ tools, projectRoot: ROOT, ...(options.tracing ? { tracing: true } : {}) });

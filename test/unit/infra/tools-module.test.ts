@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { entryText, resolveSources } from '../../../infra/constructs/tools-module.ts';
+import { entryText, resolveSources, tracedEntryText } from '../../../infra/constructs/tools-module.ts';
 
 describe('generated entries', () => {
   it('import every source by a relative path and hand all their tools to the composition', () => {
@@ -69,6 +69,23 @@ describe('generated entries', () => {
       'import { deployedTracing } from "../../pkg/dist/shared/tracing/otel/index.js";',
       'const tracing = deployedTracing();',
       'export const handler = tracing.flushing(deployedHandler([...tools0]));',
+      '',
+    ]);
+  });
+
+  it('of a function that runs no tool, with tracing on: install the adapter and flush around its own handler', () => {
+    const text = tracedEntryText(
+      'callbacks',
+      '/work/app/node_modules/pkg/dist/functions/callbacks/handler.js',
+      '/work/app/node_modules/.cache/x',
+      '/work/app/node_modules/pkg/dist/shared/tracing/otel/index.js',
+    );
+    assert.deepEqual(text.split('\n'), [
+      '// Generated at synthesis by McpTasks: the callbacks function, traced.',
+      'import { deployedTracing } from "../../pkg/dist/shared/tracing/otel/index.js";',
+      'import { handler as composed } from "../../pkg/dist/functions/callbacks/handler.js";',
+      'const tracing = deployedTracing();',
+      'export const handler = tracing.flushing(composed);',
       '',
     ]);
   });

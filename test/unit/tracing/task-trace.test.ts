@@ -11,8 +11,9 @@ import { beforeEach, describe, it } from 'node:test';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import * as z from 'zod';
+import { createWorkflowReceiverHandler } from '../../../functions/workflow-receiver/app.ts';
 import { TaskActions } from '../../../shared/actions/task-actions.ts';
-import { DEFAULT_SETTINGS } from '../../../shared/config.ts';
+import { DEFAULT_SETTINGS, ENV, loadConfig } from '../../../shared/config.ts';
 import { executionArnOf } from '../../../shared/engines/stepfunctions/index.ts';
 import { type KeyPurpose, purposeKey } from '../../../shared/keys.ts';
 import { DeploymentLinks } from '../../../shared/links.ts';
@@ -24,6 +25,7 @@ import { processTaskMessage, type WorkerDeps } from '../../../shared/runtime/wor
 import { InMemoryTaskStore } from '../../../shared/tasks/memory/index.ts';
 import { deliverySpan } from '../../../shared/tracing/actions.ts';
 import { otelTracing } from '../../../shared/tracing/otel/index.ts';
+import { installTracing, NO_TRACING } from '../../../shared/tracing/tracing.ts';
 import { workflowEventConsumer } from '../../../shared/workflows/consumer.ts';
 import { bindWorkflows } from '../../../shared/workflows/tool.ts';
 import { storePolicy } from '../../support/factories.ts';
@@ -308,6 +310,45 @@ describe('a workflow task', () => {
     assert.equal(wait.startTime[0] * 1000 + wait.startTime[1] / 1e6, T0);
     assert.equal(wait.endTime[0] * 1000 + wait.endTime[1] / 1e6, T0 + 120_000);
     assert.ok(span('step workflow:start'));
+  });
+});
+
+describe('a workflow question', () => {
+  it("is a delivery span of the receiver's, with the tracing its entry installs; the resume it queues links it", async () => {
+    const taskId = await call('release');
+    await drain();
+    // Composed as deployed: given no tracing, it reads the installed one when a delivery arrives.
+    const receive = createWorkflowReceiverHandler({
+      config: loadConfig({ [ENV.tableName]: 't', [ENV.queueUrl]: 'q', [ENV.workflows]: JSON.stringify(bindings) }),
+      store,
+      queue,
+      log,
+      now: () => clock,
+      keys,
+    });
+    installTracing(traced);
+    const schema = { type: 'object', properties: { approve: { type: 'boolean' } } };
+    const payload = {
+      taskId,
+      execution: executionArnOf(MACHINE, taskId),
+      key: 'go',
+      message: 'Deploy?',
+      requestedSchema: schema,
+      token: 'tok',
+    };
+    try {
+      assert.deepEqual(await receive(payload), { status: 'resumed' });
+    } finally {
+      installTracing(NO_TRACING);
+    }
+    const delivery = span('workflow state');
+    assert.equal(delivery.kind, SpanKind.CONSUMER);
+    assert.equal(delivery.attributes['mcp.task.id'], taskId);
+    assert.ok(!JSON.stringify(delivery.attributes).includes('Deploy?'), 'no payload on the span');
+    assert.deepEqual(
+      queue.sent.map((message) => message.link),
+      [`00-${traceOf(delivery)}-${idOf(delivery)}-01`],
+    );
   });
 });
 
