@@ -147,7 +147,7 @@ export async function approveOnPage(mcpUrl: string, login: string, taskId: strin
     await page.waitForURL(`${base}/console`);
     await page.goto(`${base}/console/tasks/${taskId}`);
     await page.locator(`section[data-question="${key}"] button[value="true"]`).click();
-    await page.waitForURL(`${base}/console?decided=1`);
+    await page.waitForURL(`${base}/console?decided=approved`);
   } finally {
     await browser.close();
   }
